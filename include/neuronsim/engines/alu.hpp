@@ -1,0 +1,36 @@
+// AluOpType semantics. Operand order is `acc op x`: the first input (accumulator / LHS) is `acc`
+// (spec 000 "Commutativity": redFn(acc, x)). Two implementations: the scalar oracle and vectorized Eigen
+// kernels; tests hold the kernels to the oracle for every op and dtype.
+#pragma once
+
+#include <cstdint>
+
+#include "neuronsim/isa/tables.hpp"
+
+namespace neuronsim::engines {
+
+using isa::AluOp;
+
+// Scalar oracle, fp32 lane.
+float alu_apply(AluOp op, float acc, float x);
+// Scalar oracle, int32 lane (bit-vector ops and integer arithmetic).
+int32_t alu_apply_i32(AluOp op, int32_t acc, int32_t x);
+
+// Vector kernels over n elements: out[i] = acc[i] op x[i] (out may alias acc or x).
+void alu_vv(AluOp op, const float *acc, const float *x, float *out, int64_t n);
+// out[i] = acc[i] op x (x broadcast).
+void alu_vs(AluOp op, const float *acc, float x, float *out, int64_t n);
+// out[i] = x op acc[i] (the reversed form: scalar as the accumulator).
+void alu_sv(AluOp op, float acc, const float *x, float *out, int64_t n);
+void alu_vv_i32(AluOp op, const int32_t *acc, const int32_t *x, int32_t *out, int64_t n);
+void alu_vs_i32(AluOp op, const int32_t *acc, int32_t x, int32_t *out, int64_t n);
+void alu_sv_i32(AluOp op, int32_t acc, const int32_t *x, int32_t *out, int64_t n);
+
+// Fold n elements into acc with op (acc = acc op x[i], in order); used by reductions.
+float alu_fold(AluOp op, float acc, const float *x, int64_t n);
+int32_t alu_fold_i32(AluOp op, int32_t acc, const int32_t *x, int64_t n);
+
+// The identity element a fold starts from (0 for add, -inf for max, ...); nullopt-like NaN when none.
+float alu_identity(AluOp op);
+
+} // namespace neuronsim::engines

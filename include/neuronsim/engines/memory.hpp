@@ -1,0 +1,105 @@
+// The NeuronCore's memories: DRAM tensors, SBUF (partitions x bytes), PSUM (partitions x banks x 2 KiB), and
+// the one access-pattern walker every instruction reads and writes through.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "neuronsim/engines/arch.hpp"
+#include "neuronsim/error.hpp"
+#include "neuronsim/isa/program.hpp"
+
+namespace neuronsim::engines {
+
+// An access pattern resolved for one dynamic instruction: the start is a number (loop variables evaluated).
+struct Access {
+  int tensor = -1;              // Program::tensors index; -1 for a non-AP argument
+  isa::Dtype dtype = isa::Dtype::float32;
+  int64_t start = 0;            // element offset in the tensor's logical row-major layout
+  std::vector<isa::ApDim> ap;   // [partition, free dims outer..inner]
+
+  int64_t partitions() const { return ap.empty() ? 1 : ap[0].num; }
+  int64_t free_elements() const {
+    int64_t n = 1;
+    for (size_t i = 1; i < ap.size(); ++i) n *= ap[i].num;
+    return n;
+  }
+};
+
+// The bytes an access touches, as a box: memory space, partition range and byte range within a partition
+// (for DRAM: partition range [0,1) and the byte range in the tensor). Used to infer dependencies.
+struct Footprint {
+  enum class Space { Dram, Sbuf, Psum } space = Space::Dram;
+  int dram_tensor = -1;
+  int64_t p0 = 0, p1 = 0;   // [p0, p1)
+  int64_t b0 = 0, b1 = 0;   // [b0, b1)
+  bool overlaps(const Footprint &o) const {
+    if (space != o.space || (space == Space::Dram && dram_tensor != o.dram_tensor)) return false;
+    return p0 < o.p1 && o.p0 < p1 && b0 < o.b1 && o.b0 < b1;
+  }
+};
+
+class Memory {
+public:
+  // Places every tensor: DRAM tensors get their own buffers; SB/PSUM tensors use their allocated address, or are
+  // placed by a first-fit allocator when the BIR is pre-allocation. Throws SemanticError (naming the tensor) when
+  // SBUF or PSUM capacity is exceeded.
+  Memory(const isa::Program &program, const ArchParams &arch);
+
+  const isa::Program &program() const { return program_; }
+  const ArchParams &arch() const { return arch_; }
+
+  // Reads an access into a dense row-major fp32 tile of partitions() x free_elements() (converting from the
+  // access dtype), and writes such a tile back (converting to the access dtype). Bounds are checked: an access
+  // outside its tensor throws SimulationError naming the tensor and the offending index.
+  void read_f32(const Access &a, float *out) const;
+  void write_f32(const Access &a, const float *in);
+  void read_i32(const Access &a, int32_t *out) const;
+  void write_i32(const Access &a, const int32_t *in);
+  // Raw bytes, one element per slot in walk order (for copies that must not convert, e.g. DMA).
+  void read_raw(const Access &a, uint8_t *out) const;
+  void write_raw(const Access &a, const uint8_t *in);
+
+  Footprint footprint(const Access &a) const;
+  // Validates an access against its tensor without touching memory (throws like read_f32).
+  void check(const Access &a) const;
+
+  // Whole DRAM tensor bytes (inputs are loaded and outputs saved through these).
+  std::vector<uint8_t> &dram(int tensor);
+  const std::vector<uint8_t> &dram(int tensor) const;
+
+  // Where an SB/PSUM tensor was placed.
+  int64_t placed_addr(int tensor) const;
+  int64_t placed_partition(int tensor) const;
+
+  // birsim poisons memory with 0xFF and keeps a written shadow (reference neuronx-cc/bir/sim-dispatch-state.md);
+  // counts reads of never-written bytes when tracking is on.
+  void set_track_uninit(bool on) { track_uninit_ = on; }
+  int64_t uninit_reads() const { return uninit_reads_; }
+
+  // Instruction context for error messages, set by the engine before executing an instruction.
+  void set_context(const ErrorContext &ctx) { ctx_ = ctx; }
+  const ErrorContext &context() const { return ctx_; }
+
+  // Implementation detail shared with the walker.
+  struct Placement {
+    int64_t addr = 0;
+    int64_t partition = 0;
+  };
+
+private:
+  const isa::Program &program_;
+  ArchParams arch_;
+  std::vector<std::vector<uint8_t>> dram_;
+  std::vector<uint8_t> sbuf_, psum_;
+  std::vector<uint8_t> sbuf_written_, psum_written_;
+  std::vector<Placement> place_;
+  bool track_uninit_ = false;
+  mutable int64_t uninit_reads_ = 0;
+  ErrorContext ctx_;
+
+  friend struct MemoryWalker;
+};
+
+} // namespace neuronsim::engines

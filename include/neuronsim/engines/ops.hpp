@@ -1,0 +1,43 @@
+// Instruction semantics: pure functions of (instruction, memory, engine state) -> effects (DESIGN.md 4).
+// One file per family in engines/ops/; nothing here knows about SystemC or time.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "neuronsim/engines/memory.hpp"
+#include "neuronsim/isa/program.hpp"
+
+namespace neuronsim::engines {
+
+// One dynamic instance of a static instruction: its access patterns resolved for the current loop iteration.
+struct DynInst {
+  const isa::Inst *inst = nullptr;
+  std::vector<Access> ins;   // parallel to inst->ins (tensor = -1 for non-AP arguments)
+  std::vector<Access> outs;  // parallel to inst->outs
+  int64_t seq = 0;           // dynamic sequence number in program order
+};
+
+// Architectural state an engine keeps between instructions (accumulators, RNG, registers).
+struct EngineState {
+  // Per-partition accumulator registers of ACT/DVE (EngineAccumulationType machine), fp32.
+  std::vector<float> acc = std::vector<float>(128, 0.0f);
+  // Deterministic RNG state; seeded explicitly (DESIGN.md 4: determinism).
+  std::mt19937_64 rng{0x5eed};
+  // Scalar registers (SP RegisterAlu/RegisterMove), by name.
+  std::vector<std::pair<std::string, int64_t>> regs;
+};
+
+// Executes one dynamic instruction. Throws SemanticError for unsupported combinations (naming the field)
+// and SimulationError for run-time faults.
+void execute(const DynInst &d, Memory &mem, EngineState &st);
+
+// Whether `execute` implements this instruction type (the `executes` column of `neuronsim isa --json`).
+bool executes(isa::InstructionType t);
+
+// The engine an instruction runs on when the BIR says "Unassigned" (the NKI documentation's choice per
+// instruction; one table in engines/ops/engine_policy.cpp).
+isa::Engine default_engine(isa::InstructionType t);
+
+} // namespace neuronsim::engines

@@ -1,0 +1,60 @@
+// One exception hierarchy for every error a user can cause (DESIGN.md section 7). Each carries where it
+// happened -- file, instruction index and name, field -- so the CLI can print one line and pick an exit code.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace neuronsim {
+
+struct ErrorContext {
+  std::string file;       // input file (BIR JSON, bundle stream, .npy), empty when not from a file
+  long inst_index = -1;   // instruction index in its program/stream, -1 when not about one instruction
+  std::string inst_name;  // instruction name ("I-4") or opcode, may be empty
+  std::string field;      // JSON key / bundle field / argument ("ins[0].ap"), may be empty
+};
+
+class Error : public std::runtime_error {
+public:
+  Error(ErrorContext ctx, const std::string &message)
+      : std::runtime_error(format(ctx, message)), ctx_(std::move(ctx)), message_(message) {}
+  const ErrorContext &context() const { return ctx_; }
+  const std::string &message() const { return message_; }
+  // The CLI exit code (DESIGN.md section 5): 3 invalid input, 4 simulation error.
+  virtual int exit_code() const { return 3; }
+
+  static std::string format(const ErrorContext &c, const std::string &message) {
+    std::string s;
+    if (!c.file.empty()) s += c.file + ": ";
+    if (c.inst_index >= 0) s += "instruction " + std::to_string(c.inst_index) + " ";
+    if (!c.inst_name.empty()) s += "'" + c.inst_name + "' ";
+    if (!c.field.empty()) s += "field '" + c.field + "' ";
+    if (!s.empty() && s.back() == ' ') s.back() = ':', s += ' ';
+    return s + message;
+  }
+
+private:
+  ErrorContext ctx_;
+  std::string message_;
+};
+
+// The input cannot be parsed or names something unknown (exit 3).
+class InputError : public Error {
+public:
+  using Error::Error;
+};
+
+// The input parsed but cannot run: out-of-range access pattern, capacity exceeded, unsupported combination.
+class SemanticError : public Error {
+public:
+  using Error::Error;
+};
+
+// Something went wrong while simulating: deadlock, run-time out-of-bounds (exit 4).
+class SimulationError : public Error {
+public:
+  using Error::Error;
+  int exit_code() const override { return 4; }
+};
+
+} // namespace neuronsim

@@ -1,0 +1,178 @@
+// isa::Program / isa::Inst: the ONE instruction representation. Both decoders (BIR JSON, 64-byte bundles)
+// produce it and every engine consumes it; nothing downstream knows which format an instruction came from.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "neuronsim/isa/tables.hpp"
+
+namespace neuronsim::isa {
+
+// ---------------------------------------------------------------------------------------------- expressions
+// A pelican QuasiAffineExpr (reference neuronx-cc/bir/wire-versioning.md): v2 {kind:...} trees, v1 flat affine.
+// Loop variables are resolved to indices into Program::loop_vars when the program is read.
+struct Expr {
+  enum class Kind { Const, Affine, Sum, Mult, LoopVar, FloorDiv, Mod, Register };
+  Kind kind = Kind::Const;
+  int64_t c = 0;                // Const value; Affine constant term
+  std::vector<Expr> kids;       // Affine: term indices; Sum: addends; Mult/FloorDiv/Mod: kids[0] = operand
+  std::vector<int64_t> coeffs;  // Affine: one coefficient per kid
+  int64_t k = 1;                // Mult: scale; FloorDiv/Mod: denominator
+  int var = -1;                 // LoopVar: index into Program::loop_vars
+  std::string regref;           // Register: register name (runtime value)
+
+  static Expr constant(int64_t v) {
+    Expr e;
+    e.c = v;
+    return e;
+  }
+  bool is_const() const { return kind == Kind::Const; }
+  // Evaluates with the current value of every loop variable (indexed like Program::loop_vars).
+  int64_t eval(const int64_t *loop_values) const;
+};
+
+// ---------------------------------------------------------------------------------------------- arguments
+// One [step, num] pair of an access pattern, in elements (reference bir-json.md 1.9).
+struct ApDim {
+  int64_t step = 0;
+  int64_t num = 0;
+};
+
+enum class ArgKind { AccessPattern, Immediate, ImmArray, Register };
+
+struct Arg {
+  ArgKind kind = ArgKind::AccessPattern;
+  Dtype dtype = Dtype::float32;
+  // AccessPattern: the tensor (index into Program::tensors), the [step, num] list with the partition dim first
+  // and the free dims outermost first (innermost fastest), and the start element offset into the tensor's
+  // logical row-major layout. physical_ap: `offset`; symbolic_ap: sum over tensor dims of addrs[d] * row-major
+  // stride[d], an expression of the loop variables.
+  int tensor = -1;
+  std::vector<ApDim> ap;
+  Expr start;
+  // Immediate (imm_value, symbolic_imm_value) and ImmArray (imm_array).
+  double imm = 0.0;
+  std::vector<double> imm_array;
+  // Register (register_access, register_ap): the register name.
+  std::string reg;
+  std::string json_kind;  // the BIR spelling it came from ("symbolic_ap", "imm_value", ...), for messages
+
+  int64_t num_elements() const {
+    int64_t n = 1;
+    for (const auto &d : ap) n *= d.num;
+    return n;
+  }
+  int64_t partitions() const { return ap.empty() ? 1 : ap[0].num; }
+  int64_t free_elements() const { return ap.empty() ? 0 : num_elements() / ap[0].num; }
+};
+
+// ---------------------------------------------------------------------------------------------- fields
+enum class Field : int {
+#define NS_FIELD(member, key, kind, ctype, def, only) member,
+#include "../../../isa/tables/inst_fields.def"
+#undef NS_FIELD
+  kCount
+};
+inline constexpr int kNumFields = static_cast<int>(Field::kCount);
+
+struct InstFields {
+#define NS_FIELD(member, key, kind, ctype, def, only) ctype member = def;
+#include "../../../isa/tables/inst_fields.def"
+#undef NS_FIELD
+};
+
+// Explicit synchronization carried by scheduled input (bundles, post-scheduler BIR): wait for a semaphore
+// to reach a value, then update semaphores when done (reference neuronx-cc/arch/execution-sync-model.md).
+struct SemWait {
+  int sem = -1;
+  enum class Mode { GeImm, GeReg, EqImm } mode = Mode::GeImm;
+  int64_t value = 0;
+  std::string reg;
+};
+struct SemUpdate {
+  int sem = -1;
+  enum class Mode { Inc, Dec, Set, Add } mode = Mode::Inc;
+  int64_t value = 1;
+};
+
+// ---------------------------------------------------------------------------------------------- instruction
+struct Inst {
+  InstructionType type = InstructionType::NoOp;
+  std::string name;                 // "I-4"
+  Engine engine = Engine::Unassigned;
+  std::vector<Arg> ins;
+  std::vector<Arg> outs;
+  InstFields f;
+  std::bitset<kNumFields> given;    // which fields were present in the input
+  std::vector<SemWait> waits;
+  std::vector<SemUpdate> updates;
+  std::vector<std::string> dependencies;  // names of instructions this one depends on (BIR `dependencies`)
+  int index = -1;                   // position in Program::insts
+  int source_line = -1;             // debug.lineno when known
+
+  bool has(Field fld) const { return given.test(static_cast<int>(fld)); }
+};
+
+// ---------------------------------------------------------------------------------------------- tensors
+struct Tensor {
+  std::string name;        // memory_location name ("a"); arguments' memref
+  std::string set_name;    // memory_location_set name ("a_set"); arguments' memsetref
+  TensorKind kind = TensorKind::Internal;
+  MemoryType mem = MemoryType::DRAM;  // DRAM (also Input/Output), SB or PSUM
+  Dtype dtype = Dtype::float32;
+  std::vector<int64_t> shape;          // tensor_shape, partition dim first
+  int64_t partitions = 1;              // dims[0]
+  int64_t bytes_per_partition = 0;     // product of dims[1..]
+  // Placement in SBUF/PSUM: byte address within each partition and the base partition. When `allocated` is
+  // false the simulator places the tensor itself (pre-allocation BIR leaves addr = 0, reference bir-json.md 1.5).
+  int64_t addr = 0;
+  int64_t base_partition = 0;
+  int64_t bank = 0;
+  bool allocated = false;
+
+  bool is_dram() const { return mem != MemoryType::SB && mem != MemoryType::PSUM; }
+  bool is_input() const {
+    return kind == TensorKind::ExternalInput || kind == TensorKind::ExternalInputParameter ||
+           kind == TensorKind::Input || kind == TensorKind::Const;
+  }
+  bool is_output() const {
+    return kind == TensorKind::ExternalOutput || kind == TensorKind::ExternalOutputParameter ||
+           kind == TensorKind::Output;
+  }
+  int64_t num_elements() const {
+    int64_t n = 1;
+    for (auto s : shape) n *= s;
+    return n;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------- program
+// The body is a tree of instructions and loops; the simulator walks it, evaluating expressions per iteration.
+struct Node {
+  enum class Kind { Inst, Loop } kind = Kind::Inst;
+  int inst = -1;              // Kind::Inst: index into Program::insts
+  int var = -1;               // Kind::Loop: index into Program::loop_vars
+  int64_t lb = 0, ub = 0, stride = 1;
+  std::vector<Node> body;     // Kind::Loop: its blocks' contents, in order
+};
+
+struct Program {
+  std::string file;                 // where it was read from, for messages
+  std::string arch;                 // BIR "arch" ("sunda", "gen3", ...) when given
+  std::vector<Tensor> tensors;
+  std::vector<Inst> insts;          // every static instruction, in program order
+  std::vector<std::string> loop_vars;
+  std::vector<Node> body;           // top-level nodes in program order
+
+  int find_tensor(const std::string &name) const;  // by memory-location or set name, -1 when absent
+  // Number of dynamic instruction instances (loops unrolled).
+  int64_t dynamic_count() const;
+};
+
+const char *field_key(Field f);
+
+} // namespace neuronsim::isa

@@ -1,0 +1,122 @@
+// The ISA facts as C++: every enum and table here is generated from isa/tables/*.def, the single source of
+// truth read by the BIR JSON codec, the bundle codec, the CLI dump (`neuronsim isa`) and the tests.
+#pragma once
+
+#include <array>
+#include <vector>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "neuronsim/error.hpp"
+
+namespace neuronsim::isa {
+
+// ---------------------------------------------------------------------------------------------- AluOpType
+#define NS_ALU(ord, name, cls, bitvec, v2, v3, v4) name = ord,
+enum class AluOp : int {
+#include "../../../isa/tables/alu_ops.def"
+};
+#undef NS_ALU
+inline constexpr int kNumAluOps = 33;
+
+enum class OperandOrder { Unary, Commutative, OrderSensitive };
+enum class CoreGen { V2 = 2, V3 = 3, V4 = 4 };  // NeuronCore-v2 (trn1), v3 (trn2), v4 (trn3)
+
+struct AluOpInfo {
+  AluOp op;
+  const char *name;
+  OperandOrder order;
+  bool bitvec;
+  std::optional<uint32_t> wire[3];  // indexed by gen - 2; nullopt = no ALU wire byte
+};
+const std::array<AluOpInfo, kNumAluOps> &alu_ops();
+const AluOpInfo &alu_info(AluOp op);
+const char *alu_name(AluOp op);
+std::optional<AluOp> alu_from_name(std::string_view name);
+// Parses a BIR spelling; an unknown name throws InputError quoting the string.
+AluOp parse_alu(std::string_view name, const ErrorContext &ctx = {});
+// L1 -> L3 ALU_OP value for a generation. average/elemwise_mul (and ops absent on that generation) throw
+// SemanticError "Invalid enum variant for enum AluOpType" (spec 000 GOTCHA).
+uint32_t alu_to_wire(AluOp op, CoreGen gen, const ErrorContext &ctx = {});
+// L3 -> L1; accepts the full 32-bit value or its low byte (mod_int's 0xC8). nullopt when no op maps to it.
+std::optional<AluOp> alu_from_wire(uint32_t wire, CoreGen gen);
+
+// ---------------------------------------------------------------------------------------------- mode enums
+#define NS_V(name, ord) name = ord,
+#define NS_DECL_ENUM(T, key, src) enum class T : int { NEURONSIM_ENUM_##T(NS_V) };
+#include "../../../isa/tables/enums.def"
+NEURONSIM_ENUMS(NS_DECL_ENUM)
+#undef NS_DECL_ENUM
+#undef NS_V
+
+struct EnumEntry {
+  int ordinal;
+  const char *name;
+};
+struct EnumTableInfo {
+  const char *type_name;
+  const char *json_key;
+  const char *source;
+  const EnumEntry *entries;
+  int count;
+};
+
+template <typename E> struct EnumTraits;
+#define NS_V(name, ord) EnumEntry{ord, #name},
+#define NS_TRAITS(T, key, src)                                                                                \
+  template <> struct EnumTraits<T> {                                                                          \
+    static constexpr const char *type_name = #T;                                                              \
+    static constexpr const char *json_key = key;                                                              \
+    static constexpr const char *source = src;                                                                \
+    static constexpr EnumEntry entries[] = {NEURONSIM_ENUM_##T(NS_V)};                                        \
+    static constexpr int count = sizeof(entries) / sizeof(entries[0]);                                       \
+  };
+NEURONSIM_ENUMS(NS_TRAITS)
+#undef NS_TRAITS
+#undef NS_V
+
+template <typename E> const char *enum_name(E v) {
+  for (const auto &e : EnumTraits<E>::entries)
+    if (e.ordinal == static_cast<int>(v)) return e.name;
+  return "?";
+}
+template <typename E> std::optional<E> enum_from_name(std::string_view s) {
+  for (const auto &e : EnumTraits<E>::entries)
+    if (s == e.name) return static_cast<E>(e.ordinal);
+  return std::nullopt;
+}
+template <typename E> std::optional<E> enum_from_ordinal(int ord) {
+  for (const auto &e : EnumTraits<E>::entries)
+    if (e.ordinal == ord) return static_cast<E>(e.ordinal);
+  return std::nullopt;
+}
+// Parses an enum spelling; an unknown one throws InputError "unknown <Type> '<s>'".
+template <typename E> E parse_enum(std::string_view s, const ErrorContext &ctx = {}) {
+  if (auto v = enum_from_name<E>(s)) return *v;
+  throw InputError(ctx, std::string("unknown ") + EnumTraits<E>::type_name + " '" + std::string(s) + "'");
+}
+// Every enum table, for the dump and the tests.
+const std::vector<EnumTableInfo> &enum_tables();
+
+// ---------------------------------------------------------------------------------------------- dtypes
+// Element size in bytes of one stored element (container size for the x4 packed MX types).
+int dtype_size(Dtype d);
+bool dtype_is_float(Dtype d);
+bool dtype_is_signed_int(Dtype d);
+// Accepts the BIR spelling and common aliases written by other tools (documented in tables.cpp).
+Dtype parse_dtype(std::string_view s, const ErrorContext &ctx = {});
+
+// ---------------------------------------------------------------------------------------------- InstructionType
+#define NS_IT(ord, name, family) name = ord,
+enum class InstructionType : int {
+#include "../../../isa/tables/instruction_types.def"
+};
+#undef NS_IT
+inline constexpr int kNumInstructionTypes = 110;
+
+const char *inst_type_name(InstructionType t);
+std::optional<InstructionType> inst_type_from_name(std::string_view name);
+
+} // namespace neuronsim::isa

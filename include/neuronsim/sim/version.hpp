@@ -1,0 +1,4 @@
+#pragma once
+namespace neuronsim::sim {
+const char *version();
+} // namespace neuronsim::sim

@@ -1,0 +1,75 @@
+#include "neuronsim/isa/program.hpp"
+
+namespace neuronsim::isa {
+
+int64_t Expr::eval(const int64_t *lv) const {
+  switch (kind) {
+  case Kind::Const:
+    return c;
+  case Kind::Affine: {
+    int64_t v = c;
+    for (size_t i = 0; i < kids.size(); ++i) v += coeffs[i] * kids[i].eval(lv);
+    return v;
+  }
+  case Kind::Sum: {
+    int64_t v = c;
+    for (const auto &k : kids) v += k.eval(lv);
+    return v;
+  }
+  case Kind::Mult:
+    return k * kids.at(0).eval(lv);
+  case Kind::LoopVar:
+    return lv ? lv[var] : 0;
+  case Kind::FloorDiv: {
+    int64_t n = kids.at(0).eval(lv);
+    int64_t q = n / k;
+    if ((n % k != 0) && ((n < 0) != (k < 0))) --q;  // floor, not truncation
+    return q;
+  }
+  case Kind::Mod: {
+    int64_t r = kids.at(0).eval(lv) % k;
+    if (r != 0 && ((r < 0) != (k < 0))) r += k;  // Python-style modulo, result has the divisor's sign
+    return r;
+  }
+  case Kind::Register:
+    return 0;  // runtime register values are substituted by the simulator before evaluation
+  }
+  return 0;
+}
+
+int Program::find_tensor(const std::string &name) const {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == name || tensors[i].set_name == name) return static_cast<int>(i);
+  return -1;
+}
+
+namespace {
+int64_t count_nodes(const std::vector<Node> &nodes) {
+  int64_t n = 0;
+  for (const auto &node : nodes) {
+    if (node.kind == Node::Kind::Inst) {
+      ++n;
+    } else {
+      int64_t trips = 0;
+      if (node.stride > 0 && node.ub > node.lb) trips = (node.ub - node.lb + node.stride - 1) / node.stride;
+      if (node.stride < 0 && node.ub < node.lb) trips = (node.lb - node.ub - node.stride - 1) / -node.stride;
+      n += trips * count_nodes(node.body);
+    }
+  }
+  return n;
+}
+} // namespace
+
+int64_t Program::dynamic_count() const { return count_nodes(body); }
+
+const char *field_key(Field f) {
+  static const char *keys[] = {
+#define NS_FIELD(member, key, kind, ctype, def, only) key,
+#include "tables/inst_fields.def"
+#undef NS_FIELD
+  };
+  int i = static_cast<int>(f);
+  return (i >= 0 && i < kNumFields) ? keys[i] : "?";
+}
+
+} // namespace neuronsim::isa
