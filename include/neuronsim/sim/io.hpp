@@ -1,0 +1,46 @@
+// Tensors in and out of a run: .npy inputs (or deterministic generated ones), .npy outputs, comparison with
+// expected tensors, and the stats document.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "neuronsim/engines/memory.hpp"
+#include "neuronsim/sim/simulator.hpp"
+
+namespace neuronsim::sim {
+
+struct InputSpec {
+  std::map<std::string, std::string> files;  // tensor name -> .npy path (--input NAME=FILE)
+  std::string dir;                           // --inputs DIR: <tensor name>.npy for every input found there
+};
+
+// Fills every input tensor of the program; returns one line per tensor saying where its data came from.
+// Inputs not given are generated deterministically: floats uniform in [-1, 1), signed integers in [-8, 8),
+// unsigned in [0, 16), from a 64-bit Mersenne Twister seeded with the FNV-1a hash of the tensor name.
+std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem, const InputSpec &spec);
+
+// Writes <outdir>/<tensor>.npy for every ExternalOutput (atomically); returns the paths written.
+std::vector<std::string> write_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &outdir);
+
+struct Mismatch {
+  std::string tensor;
+  int64_t index = -1;      // flat element index of the worst element, -1 for a missing/shape error
+  double got = 0, want = 0;
+  std::string message;
+};
+// Compares every output with <dir>/<tensor>.npy: |got - want| <= atol + rtol * |want| element-wise (NaN equals
+// NaN). Returns one entry per output that differs (the worst element), empty when all agree.
+std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &dir,
+                                      double rtol, double atol, std::vector<std::string> *checked = nullptr);
+
+// Output tensor values as fp32 (for comparisons and tests).
+std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem, int tensor);
+
+nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p);
+nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Program &p);
+
+} // namespace neuronsim::sim

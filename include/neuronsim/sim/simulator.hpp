@@ -1,0 +1,99 @@
+// Running a program on the NeuronCore model: engine assignment, dependency inference (-> semaphores between
+// engine queues), the SystemC core, and the results (time, per-engine statistics, timeline events).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "neuronsim/engines/arch.hpp"
+#include "neuronsim/engines/memory.hpp"
+#include "neuronsim/engines/ops.hpp"
+#include "neuronsim/isa/program.hpp"
+
+namespace neuronsim::sim {
+
+// The in-order instruction queues: the five engines, then the DMA queues that SP drives.
+inline constexpr int kNumEngines = 5;  // PE, ACT, POOL, DVE, SP (the wire engine ids 0..4)
+inline constexpr int kMaxDmaQueues = 16;
+inline constexpr int kMaxQueues = kNumEngines + kMaxDmaQueues;
+const char *queue_name(int q);                 // "PE", "ACT", "POOL", "DVE", "SP", "DMA0".."DMA15"
+isa::Engine queue_engine(int q);               // the engine whose cost model a queue uses (DMA for DMA queues)
+
+// One semaphore wait: the queue's completion counter must reach `count` (the producer's position + 1).
+struct QueueWait {
+  int queue = 0;
+  int64_t count = 0;
+};
+
+struct ScheduledInst {
+  engines::DynInst d;
+  int queue = 0;
+  int64_t pos = 0;                  // position within its queue
+  std::vector<QueueWait> waits;     // cross-queue dependencies, at most one per queue
+  std::vector<int64_t> dep_seq;     // the dynamic instructions it waits for (for the trace's flow arrows)
+};
+
+struct Schedule {
+  std::vector<ScheduledInst> insts;               // program order (loops unrolled)
+  std::array<std::vector<int64_t>, kMaxQueues> queues;  // indices into insts, per queue, in order
+  int dma_queues = 0;
+};
+
+// Unrolls loops, resolves access patterns per iteration, picks each instruction's queue and infers RAW/WAR/WAW
+// dependencies between queues from memory footprints. Throws SemanticError for an access pattern outside its
+// tensor (naming the instruction and argument).
+Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch);
+
+struct QueueStats {
+  std::string name;
+  int64_t instructions = 0;
+  double busy_ns = 0.0;
+  int64_t cycles = 0;       // busy cycles in the engine's clock (0 for DMA queues)
+  int64_t bytes = 0;        // DMA queues: bytes moved
+};
+
+struct TraceEvent {
+  int queue = 0;
+  int64_t seq = 0;          // dynamic instruction number (program order)
+  int inst = 0;             // static instruction index
+  double start_ns = 0.0, end_ns = 0.0;
+};
+
+struct RunOptions {
+  std::string arch = "trn1";
+  bool timing_only = false;   // skip the numeric work: same timeline, no outputs
+};
+
+struct RunResult {
+  std::string arch;
+  double total_ns = 0.0;
+  int64_t dynamic_instructions = 0;
+  std::array<QueueStats, kMaxQueues> queues;
+  std::vector<TraceEvent> events;
+};
+
+class Simulator {
+public:
+  Simulator(const isa::Program &program, const RunOptions &options);
+  ~Simulator();
+  const isa::Program &program() const { return program_; }
+  const engines::ArchParams &arch() const { return arch_; }
+  engines::Memory &memory() { return *memory_; }
+  const Schedule &schedule() const { return schedule_; }
+
+  // Runs the program to completion on the SystemC core. Throws SimulationError (exit code 4) on a deadlock
+  // (naming every blocked queue, its instruction and the semaphore it waits for) or a run-time fault.
+  RunResult run();
+
+private:
+  const isa::Program &program_;
+  RunOptions options_;
+  engines::ArchParams arch_;
+  std::unique_ptr<engines::Memory> memory_;
+  Schedule schedule_;
+};
+
+} // namespace neuronsim::sim

@@ -1,0 +1,148 @@
+// The SystemC core: one thread per in-order queue (five engines + DMA queues). An instruction waits on the
+// completion counters (semaphores) of the queues it depends on, executes its semantics, then holds its queue for
+// its cost before counting itself done. Time is event-driven (no clock ticking; DESIGN.md 4).
+//
+// SystemC modules can only be elaborated once per process, so the core is built on first use and reused: each
+// run loads new queues, kicks the threads and calls sc_start() until the model starves.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <cstdlib>
+#include <exception>
+#include <systemc>
+
+#include "neuronsim/engines/cost.hpp"
+#include "neuronsim/sim/simulator.hpp"
+
+namespace neuronsim::sim {
+
+namespace {
+
+struct Job {
+  const Schedule *schedule = nullptr;
+  engines::Memory *memory = nullptr;
+  const engines::ArchParams *arch = nullptr;
+  bool timing_only = false;
+  sc_core::sc_time t0;
+  std::array<int64_t, kMaxQueues> done{};   // semaphores: completed instructions per queue
+  std::array<int64_t, kMaxQueues> next{};   // next queue position to issue
+  std::array<engines::EngineState, kMaxQueues> state;
+  RunResult *result = nullptr;
+  std::exception_ptr error;
+  bool aborted = false;
+};
+
+SC_MODULE(Core) {
+  std::array<sc_core::sc_event, kMaxQueues> kick;
+  std::array<sc_core::sc_event, kMaxQueues> completed;
+  Job *job = nullptr;
+
+  SC_CTOR(Core) {
+    for (int q = 0; q < kMaxQueues; ++q) {
+      sc_core::sc_spawn_options opts;
+      sc_core::sc_spawn([this, q] { queue_thread(q); }, sc_core::sc_gen_unique_name("queue"), &opts);
+    }
+  }
+
+  void queue_thread(int q) {
+    for (;;) {
+      while (!job || job->aborted || job->next[q] >= static_cast<int64_t>(job->schedule->queues[q].size()))
+        wait(kick[q]);
+      Job &j = *job;
+      const ScheduledInst &si = j.schedule->insts[j.schedule->queues[q][j.next[q]]];
+      // Semaphore waits: each producer queue's completion counter must reach the required count.
+      for (const auto &w : si.waits)
+        while (!j.aborted && j.done[w.queue] < w.count) wait(completed[w.queue]);
+      if (j.aborted) continue;
+      const sc_core::sc_time start = sc_core::sc_time_stamp();
+      const engines::Cost cost = engines::instruction_cost(si.d, queue_engine(q), *j.arch, *j.memory);
+      if (!j.timing_only) {
+        try {
+          j.memory->set_context(ErrorContext{j.memory->program().file, si.d.inst->index, si.d.inst->name, ""});
+          engines::execute(si.d, *j.memory, j.state[q]);
+        } catch (...) {
+          j.error = std::current_exception();
+          j.aborted = true;
+          for (auto &k : kick) k.notify(sc_core::SC_ZERO_TIME);
+          for (auto &c : completed) c.notify(sc_core::SC_ZERO_TIME);
+          continue;
+        }
+      }
+      wait(sc_core::sc_time(cost.ns * 1000.0, sc_core::SC_PS));
+      ++j.next[q];
+      ++j.done[q];
+      completed[q].notify(sc_core::SC_ZERO_TIME);
+      auto &qs = j.result->queues[q];
+      ++qs.instructions;
+      qs.busy_ns += cost.ns;
+      qs.cycles += cost.cycles;
+      if (q >= kNumEngines)
+        for (const auto &o : si.d.outs)
+          if (o.tensor >= 0) qs.bytes += o.partitions() * o.free_elements() * isa::dtype_size(o.dtype);
+      j.result->events.push_back(TraceEvent{q, si.d.seq, si.d.inst->index, (start - j.t0).to_seconds() * 1e9,
+                                            (sc_core::sc_time_stamp() - j.t0).to_seconds() * 1e9});
+    }
+  }
+};
+
+Core &core() {
+  static Core *c = [] {
+    // SystemC prints its banner on first elaboration; a simulator's output should be its own.
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    return new Core("neuroncore");
+  }();
+  return *c;
+}
+
+std::string describe_wait(const Job &j, int q) {
+  const auto &qi = j.schedule->queues[q];
+  const ScheduledInst &si = j.schedule->insts[qi[j.next[q]]];
+  std::string s = std::string(queue_name(q)) + " blocked at instruction " + std::to_string(si.d.inst->index) +
+                  " '" + si.d.inst->name + "' (" + isa::inst_type_name(si.d.inst->type) + ")";
+  for (const auto &w : si.waits)
+    if (j.done[w.queue] < w.count)
+      s += ", waiting for semaphore " + std::string(queue_name(w.queue)) + " >= " + std::to_string(w.count) +
+           " (is " + std::to_string(j.done[w.queue]) + ")";
+  return s;
+}
+
+} // namespace
+
+Simulator::Simulator(const isa::Program &program, const RunOptions &options)
+    : program_(program), options_(options), arch_(engines::builtin_arch(options.arch)) {
+  memory_ = std::make_unique<engines::Memory>(program_, arch_);
+  schedule_ = build_schedule(program_, *memory_, arch_);
+}
+
+Simulator::~Simulator() = default;
+
+RunResult Simulator::run() {
+  Core &c = core();
+  RunResult result;
+  result.arch = arch_.name;
+  result.dynamic_instructions = static_cast<int64_t>(schedule_.insts.size());
+  for (int q = 0; q < kMaxQueues; ++q) result.queues[q].name = queue_name(q);
+  result.events.reserve(schedule_.insts.size());
+
+  auto job = std::make_unique<Job>();
+  job->schedule = &schedule_;
+  job->memory = memory_.get();
+  job->arch = &arch_;
+  job->timing_only = options_.timing_only;
+  job->result = &result;
+  job->t0 = sc_core::sc_time_stamp();
+  c.job = job.get();
+  for (auto &k : c.kick) k.notify(sc_core::SC_ZERO_TIME);
+  sc_core::sc_start();
+  c.job = nullptr;
+
+  if (job->error) std::rethrow_exception(job->error);
+  std::string blocked;
+  for (int q = 0; q < kMaxQueues; ++q)
+    if (job->next[q] < static_cast<int64_t>(schedule_.queues[q].size()))
+      blocked += (blocked.empty() ? "" : "; ") + describe_wait(*job, q);
+  if (!blocked.empty()) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
+
+  for (const auto &e : result.events) result.total_ns = std::max(result.total_ns, e.end_ns);
+  return result;
+}
+
+} // namespace neuronsim::sim

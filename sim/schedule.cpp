@@ -1,0 +1,207 @@
+// Engine assignment and dependency inference: program order in, per-queue streams with semaphore waits out.
+#include <algorithm>
+#include <unordered_map>
+
+#include "neuronsim/sim/simulator.hpp"
+
+namespace neuronsim::sim {
+
+using engines::Access;
+using engines::Footprint;
+using isa::Engine;
+using isa::InstructionType;
+
+const char *queue_name(int q) {
+  static const char *names[kMaxQueues] = {"PE",   "ACT",  "POOL", "DVE",   "SP",    "DMA0",  "DMA1",
+                                          "DMA2", "DMA3", "DMA4", "DMA5",  "DMA6",  "DMA7",  "DMA8",
+                                          "DMA9", "DMA10", "DMA11", "DMA12", "DMA13", "DMA14", "DMA15"};
+  return (q >= 0 && q < kMaxQueues) ? names[q] : "?";
+}
+
+Engine queue_engine(int q) {
+  static const Engine e[kNumEngines] = {Engine::PE, Engine::Activation, Engine::Pool, Engine::DVE, Engine::SP};
+  return q < kNumEngines ? e[q] : Engine::DMA;
+}
+
+namespace {
+
+// Instructions that move data through the DMA rings rather than an engine's datapath (reference
+// neuronx-cc/bir/instruction-type.md: the SRDMA mask {19, 22, 32, 68-72} plus the indirect DMA family).
+bool is_dma(InstructionType t) {
+  switch (t) {
+  case InstructionType::DMA: case InstructionType::Load: case InstructionType::Save:
+  case InstructionType::DMACopy: case InstructionType::DMADescriptor: case InstructionType::DMADescriptorCopy:
+  case InstructionType::DMADescriptorCCE: case InstructionType::DMADescriptorTranspose:
+  case InstructionType::DMADescriptorReplicate: case InstructionType::GenericIndirectLoad:
+  case InstructionType::IndirectLoad: case InstructionType::GenericIndirectSave:
+  case InstructionType::IndirectSave: case InstructionType::IndirectSaveAccumulate:
+    return true;
+  default:
+    return false;
+  }
+}
+
+int engine_queue(Engine e) {
+  switch (e) {
+  case Engine::PE: return 0;
+  case Engine::Activation: return 1;
+  case Engine::Pool: return 2;
+  case Engine::DVE: return 3;
+  default: return 4;
+  }
+}
+
+struct Record {
+  Footprint fp;
+  int64_t inst;   // index into Schedule::insts
+  bool write;
+};
+
+// Live footprints per memory space; a write that covers a record makes it redundant (any later access that
+// overlaps the old record overlaps the covering write, which already depends on it).
+class Tracker {
+public:
+  void access(const Footprint &fp, bool write, int64_t inst, std::vector<int64_t> &deps) {
+    auto &list = space(fp);
+    for (const auto &r : list)
+      if ((write || r.write) && r.fp.overlaps(fp)) deps.push_back(r.inst);
+    if (write) {
+      list.erase(std::remove_if(list.begin(), list.end(),
+                                [&](const Record &r) { return covers(fp, r.fp) && r.inst != inst; }),
+                 list.end());
+    }
+    list.push_back(Record{fp, inst, write});
+  }
+
+private:
+  static bool covers(const Footprint &a, const Footprint &b) {
+    return a.p0 <= b.p0 && b.p1 <= a.p1 && a.b0 <= b.b0 && b.b1 <= a.b1;
+  }
+  std::vector<Record> &space(const Footprint &fp) {
+    if (fp.space == Footprint::Space::Sbuf) return sbuf_;
+    if (fp.space == Footprint::Space::Psum) return psum_;
+    return dram_[fp.dram_tensor];
+  }
+  std::vector<Record> sbuf_, psum_;
+  std::unordered_map<int, std::vector<Record>> dram_;
+};
+
+class Builder {
+public:
+  Builder(const isa::Program &p, const engines::Memory &m, const engines::ArchParams &a)
+      : prog_(p), mem_(m), arch_(a), lv_(p.loop_vars.size(), 0) {
+    s_.dma_queues = std::clamp(a.dma_queues, 1, kMaxDmaQueues);
+  }
+
+  Schedule build() {
+    walk(prog_.body);
+    return std::move(s_);
+  }
+
+private:
+  void walk(const std::vector<isa::Node> &nodes) {
+    for (const auto &n : nodes) {
+      if (n.kind == isa::Node::Kind::Inst) {
+        add(prog_.insts[n.inst]);
+        continue;
+      }
+      if (n.stride > 0) {
+        for (int64_t v = n.lb; v < n.ub; v += n.stride) lv_[n.var] = v, walk(n.body);
+      } else if (n.stride < 0) {
+        for (int64_t v = n.lb; v > n.ub; v += n.stride) lv_[n.var] = v, walk(n.body);
+      }
+    }
+  }
+
+  Access resolve(const isa::Arg &arg) const {
+    Access a;
+    if (arg.kind != isa::ArgKind::AccessPattern) return a;
+    a.tensor = arg.tensor;
+    a.dtype = arg.dtype;
+    a.start = arg.start.eval(lv_.data());
+    a.ap = arg.ap;
+    return a;
+  }
+
+  int pick_queue(const isa::Inst &inst) {
+    if (is_dma(inst.type) || inst.engine == Engine::DMA) {
+      // The `queue` name keeps a DMA stream in order; unnamed transfers are spread round robin over the
+      // queues, as the compiler spreads them over the 16 DMA engines (reference neuron-arch.md 1.5).
+      if (!inst.f.queue.empty()) {
+        auto it = named_.find(inst.f.queue);
+        if (it == named_.end()) it = named_.emplace(inst.f.queue, next_dma_++ % s_.dma_queues).first;
+        return kNumEngines + it->second;
+      }
+      return kNumEngines + (next_dma_++ % s_.dma_queues);
+    }
+    Engine e = inst.engine == Engine::Unassigned ? engines::default_engine(inst.type) : inst.engine;
+    return engine_queue(e);
+  }
+
+  void add(const isa::Inst &inst) {
+    const int64_t idx = static_cast<int64_t>(s_.insts.size());
+    ScheduledInst si;
+    si.d.inst = &inst;
+    si.d.seq = idx;
+    ErrorContext ctx{prog_.file, inst.index, inst.name, ""};
+    for (size_t i = 0; i < inst.ins.size(); ++i) {
+      si.d.ins.push_back(resolve(inst.ins[i]));
+      if (si.d.ins.back().tensor >= 0) check(si.d.ins.back(), ctx, "ins[" + std::to_string(i) + "]");
+    }
+    for (size_t i = 0; i < inst.outs.size(); ++i) {
+      si.d.outs.push_back(resolve(inst.outs[i]));
+      if (si.d.outs.back().tensor >= 0) check(si.d.outs.back(), ctx, "outs[" + std::to_string(i) + "]");
+    }
+    si.queue = pick_queue(inst);
+    si.pos = static_cast<int64_t>(s_.queues[si.queue].size());
+
+    std::vector<int64_t> deps;
+    for (const auto &a : si.d.ins)
+      if (a.tensor >= 0) tracker_.access(mem_.footprint(a), false, idx, deps);
+    for (const auto &a : si.d.outs)
+      if (a.tensor >= 0) tracker_.access(mem_.footprint(a), true, idx, deps);
+
+    // One semaphore wait per producer queue: the latest producer position on it (same-queue order is implicit).
+    std::array<int64_t, kMaxQueues> need;
+    need.fill(0);
+    for (int64_t dep : deps) {
+      const auto &p = s_.insts[dep];
+      if (p.queue == si.queue) continue;
+      need[p.queue] = std::max(need[p.queue], p.pos + 1);
+      si.dep_seq.push_back(dep);
+    }
+    std::sort(si.dep_seq.begin(), si.dep_seq.end());
+    si.dep_seq.erase(std::unique(si.dep_seq.begin(), si.dep_seq.end()), si.dep_seq.end());
+    for (int q = 0; q < kMaxQueues; ++q)
+      if (need[q] > 0) si.waits.push_back(QueueWait{q, need[q]});
+
+    s_.queues[si.queue].push_back(idx);
+    s_.insts.push_back(std::move(si));
+  }
+
+  void check(const Access &a, ErrorContext ctx, const std::string &field) const {
+    ctx.field = field;
+    try {
+      mem_.check(a);
+    } catch (const Error &e) {
+      throw SemanticError(ctx, e.message());
+    }
+  }
+
+  const isa::Program &prog_;
+  const engines::Memory &mem_;
+  const engines::ArchParams &arch_;
+  std::vector<int64_t> lv_;
+  Schedule s_;
+  Tracker tracker_;
+  std::unordered_map<std::string, int> named_;
+  int next_dma_ = 0;
+};
+
+} // namespace
+
+Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch) {
+  return Builder(program, mem, arch).build();
+}
+
+} // namespace neuronsim::sim

@@ -1,0 +1,44 @@
+// Chrome / Perfetto trace-event JSON: one named track per engine and DMA queue, one complete event per dynamic
+// instruction, flow arrows for cross-queue dependencies. Events on one track never partially overlap (each queue
+// is in order), which Perfetto requires.
+#include "neuronsim/sim/io.hpp"
+
+namespace neuronsim::sim {
+
+nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Program &p) {
+  nlohmann::json ev = nlohmann::json::array();
+  const int pid = 1;
+  ev.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "NeuronCore (" + r.arch + ")"}}}});
+  const int nq = kNumEngines + s.dma_queues;
+  for (int q = 0; q < nq; ++q) {
+    ev.push_back({{"ph", "M"}, {"pid", pid}, {"tid", q}, {"name", "thread_name"}, {"args", {{"name", queue_name(q)}}}});
+    ev.push_back({{"ph", "M"}, {"pid", pid}, {"tid", q}, {"name", "thread_sort_index"}, {"args", {{"sort_index", q}}}});
+  }
+  std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
+  for (const auto &e : r.events)
+    if (e.seq >= 0 && e.seq < static_cast<int64_t>(by_seq.size())) by_seq[e.seq] = &e;
+  for (const auto &e : r.events) {
+    const auto &inst = p.insts[e.inst];
+    const auto &si = s.insts[e.seq];
+    nlohmann::json args = {{"seq", e.seq}, {"index", inst.index}, {"opcode", isa::inst_type_name(inst.type)}};
+    nlohmann::json waits = nlohmann::json::array();
+    for (const auto &w : si.waits) waits.push_back(std::string(queue_name(w.queue)) + ">=" + std::to_string(w.count));
+    if (!waits.empty()) args["semaphore_waits"] = waits;
+    // Trace-event timestamps are in microseconds.
+    ev.push_back({{"ph", "X"}, {"pid", pid}, {"tid", e.queue},
+                  {"name", inst.name.empty() ? isa::inst_type_name(inst.type) : inst.name + " " + isa::inst_type_name(inst.type)},
+                  {"ts", e.start_ns / 1000.0}, {"dur", (e.end_ns - e.start_ns) / 1000.0}, {"args", args}});
+    for (int64_t dep : si.dep_seq) {
+      const TraceEvent *pe = by_seq[dep];
+      if (!pe) continue;
+      const int64_t id = dep * 1000003 + e.seq;
+      ev.push_back({{"ph", "s"}, {"pid", pid}, {"tid", pe->queue}, {"name", "dep"}, {"cat", "dep"}, {"id", id},
+                    {"ts", pe->end_ns / 1000.0}});
+      ev.push_back({{"ph", "f"}, {"bp", "e"}, {"pid", pid}, {"tid", e.queue}, {"name", "dep"}, {"cat", "dep"},
+                    {"id", id}, {"ts", e.start_ns / 1000.0}});
+    }
+  }
+  return nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}};
+}
+
+} // namespace neuronsim::sim
