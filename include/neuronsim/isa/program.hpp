@@ -66,6 +66,15 @@ struct Arg {
     for (const auto &d : ap) n *= d.num;
     return n;
   }
+  // Immediate value for the current loop values: a symbolic_imm_value with several values keeps them in
+  // imm_array and its selector expression in `start` (bir_json.cpp); otherwise `imm`. Out-of-range -> clamped.
+  double immediate(const int64_t *loop_values) const {
+    if (kind != ArgKind::Immediate || imm_array.size() < 2) return imm;
+    int64_t i = start.eval(loop_values);
+    if (i < 0) i = 0;
+    if (i >= static_cast<int64_t>(imm_array.size())) i = static_cast<int64_t>(imm_array.size()) - 1;
+    return imm_array[static_cast<size_t>(i)];
+  }
   int64_t partitions() const { return ap.empty() ? 1 : ap[0].num; }
   int64_t free_elements() const { return ap.empty() ? 0 : num_elements() / ap[0].num; }
 };
