@@ -1,9 +1,11 @@
-// Per-architecture parameters (DESIGN.md section 3: engines/ defines the struct, sim/arch/*.json fills it).
-// Defaults here are trn1 (NeuronCore-v2); each number's source is given in sim/arch/<arch>.json.
+// Per-architecture parameters (DESIGN.md section 3: engines/ defines the struct, sim/arch/*.json fills it; the
+// JSON files are compiled in). The member defaults are trn1's so that a default-constructed struct is usable in
+// unit tests; builtin_arch() is the real source, each number with its source in sim/arch/<arch>.json.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "neuronsim/isa/tables.hpp"
 
@@ -34,7 +36,8 @@ struct ArchParams {
   bool dve_pool_shared_sbuf_port = true;  // NeuronCore-v2 only
 };
 
-// Built-in defaults for "trn1", "trn2", "trn3"; throws InputError for another name.
+// The parameters of "trn1", "trn2" or "trn3" from sim/arch/<name>.json; throws InputError for another name.
 ArchParams builtin_arch(const std::string &name);
+std::vector<std::string> arch_names();
 
 } // namespace neuronsim::engines
