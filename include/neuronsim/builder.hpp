@@ -1,0 +1,136 @@
+// A small C++ API to write BIR modules: declare DRAM/SBUF/PSUM tensors, slice them into access patterns, emit
+// instructions by type with their fields, and loops whose variables drive the access patterns. It builds an
+// isa::Program directly; isa::to_bir_json() writes it in the compiler's BIR JSON form.
+//
+//   neuronsim::builder::Builder b("add");
+//   auto a = b.input("a", {128, 512}), c = b.output("c", {128, 512});
+//   auto t = b.sbuf("t", {128, 512});
+//   b.add(InstructionType::Load, {b.ap(a.all())}, {b.ap(t.all())});
+//   b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), b.imm(1.0)}, {b.ap(t.all())})
+//       .op0(AluOp::add).op1(AluOp::bypass);
+//   b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(c.all())});
+//   isa::Program p = b.finish();
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "neuronsim/isa/program.hpp"
+
+namespace neuronsim::builder {
+
+using isa::AluOp;
+using isa::ApDim;
+using isa::Dtype;
+using isa::InstructionType;
+
+// An affine expression of loop variables: c + sum coef * var.
+struct Aff {
+  std::map<int, int64_t> terms;  // loop-variable index -> coefficient
+  int64_t c = 0;
+  Aff(int64_t v = 0) : c(v) {}  // NOLINT: implicit from an integer on purpose
+  static Aff var(int v) {
+    Aff a;
+    a.terms[v] = 1;
+    return a;
+  }
+  isa::Expr to_expr() const;
+};
+Aff operator+(Aff a, const Aff &b);
+Aff operator*(Aff a, int64_t k);
+inline Aff operator*(int64_t k, Aff a) { return std::move(a) * k; }
+
+// An access pattern on one tensor: start element (row-major) and [step, num] pairs, partition dim first.
+struct Ap {
+  int tensor = -1;
+  Dtype dtype = Dtype::float32;
+  Aff start;
+  std::vector<ApDim> dims;
+};
+
+class Builder;
+
+struct TensorHandle {
+  int id = -1;
+  std::vector<int64_t> shape;
+  Dtype dtype = Dtype::float32;
+
+  int64_t row() const;  // elements per partition (product of shape[1..])
+  // The whole tensor: [[row, shape[0]], [1, row]] (reference bir-json.md 1.9: partition step = row length).
+  Ap all() const;
+  // Partitions [p0, p0+np) x free elements [f0, f0+nf) of a 2-D view.
+  Ap tile(Aff p0, int64_t np, Aff f0, int64_t nf) const;
+  // Any pattern: start element and pairs.
+  Ap at(Aff start, std::vector<ApDim> dims) const;
+};
+
+// A handle on an emitted instruction; its setters are generated from isa/tables/inst_fields.def and mark the
+// field as given.
+class InstRef {
+public:
+  InstRef(Builder *b, int index) : b_(b), index_(index) {}
+  isa::Inst &inst();
+  int index() const { return index_; }
+#define NS_FIELD(member, key, kind, ctype, def, only)                                                         \
+  InstRef &member(ctype v) {                                                                                  \
+    inst().f.member = std::move(v);                                                                           \
+    inst().given.set(static_cast<int>(isa::Field::member));                                                   \
+    return *this;                                                                                             \
+  }
+  using AluOp = isa::AluOp;
+  using EngineAccumulationType = isa::EngineAccumulationType;
+  using AxisListType = isa::AxisListType;
+  using TSCMode = isa::TSCMode;
+  using CopyMode = isa::CopyMode;
+  using MemsetMode = isa::MemsetMode;
+  using ActivationFunctionType = isa::ActivationFunctionType;
+  using PoolFunctionType = isa::PoolFunctionType;
+  using Engine = isa::Engine;
+  using RandomAlgorithmKind = isa::RandomAlgorithmKind;
+  using RandomDistributionKind = isa::RandomDistributionKind;
+  using MatmultPerfMode = isa::MatmultPerfMode;
+  using DGEType = isa::DGEType;
+  using TransposeOps = isa::TransposeOps;
+  using BranchCompareOp = isa::BranchCompareOp;
+#include "../../isa/tables/inst_fields.def"
+#undef NS_FIELD
+  InstRef &engine(isa::Engine e);
+  InstRef &name(const std::string &n);
+
+private:
+  Builder *b_;
+  int index_;
+};
+
+class Builder {
+public:
+  explicit Builder(std::string file = "builder") { prog_.file = std::move(file); }
+
+  TensorHandle input(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
+  TensorHandle output(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
+  TensorHandle dram(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
+  TensorHandle sbuf(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
+  TensorHandle psum(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
+
+  static isa::Arg ap(const Ap &a);
+  static isa::Arg imm(double v, Dtype dt = Dtype::float32);
+
+  // Emits an instruction named "I-<n>" (n counts from 1) unless renamed.
+  InstRef add(InstructionType t, std::vector<isa::Arg> ins, std::vector<isa::Arg> outs);
+  // for var in range(lb, ub, stride): body(var)
+  void loop(const std::string &var, int64_t lb, int64_t ub, int64_t stride, const std::function<void(Aff)> &body);
+
+  isa::Program &program() { return prog_; }
+  isa::Program finish() { return std::move(prog_); }
+
+private:
+  friend class InstRef;
+  TensorHandle tensor(const std::string &name, std::vector<int64_t> shape, Dtype dt, isa::TensorKind kind,
+                      isa::MemoryType mem);
+  isa::Program prog_;
+  std::vector<std::vector<isa::Node> *> stack_ = {&prog_.body};
+};
+
+} // namespace neuronsim::builder

@@ -1,0 +1,143 @@
+#include "neuronsim/builder.hpp"
+
+namespace neuronsim::builder {
+
+isa::Expr Aff::to_expr() const {
+  if (terms.empty()) return isa::Expr::constant(c);
+  isa::Expr e;
+  e.kind = isa::Expr::Kind::Affine;
+  e.c = c;
+  for (const auto &[v, k] : terms) {
+    isa::Expr iv;
+    iv.kind = isa::Expr::Kind::LoopVar;
+    iv.var = v;
+    e.kids.push_back(iv);
+    e.coeffs.push_back(k);
+  }
+  return e;
+}
+
+Aff operator+(Aff a, const Aff &b) {
+  a.c += b.c;
+  for (const auto &[v, k] : b.terms) a.terms[v] += k;
+  return a;
+}
+
+Aff operator*(Aff a, int64_t k) {
+  a.c *= k;
+  for (auto &t : a.terms) t.second *= k;
+  return a;
+}
+
+int64_t TensorHandle::row() const {
+  int64_t r = 1;
+  for (size_t i = 1; i < shape.size(); ++i) r *= shape[i];
+  return r;
+}
+
+Ap TensorHandle::all() const {
+  Ap a{id, dtype, Aff(0), {}};
+  a.dims.push_back(ApDim{row(), shape.empty() ? 1 : shape[0]});
+  a.dims.push_back(ApDim{1, row()});
+  return a;
+}
+
+Ap TensorHandle::tile(Aff p0, int64_t np, Aff f0, int64_t nf) const {
+  return Ap{id, dtype, p0 * row() + f0, {ApDim{row(), np}, ApDim{1, nf}}};
+}
+
+Ap TensorHandle::at(Aff start, std::vector<ApDim> dims) const { return Ap{id, dtype, std::move(start), std::move(dims)}; }
+
+isa::Inst &InstRef::inst() { return b_->prog_.insts[static_cast<size_t>(index_)]; }
+InstRef &InstRef::engine(isa::Engine e) {
+  inst().engine = e;
+  return *this;
+}
+InstRef &InstRef::name(const std::string &n) {
+  inst().name = n;
+  return *this;
+}
+
+TensorHandle Builder::tensor(const std::string &name, std::vector<int64_t> shape, Dtype dt, isa::TensorKind kind,
+                             isa::MemoryType mem) {
+  isa::Tensor t;
+  t.name = name;
+  t.set_name = name + "_set";
+  t.kind = kind;
+  t.mem = mem;
+  t.dtype = dt;
+  t.shape = shape;
+  t.partitions = shape.empty() ? 1 : shape[0];
+  int64_t row = 1;
+  for (size_t i = 1; i < shape.size(); ++i) row *= shape[i];
+  t.bytes_per_partition = row * isa::dtype_size(dt);
+  prog_.tensors.push_back(t);
+  return TensorHandle{static_cast<int>(prog_.tensors.size()) - 1, std::move(shape), dt};
+}
+
+TensorHandle Builder::input(const std::string &n, std::vector<int64_t> s, Dtype d) {
+  return tensor(n, std::move(s), d, isa::TensorKind::ExternalInput, isa::MemoryType::DRAM);
+}
+TensorHandle Builder::output(const std::string &n, std::vector<int64_t> s, Dtype d) {
+  return tensor(n, std::move(s), d, isa::TensorKind::ExternalOutput, isa::MemoryType::DRAM);
+}
+TensorHandle Builder::dram(const std::string &n, std::vector<int64_t> s, Dtype d) {
+  return tensor(n, std::move(s), d, isa::TensorKind::Internal, isa::MemoryType::DRAM);
+}
+TensorHandle Builder::sbuf(const std::string &n, std::vector<int64_t> s, Dtype d) {
+  return tensor(n, std::move(s), d, isa::TensorKind::Internal, isa::MemoryType::SB);
+}
+TensorHandle Builder::psum(const std::string &n, std::vector<int64_t> s, Dtype d) {
+  return tensor(n, std::move(s), d, isa::TensorKind::Internal, isa::MemoryType::PSUM);
+}
+
+isa::Arg Builder::ap(const Ap &a) {
+  isa::Arg g;
+  g.kind = isa::ArgKind::AccessPattern;
+  g.dtype = a.dtype;
+  g.tensor = a.tensor;
+  g.ap = a.dims;
+  g.start = a.start.to_expr();
+  g.json_kind = a.start.terms.empty() ? "physical_ap" : "symbolic_ap";
+  return g;
+}
+
+isa::Arg Builder::imm(double v, Dtype dt) {
+  isa::Arg g;
+  g.kind = isa::ArgKind::Immediate;
+  g.dtype = dt;
+  g.imm = v;
+  g.json_kind = "imm_value";
+  return g;
+}
+
+InstRef Builder::add(InstructionType t, std::vector<isa::Arg> ins, std::vector<isa::Arg> outs) {
+  isa::Inst i;
+  i.type = t;
+  i.index = static_cast<int>(prog_.insts.size());
+  i.name = "I-" + std::to_string(i.index + 1);
+  i.ins = std::move(ins);
+  i.outs = std::move(outs);
+  prog_.insts.push_back(std::move(i));
+  isa::Node n;
+  n.kind = isa::Node::Kind::Inst;
+  n.inst = static_cast<int>(prog_.insts.size()) - 1;
+  stack_.back()->push_back(n);
+  return InstRef(this, n.inst);
+}
+
+void Builder::loop(const std::string &var, int64_t lb, int64_t ub, int64_t stride,
+                   const std::function<void(Aff)> &body) {
+  prog_.loop_vars.push_back(var);
+  isa::Node n;
+  n.kind = isa::Node::Kind::Loop;
+  n.var = static_cast<int>(prog_.loop_vars.size()) - 1;
+  n.lb = lb, n.ub = ub, n.stride = stride;
+  stack_.back()->push_back(std::move(n));
+  isa::Node &ref = stack_.back()->back();
+  stack_.push_back(&ref.body);
+  body(Aff::var(ref.var));
+  stack_.pop_back();
+}
+
+} // namespace neuronsim::builder
