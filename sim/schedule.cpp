@@ -145,6 +145,7 @@ private:
     si.d.seq = idx;
     ErrorContext ctx{prog_.file, inst.index, inst.name, ""};
     for (size_t i = 0; i < inst.ins.size(); ++i) {
+      si.d.imm.push_back(inst.ins[i].immediate(lv_.data()));
       si.d.ins.push_back(resolve(inst.ins[i]));
       if (si.d.ins.back().tensor >= 0) check(si.d.ins.back(), ctx, "ins[" + std::to_string(i) + "]");
     }

@@ -16,6 +16,7 @@ struct DynInst {
   const isa::Inst *inst = nullptr;
   std::vector<Access> ins;   // parallel to inst->ins (tensor = -1 for non-AP arguments)
   std::vector<Access> outs;  // parallel to inst->outs
+  std::vector<double> imm;   // parallel to inst->ins: each immediate's value for this iteration (Arg::immediate)
   int64_t seq = 0;           // dynamic sequence number in program order
 };
 
