@@ -25,14 +25,36 @@ struct Job {
   std::array<int64_t, kMaxQueues> done{};   // semaphores: completed instructions per queue
   std::array<int64_t, kMaxQueues> next{};   // next queue position to issue
   std::array<engines::EngineState, kMaxQueues> state;
+  std::array<int64_t, kNumSemaphores> sem{};  // the program's own semaphores (explicit sync)
   RunResult *result = nullptr;
   std::exception_ptr error;
   bool aborted = false;
 };
 
+bool sem_ready(const Job &j, const isa::SemWait &w) {
+  const int64_t v = j.sem[static_cast<size_t>(w.sem)];
+  switch (w.mode) {
+  case isa::SemWait::Mode::GeImm: return v >= w.value;
+  case isa::SemWait::Mode::EqImm: return v == w.value;
+  case isa::SemWait::Mode::GeReg: return v >= w.value;  // register value resolved into `value` by the decoder
+  }
+  return true;
+}
+
+void apply_update(Job &j, const isa::SemUpdate &u) {
+  int64_t &v = j.sem[static_cast<size_t>(u.sem)];
+  switch (u.mode) {
+  case isa::SemUpdate::Mode::Inc: v += 1; break;
+  case isa::SemUpdate::Mode::Dec: v -= 1; break;
+  case isa::SemUpdate::Mode::Set: v = u.value; break;
+  case isa::SemUpdate::Mode::Add: v += u.value; break;
+  }
+}
+
 SC_MODULE(Core) {
   std::array<sc_core::sc_event, kMaxQueues> kick;
   std::array<sc_core::sc_event, kMaxQueues> completed;
+  sc_core::sc_event sem_changed;
   Job *job = nullptr;
 
   SC_CTOR(Core) {
@@ -51,6 +73,8 @@ SC_MODULE(Core) {
       // Semaphore waits: each producer queue's completion counter must reach the required count.
       for (const auto &w : si.waits)
         while (!j.aborted && j.done[w.queue] < w.count) wait(completed[w.queue]);
+      for (const auto &w : si.d.inst->waits)
+        while (!j.aborted && !sem_ready(j, w)) wait(sem_changed);
       if (j.aborted) continue;
       const sc_core::sc_time start = sc_core::sc_time_stamp();
       const engines::Cost cost = engines::instruction_cost(si.d, queue_engine(q), *j.arch, *j.memory);
@@ -70,6 +94,10 @@ SC_MODULE(Core) {
       ++j.next[q];
       ++j.done[q];
       completed[q].notify(sc_core::SC_ZERO_TIME);
+      if (!si.d.inst->updates.empty()) {
+        for (const auto &u : si.d.inst->updates) apply_update(j, u);
+        sem_changed.notify(sc_core::SC_ZERO_TIME);
+      }
       auto &qs = j.result->queues[q];
       ++qs.instructions;
       qs.busy_ns += cost.ns;
@@ -99,8 +127,13 @@ std::string describe_wait(const Job &j, int q) {
                   " '" + si.d.inst->name + "' (" + isa::inst_type_name(si.d.inst->type) + ")";
   for (const auto &w : si.waits)
     if (j.done[w.queue] < w.count)
-      s += ", waiting for semaphore " + std::string(queue_name(w.queue)) + " >= " + std::to_string(w.count) +
+      s += ", waiting for queue semaphore " + std::string(queue_name(w.queue)) + " >= " + std::to_string(w.count) +
            " (is " + std::to_string(j.done[w.queue]) + ")";
+  for (const auto &w : si.d.inst->waits)
+    if (!sem_ready(j, w))
+      s += ", waiting for semaphore " + std::to_string(w.sem) +
+           (w.mode == isa::SemWait::Mode::EqImm ? " == " : " >= ") + std::to_string(w.value) + " (is " +
+           std::to_string(j.sem[static_cast<size_t>(w.sem)]) + ")";
   return s;
 }
 

@@ -94,6 +94,7 @@ public:
   }
 
   Schedule build() {
+    for (const auto &i : prog_.insts) s_.explicit_sync |= !i.waits.empty() || !i.updates.empty();
     walk(prog_.body);
     return std::move(s_);
   }
@@ -144,6 +145,14 @@ private:
     si.d.inst = &inst;
     si.d.seq = idx;
     ErrorContext ctx{prog_.file, inst.index, inst.name, ""};
+    for (const auto &w : inst.waits)
+      if (w.sem < 0 || w.sem >= kNumSemaphores)
+        throw SemanticError({prog_.file, inst.index, inst.name, "waits"},
+                            "semaphore " + std::to_string(w.sem) + " out of range [0, 256)");
+    for (const auto &u : inst.updates)
+      if (u.sem < 0 || u.sem >= kNumSemaphores)
+        throw SemanticError({prog_.file, inst.index, inst.name, "updates"},
+                            "semaphore " + std::to_string(u.sem) + " out of range [0, 256)");
     for (size_t i = 0; i < inst.ins.size(); ++i) {
       si.d.imm.push_back(inst.ins[i].immediate(lv_.data()));
       si.d.ins.push_back(resolve(inst.ins[i]));
@@ -157,10 +166,12 @@ private:
     si.pos = static_cast<int64_t>(s_.queues[si.queue].size());
 
     std::vector<int64_t> deps;
-    for (const auto &a : si.d.ins)
+    if (!s_.explicit_sync)
+      for (const auto &a : si.d.ins)
       if (a.tensor >= 0) tracker_.access(mem_.footprint(a), false, idx, deps);
-    for (const auto &a : si.d.outs)
-      if (a.tensor >= 0) tracker_.access(mem_.footprint(a), true, idx, deps);
+    if (!s_.explicit_sync)
+      for (const auto &a : si.d.outs)
+        if (a.tensor >= 0) tracker_.access(mem_.footprint(a), true, idx, deps);
 
     // One semaphore wait per producer queue: the latest producer position on it (same-queue order is implicit).
     std::array<int64_t, kMaxQueues> need;

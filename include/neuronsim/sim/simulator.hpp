@@ -19,6 +19,7 @@ namespace neuronsim::sim {
 inline constexpr int kNumEngines = 5;  // PE, ACT, POOL, DVE, SP (the wire engine ids 0..4)
 inline constexpr int kMaxDmaQueues = 16;
 inline constexpr int kMaxQueues = kNumEngines + kMaxDmaQueues;
+inline constexpr int kNumSemaphores = 256;  // reference neuronx-cc/arch/execution-sync-model.md: 256 per core
 const char *queue_name(int q);                 // "PE", "ACT", "POOL", "DVE", "SP", "DMA0".."DMA15"
 isa::Engine queue_engine(int q);               // the engine whose cost model a queue uses (DMA for DMA queues)
 
@@ -38,6 +39,9 @@ struct ScheduledInst {
 
 struct Schedule {
   std::vector<ScheduledInst> insts;               // program order (loops unrolled)
+  // True when the program carries its own semaphores (Inst::waits/updates, as scheduled BIR and bundle streams
+  // do): then those order the queues and no dependencies are inferred.
+  bool explicit_sync = false;
   std::array<std::vector<int64_t>, kMaxQueues> queues;  // indices into insts, per queue, in order
   int dma_queues = 0;
 };
