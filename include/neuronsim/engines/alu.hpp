@@ -31,6 +31,12 @@ float alu_fold(AluOp op, float acc, const float *x, int64_t n);
 int32_t alu_fold_i32(AluOp op, int32_t acc, const int32_t *x, int64_t n);
 
 // The identity element a fold starts from (0 for add, -inf for max, ...); nullopt-like NaN when none.
+// It is a left identity (identity op x == x), so order-sensitive ops (subtract, divide, shifts, pow, mod) and
+// bypass have none. bitwise_and's fp32-lane identity is the all-ones bit pattern, itself a NaN: use
+// alu_has_identity to tell it from "none".
 float alu_identity(AluOp op);
+bool alu_has_identity(AluOp op);
+// The int32-lane identity (INT32_MIN for max, -1 for bitwise_and, ...); 0 when alu_has_identity(op) is false.
+int32_t alu_identity_i32(AluOp op);
 
 } // namespace neuronsim::engines
