@@ -95,6 +95,8 @@ private:
   std::vector<uint8_t> sbuf_, psum_;
   std::vector<uint8_t> sbuf_written_, psum_written_;
   std::vector<Placement> place_;
+  // Bytes backed per SBUF/PSUM partition row (the placement high-water mark); the internal row stride.
+  int64_t sbuf_row_ = 0, psum_row_ = 0;
   bool track_uninit_ = false;
   mutable int64_t uninit_reads_ = 0;
   ErrorContext ctx_;

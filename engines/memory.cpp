@@ -1,0 +1,454 @@
+// The NeuronCore memories and the access-pattern walker (DESIGN.md 3: engines/memory.*).
+//
+// Model (reference neuronx-cc/bir/sim-dispatch-state.md 4.2, sim-elementwise-datamove.md 1.3):
+//  - DRAM: one flat byte buffer per tensor; element e of an access lives at byte e * dtype_size.
+//  - SBUF / PSUM: one array of `partitions` rows per memory. A tensor occupies partitions
+//    [base, base + tensor.partitions) and bytes [addr, addr + bytes_per_partition) of each row. Element e of the
+//    tensor's logical row-major layout is at partition e / F, free element e % F, F = bytes_per_partition / esz.
+//  - New memory is poisoned with 0xFF (birsim's MemoryObject ctor memsets DATA to 0xFF: an uninitialised fp32
+//    reads as NaN), and SBUF/PSUM keep a per-byte "written" shadow (memset 0, set on write) so reads of
+//    never-written bytes can be counted.
+// The walker turns an Access into contiguous element runs once per access (the free-dim offsets are shared by
+// every partition, like birsim's linearizedElementIntervals) and converts whole runs with the bulk dtype
+// routines, so there is no per-element virtual call.
+#include "neuronsim/engines/memory.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "neuronsim/engines/dtype.hpp"
+
+namespace neuronsim::engines {
+
+namespace {
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+const char *mem_name(isa::MemoryType m) { return isa::enum_name(m); }
+
+// SBUF tensors are placed on 64-byte boundaries (a DMA-friendly granule; the real allocator's alignment is not
+// documented in the reference, so this only matters for pre-allocation BIR).
+constexpr int64_t kSbufAlign = 64;
+constexpr int64_t kPsumAlign = 4;
+
+struct Box {
+  int64_t p0, p1, b0, b1;
+};
+
+} // namespace
+
+// The walker: resolved geometry of one access plus its free-dim runs.
+struct MemoryWalker {
+  const Memory &m;
+  const Access &a;
+  const isa::Tensor *t = nullptr;
+  bool onchip = false;
+  int64_t esz = 4;
+  int64_t F = 0;          // elements per partition (on-chip); unused for DRAM
+  int64_t total = 0;      // addressable elements of the tensor
+  int64_t nparts = 1;     // ap[0].num
+  int64_t pstep_e = 0;    // partition step in elements of the logical layout
+  int64_t minoff = 0, maxoff = 0;
+  int64_t count = 0;      // elements walked
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (free offset in elements, length)
+  // On-chip placement.
+  int64_t row_stride = 0, p_base = 0, b_base = 0;
+
+  MemoryWalker(const Memory &mem, const Access &acc) : m(mem), a(acc) {}
+
+  [[noreturn]] void fail(const std::string &msg) const { throw SimulationError(m.context(), msg); }
+
+  std::string tname() const { return t ? "tensor '" + t->name + "'" : "tensor"; }
+
+  // Validates the access and computes its runs. Throws SimulationError on anything out of bounds.
+  void resolve() {
+    const auto &tensors = m.program().tensors;
+    if (a.tensor < 0 || a.tensor >= static_cast<int>(tensors.size()))
+      fail("access does not name a tensor (index " + std::to_string(a.tensor) + ")");
+    t = &tensors[static_cast<size_t>(a.tensor)];
+    onchip = !t->is_dram();
+    esz = isa::dtype_size(a.dtype);
+    if (esz <= 0) fail(tname() + ": access dtype has no element size");
+    if (onchip) {
+      F = t->bytes_per_partition / esz;
+      if (F <= 0)
+        fail(tname() + " has " + std::to_string(t->bytes_per_partition) + " bytes per partition, less than one " +
+             isa::enum_name(a.dtype) + " element");
+      total = t->partitions * F;
+      const auto &pl = m.place_[static_cast<size_t>(a.tensor)];
+      p_base = pl.partition;
+      b_base = pl.addr;
+      row_stride = t->mem == isa::MemoryType::PSUM ? m.psum_row_ : m.sbuf_row_;
+    } else {
+      total = static_cast<int64_t>(m.dram_[static_cast<size_t>(a.tensor)].size()) / esz;
+    }
+    // Partition dim. On-chip: a step that is a multiple of F advances step/F partitions (the row-major form the
+    // compiler writes, reference bir-json.md 1.9); any other step counts partitions (the NKI [1, P] form).
+    nparts = a.ap.empty() ? 1 : a.ap[0].num;
+    const int64_t step0 = a.ap.empty() ? 0 : a.ap[0].step;
+    if (onchip)
+      pstep_e = (step0 % F == 0) ? step0 : step0 * F;
+    else
+      pstep_e = step0;
+    if (nparts < 0) fail(tname() + ": negative partition count " + std::to_string(nparts));
+    build_runs();
+    count = 0;
+    if (nparts == 0 || runs.empty()) return;
+    int64_t per_part = 0;
+    for (const auto &r : runs) per_part += r.second;
+    count = nparts * per_part;
+    // Every element lies within [emin, emax] and both ends are attained, so this bounds check is exact.
+    const int64_t span = (nparts - 1) * pstep_e;
+    const int64_t emin = a.start + std::min<int64_t>(0, span) + minoff;
+    const int64_t emax = a.start + std::max<int64_t>(0, span) + maxoff;
+    if (emin < 0 || emax >= total) {
+      const int64_t bad = emin < 0 ? emin : emax;
+      std::ostringstream os;
+      os << "access out of bounds of " << tname() << " (" << mem_name(t->mem) << ", ";
+      if (onchip)
+        os << t->partitions << " partitions x " << F << " " << isa::enum_name(a.dtype) << " elements): element "
+           << bad << " = partition " << floor_div(bad, F) << ", free element " << floor_mod(bad, F);
+      else
+        os << total << " " << isa::enum_name(a.dtype) << " elements): element " << bad;
+      os << " (start " << a.start << ", ap [";
+      for (size_t i = 0; i < a.ap.size(); ++i) os << (i ? ", " : "") << "[" << a.ap[i].step << ", " << a.ap[i].num << "]";
+      os << "])";
+      fail(os.str());
+    }
+  }
+
+  // The free-dim element offsets (relative to the partition base), as maximal contiguous runs. Computed once
+  // per access and reused for every partition.
+  void build_runs() {
+    runs.clear();
+    const size_t nd = a.ap.size();
+    if (nd <= 1) {
+      runs.emplace_back(0, 1);
+      minoff = maxoff = 0;
+      return;
+    }
+    for (size_t i = 1; i < nd; ++i) {
+      if (a.ap[i].num < 0) fail(tname() + ": negative count in ap pair " + std::to_string(i));
+      if (a.ap[i].num == 0) return;
+    }
+    // Innermost dim with step 1 is a run; otherwise single elements. Dims [1, nd-1) form an odometer.
+    const int64_t in_step = a.ap[nd - 1].step, in_num = a.ap[nd - 1].num;
+    std::vector<int64_t> idx(nd, 0);
+    int64_t base = 0;
+    minoff = INT64_MAX;
+    maxoff = INT64_MIN;
+    auto push = [&](int64_t off, int64_t len) {
+      if (!runs.empty() && runs.back().first + runs.back().second == off)
+        runs.back().second += len;
+      else
+        runs.emplace_back(off, len);
+      minoff = std::min(minoff, off);
+      maxoff = std::max(maxoff, off + len - 1);
+    };
+    while (true) {
+      if (in_step == 1)
+        push(base, in_num);
+      else
+        for (int64_t k = 0; k < in_num; ++k) push(base + k * in_step, 1);
+      bool done = true;
+      for (size_t d = nd - 1; d > 1;) {
+        --d;
+        if (++idx[d] < a.ap[d].num) {
+          base += a.ap[d].step;
+          done = false;
+          break;
+        }
+        base -= a.ap[d].step * (a.ap[d].num - 1);
+        idx[d] = 0;
+      }
+      if (done) break;
+    }
+  }
+
+  uint8_t *data_ptr(int64_t p, int64_t f) const {
+    const auto &buf = t->mem == isa::MemoryType::PSUM ? m.psum_ : m.sbuf_;
+    return const_cast<uint8_t *>(buf.data()) + (p_base + p) * row_stride + b_base + f * esz;
+  }
+  uint8_t *shadow_ptr(int64_t p, int64_t f) const {
+    const auto &buf = t->mem == isa::MemoryType::PSUM ? m.psum_written_ : m.sbuf_written_;
+    return const_cast<uint8_t *>(buf.data()) + (p_base + p) * row_stride + b_base + f * esz;
+  }
+
+  // Calls fn(data, shadow (nullptr for DRAM), n elements, position in walk order) for each contiguous chunk.
+  template <typename Fn> void walk(Fn &&fn) const {
+    if (count == 0) return;
+    int64_t pos = 0;
+    if (!onchip) {
+      uint8_t *base = const_cast<uint8_t *>(m.dram_[static_cast<size_t>(a.tensor)].data());
+      for (int64_t i0 = 0; i0 < nparts; ++i0) {
+        const int64_t pe = a.start + i0 * pstep_e;
+        for (const auto &r : runs) {
+          fn(base + (pe + r.first) * esz, static_cast<uint8_t *>(nullptr), r.second, pos);
+          pos += r.second;
+        }
+      }
+      return;
+    }
+    for (int64_t i0 = 0; i0 < nparts; ++i0) {
+      const int64_t pe = a.start + i0 * pstep_e;
+      for (const auto &r : runs) {
+        int64_t e = pe + r.first, len = r.second;
+        while (len > 0) {  // a run may cross into the next partition of the row-major layout
+          const int64_t p = e / F, f = e % F;
+          const int64_t take = std::min(len, F - f);
+          fn(data_ptr(p, f), shadow_ptr(p, f), take, pos);
+          pos += take;
+          e += take;
+          len -= take;
+        }
+      }
+    }
+  }
+
+  Box box() const {
+    if (count == 0) return {0, 0, 0, 0};
+    const int64_t span = (nparts - 1) * pstep_e;
+    const int64_t emin = a.start + std::min<int64_t>(0, span) + minoff;
+    const int64_t emax = a.start + std::max<int64_t>(0, span) + maxoff;
+    if (!onchip) return {0, 1, emin * esz, (emax + 1) * esz};
+    const int64_t r = floor_mod(a.start, F);  // the same for every partition: pstep_e is a multiple of F
+    if (r + minoff >= 0 && r + maxoff < F) {
+      const int64_t pf = floor_div(a.start, F), pspan = span / F;
+      return {p_base + pf + std::min<int64_t>(0, pspan), p_base + pf + std::max<int64_t>(0, pspan) + 1,
+              b_base + (r + minoff) * esz, b_base + (r + maxoff + 1) * esz};
+    }
+    return {p_base + floor_div(emin, F), p_base + floor_div(emax, F) + 1, b_base, b_base + F * esz};
+  }
+};
+
+// ------------------------------------------------------------------------------------------------ placement
+
+Memory::Memory(const isa::Program &program, const ArchParams &arch) : program_(program), arch_(arch) {
+  const auto &ts = program_.tensors;
+  dram_.resize(ts.size());
+  place_.resize(ts.size());
+  const int64_t psum_bank = arch_.psum_banks > 0 ? arch_.psum_bytes_per_partition / arch_.psum_banks : 0;
+
+  auto capacity_error = [&](const isa::Tensor &t, const std::string &what) {
+    ErrorContext ctx;
+    ctx.file = program_.file;
+    throw SemanticError(ctx, "tensor '" + t.name + "' does not fit in " + mem_name(t.mem) + ": " + what);
+  };
+  struct Used {
+    bool psum;
+    int64_t p0, p1, b0, b1;
+  };
+  std::vector<Used> used;
+  int64_t sb_hw = 0, ps_hw = 0;
+
+  // Pass 1: DRAM buffers and tensors the BIR already placed.
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const auto &t = ts[i];
+    if (t.is_dram()) {
+      const int64_t n =
+          std::max<int64_t>(t.partitions * t.bytes_per_partition, t.num_elements() * isa::dtype_size(t.dtype));
+      // 0xFF poison like every birsim MemoryObject; inputs overwrite it when loaded.
+      dram_[i].assign(static_cast<size_t>(std::max<int64_t>(n, 0)), 0xFF);
+      continue;
+    }
+    const bool psum = t.mem == isa::MemoryType::PSUM;
+    const int64_t cap = psum ? arch_.psum_bytes_per_partition : arch_.sbuf_bytes_per_partition;
+    if (t.partitions > arch_.partitions)
+      capacity_error(t, std::to_string(t.partitions) + " partitions requested, the core has " +
+                            std::to_string(arch_.partitions));
+    if (t.bytes_per_partition > cap)
+      capacity_error(t, std::to_string(t.bytes_per_partition) + " bytes per partition requested, capacity is " +
+                            std::to_string(cap));
+    if (!t.allocated) continue;
+    int64_t addr = t.addr;
+    // PSUM: a bank id with a bank-relative address (addr below one bank) names bank * 2 KiB + addr. The reference
+    // does not pin which form allocated BIR uses; both read the same way under this rule.
+    if (psum && t.bank > 0 && psum_bank > 0 && addr < psum_bank) addr += t.bank * psum_bank;
+    if (t.base_partition < 0 || t.base_partition + t.partitions > arch_.partitions)
+      capacity_error(t, "partitions [" + std::to_string(t.base_partition) + ", " +
+                            std::to_string(t.base_partition + t.partitions) + ") exceed the core's " +
+                            std::to_string(arch_.partitions));
+    if (addr < 0 || addr + t.bytes_per_partition > cap)
+      capacity_error(t, "bytes [" + std::to_string(addr) + ", " + std::to_string(addr + t.bytes_per_partition) +
+                            ") per partition exceed the capacity of " + std::to_string(cap));
+    place_[i] = {addr, t.base_partition};
+    used.push_back({psum, t.base_partition, t.base_partition + t.partitions, addr, addr + t.bytes_per_partition});
+    (psum ? ps_hw : sb_hw) = std::max(psum ? ps_hw : sb_hw, addr + t.bytes_per_partition);
+  }
+
+  // Pass 2: first-fit for pre-allocation BIR, in tensor order, per partition range.
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const auto &t = ts[i];
+    if (t.is_dram() || t.allocated) continue;
+    const bool psum = t.mem == isa::MemoryType::PSUM;
+    const int64_t cap = psum ? arch_.psum_bytes_per_partition : arch_.sbuf_bytes_per_partition;
+    const int64_t align = psum ? kPsumAlign : kSbufAlign;
+    const int64_t p0 = std::max<int64_t>(0, t.base_partition);
+    const int64_t p1 = p0 + t.partitions;
+    const int64_t size = std::max<int64_t>(t.bytes_per_partition, 1);
+    std::vector<int64_t> cands{0};
+    for (const auto &u : used)
+      if (u.psum == psum && u.p0 < p1 && p0 < u.p1) cands.push_back((u.b1 + align - 1) / align * align);
+    std::sort(cands.begin(), cands.end());
+    int64_t chosen = -1;
+    for (int64_t c : cands) {
+      // A PSUM tile that fits in one 2 KiB bank is not split across banks (matmul writes one bank).
+      if (psum && psum_bank > 0 && size <= psum_bank && c / psum_bank != (c + size - 1) / psum_bank)
+        c = (c / psum_bank + 1) * psum_bank;
+      if (c + size > cap) continue;
+      bool clash = false;
+      for (const auto &u : used)
+        if (u.psum == psum && u.p0 < p1 && p0 < u.p1 && u.b0 < c + size && c < u.b1) {
+          clash = true;
+          break;
+        }
+      if (!clash) {
+        chosen = c;
+        break;
+      }
+    }
+    if (chosen < 0) {
+      int64_t in_use = 0;
+      for (const auto &u : used)
+        if (u.psum == psum && u.p0 < p1 && p0 < u.p1) in_use += u.b1 - u.b0;
+      capacity_error(t, "no free range of " + std::to_string(t.bytes_per_partition) +
+                            " bytes per partition left in partitions [" + std::to_string(p0) + ", " +
+                            std::to_string(p1) + ") (capacity " + std::to_string(cap) + " bytes, " +
+                            std::to_string(in_use) + " bytes already placed)");
+    }
+    place_[i] = {chosen, p0};
+    used.push_back({psum, p0, p1, chosen, chosen + size});
+    (psum ? ps_hw : sb_hw) = std::max(psum ? ps_hw : sb_hw, chosen + size);
+  }
+
+  // Only the rows' high-water mark is backed: a small kernel does not pay for 24 MiB of SBUF. Footprints and
+  // errors use the architectural (partition, byte) coordinates, never this internal stride.
+  sbuf_row_ = sb_hw;
+  psum_row_ = ps_hw;
+  sbuf_.assign(static_cast<size_t>(arch_.partitions * sbuf_row_), 0xFF);
+  psum_.assign(static_cast<size_t>(arch_.partitions * psum_row_), 0xFF);
+  sbuf_written_.assign(sbuf_.size(), 0);
+  psum_written_.assign(psum_.size(), 0);
+}
+
+// ------------------------------------------------------------------------------------------------ accessors
+
+namespace {
+
+template <typename Fn> void for_chunks(const Memory &m, const Access &a, Fn &&fn) {
+  MemoryWalker w(m, a);
+  w.resolve();
+  w.walk(fn);
+}
+
+} // namespace
+
+void Memory::check(const Access &a) const {
+  MemoryWalker w(*this, a);
+  w.resolve();
+}
+
+Footprint Memory::footprint(const Access &a) const {
+  MemoryWalker w(*this, a);
+  w.resolve();
+  const Box b = w.box();
+  Footprint f;
+  if (!w.onchip) {
+    f.space = Footprint::Space::Dram;
+    f.dram_tensor = a.tensor;
+  } else {
+    f.space = w.t->mem == isa::MemoryType::PSUM ? Footprint::Space::Psum : Footprint::Space::Sbuf;
+  }
+  f.p0 = b.p0;
+  f.p1 = b.p1;
+  f.b0 = b.b0;
+  f.b1 = b.b1;
+  return f;
+}
+
+namespace {
+// Counts the elements of a chunk with at least one never-written byte.
+int64_t count_unwritten(const uint8_t *shadow, int64_t n, int64_t esz) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t *s = shadow + i * esz;
+    for (int64_t b = 0; b < esz; ++b)
+      if (!s[b]) {
+        ++bad;
+        break;
+      }
+  }
+  return bad;
+}
+} // namespace
+
+void Memory::read_f32(const Access &a, float *out) const {
+  const int64_t esz = isa::dtype_size(a.dtype);
+  const bool track = track_uninit_;
+  for_chunks(*this, a, [&](uint8_t *p, uint8_t *sh, int64_t n, int64_t pos) {
+    load_f32(a.dtype, p, out + pos, n);
+    if (track && sh) uninit_reads_ += count_unwritten(sh, n, esz);
+  });
+}
+
+void Memory::write_f32(const Access &a, const float *in) {
+  const int64_t esz = isa::dtype_size(a.dtype);
+  for_chunks(*this, a, [&](uint8_t *p, uint8_t *sh, int64_t n, int64_t pos) {
+    store_f32(a.dtype, in + pos, p, n);
+    if (sh) std::memset(sh, 1, static_cast<size_t>(n * esz));
+  });
+}
+
+void Memory::read_i32(const Access &a, int32_t *out) const {
+  const int64_t esz = isa::dtype_size(a.dtype);
+  const bool track = track_uninit_;
+  for_chunks(*this, a, [&](uint8_t *p, uint8_t *sh, int64_t n, int64_t pos) {
+    load_i32(a.dtype, p, out + pos, n);
+    if (track && sh) uninit_reads_ += count_unwritten(sh, n, esz);
+  });
+}
+
+void Memory::write_i32(const Access &a, const int32_t *in) {
+  const int64_t esz = isa::dtype_size(a.dtype);
+  for_chunks(*this, a, [&](uint8_t *p, uint8_t *sh, int64_t n, int64_t pos) {
+    store_i32(a.dtype, in + pos, p, n);
+    if (sh) std::memset(sh, 1, static_cast<size_t>(n * esz));
+  });
+}
+
+void Memory::read_raw(const Access &a, uint8_t *out) const {
+  const int64_t esz = isa::dtype_size(a.dtype);
+  const bool track = track_uninit_;
+  for_chunks(*this, a, [&](uint8_t *p, uint8_t *sh, int64_t n, int64_t pos) {
+    std::memcpy(out + pos * esz, p, static_cast<size_t>(n * esz));
+    if (track && sh) uninit_reads_ += count_unwritten(sh, n, esz);
+  });
+}
+
+void Memory::write_raw(const Access &a, const uint8_t *in) {
+  const int64_t esz = isa::dtype_size(a.dtype);
+  for_chunks(*this, a, [&](uint8_t *p, uint8_t *sh, int64_t n, int64_t pos) {
+    std::memcpy(p, in + pos * esz, static_cast<size_t>(n * esz));
+    if (sh) std::memset(sh, 1, static_cast<size_t>(n * esz));
+  });
+}
+
+std::vector<uint8_t> &Memory::dram(int tensor) {
+  if (tensor < 0 || tensor >= static_cast<int>(dram_.size()) || !program_.tensors[tensor].is_dram())
+    throw SimulationError(ctx_, "tensor index " + std::to_string(tensor) + " is not a DRAM tensor");
+  return dram_[static_cast<size_t>(tensor)];
+}
+const std::vector<uint8_t> &Memory::dram(int tensor) const {
+  return const_cast<Memory *>(this)->dram(tensor);
+}
+
+int64_t Memory::placed_addr(int tensor) const { return place_.at(static_cast<size_t>(tensor)).addr; }
+int64_t Memory::placed_partition(int tensor) const { return place_.at(static_cast<size_t>(tensor)).partition; }
+
+} // namespace neuronsim::engines

@@ -1,0 +1,81 @@
+// The one InstructionType -> semantics table (DESIGN.md 4: tables, not switch chains). Adding an instruction is
+// one row here plus its engines/ops/<family>.cpp.
+#include <array>
+
+#include "engines/ops/common.hpp"
+
+namespace neuronsim::engines {
+
+namespace {
+
+using ops::OpFn;
+using IT = isa::InstructionType;
+
+struct Row {
+  IT type;
+  OpFn fn;
+};
+
+constexpr Row kRows[] = {
+    // data movement
+    {IT::Load, ops::exec_copy},
+    {IT::Save, ops::exec_copy},
+    {IT::TensorCopy, ops::exec_copy},
+    {IT::GenericCopy, ops::exec_copy},
+    {IT::AbstractCopy, ops::exec_copy},
+    {IT::DMACopy, ops::exec_dma_copy},
+    {IT::Memset, ops::exec_memset},
+    {IT::Iota, ops::exec_iota},
+    {IT::TensorScalarAffineSelect, ops::exec_affine_select},
+    {IT::Select, ops::exec_select},
+    {IT::CopyPredicated, ops::exec_copy_predicated},
+    // elementwise / reduce
+    {IT::TensorTensor, ops::exec_tensor_tensor},
+    {IT::TensorScalar, ops::exec_tensor_scalar},
+    {IT::TensorScalarPtr, ops::exec_tensor_scalar},
+    {IT::TensorReduce, ops::exec_tensor_reduce},
+    {IT::Pool, ops::exec_pool},
+    // activation engine
+    {IT::Activation, ops::exec_activation},
+    {IT::Reciprocal, ops::exec_reciprocal},
+    {IT::Exponential, ops::exec_exponential},
+    // PE
+    {IT::Matmult, ops::exec_matmult},
+    // no memory effect
+    {IT::NoOp, ops::exec_noop},
+    {IT::EventSemaphore, ops::exec_noop},
+    {IT::AllEngineBarrier, ops::exec_noop},
+    {IT::Drain, ops::exec_noop},
+    {IT::Halt, ops::exec_noop},
+    {IT::LoadActFuncSet, ops::exec_noop},
+    {IT::BranchHint, ops::exec_noop},
+};
+
+const std::array<OpFn, isa::kNumInstructionTypes> &table() {
+  static const std::array<OpFn, isa::kNumInstructionTypes> t = [] {
+    std::array<OpFn, isa::kNumInstructionTypes> a{};
+    for (const auto &r : kRows) a[static_cast<size_t>(r.type)] = r.fn;
+    return a;
+  }();
+  return t;
+}
+
+} // namespace
+
+bool executes(isa::InstructionType t) {
+  const auto i = static_cast<size_t>(t);
+  return i < table().size() && table()[i] != nullptr;
+}
+
+void execute(const DynInst &d, Memory &mem, EngineState &st) {
+  if (!d.inst) throw SimulationError(mem.context(), "execute() without an instruction");
+  const auto i = static_cast<size_t>(d.inst->type);
+  const OpFn fn = i < table().size() ? table()[i] : nullptr;
+  if (!fn)
+    throw SemanticError(ops::ctx_field(mem, "opcode"),
+                        std::string("instruction type '") + isa::inst_type_name(d.inst->type) +
+                            "' has no simulator semantics");
+  fn(d, mem, st);
+}
+
+} // namespace neuronsim::engines
