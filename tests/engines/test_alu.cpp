@@ -1,0 +1,265 @@
+// ALU: (1) the vector kernels and folds against the scalar oracle for every AluOpType, both lanes, on random
+// inputs from a fixed seed plus special values; (2) hand-computed operand-order vectors (acc op x); (3) the
+// operand classes in alu_ops.def hold for the implementation (unary ignores x, commutative is symmetric).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "neuronsim/engines/alu.hpp"
+
+using namespace neuronsim;
+using namespace neuronsim::engines;
+using isa::AluOp;
+
+namespace {
+uint32_t U(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float F(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+bool same(float a, float b) { return U(a) == U(b) || (std::isnan(a) && std::isnan(b)); }
+
+std::vector<float> random_floats(std::mt19937 &rng, size_t n) {
+  std::vector<float> v(n);
+  std::uniform_real_distribution<float> wide(-100.0f, 100.0f);
+  const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, kInf, -kInf, kNaN, 2.0f, 0.5f, 3.0f, -7.0f, 1e-40f};
+  for (size_t i = 0; i < n; ++i) {
+    switch (rng() % 4) {
+    case 0: v[i] = specials[rng() % 12]; break;
+    case 1: v[i] = float(int(rng() % 64) - 32); break;  // small integers: shifts, mod, compares with ties
+    case 2: v[i] = F(rng()); break;                     // arbitrary bit patterns: bit-vector ops
+    default: v[i] = wide(rng); break;
+    }
+  }
+  return v;
+}
+std::vector<int32_t> random_ints(std::mt19937 &rng, size_t n) {
+  std::vector<int32_t> v(n);
+  const int32_t specials[] = {0, 1, -1, INT32_MAX, INT32_MIN, 31, 32, 33, -32};
+  for (size_t i = 0; i < n; ++i) {
+    switch (rng() % 3) {
+    case 0: v[i] = specials[rng() % 9]; break;
+    case 1: v[i] = int32_t(rng() % 80) - 40; break;
+    default: v[i] = int32_t(rng()); break;
+    }
+  }
+  return v;
+}
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------ kernels
+TEST(AluKernels, Fp32MatchOracleForEveryOp) {
+  std::mt19937 rng(20240601);
+  const size_t n = 1031;  // odd length: exercises the packet tail
+  auto a = random_floats(rng, n), x = random_floats(rng, n);
+  std::vector<float> out(n), alias;
+  for (const auto &info : isa::alu_ops()) {
+    AluOp op = info.op;
+    SCOPED_TRACE(info.name);
+    alu_vv(op, a.data(), x.data(), out.data(), int64_t(n));
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_TRUE(same(out[i], alu_apply(op, a[i], x[i]))) << "vv i=" << i << " a=" << a[i] << " x=" << x[i];
+    const float s = x[7];
+    alu_vs(op, a.data(), s, out.data(), int64_t(n));
+    for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same(out[i], alu_apply(op, a[i], s))) << "vs i=" << i;
+    alu_sv(op, s, a.data(), out.data(), int64_t(n));
+    for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same(out[i], alu_apply(op, s, a[i]))) << "sv i=" << i;
+    // out aliasing acc
+    alias = a;
+    alu_vv(op, alias.data(), x.data(), alias.data(), int64_t(n));
+    for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same(alias[i], alu_apply(op, a[i], x[i]))) << "alias i=" << i;
+    // fold, in order
+    float ref = a[0];
+    for (size_t i = 0; i < n; ++i) ref = alu_apply(op, ref, x[i]);
+    ASSERT_TRUE(same(alu_fold(op, a[0], x.data(), int64_t(n)), ref));
+  }
+}
+
+TEST(AluKernels, Int32MatchOracleForEveryOp) {
+  std::mt19937 rng(777);
+  const size_t n = 1031;
+  auto a = random_ints(rng, n), x = random_ints(rng, n);
+  std::vector<int32_t> out(n);
+  for (const auto &info : isa::alu_ops()) {
+    AluOp op = info.op;
+    SCOPED_TRACE(info.name);
+    alu_vv_i32(op, a.data(), x.data(), out.data(), int64_t(n));
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], alu_apply_i32(op, a[i], x[i])) << "vv " << a[i] << "," << x[i];
+    alu_vs_i32(op, a.data(), x[3], out.data(), int64_t(n));
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], alu_apply_i32(op, a[i], x[3]));
+    alu_sv_i32(op, x[3], a.data(), out.data(), int64_t(n));
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], alu_apply_i32(op, x[3], a[i]));
+    int32_t ref = a[0];
+    for (size_t i = 0; i < n; ++i) ref = alu_apply_i32(op, ref, x[i]);
+    ASSERT_EQ(alu_fold_i32(op, a[0], x.data(), int64_t(n)), ref);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ classes
+TEST(AluClasses, UnaryIgnoresXAndCommutativeIsSymmetric) {
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> d(-50.0f, 50.0f);
+  for (const auto &info : isa::alu_ops()) {
+    SCOPED_TRACE(info.name);
+    for (int k = 0; k < 200; ++k) {
+      float a = d(rng), x = d(rng);
+      if (std::fabs(a) == std::fabs(x)) continue;  // signed ties make max/abs_max pick acc
+      int32_t ia = int32_t(rng() % 1000) - 500, ix = int32_t(rng() % 1000) - 500;
+      if (ia == -ix) continue;
+      if (info.order == isa::OperandOrder::Unary) {
+        ASSERT_TRUE(same(alu_apply(info.op, a, x), alu_apply(info.op, a, 1234.5f)));
+        ASSERT_EQ(alu_apply_i32(info.op, ia, ix), alu_apply_i32(info.op, ia, 77));
+      } else if (info.order == isa::OperandOrder::Commutative) {
+        ASSERT_TRUE(same(alu_apply(info.op, a, x), alu_apply(info.op, x, a))) << a << " " << x;
+        ASSERT_EQ(alu_apply_i32(info.op, ia, ix), alu_apply_i32(info.op, ix, ia));
+      }
+    }
+  }
+}
+
+TEST(AluClasses, IdentityIsALeftIdentity) {
+  const float xs[] = {3.5f, -2.0f, 1e30f, -0.0f, 0.0f, 1.0f};
+  for (const auto &info : isa::alu_ops()) {
+    SCOPED_TRACE(info.name);
+    if (!alu_has_identity(info.op)) {
+      EXPECT_TRUE(std::isnan(alu_identity(info.op)));
+      continue;
+    }
+    bool logical = info.op == AluOp::logical_and || info.op == AluOp::logical_or || info.op == AluOp::logical_xor;
+    for (float x : xs) {
+      if (logical && U(x) != U(0.0f) && x != 1.0f) continue;  // logical results are +0 / 1
+      if (info.op == AluOp::abs_max && x == 0.0f) continue;  // documented: -0 -> +0
+      EXPECT_TRUE(same(alu_apply(info.op, alu_identity(info.op), x), x)) << x;
+    }
+    for (int32_t x : {5, -9, 0, 1, INT32_MAX}) {
+      if (logical && x != 0 && x != 1) continue;
+      EXPECT_EQ(alu_apply_i32(info.op, alu_identity_i32(info.op), x), x) << x;
+    }
+  }
+  EXPECT_EQ(alu_identity(AluOp::max), -kInf);
+  EXPECT_EQ(alu_identity(AluOp::min), kInf);
+  EXPECT_EQ(alu_identity_i32(AluOp::bitwise_and), -1);
+  EXPECT_FALSE(alu_has_identity(AluOp::subtract));
+}
+
+// ------------------------------------------------------------------------------------------------ operand order
+TEST(AluOrder, ArithmeticIsAccOpX) {
+  EXPECT_EQ(alu_apply(AluOp::subtract, 5.0f, 3.0f), 2.0f);  // acc - x
+  EXPECT_EQ(alu_apply(AluOp::divide, 6.0f, 3.0f), 2.0f);    // acc / x
+  EXPECT_EQ(alu_apply(AluOp::divide, 1.0f, 0.0f), kInf);
+  EXPECT_EQ(alu_apply(AluOp::divide, -1.0f, 0.0f), -kInf);
+  EXPECT_EQ(alu_apply(AluOp::pow, 2.0f, 3.0f), 8.0f);        // acc ^ x
+  EXPECT_EQ(alu_apply(AluOp::pow, 4.0f, 0.5f), 2.0f);
+  EXPECT_EQ(alu_apply(AluOp::pow, 3.0f, -1.0f), 1.0f / 3.0f);
+  EXPECT_EQ(alu_apply(AluOp::mod, 7.0f, 3.0f), 1.0f);        // fmod: sign of acc
+  EXPECT_EQ(alu_apply(AluOp::mod, -7.0f, 3.0f), -1.0f);
+  EXPECT_EQ(alu_apply(AluOp::mod, 7.0f, -3.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::mod, 5.5f, 2.0f), 1.5f);
+  EXPECT_TRUE(std::isnan(alu_apply(AluOp::mod, 1.0f, 0.0f)));
+  EXPECT_EQ(alu_apply(AluOp::mod_int, 7.9f, 3.2f), 1.0f);    // trunc(7.9)=7 mod trunc(3.2)=3
+  EXPECT_EQ(alu_apply(AluOp::rsqrt, 4.0f, 99.0f), 0.5f);
+  EXPECT_EQ(alu_apply(AluOp::abs, -2.5f, 99.0f), 2.5f);
+  EXPECT_EQ(alu_apply(AluOp::bypass, -2.5f, 99.0f), -2.5f);
+  EXPECT_EQ(alu_apply(AluOp::average, 1.0f, 4.0f), 2.5f);
+  EXPECT_EQ(alu_apply(AluOp::elemwise_mul, 1.5f, 4.0f), 6.0f);
+  // the reversed (scalar-as-accumulator) kernel: 10 - x
+  float xs[2] = {1.0f, 2.0f}, out[2];
+  alu_sv(AluOp::subtract, 10.0f, xs, out, 2);
+  EXPECT_EQ(out[0], 9.0f);
+  EXPECT_EQ(out[1], 8.0f);
+  alu_vs(AluOp::divide, xs, 4.0f, out, 2);  // x[i] / 4
+  EXPECT_EQ(out[0], 0.25f);
+  EXPECT_EQ(out[1], 0.5f);
+  alu_sv(AluOp::divide, 4.0f, xs, out, 2);  // 4 / x[i]
+  EXPECT_EQ(out[0], 4.0f);
+  EXPECT_EQ(out[1], 2.0f);
+}
+
+TEST(AluOrder, ComparisonsAreAccOpXReturningOneZero) {
+  EXPECT_EQ(alu_apply(AluOp::is_gt, 2.0f, 1.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_gt, 1.0f, 2.0f), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_gt, 2.0f, 2.0f), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_ge, 2.0f, 2.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_ge, 1.0f, 2.0f), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_lt, 1.0f, 2.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_lt, 2.0f, 1.0f), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_le, 2.0f, 2.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_le, 3.0f, 2.0f), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_equal, 0.0f, -0.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_equal, kNaN, kNaN), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::not_equal, kNaN, kNaN), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::is_gt, kNaN, 1.0f), 0.0f);
+  EXPECT_EQ(alu_apply_i32(AluOp::is_gt, -1, -2), 1);  // signed
+  EXPECT_EQ(alu_apply_i32(AluOp::is_lt, INT32_MIN, 0), 1);
+  EXPECT_EQ(alu_apply_i32(AluOp::is_le, 5, 4), 0);
+  EXPECT_EQ(alu_apply(AluOp::logical_and, 2.0f, -3.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::logical_and, 2.0f, -0.0f), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::logical_xor, 2.0f, 5.0f), 0.0f);
+  EXPECT_EQ(alu_apply(AluOp::logical_or, 0.0f, kNaN), 1.0f);  // NaN is nonzero
+}
+
+TEST(AluOrder, MaxMinFollowMaxssWithAccAsSecondOperand) {
+  EXPECT_EQ(alu_apply(AluOp::max, 1.0f, kNaN), 1.0f);          // NaN in x dropped
+  EXPECT_TRUE(std::isnan(alu_apply(AluOp::max, kNaN, 1.0f)));  // NaN in acc sticks
+  EXPECT_EQ(alu_apply(AluOp::min, 1.0f, kNaN), 1.0f);
+  EXPECT_TRUE(std::isnan(alu_apply(AluOp::min, kNaN, 1.0f)));
+  EXPECT_EQ(U(alu_apply(AluOp::max, -0.0f, 0.0f)), 0x80000000u);  // tie keeps acc (-0)
+  EXPECT_EQ(U(alu_apply(AluOp::min, 0.0f, -0.0f)), 0x00000000u);
+  EXPECT_EQ(alu_apply(AluOp::max, 1.0f, 2.0f), 2.0f);
+  EXPECT_EQ(alu_apply(AluOp::min, 1.0f, 2.0f), 1.0f);
+  // abs_max / abs_min return the signed operand with the larger / smaller magnitude
+  EXPECT_EQ(alu_apply(AluOp::abs_max, -3.0f, 2.0f), -3.0f);
+  EXPECT_EQ(alu_apply(AluOp::abs_max, 2.0f, -3.0f), -3.0f);
+  EXPECT_EQ(alu_apply(AluOp::abs_min, -3.0f, 2.0f), 2.0f);
+  EXPECT_EQ(alu_apply(AluOp::abs_max, -2.0f, 2.0f), -2.0f);  // tie keeps acc
+  EXPECT_EQ(alu_apply_i32(AluOp::abs_max, 5, -7), -7);
+}
+
+TEST(AluOrder, ShiftsAndBitVectors) {
+  EXPECT_EQ(alu_apply_i32(AluOp::arith_shift_left, 1, 4), 16);    // acc << x
+  EXPECT_EQ(alu_apply_i32(AluOp::arith_shift_right, -16, 2), -4);  // sign-filling
+  EXPECT_EQ(alu_apply_i32(AluOp::logical_shift_right, -16, 28), 0xf);  // 0xfffffff0 >> 28
+  EXPECT_EQ(alu_apply_i32(AluOp::logical_shift_left, 3, 1), 6);
+  EXPECT_EQ(alu_apply_i32(AluOp::logical_shift_left, 1, 33), 2);  // count masked to 5 bits (x86 shl)
+  EXPECT_EQ(alu_apply_i32(AluOp::arith_shift_right, 4, 1), 2);    // not 1 >> 4
+  EXPECT_EQ(alu_apply_i32(AluOp::bitwise_not, 0, 123), -1);
+  EXPECT_EQ(alu_apply_i32(AluOp::bitwise_and, 0xff0, 0x0ff), 0x0f0);
+  EXPECT_EQ(alu_apply_i32(AluOp::bitwise_or, 0xf00, 0x00f), 0xf0f);
+  EXPECT_EQ(alu_apply_i32(AluOp::bitwise_xor, 0xff, 0x0f), 0xf0);
+  // fp32 lane: the same ops on the bit patterns
+  EXPECT_EQ(U(alu_apply(AluOp::bitwise_and, F(0xff00ff00u), F(0x0ff00ff0u))), 0x0f000f00u);
+  EXPECT_EQ(U(alu_apply(AluOp::bitwise_not, F(0x3f800000u), 0.0f)), 0xc07fffffu);
+  EXPECT_EQ(U(alu_apply(AluOp::logical_shift_right, F(0x80000000u), F(31))), 1u);
+  EXPECT_EQ(U(alu_apply(AluOp::arith_shift_right, F(0x80000000u), F(31))), 0xffffffffu);
+}
+
+TEST(AluOrder, Int32ArithmeticSaturates) {
+  EXPECT_EQ(alu_apply_i32(AluOp::add, INT32_MAX, 1), INT32_MAX);
+  EXPECT_EQ(alu_apply_i32(AluOp::subtract, INT32_MIN, 1), INT32_MIN);
+  EXPECT_EQ(alu_apply_i32(AluOp::subtract, 3, 10), -7);  // acc - x
+  EXPECT_EQ(alu_apply_i32(AluOp::mult, 65536, 65536), INT32_MAX);
+  EXPECT_EQ(alu_apply_i32(AluOp::divide, 7, 2), 3);  // truncation
+  EXPECT_EQ(alu_apply_i32(AluOp::divide, -7, 2), -3);
+  EXPECT_EQ(alu_apply_i32(AluOp::divide, INT32_MIN, -1), INT32_MAX);
+  EXPECT_EQ(alu_apply_i32(AluOp::divide, 5, 0), INT32_MAX);
+  EXPECT_EQ(alu_apply_i32(AluOp::mod, -7, 3), -1);      // C remainder: sign of acc
+  EXPECT_EQ(alu_apply_i32(AluOp::mod_int, 7, -3), 1);
+  EXPECT_EQ(alu_apply_i32(AluOp::mod_int, 7, 0), 0);
+  EXPECT_EQ(alu_apply_i32(AluOp::pow, 3, 4), 81);
+  EXPECT_EQ(alu_apply_i32(AluOp::pow, 2, 40), INT32_MAX);
+  EXPECT_EQ(alu_apply_i32(AluOp::abs, INT32_MIN, 0), INT32_MAX);
+  EXPECT_EQ(alu_apply_i32(AluOp::average, -3, 0), -2);  // floor(-1.5)
+  EXPECT_EQ(alu_apply_i32(AluOp::max, -3, 2), 2);
+}
