@@ -1,7 +1,9 @@
 // Lookups over the .def tables. No ISA fact is written here: every value comes from isa/tables/*.def.
 #include "neuronsim/isa/tables.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace neuronsim::isa {
 
@@ -41,6 +43,26 @@ AluOp parse_alu(std::string_view name, const ErrorContext &ctx) {
   if (auto op = alu_from_name(name)) return *op;
   throw InputError(ctx, "unknown AluOpType '" + std::string(name) + "'");
 }
+
+const char *core_gen_name(CoreGen gen) {
+  switch (gen) {
+  case CoreGen::V2: return "v2";
+  case CoreGen::V3: return "v3";
+  case CoreGen::V4: return "v4";
+  }
+  return "?";
+}
+
+const char *operand_order_name(OperandOrder order) {
+  switch (order) {
+  case OperandOrder::Unary: return "unary";
+  case OperandOrder::Commutative: return "commutative";
+  case OperandOrder::OrderSensitive: return "order_sensitive";
+  }
+  return "?";
+}
+
+std::optional<uint32_t> alu_wire(AluOp op, CoreGen gen) { return alu_info(op).wire[static_cast<int>(gen) - 2]; }
 
 uint32_t alu_to_wire(AluOp op, CoreGen gen, const ErrorContext &ctx) {
   const auto &w = alu_info(op).wire[static_cast<int>(gen) - 2];
@@ -109,19 +131,135 @@ Dtype parse_dtype(std::string_view s, const ErrorContext &ctx) {
   throw InputError(ctx, "unknown dtype '" + std::string(s) + "'");
 }
 
-const char *inst_type_name(InstructionType t) {
-#define NS_IT(ord, name, family) #name,
-  static const char *names[] = {
+namespace {
+struct ItNameRow {
+  const char *name;
+  const char *family;
+};
+const ItNameRow *it_name_rows() {
+#define NS_IT(ord, name, family) ItNameRow{#name, family},
+  static const ItNameRow rows[] = {
 #include "tables/instruction_types.def"
   };
 #undef NS_IT
+  static_assert(sizeof(rows) / sizeof(rows[0]) == kNumInstructionTypes, "instruction_types.def must have 110 rows");
+  return rows;
+}
+bool it_in_range(InstructionType t) {
   int i = static_cast<int>(t);
-  return (i >= 0 && i < kNumInstructionTypes) ? names[i] : "?";
+  return i >= 0 && i < kNumInstructionTypes;
+}
+
+// Engine tokens of instruction_wire.def's engines column.
+constexpr Engine PE = Engine::PE, ACT = Engine::Activation, POOL = Engine::Pool, DVE = Engine::DVE,
+                 SP = Engine::SP, DMA = Engine::DMA;
+
+// "Save DMACopy" -> {Save, DMACopy}. An unknown name is a table bug: fail loudly at first use.
+std::vector<InstructionType> parse_name_list(const char *owner, const char *list) {
+  std::vector<InstructionType> out;
+  std::string_view s(list);
+  while (!s.empty()) {
+    size_t sp = s.find(' ');
+    std::string_view tok = s.substr(0, sp);
+    if (!tok.empty()) {
+      auto t = inst_type_from_name(tok);
+      if (!t)
+        throw std::logic_error(std::string("instruction_wire.def row ") + owner + ": unknown name '" +
+                               std::string(tok) + "'");
+      out.push_back(*t);
+    }
+    if (sp == std::string_view::npos) break;
+    s.remove_prefix(sp + 1);
+  }
+  return out;
+}
+
+std::vector<InstTypeInfo> build_inst_type_infos() {
+  std::vector<InstTypeInfo> rows;
+#define NS_LIST(...) {__VA_ARGS__}
+#define NS_ITW(name, kind, engines, engine_text, v2, v3, v4, min_b, max_b, split, col, shared, conf)             \
+  rows.push_back(InstTypeInfo{InstructionType::name, #name, "", InstKind::kind, std::vector<Engine> NS_LIST engines, \
+                              engine_text,                                                                       \
+                              {std::vector<uint8_t> NS_LIST v2, std::vector<uint8_t> NS_LIST v3,                  \
+                               std::vector<uint8_t> NS_LIST v4},                                                  \
+                              min_b, max_b, split, parse_name_list(#name, col), parse_name_list(#name, shared), conf});
+#include "tables/instruction_wire.def"
+#undef NS_ITW
+#undef NS_LIST
+  // Re-index by ordinal and insist on exactly one row per InstructionType.
+  std::vector<InstTypeInfo> by_ord;
+  by_ord.reserve(kNumInstructionTypes);
+  for (int i = 0; i < kNumInstructionTypes; ++i) {
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [i](const InstTypeInfo &r) { return static_cast<int>(r.type) == i; });
+    if (it == rows.end() || std::count_if(rows.begin(), rows.end(), [i](const InstTypeInfo &r) {
+                              return static_cast<int>(r.type) == i;
+                            }) != 1)
+      throw std::logic_error(std::string("instruction_wire.def: need exactly one row for ") +
+                             it_name_rows()[i].name);
+    by_ord.push_back(*it);
+    by_ord.back().family = it_name_rows()[i].family;
+  }
+  if (rows.size() != static_cast<size_t>(kNumInstructionTypes))
+    throw std::logic_error("instruction_wire.def: expected 110 rows");
+  return by_ord;
+}
+} // namespace
+
+const char *inst_type_name(InstructionType t) { return it_in_range(t) ? it_name_rows()[static_cast<int>(t)].name : "?"; }
+
+const char *inst_type_family(InstructionType t) {
+  return it_in_range(t) ? it_name_rows()[static_cast<int>(t)].family : "?";
 }
 
 std::optional<InstructionType> inst_type_from_name(std::string_view name) {
   for (int i = 0; i < kNumInstructionTypes; ++i)
-    if (name == inst_type_name(static_cast<InstructionType>(i))) return static_cast<InstructionType>(i);
+    if (name == it_name_rows()[i].name) return static_cast<InstructionType>(i);
+  return std::nullopt;
+}
+
+InstructionType parse_inst_type(std::string_view name, const ErrorContext &ctx) {
+  if (auto t = inst_type_from_name(name)) return *t;
+  throw InputError(ctx, "unknown InstructionType '" + std::string(name) + "'");
+}
+
+const char *inst_kind_name(InstKind kind) {
+  switch (kind) {
+  case InstKind::Base: return "abstract_base";
+  case InstKind::Lowered: return "lowered";
+  case InstKind::Carrier: return "carrier";
+  case InstKind::Concrete: return "concrete";
+  }
+  return "?";
+}
+
+std::vector<uint16_t> InstTypeInfo::l3_for(CoreGen gen) const {
+  std::vector<uint16_t> out;
+  for (uint8_t b : l2_for(gen)) out.push_back(l3_word(b));
+  return out;
+}
+
+const std::vector<InstTypeInfo> &inst_type_infos() {
+  static const std::vector<InstTypeInfo> table = build_inst_type_infos();
+  return table;
+}
+
+const InstTypeInfo &inst_type_info(InstructionType t) { return inst_type_infos().at(static_cast<size_t>(t)); }
+
+std::vector<InstructionType> inst_types_for_l2(uint8_t l2, CoreGen gen) {
+  std::vector<InstructionType> out;
+  for (const auto &info : inst_type_infos()) {
+    const auto &bytes = info.l2_for(gen);
+    if (std::find(bytes.begin(), bytes.end(), l2) != bytes.end()) out.push_back(info.type);
+  }
+  return out;
+}
+
+std::optional<L3Header> parse_l3_word(uint16_t word) {
+  const uint8_t hi = static_cast<uint8_t>(word >> 8), lo = static_cast<uint8_t>(word & 0xFF);
+  if (hi == kL3LengthByte) return L3Header{lo, false};
+  // spec 003 INV-1: QuantizeMx (L2 0xE3) is the only op that sets bit 0 of the length byte (SATURATE).
+  if (hi == (kL3LengthByte | 1) && lo == 0xE3) return L3Header{lo, true};
   return std::nullopt;
 }
 

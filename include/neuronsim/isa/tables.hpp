@@ -23,6 +23,11 @@ inline constexpr int kNumAluOps = 33;
 
 enum class OperandOrder { Unary, Commutative, OrderSensitive };
 enum class CoreGen { V2 = 2, V3 = 3, V4 = 4 };  // NeuronCore-v2 (trn1), v3 (trn2), v4 (trn3)
+inline constexpr CoreGen kCoreGens[] = {CoreGen::V2, CoreGen::V3, CoreGen::V4};
+// "v2" / "v3" / "v4": the keys of the per-generation columns in `neuronsim isa --json`.
+const char *core_gen_name(CoreGen gen);
+// "unary" / "commutative" / "order_sensitive".
+const char *operand_order_name(OperandOrder order);
 
 struct AluOpInfo {
   AluOp op;
@@ -42,6 +47,8 @@ AluOp parse_alu(std::string_view name, const ErrorContext &ctx = {});
 uint32_t alu_to_wire(AluOp op, CoreGen gen, const ErrorContext &ctx = {});
 // L3 -> L1; accepts the full 32-bit value or its low byte (mod_int's 0xC8). nullopt when no op maps to it.
 std::optional<AluOp> alu_from_wire(uint32_t wire, CoreGen gen);
+// The wire value without throwing: nullopt for average/elemwise_mul and for ops absent on that generation.
+std::optional<uint32_t> alu_wire(AluOp op, CoreGen gen);
 
 // ---------------------------------------------------------------------------------------------- mode enums
 #define NS_V(name, ord) name = ord,
@@ -118,5 +125,59 @@ inline constexpr int kNumInstructionTypes = 110;
 
 const char *inst_type_name(InstructionType t);
 std::optional<InstructionType> inst_type_from_name(std::string_view name);
+// Parses a BIR "opcode" string; an unknown one throws InputError "unknown InstructionType '<s>'".
+InstructionType parse_inst_type(std::string_view name, const ErrorContext &ctx = {});
+// The editorial family of reference neuronx-cc/bir/instruction-type.md ("compute", "dma", ...).
+const char *inst_type_family(InstructionType t);
+
+// How an InstructionType reaches the wire (spec 003 section 6).
+enum class InstKind {
+  Base,     // abstract base IT: its leaves carry the opcode (MatmultBase, DMA, Collective, Terminator, ...)
+  Lowered,  // lowered away before codegen, or no encoder at all (Generic, Select, Loop, Rand, ...)
+  Carrier,  // kernel / debug / control carrier that emits no 64-byte bundle (BIRKernel, DevicePrint, Break, ...)
+  Concrete, // has an encoder that emits bundles
+};
+// "abstract_base" / "lowered" / "carrier" / "concrete".
+const char *inst_kind_name(InstKind kind);
+
+// One row of isa/tables/instruction_wire.def (see the column notes there).
+struct InstTypeInfo {
+  InstructionType type;
+  const char *name;
+  const char *family;
+  InstKind kind;
+  std::vector<Engine> engines;  // BIR EngineType(s); empty when the table pins none
+  const char *engine_text;      // spec 003's Eng column verbatim ("Pool/DVE", "CC", "any", ...)
+  std::array<std::vector<uint8_t>, 3> l2;  // L2 opcode bytes per generation, indexed by gen - 2; empty = not encoded
+  int min_bundles;
+  int max_bundles;              // -1 = unbounded (per active engine, per argument, user bytes)
+  const char *split;            // [split]/[mb] selector text, "" when none
+  std::vector<InstructionType> col;     // spec 003 section 2 [col] partners
+  std::vector<InstructionType> shared;  // other ITs sharing one of our bytes, not a spec collision
+  const char *confidence;
+
+  const std::vector<uint8_t> &l2_for(CoreGen gen) const { return l2[static_cast<int>(gen) - 2]; }
+  bool encoded_on(CoreGen gen) const { return !l2_for(gen).empty(); }
+  // The L3 header words (0x10 << 8) | L2 for this generation, in l2 order.
+  std::vector<uint16_t> l3_for(CoreGen gen) const;
+};
+const InstTypeInfo &inst_type_info(InstructionType t);
+const std::vector<InstTypeInfo> &inst_type_infos();  // all 110, indexed by ordinal
+// Every InstructionType whose encoder may emit this L2 byte on `gen`: more than one for [col]/shared bytes
+// (spec 003 GOTCHA: never key a decoder on the bare opcode byte). Ordinal order; empty when none.
+std::vector<InstructionType> inst_types_for_l2(uint8_t l2, CoreGen gen);
+
+// spec 003 INV-1: the 16-bit header word at bundle[0:2] is (0x10 << 8) | L2; the high byte 0x10 is the fixed
+// 16-dword bundle length. QuantizeMx with SATURATE ORs bit 0 of the high byte (0x11).
+inline constexpr uint16_t kL3LengthByte = 0x10;
+constexpr uint16_t l3_word(uint8_t l2, bool saturate = false) {
+  return static_cast<uint16_t>(((kL3LengthByte | (saturate ? 1 : 0)) << 8) | l2);
+}
+struct L3Header {
+  uint8_t l2;
+  bool saturate;
+};
+// Decodes a header word: high byte 0x10, or 0x11 with the QuantizeMx opcode 0xE3. nullopt otherwise.
+std::optional<L3Header> parse_l3_word(uint16_t word);
 
 } // namespace neuronsim::isa
