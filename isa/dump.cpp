@@ -1,0 +1,181 @@
+// Renders the ISA tables (isa/tables/*.def via tables.hpp) as JSON and as aligned text. No fact lives here.
+#include "neuronsim/isa/dump.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+namespace neuronsim::isa {
+
+namespace {
+using nlohmann::json;
+
+constexpr const char *kL3Rule = "L3 word = (0x10 << 8) | L2; QuantizeMx with SATURATE sets the high byte to 0x11 "
+                                "(spec 003 INV-1)";
+
+std::string hex(uint32_t v, int digits = 2) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%0*X", digits, v);
+  return buf;
+}
+
+json bytes_json(const std::vector<uint8_t> &v) {
+  json a = json::array();
+  for (auto b : v) a.push_back(b);
+  return a;
+}
+
+json names_json(const std::vector<InstructionType> &v) {
+  json a = json::array();
+  for (auto t : v) a.push_back(inst_type_name(t));
+  return a;
+}
+
+std::string join(const std::vector<std::string> &parts, const char *sep) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
+  return s;
+}
+
+// Left-aligned columns separated by two spaces; trailing blanks trimmed.
+void print_table(std::ostringstream &os, const std::vector<std::vector<std::string>> &rows) {
+  std::vector<size_t> width;
+  for (const auto &r : rows)
+    for (size_t c = 0; c < r.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], r[c].size());
+    }
+  for (const auto &r : rows) {
+    std::string line;
+    for (size_t c = 0; c < r.size(); ++c) {
+      line += r[c];
+      if (c + 1 < r.size()) line += std::string(width[c] - r[c].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    os << line << '\n';
+  }
+}
+} // namespace
+
+json isa_tables_json(const std::function<bool(InstructionType)> &executes) {
+  json j;
+  json alu = json::array();
+  for (const auto &op : alu_ops()) {
+    json wire = json::object();
+    for (CoreGen g : kCoreGens) {
+      auto w = op.wire[static_cast<int>(g) - 2];
+      wire[core_gen_name(g)] = w ? json(*w) : json(nullptr);
+    }
+    alu.push_back({{"ordinal", static_cast<int>(op.op)},
+                   {"name", op.name},
+                   {"class", operand_order_name(op.order)},
+                   {"bitvec", op.bitvec},
+                   {"wire", wire}});
+  }
+  j["alu_ops"] = alu;
+
+  json enums = json::object(), info = json::object();
+  for (const auto &t : enum_tables()) {
+    json vals = json::array();
+    for (int i = 0; i < t.count; ++i) vals.push_back({{"ordinal", t.entries[i].ordinal}, {"name", t.entries[i].name}});
+    enums[t.type_name] = vals;
+    info[t.type_name] = {{"json_key", t.json_key}, {"source", t.source}};
+  }
+  j["enums"] = enums;
+  j["enum_info"] = info;
+
+  json its = json::array();
+  for (const auto &it : inst_type_infos()) {
+    json engines = json::array();
+    for (auto e : it.engines) engines.push_back(enum_name(e));
+    json l2 = json::object(), l3 = json::object();
+    for (CoreGen g : kCoreGens) {
+      l2[core_gen_name(g)] = bytes_json(it.l2_for(g));
+      json words = json::array();
+      for (auto w : it.l3_for(g)) words.push_back(w);
+      l3[core_gen_name(g)] = words;
+    }
+    its.push_back({{"ordinal", static_cast<int>(it.type)},
+                   {"name", it.name},
+                   {"family", it.family},
+                   {"kind", inst_kind_name(it.kind)},
+                   {"engines", engines},
+                   {"engine_text", it.engine_text},
+                   {"l2", l2},
+                   {"l3", l3},
+                   {"bundles", {{"min", it.min_bundles}, {"max", it.max_bundles < 0 ? json(nullptr) : json(it.max_bundles)}}},
+                   {"split", it.split},
+                   {"col", names_json(it.col)},
+                   {"shared", names_json(it.shared)},
+                   {"confidence", it.confidence},
+                   {"executes", executes ? executes(it.type) : false}});
+  }
+  j["instruction_types"] = its;
+  j["l3_rule"] = kL3Rule;
+  return j;
+}
+
+std::string isa_tables_text(const std::function<bool(InstructionType)> &executes) {
+  std::ostringstream os;
+
+  os << "AluOpType (" << kNumAluOps << " ops; wire = L3 ALU_OP value per generation, '-' = none)\n";
+  std::vector<std::vector<std::string>> rows = {{"ord", "name", "class", "bitvec", "v2", "v3", "v4"}};
+  for (const auto &op : alu_ops()) {
+    std::vector<std::string> r = {std::to_string(static_cast<int>(op.op)), op.name, operand_order_name(op.order),
+                                  op.bitvec ? "yes" : "no"};
+    for (CoreGen g : kCoreGens) {
+      auto w = op.wire[static_cast<int>(g) - 2];
+      r.push_back(w ? hex(*w, *w > 0xFF ? 8 : 2) : "-");
+    }
+    rows.push_back(r);
+  }
+  print_table(os, rows);
+
+  for (const auto &t : enum_tables()) {
+    os << '\n' << t.type_name << "  (json: " << t.json_key << "; source: " << t.source << ")\n";
+    std::vector<std::vector<std::string>> er;
+    for (int i = 0; i < t.count; ++i) er.push_back({"  " + std::to_string(t.entries[i].ordinal), t.entries[i].name});
+    print_table(os, er);
+  }
+
+  os << "\nInstructionType (" << kNumInstructionTypes << " types; L2 opcode bytes per generation, '-' = not "
+     << "encoded; " << kL3Rule << ")\n";
+  std::vector<std::vector<std::string>> ir = {
+      {"ord", "name", "kind", "engines", "v2", "v3", "v4", "bundles", "col", "shared", "conf", "exec"}};
+  for (const auto &it : inst_type_infos()) {
+    std::vector<std::string> engines;
+    for (auto e : it.engines) engines.push_back(enum_name(e));
+    std::vector<std::string> r = {std::to_string(static_cast<int>(it.type)), it.name, inst_kind_name(it.kind),
+                                  engines.empty() ? std::string("-") : join(engines, "/")};
+    for (CoreGen g : kCoreGens) {
+      std::vector<std::string> b;
+      for (auto x : it.l2_for(g)) b.push_back(hex(x));
+      r.push_back(b.empty() ? std::string("-") : join(b, ","));
+    }
+    std::string bundles = std::to_string(it.min_bundles);
+    if (it.max_bundles < 0)
+      bundles += "+";
+    else if (it.max_bundles != it.min_bundles)
+      bundles += "-" + std::to_string(it.max_bundles);
+    r.push_back(bundles);
+    std::vector<std::string> col, shared;
+    for (auto c : it.col) col.push_back(inst_type_name(c));
+    for (auto c : it.shared) shared.push_back(inst_type_name(c));
+    r.push_back(col.empty() ? std::string("-") : join(col, ","));
+    r.push_back(shared.empty() ? std::string("-") : join(shared, ","));
+    r.push_back(it.confidence);
+    r.push_back(executes && executes(it.type) ? "yes" : "no");
+    ir.push_back(r);
+  }
+  print_table(os, ir);
+
+  os << "\nInstructionType selectors ([split] / multi-bundle)\n";
+  std::vector<std::vector<std::string>> sr;
+  for (const auto &it : inst_type_infos())
+    if (*it.split) sr.push_back({"  " + std::string(it.name), it.split});
+  print_table(os, sr);
+  return os.str();
+}
+
+} // namespace neuronsim::isa
