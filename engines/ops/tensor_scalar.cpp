@@ -50,15 +50,21 @@ void exec_tensor_scalar(const DynInst &d, Memory &m, EngineState &) {
   if (bv0 || bv1) {
     if ((has0 && !bv0) || (has1 && !bv1))
       unsupported(m, bv0 ? "op1" : "op0", "mixing a bit-vector op with an arithmetic op");
+    // An immediate bit pattern is taken from the exact (double) immediate, not its fp32 rounding.
+    auto int_scalar = [&](size_t i, const std::vector<float> &v, int64_t p) {
+      if (from_ins && is_imm(d, i)) return static_cast<int32_t>(static_cast<int64_t>(imm_value(d, i)));
+      if (!from_ins) return static_cast<int32_t>(static_cast<int64_t>(i == 1 ? f.const0 : f.const1));
+      return static_cast<int32_t>(std::lrint(v[static_cast<size_t>(p)]));
+    };
     TileI x = read_tile_i32(m, in);
     for (int64_t p = 0; p < parts; ++p) {
       int32_t *row = x.row(p).data();
       if (has0) {
-        const int32_t s = static_cast<int32_t>(std::lrint(s0[static_cast<size_t>(p)]));
+        const int32_t s = int_scalar(1, s0, p);
         f.reverse0 ? alu_sv_i32(f.op0, s, row, row, free) : alu_vs_i32(f.op0, row, s, row, free);
       }
       if (has1) {
-        const int32_t s = static_cast<int32_t>(std::lrint(s1[static_cast<size_t>(p)]));
+        const int32_t s = int_scalar(2, s1, p);
         f.reverse1 ? alu_sv_i32(f.op1, s, row, row, free) : alu_vs_i32(f.op1, row, s, row, free);
       }
     }

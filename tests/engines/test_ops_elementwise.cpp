@@ -170,3 +170,19 @@ TEST(OpsCopyPredicated, CopiesWherePredicateHoldsAndReversePredInverts) {
   EXPECT_EQ(h.get(y), (V{1, 0, 3, 0}));
   EXPECT_EQ(h.get(z), (V{0, 2, 0, 4}));
 }
+
+TEST(OpsTensorScalar, BitvecImmediateKeepsItsExactBits) {
+  Harness h;
+  auto x = h.b.sbuf("x", {1, 2}, Dtype::int32), y = h.b.sbuf("y", {1, 2}, Dtype::int32);
+  // 0x7FFFFF01 is not representable in fp32; the int32 lane must see it exactly.
+  h.b.add(InstructionType::TensorScalarPtr, {A(x.all()), I(double(0x7FFFFF01))}, {A(y.all())})
+      .op0(AluOp::bitwise_and);
+  h.place();
+  std::vector<int32_t> v{-1, 0x0F0F0F0F};
+  h.mem->write_i32(whole(x), v.data());
+  h.run();
+  std::vector<int32_t> r(2);
+  h.mem->read_i32(whole(y), r.data());
+  EXPECT_EQ(r[0], 0x7FFFFF01);
+  EXPECT_EQ(r[1], 0x0F0F0F01);
+}
