@@ -1,0 +1,182 @@
+// Bundle stream directories: one `<engine>.bin` per engine (64-byte bundles back to back, reference
+// neuronx-cc/isa/instruction-bundle.md: fwrite(bundle, 1, 0x40)) plus this project's manifest.json.
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "neuronsim/isa/bundle.hpp"
+
+namespace neuronsim::isa {
+
+std::string engine_file_name(Engine e) { return std::string(enum_name(e)) + ".bin"; }
+
+namespace {
+using nlohmann::json;
+
+Engine stream_engine(const Inst &in, const ErrorContext &ctx) {
+  if (in.engine != Engine::Unassigned) return in.engine;
+  const auto &engines = inst_type_info(in.type).engines;
+  if (engines.empty()) throw SemanticError(ctx, "no engine given and instruction_wire.def pins none");
+  return engines.front();
+}
+
+std::optional<CoreGen> gen_from_name(const std::string &s) {
+  for (CoreGen g : kCoreGens)
+    if (s == core_gen_name(g)) return g;
+  return std::nullopt;
+}
+} // namespace
+
+void write_bundle_dir(const Program &prog, CoreGen gen, const std::string &dir, const CodecOptions &opt) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(ErrorContext{dir, -1, "", ""}, "cannot create directory: " + ec.message());
+  std::map<std::string, std::vector<uint8_t>> files;
+  json insts = json::array();
+  for (size_t i = 0; i < prog.insts.size(); ++i) {
+    const Inst &in = prog.insts[i];
+    ErrorContext ctx{prog.file, static_cast<long>(i), in.name, ""};
+    const Engine e = stream_engine(in, ctx);
+    const auto bundles = encode(in, prog, gen, opt);
+    auto &bytes = files[engine_file_name(e)];
+    const size_t offset = bytes.size();
+    for (const auto &b : bundles) bytes.insert(bytes.end(), b.begin(), b.end());
+    insts.push_back({{"name", in.name}, {"type", inst_type_name(in.type)}, {"engine", enum_name(e)},
+                     {"file", engine_file_name(e)}, {"offset", offset}, {"bundles", bundles.size()}});
+  }
+  json tensors = json::array();
+  for (const Tensor &t : prog.tensors)
+    tensors.push_back({{"name", t.name}, {"set_name", t.set_name}, {"kind", enum_name(t.kind)},
+                       {"memory", enum_name(t.mem)}, {"dtype", enum_name(t.dtype)}, {"shape", t.shape},
+                       {"partitions", t.partitions}, {"bytes_per_partition", t.bytes_per_partition},
+                       {"addr", t.addr}, {"base_partition", t.base_partition}, {"bank", t.bank},
+                       {"allocated", t.allocated}});
+  json engines = json::object();
+  for (const auto &[name, bytes] : files) engines[name] = bytes.size() / 64;
+  json manifest = {{"format", "neuronsim-bundles"},
+                   {"version", 1},
+                   {"generation", core_gen_name(gen)},
+                   {"update_mode_reading", opt.update_mode == UpdateModeReading::Lut ? "lut" : "raw"},
+                   {"arch", prog.arch},
+                   {"tensors", tensors},
+                   {"files", engines},
+                   {"instructions", insts}};
+  for (const auto &[name, bytes] : files) {
+    const std::string path = (fs::path(dir) / name).string();
+    std::ofstream os(path, std::ios::binary);
+    os.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!os) throw InputError(ErrorContext{path, -1, "", ""}, "cannot write");
+  }
+  const std::string mpath = (fs::path(dir) / "manifest.json").string();
+  std::ofstream ms(mpath);
+  ms << manifest.dump(1) << "\n";
+  if (!ms) throw InputError(ErrorContext{mpath, -1, "", ""}, "cannot write");
+}
+
+Program read_bundle_dir(const std::string &dir, CoreGen *gen_out, const CodecOptions &opt_in) {
+  namespace fs = std::filesystem;
+  const std::string mpath = (fs::path(dir) / "manifest.json").string();
+  std::ifstream ms(mpath);
+  if (!ms) throw InputError(ErrorContext{mpath, -1, "", ""}, "cannot open the bundle manifest");
+  json m;
+  try {
+    ms >> m;
+  } catch (const json::exception &e) {
+    throw InputError(ErrorContext{mpath, -1, "", ""}, std::string("invalid JSON: ") + e.what());
+  }
+  ErrorContext mctx{mpath, -1, "", ""};
+  auto need = [&](const json &j, const char *key) -> const json & {
+    if (!j.is_object() || !j.contains(key)) {
+      ErrorContext c = mctx;
+      c.field = key;
+      throw InputError(c, "missing key");
+    }
+    return j.at(key);
+  };
+  Program prog;
+  prog.file = dir;
+  auto gen = gen_from_name(need(m, "generation").get<std::string>());
+  if (!gen) throw InputError(mctx, "unknown generation '" + m.at("generation").get<std::string>() + "'");
+  if (gen_out) *gen_out = *gen;
+  CodecOptions opt = opt_in;
+  if (m.contains("update_mode_reading"))
+    opt.update_mode = m.at("update_mode_reading") == "raw" ? UpdateModeReading::Raw : UpdateModeReading::Lut;
+  prog.arch = m.value("arch", "");
+  try {
+    for (const json &jt : need(m, "tensors")) {
+      Tensor t;
+      t.name = jt.at("name").get<std::string>();
+      t.set_name = jt.value("set_name", "");
+      t.kind = parse_enum<TensorKind>(jt.at("kind").get<std::string>(), mctx);
+      t.mem = parse_enum<MemoryType>(jt.at("memory").get<std::string>(), mctx);
+      t.dtype = parse_dtype(jt.at("dtype").get<std::string>(), mctx);
+      t.shape = jt.at("shape").get<std::vector<int64_t>>();
+      t.partitions = jt.at("partitions").get<int64_t>();
+      t.bytes_per_partition = jt.at("bytes_per_partition").get<int64_t>();
+      t.addr = jt.at("addr").get<int64_t>();
+      t.base_partition = jt.at("base_partition").get<int64_t>();
+      t.bank = jt.value("bank", int64_t(0));
+      t.allocated = jt.value("allocated", false);
+      prog.tensors.push_back(t);
+    }
+  } catch (const json::exception &e) {
+    throw InputError(mctx, std::string("bad tensor entry: ") + e.what());
+  }
+  std::map<std::string, std::vector<uint8_t>> files;
+  auto load = [&](const std::string &name) -> const std::vector<uint8_t> & {
+    auto it = files.find(name);
+    if (it != files.end()) return it->second;
+    const std::string path = (fs::path(dir) / name).string();
+    std::ifstream is(path, std::ios::binary);
+    if (!is) throw InputError(ErrorContext{path, -1, "", ""}, "cannot open bundle stream");
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
+    if (bytes.size() % 64 != 0)
+      throw InputError(ErrorContext{path, -1, "", ""},
+                       "truncated bundle at byte offset " + std::to_string(bytes.size() - bytes.size() % 64) +
+                           ": " + std::to_string(bytes.size() % 64) + " of 64 bytes");
+    return files[name] = std::move(bytes);
+  };
+  std::map<std::string, size_t> cursor;
+  const json &jinsts = need(m, "instructions");
+  for (size_t i = 0; i < jinsts.size(); ++i) {
+    const json &ji = jinsts[i];
+    ErrorContext ictx{mpath, static_cast<long>(i), ji.value("name", ""), ""};
+    const InstructionType type = parse_inst_type(ji.at("type").get<std::string>(), ictx);
+    const Engine eng = parse_enum<Engine>(ji.at("engine").get<std::string>(), ictx);
+    const std::string fname = ji.value("file", engine_file_name(eng));
+    const auto &bytes = load(fname);
+    const size_t n = ji.at("bundles").get<size_t>();
+    size_t &cur = cursor[fname];
+    if (ji.contains("offset")) cur = ji.at("offset").get<size_t>();
+    DecodeState st;
+    for (size_t k = 0; k < n; ++k) {
+      const std::string path = (fs::path(dir) / fname).string();
+      if (cur + 64 > bytes.size())
+        throw InputError(ErrorContext{path, static_cast<long>(i), ji.value("name", ""), ""},
+                         "truncated stream: bundle expected at byte offset " + std::to_string(cur) + ", file has " +
+                             std::to_string(bytes.size()) + " bytes");
+      ErrorContext where{path + " @" + std::to_string(cur), static_cast<long>(i), ji.value("name", ""), ""};
+      auto d = decode(bytes.data() + cur, *gen, static_cast<int>(eng), prog, &st, type, opt, where);
+      cur += 64;
+      if (d.complete) {
+        if (k + 1 != n)
+          throw InputError(where, "instruction complete after " + std::to_string(k + 1) + " of " +
+                                      std::to_string(n) + " bundles");
+        Inst in = d.inst;
+        in.name = ji.value("name", "");
+        in.index = static_cast<int>(prog.insts.size());
+        prog.insts.push_back(in);
+        Node node;
+        node.inst = in.index;
+        prog.body.push_back(node);
+      }
+    }
+    if (st.pending) throw InputError(ictx, "multi-bundle instruction left incomplete");
+  }
+  return prog;
+}
+
+} // namespace neuronsim::isa
