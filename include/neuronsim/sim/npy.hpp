@@ -1,0 +1,62 @@
+// .npy tensor files (NumPy format v1.0 / v2.0 / v3.0, https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html):
+// inputs are read with read_npy, outputs written with write_npy. Little-endian, C order only.
+//
+// Stored dtypes (descr -> isa::Dtype):
+//   <f4 float32   <f2 float16   <i1/|i1 int8   <i2 int16   <i4 int32   <i8 int64
+//   |u1/<u1 uint8 <u2 uint16    <u4 uint32     <u8 uint64  |b1 bool, read as uint8 (0/1 bytes)
+//
+// Convention for dtypes NumPy lacks: bfloat16 and the 8-bit floats (float8e3/e4/e5, float8_e4m3fn,
+// float8_e8m0fnu) are stored as their raw bit patterns, bfloat16 as `<u2`, fp8 as `|u1`; the x4-packed MX
+// containers as `<u2` (float4_e2m1fn_x4) / `<u4` (float8_*_x4). write_npy writes those descrs for such arrays and
+// npy_to_dtype accepts them for a tensor of the narrow type. (ml_dtypes' own descrs, e.g. '<V2', are not
+// portable and are rejected.) float32r is written as `<f4`.
+//
+// Loading into a tensor (npy_to_dtype): the file's dtype must equal the tensor's, or be one of
+//   - the raw-bits container above for a bfloat16 / fp8 / x4 tensor,
+//   - `<f4` or `<f2` for any float tensor but float8_e8m0fnu (raw bits only): converted through fp32 with the
+//     engines' rounding (RNE, fp8 overflow rule per engines/dtype.cpp),
+//   - any integer dtype for an integer tensor, when every value fits (NumPy's default int64 arange loads into
+//     an int32 tensor); an out-of-range value is an error, not a wrap.
+// Anything else is an InputError naming the file, the file dtype and the tensor dtype.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "neuronsim/isa/tables.hpp"
+
+namespace neuronsim::sim {
+
+struct NpyArray {
+  isa::Dtype dtype = isa::Dtype::float32;
+  std::vector<int64_t> shape;  // empty = 0-d scalar (one element)
+  std::vector<uint8_t> data;   // little-endian elements in C order, numel() * dtype_size(dtype) bytes
+
+  int64_t numel() const;
+};
+
+// Reads and validates a file. Truncated/bad magic/unsupported version or descr/fortran_order True/bad shape/data
+// shorter than the shape -> InputError naming the file and what is wrong.
+NpyArray read_npy(const std::string &path);
+// The same on bytes already in memory; `name` is used in error messages.
+NpyArray parse_npy(const std::vector<uint8_t> &bytes, const std::string &name);
+
+// Writes atomically: a temporary file in the same directory, then rename() over `path`, so readers never see a
+// half-written file (on failure the temporary is removed and the old file, if any, is untouched).
+void write_npy(const std::string &path, const NpyArray &a);
+// The complete file image write_npy would write (v1.0 header when it fits, else v2.0; 64-byte aligned).
+std::vector<uint8_t> serialize_npy(const NpyArray &a);
+
+// The descr a dtype is written with (see the table above).
+std::string npy_descr(isa::Dtype d);
+
+// An array of dtype `d` built from fp32 values, converted with the engines' store rule (engines::store_f32).
+NpyArray npy_from_f32(const std::vector<float> &values, const std::vector<int64_t> &shape,
+                      isa::Dtype d = isa::Dtype::float32);
+// The array's elements widened to fp32 (engines::load_f32); raw-bits containers are read as integers.
+std::vector<float> npy_to_f32(const NpyArray &a);
+// The array's bytes as a tensor of dtype `target` under the rules above; `file` names the source in errors.
+std::vector<uint8_t> npy_to_dtype(const NpyArray &a, isa::Dtype target, const std::string &file);
+
+}  // namespace neuronsim::sim

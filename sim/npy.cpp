@@ -1,0 +1,426 @@
+// .npy read/write. Format: NumPy NEP 1 / numpy.lib.format ("\x93NUMPY", major, minor, header length u16 (v1)
+// or u32 (v2, v3), a Python dict literal {'descr', 'fortran_order', 'shape'} padded with spaces to a 64-byte
+// boundary and ended by '\n', then the raw data). Conventions for non-NumPy dtypes: include/neuronsim/sim/npy.hpp.
+#include "neuronsim/sim/npy.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+
+#include "neuronsim/engines/dtype.hpp"
+#include "neuronsim/error.hpp"
+
+namespace neuronsim::sim {
+
+using isa::Dtype;
+
+namespace {
+
+[[noreturn]] void fail(const std::string &file, const std::string &what) {
+  ErrorContext c;
+  c.file = file;
+  throw InputError(c, what);
+}
+
+bool is_raw_u8_float(Dtype d) {
+  return d == Dtype::float8e3 || d == Dtype::float8e4 || d == Dtype::float8e5 || d == Dtype::float8_e4m3fn ||
+         d == Dtype::float8_e8m0fnu;
+}
+bool is_int(Dtype d) { return !isa::dtype_is_float(d); }
+
+// descr -> dtype for reading. 1-byte types have no byte order ('|'), NumPy also accepts '<'/'=' there.
+bool descr_to_dtype(const std::string &s, Dtype &d) {
+  if (s.size() != 3) return false;
+  char order = s[0];
+  std::string t = s.substr(1);
+  bool one_byte = t == "u1" || t == "i1" || t == "b1";
+  if (!(order == '<' || (one_byte && (order == '|' || order == '=')))) return false;  // big-endian '>' rejected
+  if (t == "f4") d = Dtype::float32;
+  else if (t == "f2") d = Dtype::float16;
+  else if (t == "i1") d = Dtype::int8;
+  else if (t == "i2") d = Dtype::int16;
+  else if (t == "i4") d = Dtype::int32;
+  else if (t == "i8") d = Dtype::int64;
+  else if (t == "u1" || t == "b1") d = Dtype::uint8;  // bool stored as uint8 bytes (NKI bool_ convention)
+  else if (t == "u2") d = Dtype::uint16;
+  else if (t == "u4") d = Dtype::uint32;
+  else if (t == "u8") d = Dtype::uint64;
+  else return false;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------- header dict parser
+// A small recursive-descent parser for exactly what NumPy writes: a dict of string keys to a string, a bool, or
+// a tuple of non-negative integers (trailing commas allowed, ' or " quotes).
+struct HeaderParser {
+  const std::string &s;
+  const std::string &file;
+  size_t p = 0;
+
+  [[noreturn]] void bad(const std::string &what) {
+    fail(file, "malformed .npy header (" + what + " at offset " + std::to_string(p) + "): " + s);
+  }
+  void ws() {
+    while (p < s.size() && (s[p] == ' ' || s[p] == '\t' || s[p] == '\n' || s[p] == '\r')) ++p;
+  }
+  bool eat(char c) {
+    ws();
+    if (p < s.size() && s[p] == c) {
+      ++p;
+      return true;
+    }
+    return false;
+  }
+  std::string str() {
+    ws();
+    if (p >= s.size() || (s[p] != '\'' && s[p] != '"')) bad("expected a string");
+    char q = s[p++];
+    size_t e = s.find(q, p);
+    if (e == std::string::npos) bad("unterminated string");
+    std::string r = s.substr(p, e - p);
+    p = e + 1;
+    return r;
+  }
+  bool boolean() {
+    ws();
+    if (s.compare(p, 4, "True") == 0) return p += 4, true;
+    if (s.compare(p, 5, "False") == 0) return p += 5, false;
+    bad("expected True or False");
+  }
+  std::vector<int64_t> tuple() {
+    std::vector<int64_t> r;
+    if (!eat('(')) bad("expected '(' for shape");
+    while (true) {
+      if (eat(')')) break;
+      ws();
+      if (p >= s.size() || s[p] < '0' || s[p] > '9') bad("expected a non-negative integer in shape");
+      int64_t v = 0;
+      while (p < s.size() && s[p] >= '0' && s[p] <= '9') {
+        if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) bad("shape dimension too large");
+        v = v * 10 + (s[p++] - '0');
+      }
+      if (p < s.size() && s[p] == 'L') ++p;  // Python 2 long suffix
+      r.push_back(v);
+      if (eat(',')) continue;
+      if (eat(')')) break;
+      bad("expected ',' or ')' in shape");
+    }
+    return r;
+  }
+};
+
+struct Header {
+  std::string descr;
+  bool fortran = false;
+  std::vector<int64_t> shape;
+};
+
+Header parse_header(const std::string &text, const std::string &file) {
+  HeaderParser hp{text, file};
+  Header h;
+  bool got_descr = false, got_fortran = false, got_shape = false;
+  if (!hp.eat('{')) hp.bad("expected '{'");
+  while (!hp.eat('}')) {
+    std::string key = hp.str();
+    if (!hp.eat(':')) hp.bad("expected ':'");
+    if (key == "descr") {
+      hp.ws();
+      if (hp.p < text.size() && text[hp.p] == '[') fail(file, "structured (record) dtypes are not supported");
+      h.descr = hp.str(), got_descr = true;
+    } else if (key == "fortran_order") {
+      h.fortran = hp.boolean(), got_fortran = true;
+    } else if (key == "shape") {
+      h.shape = hp.tuple(), got_shape = true;
+    } else {
+      hp.bad("unknown key '" + key + "'");
+    }
+    if (!hp.eat(',')) {
+      if (!hp.eat('}')) hp.bad("expected ',' or '}'");
+      break;
+    }
+  }
+  if (!got_descr || !got_fortran || !got_shape) fail(file, "malformed .npy header (missing descr, fortran_order or shape): " + text);
+  return h;
+}
+
+std::string shape_str(const std::vector<int64_t> &shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+int64_t checked_numel(const std::vector<int64_t> &shape, const std::string &file) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) fail(file, "negative dimension in shape " + shape_str(shape));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / 16 / d) fail(file, "shape " + shape_str(shape) + " is too large");
+    n *= d;
+  }
+  return n;
+}
+
+template <typename T> bool ints_fit(const uint8_t *p, int64_t n, int64_t lo, uint64_t hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, p + i * int64_t(sizeof(T)), sizeof(T));
+    if (std::numeric_limits<T>::is_signed) {
+      if (int64_t(v) < lo || (int64_t(v) >= 0 && uint64_t(int64_t(v)) > hi)) return false;
+    } else if (uint64_t(v) > hi) {
+      return false;
+    }
+  }
+  return true;
+}
+template <typename T> int64_t int_at(const uint8_t *p, int64_t i) {
+  T v;
+  std::memcpy(&v, p + i * int64_t(sizeof(T)), sizeof(T));
+  return int64_t(v);  // uint64 above INT64_MAX wraps; only reached after the range check below
+}
+template <typename T> void int_put(uint8_t *p, int64_t i, int64_t v) {
+  T t = T(v);
+  std::memcpy(p + i * int64_t(sizeof(T)), &t, sizeof(T));
+}
+
+// Integer -> integer with an exact range check (no wrap, no saturate: a value that does not fit is an input
+// error, because silently changing a user's integer data would hide a mistake).
+std::vector<uint8_t> convert_ints(const NpyArray &a, Dtype target, const std::string &file) {
+  const int64_t n = a.numel();
+  int64_t lo;
+  uint64_t hi;
+  switch (target) {
+  case Dtype::uint8: lo = 0, hi = 0xff; break;
+  case Dtype::int8: lo = -128, hi = 127; break;
+  case Dtype::uint16: lo = 0, hi = 0xffff; break;
+  case Dtype::int16: lo = -32768, hi = 32767; break;
+  case Dtype::uint32: lo = 0, hi = 0xffffffffull; break;
+  case Dtype::int32: lo = INT32_MIN, hi = INT32_MAX; break;
+  case Dtype::uint64: lo = 0, hi = UINT64_MAX; break;
+  default: lo = INT64_MIN, hi = uint64_t(INT64_MAX); break;
+  }
+  const uint8_t *p = a.data.data();
+  bool ok;
+  switch (a.dtype) {
+  case Dtype::uint8: ok = ints_fit<uint8_t>(p, n, lo, hi); break;
+  case Dtype::int8: ok = ints_fit<int8_t>(p, n, lo, hi); break;
+  case Dtype::uint16: ok = ints_fit<uint16_t>(p, n, lo, hi); break;
+  case Dtype::int16: ok = ints_fit<int16_t>(p, n, lo, hi); break;
+  case Dtype::uint32: ok = ints_fit<uint32_t>(p, n, lo, hi); break;
+  case Dtype::int32: ok = ints_fit<int32_t>(p, n, lo, hi); break;
+  case Dtype::uint64: ok = ints_fit<uint64_t>(p, n, lo, hi); break;
+  default: ok = ints_fit<int64_t>(p, n, lo, hi); break;
+  }
+  if (!ok)
+    fail(file, std::string("integer values do not fit the tensor dtype ") + isa::enum_name(target) + " (file dtype " +
+                   isa::enum_name(a.dtype) + ")");
+  std::vector<uint8_t> out(size_t(n) * size_t(isa::dtype_size(target)));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v;
+    switch (a.dtype) {
+    case Dtype::uint8: v = int_at<uint8_t>(p, i); break;
+    case Dtype::int8: v = int_at<int8_t>(p, i); break;
+    case Dtype::uint16: v = int_at<uint16_t>(p, i); break;
+    case Dtype::int16: v = int_at<int16_t>(p, i); break;
+    case Dtype::uint32: v = int_at<uint32_t>(p, i); break;
+    case Dtype::int32: v = int_at<int32_t>(p, i); break;
+    case Dtype::uint64: v = int_at<uint64_t>(p, i); break;
+    default: v = int_at<int64_t>(p, i); break;
+    }
+    switch (target) {
+    case Dtype::uint8: int_put<uint8_t>(out.data(), i, v); break;
+    case Dtype::int8: int_put<int8_t>(out.data(), i, v); break;
+    case Dtype::uint16: int_put<uint16_t>(out.data(), i, v); break;
+    case Dtype::int16: int_put<int16_t>(out.data(), i, v); break;
+    case Dtype::uint32: int_put<uint32_t>(out.data(), i, v); break;
+    case Dtype::int32: int_put<int32_t>(out.data(), i, v); break;
+    case Dtype::uint64: int_put<uint64_t>(out.data(), i, v); break;
+    default: int_put<int64_t>(out.data(), i, v); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t NpyArray::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string npy_descr(Dtype d) {
+  switch (d) {
+  case Dtype::float32: case Dtype::float32r: return "<f4";
+  case Dtype::float16: return "<f2";
+  case Dtype::bfloat16: return "<u2";  // raw bits (npy.hpp convention)
+  case Dtype::int8: return "|i1";
+  case Dtype::int16: return "<i2";
+  case Dtype::int32: return "<i4";
+  case Dtype::int64: return "<i8";
+  case Dtype::uint8: return "|u1";
+  case Dtype::uint16: return "<u2";
+  case Dtype::uint32: return "<u4";
+  case Dtype::uint64: return "<u8";
+  case Dtype::float4_e2m1fn_x4: return "<u2";
+  case Dtype::float8_e4m3fn_x4: case Dtype::float8_e5m2_x4: return "<u4";
+  default: return "|u1";  // the 8-bit floats: raw bits
+  }
+}
+
+NpyArray parse_npy(const std::vector<uint8_t> &b, const std::string &file) {
+  static const uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (b.size() < 10) fail(file, "truncated .npy file: " + std::to_string(b.size()) + " bytes, shorter than the 10-byte preamble");
+  if (std::memcmp(b.data(), kMagic, 6) != 0) fail(file, "not a .npy file (bad magic, expected \\x93NUMPY)");
+  const int major = b[6];
+  size_t hlen, hstart;
+  if (major == 1) {
+    hlen = size_t(b[8]) | size_t(b[9]) << 8;
+    hstart = 10;
+  } else if (major == 2 || major == 3) {  // v3 = v2 with a UTF-8 header
+    if (b.size() < 12) fail(file, "truncated .npy file: v2 preamble needs 12 bytes");
+    hlen = size_t(b[8]) | size_t(b[9]) << 8 | size_t(b[10]) << 16 | size_t(b[11]) << 24;
+    hstart = 12;
+  } else {
+    fail(file, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(int(b[7])));
+  }
+  if (b.size() < hstart + hlen)
+    fail(file, "truncated .npy header: needs " + std::to_string(hlen) + " bytes, file has " +
+                   std::to_string(b.size() - hstart));
+  std::string text(reinterpret_cast<const char *>(b.data() + hstart), hlen);
+  Header h = parse_header(text, file);
+  if (h.fortran) fail(file, "fortran_order True is not supported (save with np.ascontiguousarray / C order)");
+  NpyArray a;
+  if (!descr_to_dtype(h.descr, a.dtype))
+    fail(file, "unsupported .npy dtype '" + h.descr +
+                   "' (supported: <f4 <f2 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1, little-endian)");
+  a.shape = h.shape;
+  const int64_t n = checked_numel(a.shape, file);
+  const size_t need = size_t(n) * size_t(isa::dtype_size(a.dtype));
+  const size_t have = b.size() - hstart - hlen;
+  if (have < need)
+    fail(file, "truncated .npy data: shape " + shape_str(a.shape) + " of " + h.descr + " needs " + std::to_string(need) +
+                   " bytes, file has " + std::to_string(have));
+  if (have > need)
+    fail(file, "malformed .npy: " + std::to_string(have - need) + " bytes after the data of shape " + shape_str(a.shape));
+  a.data.assign(b.begin() + std::ptrdiff_t(hstart + hlen), b.end());
+  return a;
+}
+
+NpyArray read_npy(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, std::string("cannot open .npy file: ") + std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) fail(path, "read error");
+  return parse_npy(bytes, path);
+}
+
+std::vector<uint8_t> serialize_npy(const NpyArray &a) {
+  const int64_t n = a.numel();
+  if (a.data.size() != size_t(n) * size_t(isa::dtype_size(a.dtype)))
+    throw InputError({}, "write_npy: data is " + std::to_string(a.data.size()) + " bytes, shape " + shape_str(a.shape) +
+                             " of " + isa::enum_name(a.dtype) + " needs " +
+                             std::to_string(size_t(n) * size_t(isa::dtype_size(a.dtype))));
+  std::string dict = "{'descr': '" + npy_descr(a.dtype) + "', 'fortran_order': False, 'shape': " + shape_str(a.shape) + ", }";
+  // Pad with spaces so magic + version + length + header is a multiple of 64, ending in '\n' (numpy.lib.format).
+  auto padded = [&](size_t pre) {
+    size_t total = pre + dict.size() + 1;
+    return dict + std::string((64 - total % 64) % 64, ' ') + "\n";
+  };
+  std::string h1 = padded(10);
+  std::vector<uint8_t> out;
+  if (h1.size() <= 0xffff) {
+    out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, uint8_t(h1.size() & 0xff), uint8_t(h1.size() >> 8)};
+    out.insert(out.end(), h1.begin(), h1.end());
+  } else {
+    std::string h2 = padded(12);
+    uint32_t l = uint32_t(h2.size());
+    out = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, uint8_t(l), uint8_t(l >> 8), uint8_t(l >> 16), uint8_t(l >> 24)};
+    out.insert(out.end(), h2.begin(), h2.end());
+  }
+  out.insert(out.end(), a.data.begin(), a.data.end());
+  return out;
+}
+
+void write_npy(const std::string &path, const NpyArray &a) {
+  std::vector<uint8_t> bytes = serialize_npy(a);
+  // Temporary in the same directory (rename is atomic only within a filesystem), unique per process and call.
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) fail(path, std::string("cannot create temporary file for writing: ") + std::strerror(errno));
+  size_t off = 0;
+  while (off < bytes.size()) {
+    ssize_t w = ::write(fd, bytes.data() + off, bytes.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      fail(path, std::string("write failed: ") + std::strerror(e));
+    }
+    off += size_t(w);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    fail(path, std::string("write failed: ") + std::strerror(e));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    fail(path, std::string("cannot rename temporary file into place: ") + std::strerror(e));
+  }
+}
+
+NpyArray npy_from_f32(const std::vector<float> &values, const std::vector<int64_t> &shape, Dtype d) {
+  NpyArray a;
+  a.dtype = d;
+  a.shape = shape;
+  if (a.numel() != int64_t(values.size()))
+    throw InputError({}, "npy_from_f32: " + std::to_string(values.size()) + " values for shape " + shape_str(shape));
+  a.data.resize(values.size() * size_t(isa::dtype_size(d)));
+  engines::store_f32(d, values.data(), a.data.data(), int64_t(values.size()));
+  return a;
+}
+
+std::vector<float> npy_to_f32(const NpyArray &a) {
+  std::vector<float> out(size_t(a.numel()));
+  engines::load_f32(a.dtype, a.data.data(), out.data(), a.numel());
+  return out;
+}
+
+std::vector<uint8_t> npy_to_dtype(const NpyArray &a, Dtype target, const std::string &file) {
+  const int64_t n = a.numel();
+  if (a.data.size() != size_t(n) * size_t(isa::dtype_size(a.dtype)))
+    fail(file, "array data size does not match its shape " + shape_str(a.shape));
+  if (a.dtype == target) return a.data;
+  // Raw-bit containers for the dtypes NumPy lacks.
+  if ((target == Dtype::bfloat16 && a.dtype == Dtype::uint16) || (is_raw_u8_float(target) && a.dtype == Dtype::uint8) ||
+      (target == Dtype::float32r && a.dtype == Dtype::float32) ||
+      (target == Dtype::float4_e2m1fn_x4 && a.dtype == Dtype::uint16) ||
+      ((target == Dtype::float8_e4m3fn_x4 || target == Dtype::float8_e5m2_x4) && a.dtype == Dtype::uint32))
+    return a.data;
+  // Float file -> float tensor: through fp32 with the engines' store rounding (RNE; fp8 overflow per dtype.cpp).
+  if ((a.dtype == Dtype::float32 || a.dtype == Dtype::float16) && isa::dtype_is_float(target) &&
+      engines::dtype_supported(target) && target != Dtype::float8_e8m0fnu) {
+    std::vector<float> f = npy_to_f32(a);
+    std::vector<uint8_t> out(size_t(n) * size_t(isa::dtype_size(target)));
+    engines::store_f32(target, f.data(), out.data(), n);
+    return out;
+  }
+  if (is_int(a.dtype) && is_int(target)) return convert_ints(a, target, file);
+  fail(file, std::string("a .npy array of dtype ") + isa::enum_name(a.dtype) + " (" + npy_descr(a.dtype) +
+                 ") cannot be loaded into a " + isa::enum_name(target) + " tensor" +
+                 (target == Dtype::bfloat16 ? " (bfloat16 takes <f4, <f2 or raw bits as <u2)"
+                  : is_raw_u8_float(target) ? " (8-bit floats take <f4, <f2 or raw bits as |u1)"
+                                            : ""));
+}
+
+}  // namespace neuronsim::sim
