@@ -64,18 +64,25 @@ SC_MODULE(Core) {
     }
   }
 
+  // Bumped by every run: a thread still parked in an earlier run's wait (a deadlocked or aborted run leaves
+  // them there) sees the change and drops that run's instruction without touching its state.
+  uint64_t generation = 0;
+
   void queue_thread(int q) {
     for (;;) {
       while (!job || job->aborted || job->next[q] >= static_cast<int64_t>(job->schedule->queues[q].size()))
         wait(kick[q]);
+      const uint64_t gen = generation;
       Job &j = *job;
       const ScheduledInst &si = j.schedule->insts[j.schedule->queues[q][j.next[q]]];
-      // Semaphore waits: each producer queue's completion counter must reach the required count.
+      // Semaphore waits: each producer queue's completion counter must reach the required count, and the
+      // program's own semaphores their values.
+      bool stale = false;
       for (const auto &w : si.waits)
-        while (!j.aborted && j.done[w.queue] < w.count) wait(completed[w.queue]);
+        while (!(stale = generation != gen) && !j.aborted && j.done[w.queue] < w.count) wait(completed[w.queue]);
       for (const auto &w : si.d.inst->waits)
-        while (!j.aborted && !sem_ready(j, w)) wait(sem_changed);
-      if (j.aborted) continue;
+        while (!stale && !(stale = generation != gen) && !j.aborted && !sem_ready(j, w)) wait(sem_changed);
+      if (stale || generation != gen || j.aborted) continue;
       const sc_core::sc_time start = sc_core::sc_time_stamp();
       const engines::Cost cost = engines::instruction_cost(si.d, queue_engine(q), *j.arch, *j.memory);
       if (!j.timing_only) {
@@ -163,7 +170,10 @@ RunResult Simulator::run() {
   job->result = &result;
   job->t0 = sc_core::sc_time_stamp();
   c.job = job.get();
+  ++c.generation;
   for (auto &k : c.kick) k.notify(sc_core::SC_ZERO_TIME);
+  for (auto &e : c.completed) e.notify(sc_core::SC_ZERO_TIME);
+  c.sem_changed.notify(sc_core::SC_ZERO_TIME);
   sc_core::sc_start();
   c.job = nullptr;
 

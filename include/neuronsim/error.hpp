@@ -23,13 +23,15 @@ public:
   // The CLI exit code (DESIGN.md section 5): 3 invalid input, 4 simulation error.
   virtual int exit_code() const { return 3; }
 
+  // "file: instruction 3 'I-4' field 'op': message", leaving out the parts that are unknown.
   static std::string format(const ErrorContext &c, const std::string &message) {
+    std::string where;
+    if (c.inst_index >= 0) where += "instruction " + std::to_string(c.inst_index);
+    if (!c.inst_name.empty()) where += (where.empty() ? "'" : " '") + c.inst_name + "'";
+    if (!c.field.empty()) where += (where.empty() ? "field '" : " field '") + c.field + "'";
     std::string s;
     if (!c.file.empty()) s += c.file + ": ";
-    if (c.inst_index >= 0) s += "instruction " + std::to_string(c.inst_index) + " ";
-    if (!c.inst_name.empty()) s += "'" + c.inst_name + "' ";
-    if (!c.field.empty()) s += "field '" + c.field + "' ";
-    if (!s.empty() && s.back() == ' ') s.back() = ':', s += ' ';
+    if (!where.empty()) s += where + ": ";
     return s + message;
   }
 

@@ -1,7 +1,255 @@
-#include <systemc>
+// The `neuronsim` command (DESIGN.md section 5). Calls public headers only.
+// Exit codes: 0 success; 1 outputs differ from --expect / validation divergence; 2 usage; 3 invalid input;
+// 4 simulation error.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <systemc>
+#include <vector>
 
-int sc_main(int, char **) {
-  std::cout << "neuronsim: under construction\n";
+#include "neuronsim/engines/ops.hpp"
+#include "neuronsim/error.hpp"
+#include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/isa/dump.hpp"
+#include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/version.hpp"
+
+namespace fs = std::filesystem;
+using namespace neuronsim;
+
+namespace {
+
+// SystemC prints its banner from its own main() before sc_main; a simulator's output should be its own.
+const bool kQuietSystemC = [] { return setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0; }();
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char *kHelp = R"(neuronsim - cycle-level simulator of an AWS NeuronCore (PE, ACT, POOL, DVE, SP)
+
+usage:
+  neuronsim run [KERNEL] [options]    run a BIR JSON kernel (file, or a workload directory)
+  neuronsim isa [--json]              print every ISA table the simulator knows
+  neuronsim --version | --help
+
+run options:
+  KERNEL                   a .json BIR file, or a directory holding one *.bir.json (plus optional
+                           inputs/ and expected/ folders). Without KERNEL: the bundled default workload.
+  --input NAME=FILE.npy    data for input tensor NAME (repeatable)
+  --inputs DIR             DIR/<tensor>.npy for every input found there
+  --outdir DIR             where <tensor>.npy is written for every output (default: neuronsim-out)
+  --expect DIR             compare outputs with DIR/<tensor>.npy; exit 1 when outside tolerance
+  --rtol R --atol A        comparison tolerance |got-want| <= A + R*|want| (default 1e-5, 1e-6)
+  --arch trn1|trn2|trn3    NeuronCore-v2 / v3 / v4 (default trn1)
+  --stats FILE.json        per-engine statistics
+  --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
+  --timing-only            timeline and statistics only: skip the numeric work, write no outputs
+
+Inputs that are not given are generated deterministically (floats uniform in [-1,1), integers small),
+seeded by the tensor name. bf16 and fp8 .npy files hold raw bit patterns as uint16 / uint8.
+
+exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error (deadlock, fault)
+)";
+
+std::string find_workloads_dir() {
+  if (const char *env = std::getenv("NEURONSIM_WORKLOADS")) return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path d : {exe.parent_path() / "workloads", exe.parent_path().parent_path() / "workloads"})
+      if (fs::is_directory(d)) return d.string();
+  }
+  return std::string(NEURONSIM_SOURCE_DIR) + "/workloads";
+}
+
+struct KernelPaths {
+  std::string bir;
+  std::string inputs;    // workload inputs/ folder, if any
+  std::string expected;  // workload expected/ folder, if any
+};
+
+KernelPaths resolve_kernel(const std::string &arg) {
+  KernelPaths k;
+  fs::path p = arg;
+  if (!fs::exists(p)) throw InputError({arg, -1, "", ""}, "no such file or directory");
+  if (fs::is_directory(p)) {
+    std::vector<fs::path> birs;
+    for (const auto &e : fs::directory_iterator(p)) {
+      const std::string n = e.path().filename().string();
+      if (e.is_regular_file() && n.size() > 9 && n.substr(n.size() - 9) == ".bir.json") birs.push_back(e.path());
+    }
+    if (birs.size() != 1)
+      throw InputError({arg, -1, "", ""}, "a workload directory must hold exactly one *.bir.json file (found " +
+                                              std::to_string(birs.size()) + ")");
+    k.bir = birs[0].string();
+    if (fs::is_directory(p / "inputs")) k.inputs = (p / "inputs").string();
+    if (fs::is_directory(p / "expected")) k.expected = (p / "expected").string();
+  } else {
+    k.bir = p.string();
+  }
+  return k;
+}
+
+std::string need_value(const std::vector<std::string> &a, size_t &i) {
+  if (i + 1 >= a.size()) throw UsageError("option " + a[i] + " needs a value");
+  return a[++i];
+}
+
+double parse_double(const std::string &opt, const std::string &v) {
+  try {
+    size_t used = 0;
+    double d = std::stod(v, &used);
+    if (used == v.size()) return d;
+  } catch (...) {
+  }
+  throw UsageError("option " + opt + " needs a number, got '" + v + "'");
+}
+
+void write_json_file(const std::string &path, const nlohmann::json &j) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw InputError({path, -1, "", ""}, "cannot write");
+    f << j.dump(1) << "\n";
+    if (!f) throw InputError({path, -1, "", ""}, "write failed");
+  }
+  fs::rename(tmp, path);
+}
+
+int cmd_run(const std::vector<std::string> &a) {
+  std::string kernel, outdir = "neuronsim-out", expect, stats, trace;
+  sim::InputSpec spec;
+  sim::RunOptions opts;
+  double rtol = 1e-5, atol = 1e-6;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string &o = a[i];
+    if (o == "--input") {
+      std::string v = need_value(a, i);
+      auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) throw UsageError("--input takes NAME=FILE.npy, got '" + v + "'");
+      spec.files[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (o == "--inputs") spec.dir = need_value(a, i);
+    else if (o == "--outdir") outdir = need_value(a, i);
+    else if (o == "--expect") expect = need_value(a, i);
+    else if (o == "--rtol") rtol = parse_double(o, need_value(a, i));
+    else if (o == "--atol") atol = parse_double(o, need_value(a, i));
+    else if (o == "--arch") {
+      opts.arch = need_value(a, i);
+      if (opts.arch != "trn1" && opts.arch != "trn2" && opts.arch != "trn3")
+        throw UsageError("--arch takes trn1, trn2 or trn3, got '" + opts.arch + "'");
+    } else if (o == "--stats") stats = need_value(a, i);
+    else if (o == "--trace") trace = need_value(a, i);
+    else if (o == "--timing-only") opts.timing_only = true;
+    else if (o == "--help" || o == "-h") {
+      std::cout << kHelp;
+      return 0;
+    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
+    else if (kernel.empty()) kernel = o;
+    else throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
+  }
+  const bool bundled = kernel.empty();
+  if (bundled) kernel = find_workloads_dir() + "/kernel1";
+  KernelPaths kp = resolve_kernel(kernel);
+  if (spec.dir.empty()) spec.dir = kp.inputs;
+  if (expect.empty()) expect = kp.expected;
+
+  isa::Program prog = isa::read_bir_file(kp.bir);
+  sim::Simulator simulator(prog, opts);
+  std::vector<std::string> in_lines;
+  if (!opts.timing_only) in_lines = sim::load_inputs(prog, simulator.memory(), spec);
+  sim::RunResult r = simulator.run();
+
+  std::cout << "neuronsim run: " << kp.bir << (bundled ? " (bundled default workload)" : "") << "\n";
+  std::cout << "arch " << r.arch << ", " << prog.insts.size() << " instructions, " << r.dynamic_instructions
+            << " executed" << (opts.timing_only ? " (timing only)" : "") << "\n";
+  for (const auto &l : in_lines) std::cout << "  input  " << l << "\n";
+  std::cout << "simulated time: " << std::fixed << std::setprecision(1) << r.total_ns << " ns\n";
+  std::cout << "  queue   insts    busy ns   util   cycles\n";
+  int bottleneck = -1;
+  for (int q = 0; q < sim::kNumEngines + simulator.schedule().dma_queues; ++q) {
+    const auto &qs = r.queues[q];
+    if (qs.instructions == 0) continue;
+    if (bottleneck < 0 || qs.busy_ns > r.queues[bottleneck].busy_ns) bottleneck = q;
+    std::cout << "  " << std::left << std::setw(6) << qs.name << std::right << std::setw(7) << qs.instructions
+              << std::setw(11) << std::setprecision(1) << qs.busy_ns << std::setw(6) << std::setprecision(0)
+              << (r.total_ns > 0 ? 100.0 * qs.busy_ns / r.total_ns : 0.0) << "%" << std::setw(9) << qs.cycles
+              << "\n";
+  }
+  if (bottleneck >= 0) std::cout << "bottleneck: " << r.queues[bottleneck].name << "\n";
+  if (!stats.empty()) {
+    write_json_file(stats, sim::stats_json(r, simulator.schedule(), prog));
+    std::cout << "stats: " << stats << "\n";
+  }
+  if (!trace.empty()) {
+    write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));
+    std::cout << "trace: " << trace << "\n";
+  }
+  if (opts.timing_only) return 0;
+  for (const auto &p : sim::write_outputs(prog, simulator.memory(), outdir)) std::cout << "  output " << p << "\n";
+  if (!expect.empty()) {
+    std::vector<std::string> checked;
+    auto bad = sim::compare_outputs(prog, simulator.memory(), expect, rtol, atol, &checked);
+    std::cout << std::setprecision(6) << std::defaultfloat;
+    for (const auto &m : bad) {
+      if (m.index < 0) std::cout << "MISMATCH " << m.tensor << ": " << m.message << "\n";
+      else
+        std::cout << "MISMATCH " << m.tensor << "[" << m.index << "]: got " << m.got << ", expected " << m.want
+                  << " (rtol " << rtol << ", atol " << atol << ")\n";
+    }
+    if (!bad.empty()) return 1;
+    std::cout << "outputs match " << expect << " (" << checked.size() << " tensors, rtol " << rtol << ", atol "
+              << atol << ")\n";
+  }
   return 0;
+}
+
+int cmd_isa(const std::vector<std::string> &a) {
+  bool json = false;
+  for (const auto &o : a) {
+    if (o == "--json") json = true;
+    else if (o == "--help" || o == "-h") {
+      std::cout << "usage: neuronsim isa [--json]\n";
+      return 0;
+    } else throw UsageError("unknown option '" + o + "'");
+  }
+  auto executes = [](isa::InstructionType t) { return engines::executes(t); };
+  if (json) std::cout << isa::isa_tables_json(executes).dump(1) << "\n";
+  else std::cout << isa::isa_tables_text(executes);
+  return 0;
+}
+
+} // namespace
+
+int sc_main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+      std::cout << kHelp;
+      return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version") {
+      std::cout << "neuronsim " << sim::version() << "\n";
+      return 0;
+    }
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] == "run") return cmd_run(rest);
+    if (args[0] == "isa") return cmd_isa(rest);
+    throw UsageError("unknown command '" + args[0] + "' (try --help)");
+  } catch (const UsageError &e) {
+    std::cerr << "neuronsim: " << e.what() << "\n";
+    return 2;
+  } catch (const Error &e) {
+    std::cerr << "neuronsim: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception &e) {
+    std::cerr << "neuronsim: internal error: " << e.what() << "\n";
+    return 4;
+  }
 }

@@ -1,0 +1,169 @@
+#include "neuronsim/sim/io.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "neuronsim/engines/dtype.hpp"
+#include "neuronsim/sim/npy.hpp"
+
+namespace neuronsim::sim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+void generate(const isa::Tensor &t, std::vector<uint8_t> &bytes) {
+  std::mt19937_64 rng(fnv1a(t.name));
+  const int64_t n = t.num_elements();
+  const int sz = isa::dtype_size(t.dtype);
+  std::vector<float> vals(static_cast<size_t>(n));
+  if (isa::dtype_is_float(t.dtype)) {
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (auto &v : vals) v = u(rng);
+  } else {
+    const bool is_signed = isa::dtype_is_signed_int(t.dtype);
+    std::uniform_int_distribution<int> u(is_signed ? -8 : 0, is_signed ? 7 : 15);
+    for (auto &v : vals) v = static_cast<float>(u(rng));
+  }
+  bytes.assign(static_cast<size_t>(std::max<int64_t>(n * sz, static_cast<int64_t>(bytes.size()))), 0);
+  engines::store_f32(t.dtype, vals.data(), bytes.data(), n);
+}
+
+} // namespace
+
+std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem, const InputSpec &spec) {
+  std::vector<std::string> lines;
+  for (const auto &[name, file] : spec.files)
+    if (p.find_tensor(name) < 0 || !p.tensors[p.find_tensor(name)].is_input())
+      throw InputError({file, -1, "", "--input"}, "the kernel has no input tensor named '" + name + "'");
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const auto &t = p.tensors[i];
+    if (!t.is_input() || !t.is_dram()) continue;
+    std::string file;
+    if (auto it = spec.files.find(t.name); it != spec.files.end()) file = it->second;
+    else if (!spec.dir.empty() && fs::exists(fs::path(spec.dir) / (t.name + ".npy")))
+      file = (fs::path(spec.dir) / (t.name + ".npy")).string();
+    auto &bytes = mem.dram(static_cast<int>(i));
+    if (file.empty()) {
+      generate(t, bytes);
+      lines.push_back(t.name + ": generated (deterministic, seeded by name)");
+      continue;
+    }
+    NpyArray a = read_npy(file);
+    int64_t count = 1;
+    for (auto s : a.shape) count *= s;
+    if (count != t.num_elements()) {
+      std::string want, got;
+      for (auto s : t.shape) want += (want.empty() ? "" : "x") + std::to_string(s);
+      for (auto s : a.shape) got += (got.empty() ? "" : "x") + std::to_string(s);
+      throw InputError({file, -1, "", "shape"}, "input '" + t.name + "' has shape " + got + ", the kernel declares " + want);
+    }
+    std::vector<uint8_t> data = npy_to_dtype(a, t.dtype, file);
+    std::copy(data.begin(), data.end(), bytes.begin());
+    lines.push_back(t.name + ": " + file);
+  }
+  return lines;
+}
+
+std::vector<std::string> write_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &outdir) {
+  std::vector<std::string> written;
+  fs::create_directories(outdir);
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const auto &t = p.tensors[i];
+    if (!t.is_output()) continue;
+    NpyArray a;
+    a.dtype = t.dtype;
+    a.shape = t.shape;
+    const auto &bytes = mem.dram(static_cast<int>(i));
+    const size_t n = static_cast<size_t>(t.num_elements() * isa::dtype_size(t.dtype));
+    a.data.assign(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(std::min(n, bytes.size())));
+    std::string path = (fs::path(outdir) / (t.name + ".npy")).string();
+    write_npy(path, a);
+    written.push_back(path);
+  }
+  return written;
+}
+
+std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem, int tensor) {
+  const auto &t = p.tensors[tensor];
+  std::vector<float> out(static_cast<size_t>(t.num_elements()));
+  engines::load_f32(t.dtype, mem.dram(tensor).data(), out.data(), t.num_elements());
+  return out;
+}
+
+std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &dir,
+                                      double rtol, double atol, std::vector<std::string> *checked) {
+  std::vector<Mismatch> bad;
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const auto &t = p.tensors[i];
+    if (!t.is_output()) continue;
+    const std::string file = (fs::path(dir) / (t.name + ".npy")).string();
+    if (!fs::exists(file)) {
+      bad.push_back(Mismatch{t.name, -1, 0, 0, "no expected file " + file});
+      continue;
+    }
+    NpyArray want = read_npy(file);
+    std::vector<uint8_t> wbytes = npy_to_dtype(want, isa::Dtype::float32, file);
+    const int64_t n = t.num_elements();
+    if (static_cast<int64_t>(wbytes.size()) != n * 4) {
+      bad.push_back(Mismatch{t.name, -1, 0, 0, "expected " + file + " has a different element count"});
+      continue;
+    }
+    std::vector<float> got = tensor_f32(p, mem, static_cast<int>(i));
+    const float *w = reinterpret_cast<const float *>(wbytes.data());
+    double worst = 0;
+    int64_t worst_i = -1;
+    for (int64_t k = 0; k < n; ++k) {
+      const double g = got[k], e = w[k];
+      if (std::isnan(g) && std::isnan(e)) continue;
+      const double err = std::fabs(g - e);
+      const double excess = std::isnan(err) ? INFINITY : err - (atol + rtol * std::fabs(e));
+      if (excess > 0 && (worst_i < 0 || excess > worst)) worst = excess, worst_i = k;
+    }
+    if (checked) checked->push_back(t.name);
+    if (worst_i >= 0)
+      bad.push_back(Mismatch{t.name, worst_i, got[worst_i], w[worst_i], ""});
+  }
+  return bad;
+}
+
+nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p) {
+  nlohmann::json j;
+  j["arch"] = r.arch;
+  j["kernel"] = p.file;
+  j["total_ns"] = r.total_ns;
+  j["dynamic_instructions"] = r.dynamic_instructions;
+  nlohmann::json engines = nlohmann::json::object();
+  for (int q = 0; q < kNumEngines; ++q) {
+    const auto &qs = r.queues[q];
+    engines[qs.name] = {{"instructions", qs.instructions},
+                        {"busy_ns", qs.busy_ns},
+                        {"utilization", r.total_ns > 0 ? qs.busy_ns / r.total_ns : 0.0},
+                        {"cycles", qs.cycles}};
+  }
+  j["engines"] = engines;
+  nlohmann::json queues = nlohmann::json::array();
+  int64_t bytes = 0;
+  double busy = 0;
+  for (int q = kNumEngines; q < kNumEngines + s.dma_queues; ++q) {
+    const auto &qs = r.queues[q];
+    queues.push_back({{"name", qs.name},
+                      {"instructions", qs.instructions},
+                      {"bytes", qs.bytes},
+                      {"busy_ns", qs.busy_ns},
+                      {"utilization", r.total_ns > 0 ? qs.busy_ns / r.total_ns : 0.0}});
+    bytes += qs.bytes;
+    busy += qs.busy_ns;
+  }
+  j["dma"] = {{"queues", queues}, {"bytes", bytes}, {"busy_ns", busy}};
+  return j;
+}
+
+} // namespace neuronsim::sim

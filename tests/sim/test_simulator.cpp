@@ -1,0 +1,191 @@
+// The SystemC core and scheduler: overlap, serialization, semaphores, deadlock, loops, end-to-end numerics.
+// Cost figures follow engines/cost/cost.cpp (reference neuron-arch.md section 2) with trn1 clocks
+// (sim/arch/trn1.json: DVE 1.12 GHz, POOL 1.4 GHz, ACT 1.4 GHz).
+#include <gtest/gtest.h>
+
+#include "neuronsim/builder.hpp"
+#include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/simulator.hpp"
+
+using namespace neuronsim;
+using builder::Builder;
+using isa::InstructionType;
+
+namespace {
+
+// DVE memset of 512 fp32 per partition: max(MIN_II=64, N=512) = 512 DVE cycles / 1.12 GHz = 457.142857 ns.
+constexpr double kDveMemset512 = 512 / 1.12;
+// POOL copy of 512 per partition: GPSIMD_START 150 + N 512 = 662 POOL cycles / 1.4 GHz = 472.857143 ns.
+constexpr double kPoolCopy512 = 662 / 1.4;
+
+const sim::TraceEvent &event_of(const sim::RunResult &r, int inst) {
+  for (const auto &e : r.events)
+    if (e.inst == inst) return e;
+  throw std::runtime_error("no event");
+}
+
+} // namespace
+
+TEST(Simulator, IndependentInstructionsOnTwoEnginesOverlap) {
+  Builder b;
+  auto t1 = b.sbuf("t1", {128, 512}), t2 = b.sbuf("t2", {128, 512});
+  b.add(InstructionType::Memset, {}, {b.ap(t1.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0).engine(isa::Engine::DVE);
+  b.add(InstructionType::Memset, {}, {b.ap(t2.all())}).memset_mode(isa::MemsetMode::Const).constant(2.0).engine(isa::Engine::Pool);
+  isa::Program p = b.finish();
+  sim::Simulator s(p, {});
+  auto r = s.run();
+  // Total = max(457.14, 150 + 512 = 662 POOL cycles = 472.86), not the sum.
+  EXPECT_NEAR(r.total_ns, std::max(kDveMemset512, kPoolCopy512), 0.01);
+  EXPECT_EQ(r.queues[3].instructions, 1);  // DVE
+  EXPECT_EQ(r.queues[2].instructions, 1);  // POOL
+}
+
+TEST(Simulator, DependentPairOnTwoEnginesSerializes) {
+  Builder b;
+  auto t1 = b.sbuf("t1", {128, 512}), t2 = b.sbuf("t2", {128, 512});
+  b.add(InstructionType::Memset, {}, {b.ap(t1.all())}).memset_mode(isa::MemsetMode::Const).constant(3.0).engine(isa::Engine::DVE);
+  b.add(InstructionType::TensorCopy, {b.ap(t1.all())}, {b.ap(t2.all())}).engine(isa::Engine::Pool);
+  isa::Program p = b.finish();
+  sim::Simulator s(p, {});
+  ASSERT_EQ(s.schedule().insts[1].waits.size(), 1u);  // RAW on t1: POOL waits for DVE's counter to reach 1
+  EXPECT_EQ(s.schedule().insts[1].waits[0].queue, 3);
+  EXPECT_EQ(s.schedule().insts[1].waits[0].count, 1);
+  auto r = s.run();
+  EXPECT_NEAR(r.total_ns, kDveMemset512 + kPoolCopy512, 0.01);  // 930 ns
+  EXPECT_GE(event_of(r, 1).start_ns, event_of(r, 0).end_ns - 1e-6);
+}
+
+TEST(Simulator, WriteAfterReadAcrossEnginesWaits) {
+  Builder b;
+  auto t1 = b.sbuf("t1", {128, 512}), t2 = b.sbuf("t2", {128, 512});
+  b.add(InstructionType::TensorCopy, {b.ap(t1.all())}, {b.ap(t2.all())}).engine(isa::Engine::Pool);
+  b.add(InstructionType::Memset, {}, {b.ap(t1.all())}).memset_mode(isa::MemsetMode::Const).constant(0.0).engine(isa::Engine::DVE);
+  isa::Program p = b.finish();
+  sim::Simulator s(p, {sim::RunOptions{"trn1", true}});
+  ASSERT_EQ(s.schedule().insts[1].waits.size(), 1u);
+  EXPECT_EQ(s.schedule().insts[1].waits[0].queue, 2);  // WAR: the memset waits for POOL's read
+}
+
+TEST(Simulator, SameEngineNeedsNoSemaphore) {
+  Builder b;
+  auto t1 = b.sbuf("t1", {128, 64}), t2 = b.sbuf("t2", {128, 64});
+  b.add(InstructionType::Memset, {}, {b.ap(t1.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0).engine(isa::Engine::DVE);
+  b.add(InstructionType::TensorCopy, {b.ap(t1.all())}, {b.ap(t2.all())}).engine(isa::Engine::DVE);
+  isa::Program p = b.finish();
+  sim::Simulator s(p, {});
+  EXPECT_TRUE(s.schedule().insts[1].waits.empty());  // in-order queue
+  auto r = s.run();
+  EXPECT_NEAR(r.total_ns, 2 * 64 / 1.12, 0.01);     // two MIN_II-bound instructions back to back
+}
+
+TEST(Simulator, ExplicitSemaphoresOrderQueues) {
+  Builder b;
+  auto t1 = b.sbuf("t1", {128, 512}), t2 = b.sbuf("t2", {128, 512});
+  // DVE first in program order but waits for semaphore 3, which POOL's instruction increments.
+  auto i0 = b.add(InstructionType::Memset, {}, {b.ap(t1.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0).engine(isa::Engine::DVE);
+  i0.inst().waits.push_back(isa::SemWait{3, isa::SemWait::Mode::GeImm, 1, ""});
+  auto i1 = b.add(InstructionType::Memset, {}, {b.ap(t2.all())}).memset_mode(isa::MemsetMode::Const).constant(2.0).engine(isa::Engine::Pool);
+  i1.inst().updates.push_back(isa::SemUpdate{3, isa::SemUpdate::Mode::Inc, 1});
+  isa::Program p = b.finish();
+  sim::Simulator s(p, {});
+  EXPECT_TRUE(s.schedule().explicit_sync);
+  auto r = s.run();
+  EXPECT_GE(event_of(r, 0).start_ns, event_of(r, 1).end_ns - 1e-6);
+  EXPECT_NEAR(r.total_ns, kPoolCopy512 + kDveMemset512, 0.01);
+}
+
+TEST(Simulator, UnmetSemaphoreWaitIsReportedAsDeadlock) {
+  Builder b;
+  auto t1 = b.sbuf("t1", {128, 64});
+  auto i0 = b.add(InstructionType::Memset, {}, {b.ap(t1.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0).engine(isa::Engine::DVE);
+  i0.inst().waits.push_back(isa::SemWait{7, isa::SemWait::Mode::GeImm, 1, ""});
+  isa::Program p = b.finish();
+  sim::Simulator s(p, {});
+  try {
+    s.run();
+    FAIL() << "expected a deadlock";
+  } catch (const SimulationError &e) {
+    EXPECT_EQ(e.exit_code(), 4);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("deadlock"), std::string::npos) << m;
+    EXPECT_NE(m.find("DVE blocked at instruction 0 'I-1'"), std::string::npos) << m;
+    EXPECT_NE(m.find("semaphore 7 >= 1 (is 0)"), std::string::npos) << m;
+  }
+}
+
+TEST(Simulator, SemaphoreIndexOutOfRangeIsRejected) {
+  Builder b;
+  auto t1 = b.sbuf("t1", {128, 64});
+  auto i0 = b.add(InstructionType::Memset, {}, {b.ap(t1.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0);
+  i0.inst().updates.push_back(isa::SemUpdate{256, isa::SemUpdate::Mode::Inc, 1});
+  isa::Program p = b.finish();
+  EXPECT_THROW(sim::Simulator(p, {}), SemanticError);
+}
+
+TEST(Simulator, AddKernelEndToEnd) {
+  Builder b("add");
+  auto a = b.input("a", {128, 64}), c = b.input("c", {128, 64}), o = b.output("o", {128, 64});
+  auto ta = b.sbuf("ta", {128, 64}), tc = b.sbuf("tc", {128, 64}), to = b.sbuf("to", {128, 64});
+  b.add(InstructionType::Load, {b.ap(a.all())}, {b.ap(ta.all())});
+  b.add(InstructionType::Load, {b.ap(c.all())}, {b.ap(tc.all())});
+  b.add(InstructionType::TensorTensor, {b.ap(ta.all()), b.ap(tc.all())}, {b.ap(to.all())}).op(isa::AluOp::subtract);
+  b.add(InstructionType::Save, {b.ap(to.all())}, {b.ap(o.all())});
+  isa::Program p = b.finish();
+  sim::Simulator s(p, {});
+  auto &av = s.memory().dram(0), &cv = s.memory().dram(1);
+  for (int i = 0; i < 128 * 64; ++i) {
+    float x = static_cast<float>(i % 97) * 0.5f, y = static_cast<float>(i % 13);
+    std::memcpy(&av[static_cast<size_t>(i) * 4], &x, 4);
+    std::memcpy(&cv[static_cast<size_t>(i) * 4], &y, 4);
+  }
+  auto r = s.run();
+  auto out = sim::tensor_f32(p, s.memory(), 2);
+  for (int i = 0; i < 128 * 64; ++i)
+    ASSERT_EQ(out[i], static_cast<float>(i % 97) * 0.5f - static_cast<float>(i % 13)) << i;  // acc - x
+  EXPECT_EQ(r.dynamic_instructions, 4);
+  // Two loads run on two DMA queues in parallel; the subtract waits for both, the save for the subtract.
+  EXPECT_LT(event_of(r, 1).start_ns, event_of(r, 0).end_ns);
+  EXPECT_GE(event_of(r, 2).start_ns, std::max(event_of(r, 0).end_ns, event_of(r, 1).end_ns) - 1e-6);
+  EXPECT_GE(event_of(r, 3).start_ns, event_of(r, 2).end_ns - 1e-6);
+}
+
+TEST(Simulator, LoopVariableDrivesAccessPatterns) {
+  // for i in range(4): o[:, 8i:8i+8] = a[:, 8i:8i+8] + 1   (tile by tile through SBUF)
+  Builder b("loop");
+  auto a = b.input("a", {16, 32}), o = b.output("o", {16, 32});
+  auto t = b.sbuf("t", {16, 8});
+  b.loop("i", 0, 4, 1, [&](builder::Aff i) {
+    b.add(InstructionType::Load, {b.ap(a.tile(0, 16, i * 8, 8))}, {b.ap(t.all())});
+    b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), Builder::imm(1.0)}, {b.ap(t.all())})
+        .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
+    b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.tile(0, 16, i * 8, 8))});
+  });
+  isa::Program p = b.finish();
+  sim::Simulator s(p, {});
+  auto &av = s.memory().dram(0);
+  for (int i = 0; i < 16 * 32; ++i) {
+    float x = static_cast<float>(i);
+    std::memcpy(&av[static_cast<size_t>(i) * 4], &x, 4);
+  }
+  auto r = s.run();
+  EXPECT_EQ(r.dynamic_instructions, 12);
+  auto out = sim::tensor_f32(p, s.memory(), 1);
+  for (int i = 0; i < 16 * 32; ++i) ASSERT_EQ(out[i], static_cast<float>(i) + 1.0f) << i;
+}
+
+TEST(Simulator, TimingOnlyGivesTheSameTimeline) {
+  auto build = [] {
+    Builder b("t");
+    auto a = b.input("a", {128, 256}), o = b.output("o", {128, 256});
+    auto t = b.sbuf("t", {128, 256}), u = b.sbuf("u", {128, 256});
+    b.add(InstructionType::Load, {b.ap(a.all())}, {b.ap(t.all())});
+    b.add(InstructionType::Activation, {b.ap(t.all())}, {b.ap(u.all())}).act_func(isa::ActivationFunctionType::Exp);
+    b.add(InstructionType::Save, {b.ap(u.all())}, {b.ap(o.all())});
+    return b.finish();
+  };
+  isa::Program p1 = build(), p2 = build();
+  sim::Simulator full(p1, {}), fast(p2, sim::RunOptions{"trn1", true});
+  auto r1 = full.run(), r2 = fast.run();
+  EXPECT_DOUBLE_EQ(r1.total_ns, r2.total_ns);
+  EXPECT_EQ(r1.events.size(), r2.events.size());
+}
