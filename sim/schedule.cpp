@@ -64,7 +64,7 @@ public:
   void access(const Footprint &fp, bool write, int64_t inst, std::vector<int64_t> &deps) {
     auto &list = space(fp);
     for (const auto &r : list)
-      if ((write || r.write) && r.fp.overlaps(fp)) deps.push_back(r.inst);
+      if ((write || r.write) && r.inst != inst && r.fp.overlaps(fp)) deps.push_back(r.inst);
     if (write) {
       list.erase(std::remove_if(list.begin(), list.end(),
                                 [&](const Record &r) { return covers(fp, r.fp) && r.inst != inst; }),
