@@ -43,13 +43,15 @@ template <class T> void from_i64(T &v, int64_t x) {
     throw std::logic_error("bundle_fields.def: not an integer field");
 }
 template <class T> double to_dbl(const T &v) {
-  if constexpr (std::is_arithmetic_v<T>)
+  if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>)
     return static_cast<double>(v);
   else
     throw std::logic_error("bundle_fields.def: not a numeric field");
 }
 template <class T> void from_dbl(T &v, double x) {
-  if constexpr (std::is_arithmetic_v<T>)
+  if constexpr (std::is_enum_v<T>)
+    v = static_cast<T>(static_cast<int64_t>(x));
+  else if constexpr (std::is_arithmetic_v<T>)
     v = static_cast<T>(x);
   else
     throw std::logic_error("bundle_fields.def: not a numeric field");
@@ -870,16 +872,17 @@ void decode_rows(const Ctx &c, const uint8_t *b, const Form &f, const std::vecto
         if (byte == 0) break;
         auto m = map_back("wait_mode", byte);
         if (!m) throw InputError(c.at(what), "wait mode byte " + hex(byte) + " is not a semaphore wait");
-        if (in.waits.size() <= static_cast<size_t>(r.arg)) in.waits.resize(static_cast<size_t>(r.arg) + 1);
-        in.waits[static_cast<size_t>(r.arg)].mode = static_cast<SemWait::Mode>(*m);
+        const size_t wi = w0 + static_cast<size_t>(r.arg);  // waits of this bundle follow earlier bundles'
+        if (in.waits.size() <= wi) in.waits.resize(wi + 1);
+        in.waits[wi].mode = static_cast<SemWait::Mode>(*m);
         break;
       }
       case K::WIDX:
-        if (static_cast<size_t>(r.arg) < in.waits.size()) in.waits[static_cast<size_t>(r.arg)].sem = byte;
+        if (w0 + static_cast<size_t>(r.arg) < in.waits.size()) in.waits[w0 + static_cast<size_t>(r.arg)].sem = byte;
         break;
       case K::WVAL:
-        if (static_cast<size_t>(r.arg) < in.waits.size()) {
-          SemWait &w = in.waits[static_cast<size_t>(r.arg)];
+        if (w0 + static_cast<size_t>(r.arg) < in.waits.size()) {
+          SemWait &w = in.waits[w0 + static_cast<size_t>(r.arg)];
           const uint32_t v = static_cast<uint32_t>(get(b, r.off, 4));
           if (w.mode == SemWait::Mode::GeReg) w.reg = "r" + std::to_string(v), w.value = 0;
           else w.value = v;
@@ -896,10 +899,10 @@ void decode_rows(const Ctx &c, const uint8_t *b, const Form &f, const std::vecto
         break;
       }
       case K::UIDX:
-        if (!in.updates.empty()) in.updates.back().sem = byte;
+        if (in.updates.size() > u0) in.updates.back().sem = byte;
         break;
       case K::UVAL:
-        if (!in.updates.empty() && in.updates.back().mode != SemUpdate::Mode::Inc &&
+        if (in.updates.size() > u0 && in.updates.back().mode != SemUpdate::Mode::Inc &&
             in.updates.back().mode != SemUpdate::Mode::Dec)
           in.updates.back().value = static_cast<uint32_t>(get(b, r.off, 4));
         break;
