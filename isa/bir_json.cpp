@@ -1,10 +1,10 @@
 // BIR JSON <-> isa::Program (see include/neuronsim/isa/bir_json.hpp for the decisions this file makes).
 //
 // The reader never trusts the document: every value's JSON type is checked before it is converted, and every
-// problem becomes an InputError carrying the file, the instruction index/name and the key. Nulls count as absent
-// (reference bir-json.md 1.10: KLR writes `Option` fields as null). Unknown extra keys are ignored (same page:
-// Lean's FromJson ignores them, and the compiler writes bookkeeping keys -- descendants, order, predicates,
-// loopnest -- that the simulator does not need).
+// problem becomes an InputError carrying the file, the instruction index/name and the key. Nulls count as
+// absent (reference bir-json.md 1.10: KLR writes `Option` fields as null). Unknown extra keys are ignored
+// (same page: Lean's FromJson ignores them, and the compiler writes bookkeeping keys -- descendants, order,
+// predicates, loopnest -- that the simulator does not need).
 #include "neuronsim/isa/bir_json.hpp"
 
 #include <cmath>
@@ -37,14 +37,17 @@ const char *inst_family(InstructionType t) {
   return (i >= 0 && i < kNumInstructionTypes) ? families[i] : "";
 }
 
-// Instructions that carry no operands may omit ins/outs; every other opcode moves or computes data and must say
-// what (reference bir-json.md 1.7: `ins`/`outs` are part of every instruction KLR and the compiler write).
+// Instructions that carry no operands may omit ins/outs; every other opcode moves or computes data and must
+// say what (reference bir-json.md 1.7: `ins`/`outs` are part of every instruction KLR and the compiler
+// write).
 bool needs_operands(InstructionType t) {
   std::string f = inst_family(t);
   return f != "control" && f != "sync" && f != "region";
 }
 
-std::string type_name_of(const json &v) { return v.type_name(); }
+std::string type_name_of(const json &v) {
+  return v.type_name();
+}
 
 // ------------------------------------------------------------------------------------------------ the reader
 class Reader {
@@ -67,11 +70,11 @@ public:
 private:
   const json &root_;
   Program p_;
-  std::string func_;                // function being read, for messages
-  long cur_index_ = -1;             // instruction being read, for messages
+  std::string func_;    // function being read, for messages
+  long cur_index_ = -1; // instruction being read, for messages
   std::string cur_name_;
-  std::vector<int> scope_;          // active loop variables, innermost last
-  std::vector<std::string> deps_field_;  // per instruction: where its dependency list came from
+  std::vector<int> scope_;              // active loop variables, innermost last
+  std::vector<std::string> deps_field_; // per instruction: where its dependency list came from
 
   // ---------------------------------------------------------------------------------------- errors
   ErrorContext ctx(const std::string &field) const {
@@ -90,63 +93,77 @@ private:
   // ---------------------------------------------------------------------------------------- typed access
   // A present, non-null member, or nullptr.
   static const json *get(const json &o, const char *key) {
-    if (!o.is_object()) return nullptr;
+    if (!o.is_object())
+      return nullptr;
     auto it = o.find(key);
-    if (it == o.end() || it->is_null()) return nullptr;
+    if (it == o.end() || it->is_null())
+      return nullptr;
     return &*it;
   }
   const json &need(const json &o, const char *key, const std::string &field) const {
     const json *v = get(o, key);
-    if (!v) fail(field, std::string("missing required key '") + key + "'");
+    if (!v)
+      fail(field, std::string("missing required key '") + key + "'");
     return *v;
   }
   int64_t as_int(const json &v, const std::string &field) const {
-    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_integer())
+      return v.get<int64_t>();
     if (v.is_number_unsigned()) {
       uint64_t u = v.get<uint64_t>();
-      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail(field, "integer out of range");
+      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        fail(field, "integer out of range");
       return static_cast<int64_t>(u);
     }
-    if (v.is_number_float()) {  // tolerate 3.0 for 3; a fraction is an error
+    if (v.is_number_float()) { // tolerate 3.0 for 3; a fraction is an error
       double d = v.get<double>();
-      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18)
+        return static_cast<int64_t>(d);
       fail(field, "expected an integer, got " + v.dump());
     }
     fail(field, "expected an integer, got " + type_name_of(v));
   }
   // Numbers; non-finite values arrive as the strings "nan", "inf", "-inf" (reference bir-json.md 1.10).
   double as_num(const json &v, const std::string &field) const {
-    if (v.is_number()) return v.get<double>();
+    if (v.is_number())
+      return v.get<double>();
     if (v.is_string()) {
       const std::string &s = v.get_ref<const std::string &>();
-      if (s == "nan" || s == "NaN" || s == "-nan") return std::numeric_limits<double>::quiet_NaN();
+      if (s == "nan" || s == "NaN" || s == "-nan")
+        return std::numeric_limits<double>::quiet_NaN();
       if (s == "inf" || s == "+inf" || s == "Infinity" || s == "infinity")
         return std::numeric_limits<double>::infinity();
-      if (s == "-inf" || s == "-Infinity" || s == "-infinity") return -std::numeric_limits<double>::infinity();
+      if (s == "-inf" || s == "-Infinity" || s == "-infinity")
+        return -std::numeric_limits<double>::infinity();
       fail(field, "expected a number, got the string '" + s + "'");
     }
     fail(field, "expected a number, got " + type_name_of(v));
   }
   bool as_bool(const json &v, const std::string &field) const {
-    if (v.is_boolean()) return v.get<bool>();
+    if (v.is_boolean())
+      return v.get<bool>();
     fail(field, "expected true/false, got " + type_name_of(v));
   }
   const std::string &as_str(const json &v, const std::string &field) const {
-    if (v.is_string()) return v.get_ref<const std::string &>();
+    if (v.is_string())
+      return v.get_ref<const std::string &>();
     fail(field, "expected a string, got " + type_name_of(v));
   }
   const json &as_arr(const json &v, const std::string &field) const {
-    if (v.is_array()) return v;
+    if (v.is_array())
+      return v;
     fail(field, "expected an array, got " + type_name_of(v));
   }
   const json &as_obj(const json &v, const std::string &field) const {
-    if (v.is_object()) return v;
+    if (v.is_object())
+      return v;
     fail(field, "expected an object, got " + type_name_of(v));
   }
   std::vector<int64_t> as_int_list(const json &v, const std::string &field) const {
     std::vector<int64_t> out;
     const json &a = as_arr(v, field);
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(as_int(a[i], field + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(as_int(a[i], field + "[" + std::to_string(i) + "]"));
     return out;
   }
   // One access-pattern pair: [step, num] as the compiler writes it (bir-json.md 1.9), or {"step":..,"num":..}
@@ -154,7 +171,8 @@ private:
   ApDim as_pair(const json &v, const std::string &field) const {
     ApDim d;
     if (v.is_array()) {
-      if (v.size() != 2) fail(field, "an access-pattern pair must be [step, num], got " + v.dump());
+      if (v.size() != 2)
+        fail(field, "an access-pattern pair must be [step, num], got " + v.dump());
       d.step = as_int(v[0], field + "[0]");
       d.num = as_int(v[1], field + "[1]");
     } else if (v.is_object()) {
@@ -163,18 +181,29 @@ private:
     } else {
       fail(field, "an access-pattern pair must be [step, num] or {step, num}, got " + type_name_of(v));
     }
-    if (d.num < 0) fail(field, "negative count " + std::to_string(d.num) + " in access pattern");
+    if (d.num < 0)
+      fail(field, "negative count " + std::to_string(d.num) + " in access pattern");
     return d;
   }
   std::vector<ApDim> as_pattern(const json &v, const std::string &field) const {
     std::vector<ApDim> out;
     const json &a = as_arr(v, field);
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(as_pair(a[i], field + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(as_pair(a[i], field + "[" + std::to_string(i) + "]"));
     return out;
   }
 
+  // Sizes multiply; a document with absurd sizes must give an error, not signed overflow.
+  int64_t mul(int64_t a, int64_t b, const std::string &field) const {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r))
+      fail(field, "size overflows 64 bits");
+    return r;
+  }
+
   // ---------------------------------------------------------------------------------------- typed fields
-  // One overload per C++ type a row of inst_fields.def can have; the generic loop in read_fields picks by type.
+  // One overload per C++ type a row of inst_fields.def can have; the generic loop in read_fields picks by
+  // type.
   void read_value(const json &v, bool &out, const std::string &f) const { out = as_bool(v, f); }
   void read_value(const json &v, int64_t &out, const std::string &f) const { out = as_int(v, f); }
   void read_value(const json &v, double &out, const std::string &f) const { out = as_num(v, f); }
@@ -185,20 +214,27 @@ private:
   void read_value(const json &v, std::vector<double> &out, const std::string &f) const {
     out.clear();
     const json &a = as_arr(v, f);
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(as_num(a[i], f + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(as_num(a[i], f + "[" + std::to_string(i) + "]"));
   }
   void read_value(const json &v, std::vector<std::string> &out, const std::string &f) const {
     out.clear();
     const json &a = as_arr(v, f);
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(as_str(a[i], f + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(as_str(a[i], f + "[" + std::to_string(i) + "]"));
   }
   void read_value(const json &v, std::vector<std::vector<int64_t>> &out, const std::string &f) const {
     out.clear();
     const json &a = as_arr(v, f);
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(as_int_list(a[i], f + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(as_int_list(a[i], f + "[" + std::to_string(i) + "]"));
   }
-  void read_value(const json &v, std::vector<ApDim> &out, const std::string &f) const { out = as_pattern(v, f); }
-  void read_value(const json &v, AluOp &out, const std::string &f) const { out = parse_alu(as_str(v, f), ctx(f)); }
+  void read_value(const json &v, std::vector<ApDim> &out, const std::string &f) const {
+    out = as_pattern(v, f);
+  }
+  void read_value(const json &v, AluOp &out, const std::string &f) const {
+    out = parse_alu(as_str(v, f), ctx(f));
+  }
   template <typename E, typename = std::enable_if_t<std::is_enum<E>::value>>
   void read_value(const json &v, E &out, const std::string &f) const {
     out = parse_enum<E>(as_str(v, f), ctx(f));
@@ -207,12 +243,12 @@ private:
   void read_fields(const json &j, Inst &inst) const {
     const int type = static_cast<int>(inst.type);
     (void)type;
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                          \
+#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   if (only_sel::only < 0 || only_sel::only == type) {                                                        \
-    if (const json *v = get(j, key)) {                                                                        \
-      read_value(*v, inst.f.member, key);                                                                     \
-      inst.given.set(static_cast<int>(Field::member));                                                        \
-    }                                                                                                         \
+    if (const json *v = get(j, key)) {                                                                       \
+      read_value(*v, inst.f.member, key);                                                                    \
+      inst.given.set(static_cast<int>(Field::member));                                                       \
+    }                                                                                                        \
   }
 #include "tables/inst_fields.def"
 #undef NS_FIELD
@@ -221,7 +257,8 @@ private:
   // ---------------------------------------------------------------------------------------- expressions
   int resolve_axis(const std::string &name, const std::string &field) const {
     for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
-      if (p_.loop_vars[static_cast<size_t>(*it)] == name) return *it;
+      if (p_.loop_vars[static_cast<size_t>(*it)] == name)
+        return *it;
     fail(field, "unknown loop variable '" + name + "' (no enclosing Loop has this LoopAxis name)");
   }
 
@@ -232,9 +269,9 @@ private:
     return e;
   }
 
-  // One affine term's index: v2 nests an expression under "idx" (normally {kind: AffIVKind, axis}); v1 names the
-  // loop axis under "AxisLabel". The coefficient is "coeff" in v2 and "coef" in v1 (wire-versioning.md). The
-  // form is recognised by shape, term by term, rather than by the module version.
+  // One affine term's index: v2 nests an expression under "idx" (normally {kind: AffIVKind, axis}); v1 names
+  // the loop axis under "AxisLabel". The coefficient is "coeff" in v2 and "coef" in v1 (wire-versioning.md).
+  // The form is recognised by shape, term by term, rather than by the module version.
   void read_term(const json &t, const std::string &field, Expr &aff) const {
     as_obj(t, field);
     Expr idx;
@@ -246,8 +283,10 @@ private:
       fail(field, "affine term has neither 'idx' (v2) nor 'AxisLabel' (v1)");
     }
     int64_t coeff = 1;
-    if (const json *c = get(t, "coeff")) coeff = as_int(*c, field + ".coeff");
-    else if (const json *c1 = get(t, "coef")) coeff = as_int(*c1, field + ".coef");
+    if (const json *c = get(t, "coeff"))
+      coeff = as_int(*c, field + ".coeff");
+    else if (const json *c1 = get(t, "coef"))
+      coeff = as_int(*c1, field + ".coef");
     aff.kids.push_back(std::move(idx));
     aff.coeffs.push_back(coeff);
   }
@@ -255,12 +294,15 @@ private:
   Expr read_affine_body(const json &e, const std::string &field) const {
     Expr aff;
     aff.kind = Expr::Kind::Affine;
-    if (const json *c = get(e, "c")) aff.c = as_int(*c, field + ".c");
+    if (const json *c = get(e, "c"))
+      aff.c = as_int(*c, field + ".c");
     if (const json *terms = get(e, "terms")) {
       const json &a = as_arr(*terms, field + ".terms");
-      for (size_t i = 0; i < a.size(); ++i) read_term(a[i], field + ".terms[" + std::to_string(i) + "]", aff);
+      for (size_t i = 0; i < a.size(); ++i)
+        read_term(a[i], field + ".terms[" + std::to_string(i) + "]", aff);
     }
-    if (aff.kids.empty()) return Expr::constant(aff.c);  // {"terms":[], "c":k} is the constant k
+    if (aff.kids.empty())
+      return Expr::constant(aff.c); // {"terms":[], "c":k} is the constant k
     return aff;
   }
 
@@ -274,28 +316,34 @@ private:
 
   int64_t denominator(const json &e, const char *key, const std::string &field) const {
     int64_t d = as_int(need(e, key, field), field + "." + key);
-    if (d == 0) fail(field + "." + key, "division by zero in expression");
+    if (d == 0)
+      fail(field + "." + key, "division by zero in expression");
     return d;
   }
 
   // A pelican QuasiAffineExpr, v2 {kind: ...} tree or v1 flat affine with optional {op, op_param}
   // (reference neuronx-cc/bir/wire-versioning.md; per-kind keys from the public pelican-wire page).
   Expr read_expr(const json &e, const std::string &field) const {
-    if (e.is_number()) return Expr::constant(as_int(e, field));  // tolerance: a bare integer
+    if (e.is_number())
+      return Expr::constant(as_int(e, field)); // tolerance: a bare integer
     as_obj(e, field);
     const json *kind = get(e, "kind");
     if (!kind) {
       // v1: flat affine, possibly wrapped by op "Div"/"Mod" with op_param as the denominator.
       Expr base = read_affine_body(e, field);
       const json *op = get(e, "op");
-      if (!op) return base;
+      if (!op)
+        return base;
       const std::string &o = as_str(*op, field + ".op");
-      if (o == "Div") return unary(Expr::Kind::FloorDiv, std::move(base), denominator(e, "op_param", field));
-      if (o == "Mod") return unary(Expr::Kind::Mod, std::move(base), denominator(e, "op_param", field));
+      if (o == "Div")
+        return unary(Expr::Kind::FloorDiv, std::move(base), denominator(e, "op_param", field));
+      if (o == "Mod")
+        return unary(Expr::Kind::Mod, std::move(base), denominator(e, "op_param", field));
       fail(field + ".op", "unsupported v1 expression op '" + o + "'");
     }
     const std::string &k = as_str(*kind, field + ".kind");
-    if (k == "AffExprKind") return read_affine_body(e, field);
+    if (k == "AffExprKind")
+      return read_affine_body(e, field);
     if (k == "AffIVKind") {
       const std::string &axis = as_str(need(e, "axis", field), field + ".axis");
       return loop_var(resolve_axis(axis, field + ".axis"));
@@ -306,21 +354,25 @@ private:
       const json &a = as_arr(need(e, "terms", field), field + ".terms");
       for (size_t i = 0; i < a.size(); ++i) {
         Expr t = read_expr(a[i], field + ".terms[" + std::to_string(i) + "]");
-        if (t.is_const()) s.c += t.c;  // constants fold into Sum::c (the writer emits c as a constant term)
-        else s.kids.push_back(std::move(t));
+        if (t.is_const())
+          s.c += t.c; // constants fold into Sum::c (the writer emits c as a constant term)
+        else
+          s.kids.push_back(std::move(t));
       }
       if (const json *n = get(e, "n_terms")) {
         if (as_int(*n, field + ".n_terms") != static_cast<int64_t>(a.size()))
           fail(field + ".n_terms", "n_terms does not match the number of terms");
       }
-      if (s.kids.empty()) return Expr::constant(s.c);
+      if (s.kids.empty())
+        return Expr::constant(s.c);
       return s;
     }
     if (k == "MultKind") {
       int64_t scale = as_int(need(e, "scale", field), field + ".scale");
       return unary(Expr::Kind::Mult, read_expr(need(e, "var", field), field + ".var"), scale);
     }
-    // CCModKind is read as a modulo, as the compiler's reader does (pelican-wire: both tags hit createModuloExpr).
+    // CCModKind is read as a modulo, as the compiler's reader does (pelican-wire: both tags hit
+    // createModuloExpr).
     if (k == "FloorDivKind" || k == "ModuloKind" || k == "CCModKind") {
       Expr numer = read_expr(need(e, "numer", field), field + ".numer");
       return unary(k == "FloorDivKind" ? Expr::Kind::FloorDiv : Expr::Kind::Mod, std::move(numer),
@@ -332,19 +384,21 @@ private:
       r.regref = as_str(need(e, "regref", field), field + ".regref");
       return r;
     }
-    // ShardIDKind, CCDivKind, CCGetRankKind, IndirectArgId: collective/indirect values the simulator has no model
-    // for yet.
+    // ShardIDKind, CCDivKind, CCGetRankKind, IndirectArgId: collective/indirect values the simulator has no
+    // model for yet.
     fail(field + ".kind", "unsupported expression kind '" + k + "'");
   }
 
   // ---------------------------------------------------------------------------------------- arguments
   int tensor_ref(const json &a, const std::string &field) const {
-    // memref names the memory location, memsetref the allocation (bir-json.md 1.8); either identifies the tensor.
+    // memref names the memory location, memsetref the allocation (bir-json.md 1.8); either identifies the
+    // tensor.
     for (const char *key : {"memref", "memsetref"}) {
       if (const json *v = get(a, key)) {
         const std::string &name = as_str(*v, field + "." + key);
         int t = p_.find_tensor(name);
-        if (t < 0) fail(field + "." + key, "no allocation named '" + name + "'");
+        if (t < 0)
+          fail(field + "." + key, "no allocation named '" + name + "'");
         return t;
       }
     }
@@ -352,19 +406,22 @@ private:
   }
 
   Dtype arg_dtype(const json &a, const std::string &field, Dtype dflt) const {
-    if (const json *d = get(a, "dtype")) return parse_dtype(as_str(*d, field + ".dtype"), ctx(field + ".dtype"));
+    if (const json *d = get(a, "dtype"))
+      return parse_dtype(as_str(*d, field + ".dtype"), ctx(field + ".dtype"));
     return dflt;
   }
 
-  static std::vector<int64_t> row_major_strides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> row_major_strides(const std::vector<int64_t> &shape, const std::string &field) const {
     std::vector<int64_t> s(shape.size(), 1);
-    for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+    for (size_t i = shape.size(); i-- > 1;)
+      s[i - 1] = mul(s[i], shape[i], field);
     return s;
   }
 
   // addrs[d] * stride, folded into `constant` when it is a constant, otherwise appended as a term.
   static void add_scaled(Expr e, int64_t stride, int64_t &constant, std::vector<Expr> &terms) {
-    if (stride == 0) return;
+    if (stride == 0)
+      return;
     if (e.is_const()) {
       constant += e.c * stride;
       return;
@@ -374,7 +431,8 @@ private:
       return;
     }
     if (e.kind == Expr::Kind::Affine) {
-      for (auto &c : e.coeffs) c *= stride;
+      for (auto &c : e.coeffs)
+        c *= stride;
       e.c *= stride;
       terms.push_back(std::move(e));
       return;
@@ -395,34 +453,41 @@ private:
   }
 
   // The start element offset of a symbolic_ap: sum over dims of addrs[d] * row-major stride[d]. The result is
-  // kept as simple as possible so that it is exactly the `start` the writer put into it: a single term with no
-  // constant is returned as is, affine terms are merged into one Affine, anything else becomes a Sum.
+  // kept as simple as possible so that it is exactly the `start` the writer put into it: a single term with
+  // no constant is returned as is, affine terms are merged into one Affine, anything else becomes a Sum.
   Expr symbolic_start(const json &a, const Tensor &t, const std::string &field) const {
     const json *addrs_j = get(a, "addrs");
-    if (!addrs_j) return Expr::constant(0);
+    if (!addrs_j)
+      return Expr::constant(0);
     const json &addrs = as_arr(*addrs_j, field + ".addrs");
-    if (addrs.empty()) return Expr::constant(0);
+    if (addrs.empty())
+      return Expr::constant(0);
     std::vector<int64_t> shape = t.shape;
     if (shape.size() != addrs.size()) {
-      // The tensor's logical shape normally has one entry per addr (the real compiler dump does); when it does not,
-      // fall back to the access_shape.
+      // The tensor's logical shape normally has one entry per addr (the real compiler dump does); when it
+      // does not, fall back to the access_shape.
       std::vector<int64_t> access;
-      if (const json *as = get(a, "access_shape")) access = as_int_list(*as, field + ".access_shape");
+      if (const json *as = get(a, "access_shape"))
+        access = as_int_list(*as, field + ".access_shape");
       if (access.size() != addrs.size())
         fail(field + ".addrs", std::to_string(addrs.size()) + " addrs but the tensor shape has " +
                                    std::to_string(shape.size()) + " dims and access_shape " +
                                    std::to_string(access.size()));
       shape = access;
     }
-    std::vector<int64_t> strides = row_major_strides(shape);
+    std::vector<int64_t> strides = row_major_strides(shape, field + ".addrs");
     int64_t constant = 0;
     std::vector<Expr> terms;
     for (size_t d = 0; d < addrs.size(); ++d)
-      add_scaled(read_expr(addrs[d], field + ".addrs[" + std::to_string(d) + "]"), strides[d], constant, terms);
-    if (terms.empty()) return Expr::constant(constant);
-    if (terms.size() == 1 && constant == 0) return std::move(terms[0]);
+      add_scaled(read_expr(addrs[d], field + ".addrs[" + std::to_string(d) + "]"), strides[d], constant,
+                 terms);
+    if (terms.empty())
+      return Expr::constant(constant);
+    if (terms.size() == 1 && constant == 0)
+      return std::move(terms[0]);
     bool all_affine = true;
-    for (const auto &e : terms) all_affine = all_affine && e.kind == Expr::Kind::Affine;
+    for (const auto &e : terms)
+      all_affine = all_affine && e.kind == Expr::Kind::Affine;
     if (all_affine) {
       Expr aff = std::move(terms[0]);
       for (size_t i = 1; i < terms.size(); ++i) {
@@ -453,9 +518,11 @@ private:
       arg.dtype = arg_dtype(a, field, p_.tensors[static_cast<size_t>(arg.tensor)].dtype);
       arg.ap = as_pattern(need(a, "ap", field), field + ".ap");
       int64_t offset = 0;
-      if (const json *o = get(a, "offset")) offset = as_int(*o, field + ".offset");
+      if (const json *o = get(a, "offset"))
+        offset = as_int(*o, field + ".offset");
       arg.start = Expr::constant(offset);
-    } else if (kind == "symbolic_ap" || kind == "symbolic_pwap") {  // one class, two spellings (value-model.md)
+    } else if (kind == "symbolic_ap" ||
+               kind == "symbolic_pwap") { // one class, two spellings (value-model.md)
       arg.kind = ArgKind::AccessPattern;
       arg.tensor = tensor_ref(a, field);
       const Tensor &t = p_.tensors[static_cast<size_t>(arg.tensor)];
@@ -494,14 +561,18 @@ private:
       arg.kind = ArgKind::Immediate;
       arg.dtype = arg_dtype(a, field, Dtype::float32);
       const json &vl = as_arr(need(a, "value_list", field), field + ".value_list");
-      if (vl.empty()) fail(field + ".value_list", "empty value_list");
+      if (vl.empty())
+        fail(field + ".value_list", "empty value_list");
       std::vector<double> values;
       for (size_t i = 0; i < vl.size(); ++i) {
         std::string f = field + ".value_list[" + std::to_string(i) + "]";
-        if (vl[i].is_object()) values.push_back(as_num(need(vl[i], "value", f), f + ".value"));
-        else values.push_back(as_num(vl[i], f));
+        if (vl[i].is_object())
+          values.push_back(as_num(need(vl[i], "value", f), f + ".value"));
+        else
+          values.push_back(as_num(vl[i], f));
       }
-      if (const json *ex = get(a, "expr")) arg.start = read_expr(*ex, field + ".expr");
+      if (const json *ex = get(a, "expr"))
+        arg.start = read_expr(*ex, field + ".expr");
       // The expr selects the value; a constant selector is resolved here, a loop-dependent one is kept in
       // `start` with the list in imm_array (Arg::immediate picks per iteration).
       size_t pick = 0;
@@ -514,7 +585,8 @@ private:
         }
       }
       arg.imm = values[pick];
-      if (values.size() > 1) arg.imm_array = values;
+      if (values.size() > 1)
+        arg.imm_array = values;
     } else {
       fail(field + ".kind", "unknown argument kind '" + kind + "'");
     }
@@ -525,11 +597,13 @@ private:
     std::vector<Arg> out;
     const json *v = get(j, key);
     if (!v) {
-      if (required) fail(key, std::string("missing required key '") + key + "'");
+      if (required)
+        fail(key, std::string("missing required key '") + key + "'");
       return out;
     }
     const json &a = as_arr(*v, key);
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(read_arg(a[i], std::string(key) + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(read_arg(a[i], std::string(key) + "[" + std::to_string(i) + "]"));
     return out;
   }
 
@@ -539,33 +613,42 @@ private:
     inst.index = static_cast<int>(p_.insts.size());
     cur_index_ = inst.index;
     cur_name_.clear();
-    if (const json *n = get(j, "name")) cur_name_ = as_str(*n, "name");
+    if (const json *n = get(j, "name"))
+      cur_name_ = as_str(*n, "name");
     inst.name = cur_name_;
     const std::string &opcode = as_str(need(j, "opcode", "opcode"), "opcode");
     auto type = inst_type_from_name(opcode);
-    if (!type) fail("opcode", "unknown opcode '" + opcode + "'");
+    if (!type)
+      fail("opcode", "unknown opcode '" + opcode + "'");
     inst.type = *type;
-    if (const json *e = get(j, "engine")) inst.engine = parse_enum<Engine>(as_str(*e, "engine"), ctx("engine"));
+    if (const json *e = get(j, "engine"))
+      inst.engine = parse_enum<Engine>(as_str(*e, "engine"), ctx("engine"));
     bool need_ops = needs_operands(inst.type);
     inst.ins = read_args(j, "ins", need_ops);
     inst.outs = read_args(j, "outs", need_ops);
     read_fields(j, inst);
-    // dependencies: a bare name (a Flow edge) or [name, kind] (json-loader.md, pass 2); {id|name, kind} objects
-    // as the writer page describes them are accepted too. Only the names are kept.
+    // dependencies: a bare name (a Flow edge) or [name, kind] (json-loader.md, pass 2); {id|name, kind}
+    // objects as the writer page describes them are accepted too. Only the names are kept.
     if (const json *d = get(j, "dependencies")) {
       const json &a = as_arr(*d, "dependencies");
       for (size_t i = 0; i < a.size(); ++i) {
         std::string f = "dependencies[" + std::to_string(i) + "]";
         const json &e = a[i];
-        if (e.is_string()) inst.dependencies.push_back(e.get<std::string>());
-        else if (e.is_array() && !e.empty()) inst.dependencies.push_back(as_str(e[0], f + "[0]"));
-        else if (e.is_object() && get(e, "name")) inst.dependencies.push_back(as_str(*get(e, "name"), f + ".name"));
-        else if (e.is_object() && get(e, "id")) inst.dependencies.push_back(as_str(*get(e, "id"), f + ".id"));
-        else fail(f, "a dependency must be a name or [name, kind], got " + e.dump());
+        if (e.is_string())
+          inst.dependencies.push_back(e.get<std::string>());
+        else if (e.is_array() && !e.empty())
+          inst.dependencies.push_back(as_str(e[0], f + "[0]"));
+        else if (e.is_object() && get(e, "name"))
+          inst.dependencies.push_back(as_str(*get(e, "name"), f + ".name"));
+        else if (e.is_object() && get(e, "id"))
+          inst.dependencies.push_back(as_str(*get(e, "id"), f + ".id"));
+        else
+          fail(f, "a dependency must be a name or [name, kind], got " + e.dump());
       }
     }
     if (const json *dbg = get(j, "debug")) {
-      if (const json *ln = get(*dbg, "lineno")) inst.source_line = static_cast<int>(as_int(*ln, "debug.lineno"));
+      if (const json *ln = get(*dbg, "lineno"))
+        inst.source_line = static_cast<int>(as_int(*ln, "debug.lineno"));
     }
     Node node;
     node.kind = Node::Kind::Inst;
@@ -576,14 +659,18 @@ private:
     cur_name_.clear();
   }
 
-  // A loop variable for a LoopAxis name: reuse the first variable of that name that is not live in an enclosing
-  // loop (so a program that reuses names round-trips), else add one (nested loops of the same name shadow).
+  // A loop variable for a LoopAxis name: reuse the first variable of that name that is not live in an
+  // enclosing loop (so a program that reuses names round-trips), else add one (nested loops of the same name
+  // shadow).
   int loop_var_for(const std::string &name) {
     for (size_t i = 0; i < p_.loop_vars.size(); ++i) {
-      if (p_.loop_vars[i] != name) continue;
+      if (p_.loop_vars[i] != name)
+        continue;
       bool live = false;
-      for (int s : scope_) live = live || s == static_cast<int>(i);
-      if (!live) return static_cast<int>(i);
+      for (int s : scope_)
+        live = live || s == static_cast<int>(i);
+      if (!live)
+        return static_cast<int>(i);
     }
     p_.loop_vars.push_back(name);
     return static_cast<int>(p_.loop_vars.size()) - 1;
@@ -592,24 +679,31 @@ private:
   void read_loop(const json &j, std::vector<Node> &out) {
     std::string axis_name;
     const json *ax = get(j, "LoopAxis");
-    if (ax && get(*ax, "name")) axis_name = as_str(*get(*ax, "name"), "LoopAxis.name");
+    if (ax && get(*ax, "name"))
+      axis_name = as_str(*get(*ax, "name"), "LoopAxis.name");
     cur_index_ = -1;
     cur_name_ = "Loop '" + axis_name + "'";
-    if (!ax) fail("LoopAxis", "missing required key 'LoopAxis'");
+    if (!ax)
+      fail("LoopAxis", "missing required key 'LoopAxis'");
     as_obj(*ax, "LoopAxis");
-    if (axis_name.empty()) fail("LoopAxis.name", "a loop axis needs a name");
+    if (axis_name.empty())
+      fail("LoopAxis.name", "a loop axis needs a name");
     // lb/stride default as KLR writes them when unset (lb 0); stride absent means 1; ub is required.
     Node node;
     node.kind = Node::Kind::Loop;
-    if (const json *lb = get(*ax, "lb")) node.lb = as_int(*lb, "LoopAxis.lb");
+    if (const json *lb = get(*ax, "lb"))
+      node.lb = as_int(*lb, "LoopAxis.lb");
     node.ub = as_int(need(*ax, "ub", "LoopAxis.ub"), "LoopAxis.ub");
-    if (const json *st = get(*ax, "stride")) node.stride = as_int(*st, "LoopAxis.stride");
-    if (node.stride == 0) fail("LoopAxis.stride", "loop stride is 0");
+    if (const json *st = get(*ax, "stride"))
+      node.stride = as_int(*st, "LoopAxis.stride");
+    if (node.stride == 0)
+      fail("LoopAxis.stride", "loop stride is 0");
     node.var = loop_var_for(axis_name);
     const json &blocks = as_arr(need(j, "blocks", "blocks"), "blocks");
     cur_name_.clear();
     scope_.push_back(node.var);
-    for (size_t b = 0; b < blocks.size(); ++b) read_block(blocks[b], "blocks[" + std::to_string(b) + "]", node.body);
+    for (size_t b = 0; b < blocks.size(); ++b)
+      read_block(blocks[b], "blocks[" + std::to_string(b) + "]", node.body);
     scope_.pop_back();
     out.push_back(std::move(node));
   }
@@ -628,7 +722,8 @@ private:
       }
       if (get(e, "instructions")) {
         read_block(e, f, out);
-      } else if (const json *op = get(e, "opcode"); op && op->is_string() && op->get_ref<const std::string &>() == "Loop") {
+      } else if (const json *op = get(e, "opcode");
+                 op && op->is_string() && op->get_ref<const std::string &>() == "Loop") {
         read_loop(e, out);
       } else {
         read_instruction(e, out);
@@ -640,47 +735,69 @@ private:
   void read_allocation(const json &al, const std::string &field) {
     as_obj(al, field);
     std::string skind = "memory_location_set";
-    if (const json *s = get(al, "Skind")) skind = as_str(*s, field + ".Skind");
+    if (const json *s = get(al, "Skind"))
+      skind = as_str(*s, field + ".Skind");
     // Registers are function-level storages referenced by name (value-model.md); they hold no tensor data.
-    if (skind == "register") return;
+    if (skind == "register")
+      return;
     Tensor t;
     const json *loc = &al;
     if (skind == "memory_location_set") {
       t.set_name = as_str(need(al, "name", field + ".name"), field + ".name");
-      const json &locs = as_arr(need(al, "memorylocations", field + ".memorylocations"), field + ".memorylocations");
-      if (locs.empty()) fail(field + ".memorylocations", "an allocation needs one memory location");
+      const json &locs =
+          as_arr(need(al, "memorylocations", field + ".memorylocations"), field + ".memorylocations");
+      if (locs.empty())
+        fail(field + ".memorylocations", "an allocation needs one memory location");
       loc = &as_obj(locs[0], field + ".memorylocations[0]");
-      if (const json *k = get(al, "kind")) t.kind = parse_enum<TensorKind>(as_str(*k, field + ".kind"), ctx(field + ".kind"));
+      if (const json *k = get(al, "kind"))
+        t.kind = parse_enum<TensorKind>(as_str(*k, field + ".kind"), ctx(field + ".kind"));
       if (const json *d = get(al, "dtype"))
         t.dtype = parse_dtype(as_str(*d, field + ".dtype"), ctx(field + ".dtype"));
-      if (const json *s = get(al, "tensor_shape")) t.shape = as_int_list(*s, field + ".tensor_shape");
+      if (const json *s = get(al, "tensor_shape"))
+        t.shape = as_int_list(*s, field + ".tensor_shape");
     } else if (skind != "memory_location") {
       fail(field + ".Skind", "unknown storage kind '" + skind + "'");
     }
     std::string lf = loc == &al ? field : field + ".memorylocations[0]";
     t.name = as_str(need(*loc, "name", lf + ".name"), lf + ".name");
-    if (t.set_name.empty()) t.set_name = t.name + "_set";
+    if (t.set_name.empty())
+      t.set_name = t.name + "_set";
     MemoryType mt = MemoryType::Unallocated;
-    if (const json *ty = get(*loc, "type")) mt = parse_enum<MemoryType>(as_str(*ty, lf + ".type"), ctx(lf + ".type"));
-    // Input/Output/Unallocated locations live in DRAM (bir-json.md 1.5: KLR's Input/Output = the compiler's DRAM).
-    t.mem = (mt == MemoryType::Input || mt == MemoryType::Output || mt == MemoryType::Unallocated) ? MemoryType::DRAM
-                                                                                                 : mt;
+    if (const json *ty = get(*loc, "type"))
+      mt = parse_enum<MemoryType>(as_str(*ty, lf + ".type"), ctx(lf + ".type"));
+    // Input/Output/Unallocated locations live in DRAM (bir-json.md 1.5: KLR's Input/Output = the compiler's
+    // DRAM).
+    t.mem = (mt == MemoryType::Input || mt == MemoryType::Output || mt == MemoryType::Unallocated)
+                ? MemoryType::DRAM
+                : mt;
     std::vector<int64_t> dims;
-    if (const json *d = get(*loc, "dims")) dims = as_int_list(*d, lf + ".dims");
-    if (const json *v = get(*loc, "addr")) t.addr = as_int(*v, lf + ".addr");
-    if (const json *v = get(*loc, "base")) t.base_partition = as_int(*v, lf + ".base");
-    if (const json *v = get(*loc, "bank")) t.bank = as_int(*v, lf + ".bank");
-    if (const json *v = get(*loc, "allocated")) t.allocated = as_bool(*v, lf + ".allocated");
+    if (const json *d = get(*loc, "dims"))
+      dims = as_int_list(*d, lf + ".dims");
+    for (auto d : dims)
+      if (d < 0)
+        fail(lf + ".dims", "negative dimension");
+    if (const json *v = get(*loc, "addr"))
+      t.addr = as_int(*v, lf + ".addr");
+    if (const json *v = get(*loc, "base"))
+      t.base_partition = as_int(*v, lf + ".base");
+    if (const json *v = get(*loc, "bank"))
+      t.bank = as_int(*v, lf + ".bank");
+    if (const json *v = get(*loc, "allocated"))
+      t.allocated = as_bool(*v, lf + ".allocated");
     const int64_t esize = dtype_size(t.dtype);
-    // dims = [partitions, bytes per partition...] (bir-json.md 1.5); the product of dims[1..] is the partition size.
+    // dims = [partitions, bytes per partition...] (bir-json.md 1.5); the product of dims[1..] is the
+    // partition size.
     if (!dims.empty()) {
       t.partitions = dims[0];
       t.bytes_per_partition = 1;
-      for (size_t i = 1; i < dims.size(); ++i) t.bytes_per_partition *= dims[i];
-      if (dims.size() == 1) t.bytes_per_partition = esize;
+      for (size_t i = 1; i < dims.size(); ++i)
+        t.bytes_per_partition = mul(t.bytes_per_partition, dims[i], lf + ".dims");
+      if (dims.size() == 1)
+        t.bytes_per_partition = esize;
     }
     if (t.shape.empty()) {
-      if (dims.empty()) fail(field, "allocation '" + t.set_name + "' has neither tensor_shape nor dims");
+      if (dims.empty())
+        fail(field, "allocation '" + t.set_name + "' has neither tensor_shape nor dims");
       if (esize <= 0 || t.bytes_per_partition % esize != 0)
         fail(lf + ".dims", "bytes per partition " + std::to_string(t.bytes_per_partition) +
                                " is not a multiple of the dtype size");
@@ -688,11 +805,13 @@ private:
     } else if (dims.empty()) {
       t.partitions = t.shape[0];
       int64_t n = 1;
-      for (size_t i = 1; i < t.shape.size(); ++i) n *= t.shape[i];
-      t.bytes_per_partition = n * esize;
+      for (size_t i = 1; i < t.shape.size(); ++i)
+        n = mul(n, t.shape[i], field + ".tensor_shape");
+      t.bytes_per_partition = mul(n, esize, field + ".tensor_shape");
     }
     for (auto s : t.shape)
-      if (s < 0) fail(field + ".tensor_shape", "negative dimension");
+      if (s < 0)
+        fail(field + ".tensor_shape", "negative dimension");
     if (p_.find_tensor(t.name) >= 0 || p_.find_tensor(t.set_name) >= 0)
       fail(field + ".name", "duplicate allocation '" + t.set_name + "'");
     p_.tensors.push_back(std::move(t));
@@ -701,15 +820,18 @@ private:
   // ---------------------------------------------------------------------------------------- module
   void read_module() {
     as_obj(root_, "");
-    // The version selects only the QuasiAffineExpr encoding (wire-versioning.md); the forms are told apart by shape
-    // here, but a version other than 1 or 2 is rejected as the compiler does.
+    // The version selects only the QuasiAffineExpr encoding (wire-versioning.md); the forms are told apart by
+    // shape here, but a version other than 1 or 2 is rejected as the compiler does.
     if (const json *v = get(root_, "version")) {
       int64_t ver = as_int(*v, "version");
-      if (ver != 1 && ver != 2) fail("version", "BIR JSON version must be 1 or 2, got " + std::to_string(ver));
+      if (ver != 1 && ver != 2)
+        fail("version", "BIR JSON version must be 1 or 2, got " + std::to_string(ver));
     }
-    if (const json *a = get(root_, "arch")) p_.arch = as_str(*a, "arch");
+    if (const json *a = get(root_, "arch"))
+      p_.arch = as_str(*a, "arch");
     const json &fns = as_arr(need(root_, "functions", "functions"), "functions");
-    if (fns.empty()) fail("functions", "the module has no function");
+    if (fns.empty())
+      fail("functions", "the module has no function");
     // json-loader.md D8: the loader looks up "main" and falls back to the first function.
     size_t pick = 0;
     for (size_t i = 0; i < fns.size(); ++i)
@@ -717,22 +839,27 @@ private:
           get(fns[i], "name")->get<std::string>() == "main")
         pick = i;
     const json &fn = as_obj(fns[pick], "functions[" + std::to_string(pick) + "]");
-    if (const json *n = get(fn, "name")) func_ = as_str(*n, "name");
+    if (const json *n = get(fn, "name"))
+      func_ = as_str(*n, "name");
     if (const json *al = get(fn, "allocations")) {
       const json &a = as_arr(*al, "allocations");
-      for (size_t i = 0; i < a.size(); ++i) read_allocation(a[i], "allocations[" + std::to_string(i) + "]");
+      for (size_t i = 0; i < a.size(); ++i)
+        read_allocation(a[i], "allocations[" + std::to_string(i) + "]");
     }
     const json &blocks = as_arr(need(fn, "blocks", "blocks"), "blocks");
-    for (size_t b = 0; b < blocks.size(); ++b) read_block(blocks[b], "blocks[" + std::to_string(b) + "]", p_.body);
+    for (size_t b = 0; b < blocks.size(); ++b)
+      read_block(blocks[b], "blocks[" + std::to_string(b) + "]", p_.body);
     // Pass 2 (json-loader.md): dependencies may name instructions defined later; each must exist.
     for (const auto &inst : p_.insts) {
       for (size_t i = 0; i < inst.dependencies.size(); ++i) {
         bool found = false;
-        for (const auto &o : p_.insts) found = found || o.name == inst.dependencies[i];
+        for (const auto &o : p_.insts)
+          found = found || o.name == inst.dependencies[i];
         if (!found) {
           cur_index_ = inst.index;
           cur_name_ = inst.name;
-          fail("dependencies[" + std::to_string(i) + "]", "unknown dependency '" + inst.dependencies[i] + "'");
+          fail("dependencies[" + std::to_string(i) + "]",
+               "unknown dependency '" + inst.dependencies[i] + "'");
         }
       }
     }
@@ -742,37 +869,58 @@ private:
 // ------------------------------------------------------------------------------------------------ the writer
 json num_json(double v) {
   // Non-finite numbers as strings, as KLR writes them (bir-json.md 1.10).
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
   return v;
 }
 
-json write_value(bool v) { return v; }
-json write_value(int64_t v) { return v; }
-json write_value(double v) { return num_json(v); }
-json write_value(const std::string &v) { return v; }
-json write_value(const std::vector<int64_t> &v) { return v; }
+json write_value(bool v) {
+  return v;
+}
+json write_value(int64_t v) {
+  return v;
+}
+json write_value(double v) {
+  return num_json(v);
+}
+json write_value(const std::string &v) {
+  return v;
+}
+json write_value(const std::vector<int64_t> &v) {
+  return v;
+}
 json write_value(const std::vector<double> &v) {
   json a = json::array();
-  for (double d : v) a.push_back(num_json(d));
+  for (double d : v)
+    a.push_back(num_json(d));
   return a;
 }
-json write_value(const std::vector<std::string> &v) { return v; }
-json write_value(const std::vector<std::vector<int64_t>> &v) { return v; }
+json write_value(const std::vector<std::string> &v) {
+  return v;
+}
+json write_value(const std::vector<std::vector<int64_t>> &v) {
+  return v;
+}
 // Iota-style `pattern` fields are written as {step, num} objects, as KLR's Core.APPair (bir-json.md 1.10).
 json write_value(const std::vector<ApDim> &v) {
   json a = json::array();
-  for (const auto &d : v) a.push_back({{"step", d.step}, {"num", d.num}});
+  for (const auto &d : v)
+    a.push_back({{"step", d.step}, {"num", d.num}});
   return a;
 }
-json write_value(AluOp v) { return alu_name(v); }
+json write_value(AluOp v) {
+  return alu_name(v);
+}
 template <typename E, typename = std::enable_if_t<std::is_enum<E>::value>> json write_value(E v) {
   return enum_name(v);
 }
 
 json ap_json(const std::vector<ApDim> &ap) {
   json a = json::array();
-  for (const auto &d : ap) a.push_back(json::array({d.step, d.num}));
+  for (const auto &d : ap)
+    a.push_back(json::array({d.step, d.num}));
   return a;
 }
 
@@ -791,24 +939,29 @@ struct Writer {
     switch (a.kind) {
     case ArgKind::AccessPattern: {
       bool physical = a.json_kind == "physical_ap" || (a.json_kind.empty() && a.start.is_const());
-      if (!a.start.is_const()) physical = false;  // only a symbolic_ap can carry a loop-dependent start
+      if (!a.start.is_const())
+        physical = false; // only a symbolic_ap can carry a loop-dependent start
       j["ap"] = ap_json(a.ap);
       if (physical) {
         j["kind"] = "physical_ap";
         j["offset"] = a.start.c;
-        if (t) j["memref"] = t->name, j["memsetref"] = set_name(*t);
+        if (t)
+          j["memref"] = t->name, j["memsetref"] = set_name(*t);
       } else {
         j["kind"] = a.json_kind == "symbolic_pwap" ? "symbolic_pwap" : "symbolic_ap";
-        // addrs: the whole start on the innermost (stride-1) dim, zeros elsewhere; the reader's symbolic_start
-        // returns exactly that expression.
+        // addrs: the whole start on the innermost (stride-1) dim, zeros elsewhere; the reader's
+        // symbolic_start returns exactly that expression.
         std::vector<int64_t> shape = t ? t->shape : std::vector<int64_t>{};
-        if (shape.empty()) shape = {1};
+        if (shape.empty())
+          shape = {1};
         json addrs = json::array();
-        for (size_t d = 0; d + 1 < shape.size(); ++d) addrs.push_back(expr_to_json(Expr::constant(0), p.loop_vars));
+        for (size_t d = 0; d + 1 < shape.size(); ++d)
+          addrs.push_back(expr_to_json(Expr::constant(0), p.loop_vars));
         addrs.push_back(expr_to_json(a.start, p.loop_vars));
         j["addrs"] = addrs;
         j["access_shape"] = shape;
-        if (t) j["memsetref"] = set_name(*t);
+        if (t)
+          j["memsetref"] = set_name(*t);
       }
       break;
     }
@@ -818,18 +971,23 @@ struct Writer {
         j["kind"] = "register_ap";
         j["ap"] = ap_json(a.ap);
         j["memsetref"] = set_name(*t);
-        if (a.start.kind == Expr::Kind::Register) j["reg_ap_offset"] = a.start.regref;
-        else if (a.start.is_const() && a.start.c != 0) j["const_ap_offset"] = a.start.c;
+        if (a.start.kind == Expr::Kind::Register)
+          j["reg_ap_offset"] = a.start.regref;
+        else if (a.start.is_const() && a.start.c != 0)
+          j["const_ap_offset"] = a.start.c;
       } else {
         j["kind"] = "register_access";
       }
       break;
     case ArgKind::Immediate:
-      if (a.json_kind == "symbolic_imm_value" || !a.imm_array.empty() || !a.start.is_const() || a.start.c != 0) {
+      if (a.json_kind == "symbolic_imm_value" || !a.imm_array.empty() || !a.start.is_const() ||
+          a.start.c != 0) {
         j["kind"] = "symbolic_imm_value";
         json vl = json::array();
-        if (a.imm_array.empty()) vl.push_back({{"value", num_json(a.imm)}});
-        for (double v : a.imm_array) vl.push_back({{"value", num_json(v)}});
+        if (a.imm_array.empty())
+          vl.push_back({{"value", num_json(a.imm)}});
+        for (double v : a.imm_array)
+          vl.push_back({{"value", num_json(v)}});
         j["value_list"] = vl;
         j["expr"] = expr_to_json(a.start, p.loop_vars);
       } else {
@@ -851,18 +1009,22 @@ struct Writer {
     j["name"] = in.name;
     j["engine"] = enum_name(in.engine);
     json ins = json::array(), outs = json::array();
-    for (const auto &a : in.ins) ins.push_back(arg(a));
-    for (const auto &a : in.outs) outs.push_back(arg(a));
+    for (const auto &a : in.ins)
+      ins.push_back(arg(a));
+    for (const auto &a : in.outs)
+      outs.push_back(arg(a));
     j["ins"] = ins;
     j["outs"] = outs;
     const int type = static_cast<int>(in.type);
     (void)type;
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                          \
-  if ((only_sel::only < 0 || only_sel::only == type) && in.has(Field::member)) j[key] = write_value(in.f.member);
+#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+  if ((only_sel::only < 0 || only_sel::only == type) && in.has(Field::member))                               \
+    j[key] = write_value(in.f.member);
 #include "tables/inst_fields.def"
 #undef NS_FIELD
     j["dependencies"] = in.dependencies;
-    if (in.source_line >= 0) j["debug"] = {{"lineno", in.source_line}};
+    if (in.source_line >= 0)
+      j["debug"] = {{"lineno", in.source_line}};
     return j;
   }
 
@@ -870,7 +1032,8 @@ struct Writer {
     json a = json::array();
     for (const auto &n : body) {
       if (n.kind == Node::Kind::Inst) {
-        if (n.inst >= 0 && n.inst < static_cast<int>(p.insts.size())) a.push_back(inst(p.insts[static_cast<size_t>(n.inst)]));
+        if (n.inst >= 0 && n.inst < static_cast<int>(p.insts.size()))
+          a.push_back(inst(p.insts[static_cast<size_t>(n.inst)]));
         continue;
       }
       std::string var = (n.var >= 0 && n.var < static_cast<int>(p.loop_vars.size()))
@@ -890,12 +1053,19 @@ struct Writer {
   }
 
   json tensor_json(const Tensor &t) const {
-    const char *tclass = t.mem == MemoryType::SB ? "NeuronSBTensor" : t.mem == MemoryType::PSUM ? "NeuronPSUMTensor"
-                                                                                               : "Tensor";
-    json loc = {{"Skind", "memory_location"}, {"name", t.name},       {"type", enum_name(t.mem)},
+    const char *tclass = t.mem == MemoryType::SB     ? "NeuronSBTensor"
+                         : t.mem == MemoryType::PSUM ? "NeuronPSUMTensor"
+                                                     : "Tensor";
+    json loc = {{"Skind", "memory_location"},
+                {"name", t.name},
+                {"type", enum_name(t.mem)},
                 {"dims", json::array({t.partitions, t.bytes_per_partition})},
-                {"addr", t.addr},             {"base", t.base_partition}, {"bank", t.bank},
-                {"allocated", t.allocated},   {"pinned", false},      {"tensor_id", 0}};
+                {"addr", t.addr},
+                {"base", t.base_partition},
+                {"bank", t.bank},
+                {"allocated", t.allocated},
+                {"pinned", false},
+                {"tensor_id", 0}};
     return {{"Skind", "memory_location_set"},
             {"name", set_name(t)},
             {"kind", enum_name(t.kind)},
@@ -913,13 +1083,15 @@ struct Writer {
 
   json module() const {
     json allocs = json::array();
-    for (const auto &t : p.tensors) allocs.push_back(tensor_json(t));
+    for (const auto &t : p.tensors)
+      allocs.push_back(tensor_json(t));
     int block_counter = 1;
     json block = {{"name", "Block1"}};
     block["instructions"] = nodes(p.body, block_counter);
     json fn = {{"name", "sg0000"}, {"attributes", json::array()}, {"allocations", allocs}};
     fn["blocks"] = json::array({block});
-    json m = {{"arch", p.arch.empty() ? "gen3" : p.arch}, {"version", 2}, {"attributes", {{"neuron_core_id", 0}}}};
+    json m = {
+        {"arch", p.arch.empty() ? "gen3" : p.arch}, {"version", 2}, {"attributes", {{"neuron_core_id", 0}}}};
     m["functions"] = json::array({fn});
     return m;
   }
@@ -934,18 +1106,22 @@ json expr_to_json(const Expr &e, const std::vector<std::string> &loop_vars) {
   case Expr::Kind::Affine: {
     json terms = json::array();
     for (size_t i = 0; i < e.kids.size(); ++i)
-      terms.push_back({{"idx", expr_to_json(e.kids[i], loop_vars)}, {"coeff", i < e.coeffs.size() ? e.coeffs[i] : 1}});
+      terms.push_back(
+          {{"idx", expr_to_json(e.kids[i], loop_vars)}, {"coeff", i < e.coeffs.size() ? e.coeffs[i] : 1}});
     return {{"kind", "AffExprKind"}, {"terms", terms}, {"c", e.c}};
   }
   case Expr::Kind::Sum: {
     json terms = json::array();
-    for (const auto &k : e.kids) terms.push_back(expr_to_json(k, loop_vars));
-    if (e.c != 0) terms.push_back(expr_to_json(Expr::constant(e.c), loop_vars));
+    for (const auto &k : e.kids)
+      terms.push_back(expr_to_json(k, loop_vars));
+    if (e.c != 0)
+      terms.push_back(expr_to_json(Expr::constant(e.c), loop_vars));
     return {{"kind", "SumKind"}, {"n_terms", terms.size()}, {"terms", terms}};
   }
   case Expr::Kind::Mult:
     return {{"kind", "MultKind"},
-            {"var", e.kids.empty() ? expr_to_json(Expr::constant(0), loop_vars) : expr_to_json(e.kids[0], loop_vars)},
+            {"var", e.kids.empty() ? expr_to_json(Expr::constant(0), loop_vars)
+                                   : expr_to_json(e.kids[0], loop_vars)},
             {"scale", e.k}};
   case Expr::Kind::LoopVar: {
     std::string name = (e.var >= 0 && e.var < static_cast<int>(loop_vars.size()))
@@ -956,7 +1132,8 @@ json expr_to_json(const Expr &e, const std::vector<std::string> &loop_vars) {
   case Expr::Kind::FloorDiv:
   case Expr::Kind::Mod:
     return {{"kind", e.kind == Expr::Kind::FloorDiv ? "FloorDivKind" : "ModuloKind"},
-            {"numer", e.kids.empty() ? expr_to_json(Expr::constant(0), loop_vars) : expr_to_json(e.kids[0], loop_vars)},
+            {"numer", e.kids.empty() ? expr_to_json(Expr::constant(0), loop_vars)
+                                     : expr_to_json(e.kids[0], loop_vars)},
             {"denom", e.k}};
   case Expr::Kind::Register:
     return {{"kind", "IntRuntimeValueKind"}, {"regref", e.regref}};
@@ -972,7 +1149,8 @@ Program read_bir_file(const std::string &path) {
   ErrorContext c;
   c.file = path;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(c, "cannot open file");
+  if (!in)
+    throw InputError(c, "cannot open file");
   json j;
   try {
     j = json::parse(in);
@@ -983,6 +1161,8 @@ Program read_bir_file(const std::string &path) {
   return parse_bir(j, path);
 }
 
-json to_bir_json(const Program &p) { return Writer{p}.module(); }
+json to_bir_json(const Program &p) {
+  return Writer{p}.module();
+}
 
 } // namespace neuronsim::isa

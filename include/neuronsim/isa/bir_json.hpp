@@ -1,20 +1,23 @@
-// BIR JSON <-> isa::Program. The reader takes the module the Neuron compiler (or KLR) writes -- version 1 or 2,
-// functions[].allocations[] + blocks[].instructions[], `Loop` pseudo-instructions, physical/symbolic/register
-// access patterns, immediates -- and the writer emits the compiler's form, so that
+// BIR JSON <-> isa::Program. The reader takes the module the Neuron compiler (or KLR) writes -- version 1 or
+// 2, functions[].allocations[] + blocks[].instructions[], `Loop` pseudo-instructions,
+// physical/symbolic/register access patterns, immediates -- and the writer emits the compiler's form, so that
 // parse_bir(to_bir_json(p)) reproduces p. Sources: reference bir-json.md sections 1-2,
 // neuronx-cc/bir/json-loader.md, value-model.md, wire-versioning.md (+ the public pelican-wire page).
 //
 // Decisions where the format leaves room (all documented in bir_json.cpp next to the code):
 //  - Function: the one named "main" if any (json-loader.md D8 looks "main" up, falling back to the first),
 //    else the first one. Other functions and `nki_functions` are ignored.
-//  - symbolic_ap start = sum_d addrs[d] * rowmajor_stride(shape)[d], shape = the tensor's tensor_shape when it
+//  - symbolic_ap start = sum_d addrs[d] * rowmajor_stride(shape)[d], shape = the tensor's tensor_shape when
+//  it
 //    has as many dims as addrs, else access_shape when that does, else InputError.
 //  - symbolic_imm_value: imm = value_list[eval(expr)] when the expr is constant, and value_list[0] otherwise;
 //    with several values the list is kept in Arg::imm_array and the expr in Arg::start so a consumer can pick
 //    per iteration (Arg::immediate(loop_values)).
-//  - register_ap: Arg kind Register with tensor/ap set; start = Register expr of reg_ap_offset when given, else
+//  - register_ap: Arg kind Register with tensor/ap set; start = Register expr of reg_ap_offset when given,
+//  else
 //    const_ap_offset (default 0).
-//  - sync_info: the references give no JSON form for its waits/updates, so it is not read (Inst::waits/updates
+//  - sync_info: the references give no JSON form for its waits/updates, so it is not read
+//  (Inst::waits/updates
 //    stay empty for BIR input).
 #pragma once
 
