@@ -1,0 +1,187 @@
+// One test per `neuronsim` option (DESIGN.md section 5), against the real binary.
+// kernel1 computes b = a - 1.0 (real compiler output, workloads/kernel1).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_run.hpp"
+#include "neuronsim/sim/npy.hpp"
+
+using clitest::run;
+using clitest::src;
+namespace fs = std::filesystem;
+
+namespace {
+const std::string kKernel = src("workloads/kernel1/kernel1.bir.json");
+const std::string kInput = src("workloads/kernel1/inputs/a.npy");
+
+std::vector<float> floats(const std::string &path) {
+  auto a = neuronsim::sim::read_npy(path);
+  return neuronsim::sim::npy_to_f32(a);
+}
+
+double simulated_ns(const std::string &out) {
+  auto p = out.find("simulated time: ");
+  return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 16));
+}
+} // namespace
+
+TEST(Cli, NoArgumentsPrintsHelpAndExitsUsage) {
+  auto r = run("");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("usage:"), std::string::npos);
+}
+
+TEST(Cli, HelpAndVersion) {
+  EXPECT_EQ(run("--help").code, 0);
+  auto r = run("run --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--timing-only"), std::string::npos);
+  auto v = run("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out.rfind("neuronsim ", 0), 0u);
+  EXPECT_EQ(v.err.find("SystemC"), std::string::npos) << "the SystemC banner must not leak into our output";
+}
+
+TEST(Cli, RunWithoutKernelRunsTheBundledWorkloadAndChecksIt) {
+  const std::string out = clitest::temp_dir();
+  auto r = run("run --outdir " + out);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("bundled default workload"), std::string::npos);
+  EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+}
+
+TEST(Cli, InputAndOutdirComputeAMinusOne) {
+  const std::string out = clitest::temp_dir();
+  auto r = run("run " + kKernel + " --input a=" + kInput + " --outdir " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto a = floats(kInput), b = floats(out + "/b.npy");
+  ASSERT_EQ(a.size(), 100u);
+  ASSERT_EQ(b.size(), 100u);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i], a[i] - 1.0f) << i;
+}
+
+TEST(Cli, InputsDirectory) {
+  const std::string out = clitest::temp_dir();
+  auto r = run("run " + kKernel + " --inputs " + src("workloads/kernel1/inputs") + " --outdir " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("input  a: " + src("workloads/kernel1/inputs/a.npy")), std::string::npos) << r.out;
+}
+
+TEST(Cli, MissingInputsAreGeneratedDeterministically) {
+  const std::string o1 = clitest::temp_dir(), o2 = clitest::temp_dir();
+  ASSERT_EQ(run("run " + kKernel + " --outdir " + o1).code, 0);
+  ASSERT_EQ(run("run " + kKernel + " --outdir " + o2).code, 0);
+  EXPECT_EQ(clitest::read_file(o1 + "/b.npy"), clitest::read_file(o2 + "/b.npy"));
+  for (float v : floats(o1 + "/b.npy")) EXPECT_TRUE(v >= -2.0f && v < 0.0f) << v;  // uniform [-1,1) minus 1
+}
+
+TEST(Cli, ExpectPassesAndFailsWithTheWorstElement) {
+  const std::string out = clitest::temp_dir(), wrong = clitest::temp_dir();
+  auto ok = run("run " + kKernel + " --input a=" + kInput + " --outdir " + out + " --expect " +
+                src("workloads/kernel1/expected"));
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+  // An expected tensor that is off by +0.5 at element 37 only.
+  auto b = neuronsim::sim::read_npy(src("workloads/kernel1/expected/b.npy"));
+  auto v = neuronsim::sim::npy_to_f32(b);
+  v[37] += 0.5f;
+  neuronsim::sim::write_npy(wrong + "/b.npy", neuronsim::sim::npy_from_f32(v, b.shape, neuronsim::isa::Dtype::float32));
+  auto bad = run("run " + kKernel + " --input a=" + kInput + " --outdir " + out + " --expect " + wrong);
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("MISMATCH b[37]"), std::string::npos) << bad.out;
+  // --atol large enough accepts it.
+  auto loose = run("run " + kKernel + " --input a=" + kInput + " --outdir " + out + " --expect " + wrong +
+                   " --atol 0.6");
+  EXPECT_EQ(loose.code, 0) << loose.out;
+  auto rel = run("run " + kKernel + " --input a=" + kInput + " --outdir " + out + " --expect " + wrong +
+                 " --rtol 1000");
+  EXPECT_EQ(rel.code, 0) << rel.out;
+}
+
+TEST(Cli, ArchChangesClocks) {
+  const std::string out = clitest::temp_dir();
+  auto t1 = run("run " + kKernel + " --timing-only --arch trn1");
+  auto t2 = run("run " + kKernel + " --timing-only --arch trn2");
+  ASSERT_EQ(t1.code, 0);
+  ASSERT_EQ(t2.code, 0);
+  EXPECT_NE(t2.out.find("arch trn2"), std::string::npos);
+  // DVE's 64-cycle subtract: 64 / 1.12 GHz = 57.1 ns on trn1, 64 / 0.96 GHz = 66.7 ns on trn2.
+  EXPECT_NE(t1.out.find("57.1"), std::string::npos) << t1.out;
+  EXPECT_NE(t2.out.find("66.7"), std::string::npos) << t2.out;
+  EXPECT_EQ(run("run " + kKernel + " --arch trn9").code, 2);
+}
+
+TEST(Cli, StatsJson) {
+  const std::string dir = clitest::temp_dir();
+  auto r = run("run " + kKernel + " --outdir " + dir + " --stats " + dir + "/s.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(clitest::read_file(dir + "/s.json"));
+  EXPECT_EQ(j["arch"], "trn1");
+  for (const char *e : {"PE", "ACT", "POOL", "DVE", "SP"}) {
+    ASSERT_TRUE(j["engines"].contains(e)) << e;
+    for (const char *k : {"instructions", "busy_ns", "utilization", "cycles"}) EXPECT_TRUE(j["engines"][e].contains(k));
+  }
+  EXPECT_EQ(j["engines"]["DVE"]["instructions"], 1);
+  EXPECT_EQ(j["engines"]["DVE"]["cycles"], 64);
+  EXPECT_EQ(j["dma"]["bytes"], 800);  // 10x10 fp32 in and out
+  EXPECT_DOUBLE_EQ(j["total_ns"].get<double>(), simulated_ns(r.out) > 0 ? j["total_ns"].get<double>() : -1);
+}
+
+TEST(Cli, TraceJsonHasOneTrackPerQueueAndOneSlicePerInstruction) {
+  const std::string dir = clitest::temp_dir();
+  auto r = run("run " + kKernel + " --outdir " + dir + " --trace " + dir + "/t.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(clitest::read_file(dir + "/t.json"));
+  int slices = 0, tracks = 0, flows = 0;
+  for (const auto &e : j["traceEvents"]) {
+    if (e["ph"] == "X") ++slices;
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++tracks;
+    if (e["ph"] == "s") ++flows;
+  }
+  EXPECT_EQ(slices, 3);
+  EXPECT_EQ(tracks, 5 + 16);  // five engines + 16 DMA queues on trn1
+  EXPECT_EQ(flows, 2);        // load -> subtract -> save
+}
+
+TEST(Cli, TimingOnlyWritesNoOutputsAndKeepsTheTime) {
+  const std::string out = clitest::temp_dir() + "/o";
+  auto full = run("run " + kKernel + " --outdir " + out + "-full");
+  auto fast = run("run " + kKernel + " --timing-only --outdir " + out);
+  ASSERT_EQ(full.code, 0);
+  ASSERT_EQ(fast.code, 0);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_DOUBLE_EQ(simulated_ns(full.out), simulated_ns(fast.out));
+}
+
+TEST(Cli, IsaJsonDump) {
+  auto r = run("isa --json");
+  ASSERT_EQ(r.code, 0);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["alu_ops"].size(), 33u);
+  EXPECT_EQ(j["alu_ops"][32]["name"], "mod_int");
+  EXPECT_EQ(j["alu_ops"][32]["wire"]["v4"], 4294967240u);
+  EXPECT_TRUE(j["alu_ops"][24]["wire"]["v4"].is_null());  // average
+  EXPECT_EQ(j["alu_ops"][20]["wire"]["v4"], 0x13);        // is_gt reordered
+  ASSERT_EQ(j["instruction_types"].size(), 110u);
+  EXPECT_EQ(j["instruction_types"][29]["name"], "TensorScalarPtr");
+  EXPECT_EQ(j["instruction_types"][29]["executes"], true);
+  auto text = run("isa");
+  EXPECT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("mod_int"), std::string::npos);
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(run("frobnicate").code, 2);
+  EXPECT_EQ(run("run " + kKernel + " --no-such-option").code, 2);
+  EXPECT_EQ(run("run " + kKernel + " --input a").code, 2);
+  EXPECT_EQ(run("run " + kKernel + " --rtol abc").code, 2);
+}
+
+TEST(Cli, InvalidInputExitsThreeWithTheFileName) {
+  auto r = run("run /nonexistent/k.bir.json");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("/nonexistent/k.bir.json"), std::string::npos) << r.err;
+  auto wrong = run("run " + kKernel + " --input nosuch=" + kInput);
+  EXPECT_EQ(wrong.code, 3);
+  EXPECT_NE(wrong.err.find("nosuch"), std::string::npos) << wrong.err;
+}
