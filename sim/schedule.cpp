@@ -126,6 +126,11 @@ private:
 
   int pick_queue(const isa::Inst &inst) {
     if (is_dma(inst.type) || inst.engine == Engine::DMA) {
+      // A scheduled stream (bundles, encoded by `neuronsim encode`) counts each DMA queue's completions on the
+      // semaphore of that queue's number: run the transfer on the queue whose semaphore it increments.
+      for (const auto &u : inst.updates)
+        if (u.mode == isa::SemUpdate::Mode::Inc && u.sem >= kNumEngines && u.sem < kNumEngines + s_.dma_queues)
+          return u.sem;
       // The `queue` name keeps a DMA stream in order; unnamed transfers are spread round robin over the
       // queues, as the compiler spreads them over the 16 DMA engines (reference neuron-arch.md 1.5).
       if (!inst.f.queue.empty()) {
