@@ -1,0 +1,118 @@
+// Workloads (workloads/<name>/): every committed workload runs through sim::Simulator at its small size and
+// matches its independent reference within the tolerance its generator states and justifies; and the generator
+// (workloads/gen/) is the source of truth: regenerating at the small size reproduces the committed BIR, inputs,
+// expected outputs and README byte for byte.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+#include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/sim/simulator.hpp"
+#include "workload.hpp"
+
+using namespace neuronsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string dir_of(const std::string &name) { return std::string(NEURONSIM_SOURCE_DIR) + "/workloads/" + name; }
+
+std::string slurp(const fs::path &p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::set<std::string> npy_files(const fs::path &d) {
+  std::set<std::string> s;
+  if (fs::is_directory(d))
+    for (const auto &e : fs::directory_iterator(d))
+      if (e.path().extension() == ".npy") s.insert(e.path().stem().string());
+  return s;
+}
+
+std::vector<std::string> names() {
+  std::vector<std::string> v;
+  for (const auto &e : workloads::registry()) v.push_back(e.first);
+  return v;
+}
+
+workloads::Workload regenerate(const std::string &name) {
+  const workloads::Generator *g = workloads::find_generator(name);
+  if (!g) throw std::runtime_error("no generator " + name);
+  return (*g)(workloads::Size::Small, true);
+}
+
+class Workload : public ::testing::TestWithParam<std::string> {};
+
+} // namespace
+
+TEST_P(Workload, RegeneratingAtSmallSizeReproducesTheCommittedFiles) {
+  const std::string name = GetParam();
+  const fs::path dir = dir_of(name);
+  ASSERT_TRUE(fs::is_directory(dir)) << dir << " is missing: run neuronsim_workload_gen " << name
+                                     << " --size small -o workloads/" << name;
+  const workloads::Workload w = regenerate(name);
+  EXPECT_TRUE(slurp(dir / (name + ".bir.json")) == workloads::bir_text(w))
+      << name << ".bir.json differs from what the generator writes; regenerate it";
+  std::set<std::string> want_in, want_exp;
+  for (const auto &[n, a] : w.inputs) {
+    want_in.insert(n);
+    const auto bytes = sim::serialize_npy(a);
+    EXPECT_TRUE(slurp(dir / "inputs" / (n + ".npy")) == std::string(bytes.begin(), bytes.end())) << "inputs/" << n;
+  }
+  for (const auto &[n, a] : w.expected) {
+    want_exp.insert(n);
+    const auto bytes = sim::serialize_npy(a);
+    EXPECT_TRUE(slurp(dir / "expected" / (n + ".npy")) == std::string(bytes.begin(), bytes.end()))
+        << "expected/" << n;
+  }
+  EXPECT_EQ(npy_files(dir / "inputs"), want_in);
+  EXPECT_EQ(npy_files(dir / "expected"), want_exp);
+  EXPECT_FALSE(slurp(dir / "README.md").empty());
+}
+
+TEST_P(Workload, SmallSizeMatchesTheIndependentReference) {
+  const std::string name = GetParam();
+  const fs::path dir = dir_of(name);
+  const workloads::Workload w = regenerate(name);  // for the tolerance (computed from the same inputs)
+  const isa::Program p = isa::read_bir_file((dir / (name + ".bir.json")).string());
+  sim::RunOptions opt;
+  opt.arch = "trn1";
+  sim::Simulator s(p, opt);
+  sim::InputSpec spec;
+  spec.dir = (dir / "inputs").string();
+  const auto lines = sim::load_inputs(p, s.memory(), spec);
+  EXPECT_EQ(lines.size(), w.inputs.size());
+  const sim::RunResult r = s.run();
+  EXPECT_GT(r.total_ns, 0.0);
+  std::vector<std::string> checked;
+  const auto bad = sim::compare_outputs(p, s.memory(), (dir / "expected").string(), w.rtol, w.atol, &checked);
+  for (const auto &m : bad)
+    ADD_FAILURE() << name << ": " << m.tensor << "[" << m.index << "] got " << m.got << ", want " << m.want
+                  << " (rtol " << w.rtol << ", atol " << w.atol << ") " << m.message;
+  EXPECT_EQ(checked.size(), w.expected.size());
+}
+
+// Timing-only runs at the small size schedule and finish too (the fidelity table runs the full sizes this way).
+TEST_P(Workload, TimingOnlyRunFinishes) {
+  const std::string name = GetParam();
+  const isa::Program p = isa::read_bir_file((fs::path(dir_of(name)) / (name + ".bir.json")).string());
+  for (const char *arch : {"trn1", "trn2", "trn3"}) {
+    sim::RunOptions opt;
+    opt.arch = arch;
+    opt.timing_only = true;
+    sim::Simulator s(p, opt);
+    const sim::RunResult r = s.run();
+    EXPECT_GT(r.total_ns, 0.0) << arch;
+    EXPECT_EQ(r.dynamic_instructions, p.dynamic_count()) << arch;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Workload, ::testing::ValuesIn(names()),
+                         [](const ::testing::TestParamInfo<std::string> &i) { return i.param; });
