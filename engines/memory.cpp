@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <sstream>
 
 #include "neuronsim/engines/dtype.hpp"
@@ -36,6 +38,11 @@ const char *mem_name(isa::MemoryType m) { return isa::enum_name(m); }
 // documented in the reference, so this only matters for pre-allocation BIR).
 constexpr int64_t kSbufAlign = 64;
 constexpr int64_t kPsumAlign = 4;
+// Walk limits (an input can ask for any size; a step-0 broadcast stays in bounds at any count). Far above any
+// real access -- an SBUF partition holds 192 KiB, a DMA moves whole tensors as few long runs -- yet small enough
+// that checking, walking and buffering one access cannot hang the run or exhaust host memory.
+constexpr int64_t kMaxRunsPerPartition = int64_t(1) << 24;
+constexpr int64_t kMaxAccessElements = int64_t(1) << 30;
 
 struct Box {
   int64_t p0, p1, b0, b1;
@@ -97,6 +104,7 @@ struct MemoryWalker {
     else
       pstep_e = step0;
     if (nparts < 0) fail(tname() + ": negative partition count " + std::to_string(nparts));
+    check_size();
     build_runs();
     count = 0;
     if (nparts == 0 || runs.empty()) return;
@@ -121,6 +129,29 @@ struct MemoryWalker {
       os << "])";
       fail(os.str());
     }
+  }
+
+  // Refuses a pattern too big to walk (see kMaxRunsPerPartition) before build_runs starts on it.
+  void check_size() const {
+    int64_t runs_n = 1, elems = nparts;
+    bool over = false;
+    for (size_t i = 1; i < a.ap.size(); ++i) {
+      const int64_t n = a.ap[i].num;
+      if (n <= 0) return;  // nothing to walk (a negative count is reported by build_runs)
+      over = over || __builtin_mul_overflow(elems, n, &elems);
+      const bool merged = i + 1 == a.ap.size() && a.ap[i].step == 1;  // the innermost stride-1 dim is one run
+      if (!merged) over = over || __builtin_mul_overflow(runs_n, n, &runs_n);
+    }
+    if (!over && runs_n <= kMaxRunsPerPartition && elems <= kMaxAccessElements) return;
+    std::ostringstream os;
+    os << tname() << ": access pattern too large to simulate (";
+    if (over) os << "its element count overflows 64 bits";
+    else if (runs_n > kMaxRunsPerPartition) os << runs_n << " separate runs per partition, limit " << kMaxRunsPerPartition;
+    else os << elems << " elements, limit " << kMaxAccessElements;
+    os << "; ap [";
+    for (size_t i = 0; i < a.ap.size(); ++i) os << (i ? ", " : "") << "[" << a.ap[i].step << ", " << a.ap[i].num << "]";
+    os << "])";
+    fail(os.str());
   }
 
   // The free-dim element offsets (relative to the partition base), as maximal contiguous runs. Computed once
@@ -251,10 +282,21 @@ Memory::Memory(const isa::Program &program, const ArchParams &arch) : program_(p
   for (size_t i = 0; i < ts.size(); ++i) {
     const auto &t = ts[i];
     if (t.is_dram()) {
-      const int64_t n =
-          std::max<int64_t>(t.partitions * t.bytes_per_partition, t.num_elements() * isa::dtype_size(t.dtype));
+      // Sizes come from the input: checked arithmetic, and a host allocation failure is this tensor's error.
+      int64_t by_dims = 0, elems = 1, by_shape = 0;
+      bool over = __builtin_mul_overflow(t.partitions, t.bytes_per_partition, &by_dims);
+      for (auto d : t.shape) over = over || __builtin_mul_overflow(elems, d, &elems);
+      over = over || __builtin_mul_overflow(elems, static_cast<int64_t>(isa::dtype_size(t.dtype)), &by_shape);
+      if (over) capacity_error(t, "its size overflows 64 bits");
+      const int64_t n = std::max(by_dims, by_shape);
       // 0xFF poison like every birsim MemoryObject; inputs overwrite it when loaded.
-      dram_[i].assign(static_cast<size_t>(std::max<int64_t>(n, 0)), 0xFF);
+      try {
+        dram_[i].assign(static_cast<size_t>(std::max<int64_t>(n, 0)), 0xFF);
+      } catch (const std::bad_alloc &) {
+        capacity_error(t, std::to_string(n) + " bytes cannot be allocated in host memory");
+      } catch (const std::length_error &) {
+        capacity_error(t, std::to_string(n) + " bytes cannot be allocated in host memory");
+      }
       continue;
     }
     const bool psum = t.mem == isa::MemoryType::PSUM;

@@ -65,8 +65,10 @@ struct HeaderParser {
   size_t p = 0;
 
   [[noreturn]] void bad(const std::string &what) {
-    fail(file, "malformed .npy header (" + what + " at offset " + std::to_string(p) + "): " + s);
+    fail(file, "malformed .npy header (" + what + " at offset " + std::to_string(p) + "): " + shown(s));
   }
+  // The header as quoted in a message: without its space padding and closing '\n', so the message stays one line.
+  static std::string shown(const std::string &h) { return h.substr(0, h.find_last_not_of(" \t\r\n") + 1); }
   void ws() {
     while (p < s.size() && (s[p] == ' ' || s[p] == '\t' || s[p] == '\n' || s[p] == '\r')) ++p;
   }
@@ -146,7 +148,7 @@ Header parse_header(const std::string &text, const std::string &file) {
       break;
     }
   }
-  if (!got_descr || !got_fortran || !got_shape) fail(file, "malformed .npy header (missing descr, fortran_order or shape): " + text);
+  if (!got_descr || !got_fortran || !got_shape) fail(file, "malformed .npy header (missing descr, fortran_order or shape): " + HeaderParser::shown(text));
   return h;
 }
 

@@ -32,6 +32,28 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Error messages may quote the input (a JSON parser's "last read" bytes, a .npy header): the user still gets one
+// printable line -- control characters and bytes that are not valid UTF-8 as \xNN escapes.
+std::string one_line(const std::string &m) {
+  static const char *hex = "0123456789ABCDEF";
+  std::string s;
+  for (size_t i = 0; i < m.size();) {
+    const unsigned char c = static_cast<unsigned char>(m[i]);
+    size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 1;
+    for (size_t k = 1; k < n; ++k)
+      if (i + k >= m.size() || (static_cast<unsigned char>(m[i + k]) & 0xC0) != 0x80) n = 0;
+    if (n > 1) {
+      s.append(m, i, n);
+      i += n;
+      continue;
+    }
+    if (c >= 0x20 && c < 0x7F) s += static_cast<char>(c);
+    else s += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    ++i;
+  }
+  return s;
+}
+
 const char *kHelp = R"(neuronsim - cycle-level simulator of an AWS NeuronCore (PE, ACT, POOL, DVE, SP)
 
 usage:
@@ -243,13 +265,13 @@ int sc_main(int argc, char **argv) {
     if (args[0] == "isa") return cmd_isa(rest);
     throw UsageError("unknown command '" + args[0] + "' (try --help)");
   } catch (const UsageError &e) {
-    std::cerr << "neuronsim: " << e.what() << "\n";
+    std::cerr << "neuronsim: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const Error &e) {
-    std::cerr << "neuronsim: " << e.what() << "\n";
+    std::cerr << "neuronsim: " << one_line(e.what()) << "\n";
     return e.exit_code();
   } catch (const std::exception &e) {
-    std::cerr << "neuronsim: internal error: " << e.what() << "\n";
+    std::cerr << "neuronsim: internal error: " << one_line(e.what()) << "\n";
     return 4;
   }
 }
