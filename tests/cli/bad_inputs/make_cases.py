@@ -4,7 +4,7 @@
 Every BIR case is workloads/kernel1/kernel1.bir.json (real compiler output: Load I-2, TensorScalarPtr I-4,
 Save I-6 = instructions 0, 1, 2) with one hand-picked mutation, so each file isolates one mistake. The files
 are committed; rerun this script (python3 tests/cli/bad_inputs/make_cases.py) only to change the set. The
-bundle cases (bundle_*/) are written by make_bundles.cpp, see README.md.
+bundle cases (bundle_*/) are written by make_bundles.cpp (how to build it: its header comment).
 
 Catalogue placeholders, substituted by tests/cli/test_bad_inputs.cpp: {dir} = this folder, {out} = a fresh
 empty --outdir per case, {kernel1} = workloads/kernel1.
@@ -35,7 +35,6 @@ def alloc(m, name):
 
 
 def dump(m):
-    # Compact but one instruction/allocation per line, so a case stays small and diffable.
     return json.dumps(m, separators=(",", ":")) + "\n"
 
 
@@ -172,6 +171,13 @@ bir_case("psum_over_capacity", "a PSUM tile of 32 KiB per partition (PSUM has 16
          lambda m: (alloc(m, "tile.7_set").update(tensor_shape=[10, 8192], tensor_class="NeuronPSUMTensor"),
                     alloc(m, "tile.7_set")["memorylocations"][0].update(dims=[10, 32768], type="PSUM")),
          ["tile.7", "does not fit in PSUM"])
+bir_case("ap_too_large", "a step-0 broadcast of 10^10 elements: in bounds, but would walk for hours",
+         lambda m: insts(m)[1]["ins"][0].update(ap=[[10, 10], [0, 100000], [0, 100000], [1, 10]]),
+         ["instruction 1 'I-4'", "field 'ins[0]'", "too large to simulate"])
+bir_case("dram_size_overflow", "a DRAM tensor whose byte size overflows 64 bits",
+         lambda m: (alloc(m, "a_set").update(tensor_shape=[2**40, 2**40]),
+                    alloc(m, "a_set")["memorylocations"][0].update(dims=[2**40, 2**22])),
+         ["overflows"])
 bir_case("undeclared_tensor", "memsetref names an allocation that is not declared",
          lambda m: insts(m)[1]["ins"][0].update(memsetref="tile.8_set"),
          ["instruction 1 'I-4'", "field 'ins[0].memsetref'", "tile.8_set"])
@@ -299,9 +305,9 @@ def bundle_case(name, why, stderr, exit_code=3, simulate=False):
 
 bundle_case("bundle_truncated", "DVE.bin cut to 100 bytes (1 bundle + 36 bytes)", ["DVE.bin", "truncated", "byte offset 64"])
 bundle_case("bundle_unknown_opcode", "opcode byte 0xEE in the header word 0x10EE",
-            ["DVE.bin", "instruction 1 'I-2'", "field 'opcode (+0x00)'", "unknown opcode byte 0xEE"])
+            ["DVE.bin", "instruction 1 'I-2'", "field 'opcode (+0x00)'", "unknown opcode byte 0xee"])
 bundle_case("bundle_alu_unmapped", "TensorTensor ALU byte 0xFF, which no AluOpType maps to on v3",
-            ["DVE.bin", "instruction 1 'I-2'", "field 'op (+0x0E)'", "maps to no AluOpType"])
+            ["DVE.bin", "instruction 1 'I-2'", "field 'op (+0x0e)'", "maps to no AluOpType"])
 bundle_case("bundle_deadlock", "an instruction waiting for semaphore 7 >= 1, which nothing increments",
             ["deadlock", "semaphore 7", ">= 1"], exit_code=4, simulate=True)
 

@@ -1,0 +1,189 @@
+// Every malformed input of tests/cli/bad_inputs/catalogue.json, run through the real `neuronsim` binary (one
+// child process per case, with a timeout): the exit code is the documented one (DESIGN.md section 5), stderr is
+// one line naming the file, instruction and field (section 7), nothing crashed or hung, the inputs are byte for
+// byte what they were, and the --outdir holds no half-written .npy.
+//
+// Bundle-stream cases go through isa::read_bundle_dir (and sim::Simulator for the deadlock) in this process,
+// because the CLI has no command that reads bundle streams yet; their "exit" is the error's exit_code().
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/bad_inputs/run_process.hpp"
+#include "neuronsim/error.hpp"
+#include "neuronsim/isa/bundle.hpp"
+#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/sim/simulator.hpp"
+
+namespace fs = std::filesystem;
+using neuronsim::testing::ProcessResult;
+using neuronsim::testing::run_process;
+using neuronsim::testing::snapshot;
+
+namespace {
+
+const std::string kCasesDir = std::string(NEURONSIM_SOURCE_DIR) + "/tests/cli/bad_inputs";
+
+struct Case {
+  std::string name, why;
+  std::vector<std::string> args;  // CLI cases
+  std::string bundle_dir;         // bundle cases
+  bool simulate = false;
+  int exit = 0;
+  std::vector<std::string> stderr_has;
+};
+
+std::string subst(std::string s, const std::string &out) {
+  auto rep = [&](const std::string &key, const std::string &val) {
+    for (size_t p; (p = s.find(key)) != std::string::npos;) s.replace(p, key.size(), val);
+  };
+  rep("{dir}", kCasesDir);
+  rep("{kernel1}", std::string(NEURONSIM_SOURCE_DIR) + "/workloads/kernel1");
+  rep("{out}", out);
+  return s;
+}
+
+std::vector<Case> load_catalogue() {
+  std::vector<Case> cases;
+  std::ifstream in(kCasesDir + "/catalogue.json");
+  if (!in) return cases;
+  const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("cases")) return cases;
+  for (const auto &c : j["cases"]) {
+    Case k;
+    k.name = c.value("name", "");
+    k.why = c.value("why", "");
+    if (c.contains("args")) k.args = c["args"].get<std::vector<std::string>>();
+    k.bundle_dir = c.value("bundle_dir", "");
+    k.simulate = c.value("simulate", false);
+    k.exit = c.value("exit", -1);
+    k.stderr_has = c.value("stderr", std::vector<std::string>{});
+    cases.push_back(k);
+  }
+  return cases;
+}
+
+const std::vector<Case> &catalogue() {
+  static const std::vector<Case> c = load_catalogue();
+  return c;
+}
+
+// The files a case reads: every argument that names an existing file or folder (NAME=FILE for --input).
+std::vector<std::string> input_paths(const std::vector<std::string> &args) {
+  std::vector<std::string> paths;
+  for (const auto &a : args) {
+    std::string p = a;
+    if (auto eq = p.find('='); eq != std::string::npos && p.find('/') != std::string::npos && eq < p.find('/'))
+      p = p.substr(eq + 1);
+    std::error_code ec;
+    if (!p.empty() && p[0] == '/' && fs::exists(p, ec)) paths.push_back(p);
+  }
+  return paths;
+}
+
+void expect_one_line_naming(const std::string &err, const Case &c) {
+  ASSERT_FALSE(err.empty()) << c.name << ": no message on stderr";
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << c.name << ": stderr must be exactly one line:\n" << err;
+  EXPECT_EQ(err.rfind("neuronsim: ", 0), 0u) << c.name << ": " << err;
+  EXPECT_EQ(err.find("internal error"), std::string::npos) << c.name << ": vague message: " << err;
+  for (const auto &s : c.stderr_has) EXPECT_NE(err.find(s), std::string::npos) << c.name << ": '" << s << "' missing in:\n" << err;
+}
+
+// After a failed run the output folder may hold complete .npy files (written before a later failure) but no
+// temporaries and nothing truncated.
+void expect_no_partial_outputs(const std::string &outdir, const std::string &name) {
+  std::error_code ec;
+  if (!fs::exists(outdir, ec)) return;
+  for (const auto &e : fs::recursive_directory_iterator(outdir, ec)) {
+    const std::string f = e.path().filename().string();
+    EXPECT_EQ(f.find(".tmp"), std::string::npos) << name << ": temporary file left behind: " << e.path();
+    if (e.path().extension() == ".npy") {
+      try {
+        neuronsim::sim::read_npy(e.path().string());
+      } catch (const std::exception &x) {
+        ADD_FAILURE() << name << ": half-written output " << e.path() << ": " << x.what();
+      }
+    }
+  }
+}
+
+class BadInput : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(BadInput, GivesItsErrorAndExitCode) {
+  const Case &c = catalogue().at(GetParam());
+  SCOPED_TRACE(c.name + ": " + c.why);
+  const std::string scratch = neuronsim::testing::make_temp_dir("bad-" + c.name);
+  ASSERT_FALSE(scratch.empty());
+  const std::string outdir = scratch + "/out";
+
+  if (!c.bundle_dir.empty()) {
+    const std::string dir = subst(c.bundle_dir, outdir);
+    const auto before = snapshot(dir);
+    ASSERT_FALSE(before.empty()) << "missing fixture " << dir;
+    try {
+      neuronsim::isa::Program p = neuronsim::isa::read_bundle_dir(dir);
+      if (c.simulate) {
+        neuronsim::sim::Simulator s(p, neuronsim::sim::RunOptions{});
+        s.run();
+      }
+      ADD_FAILURE() << c.name << ": no error";
+    } catch (const neuronsim::Error &e) {
+      EXPECT_EQ(e.exit_code(), c.exit) << e.what();
+      const std::string line = std::string("neuronsim: ") + e.what() + "\n";
+      expect_one_line_naming(line, c);
+    } catch (const std::exception &e) {
+      ADD_FAILURE() << c.name << ": not a neuronsim::Error (the CLI would call it an internal error): " << e.what();
+    }
+    EXPECT_EQ(snapshot(dir), before) << c.name << ": the input files changed";
+    fs::remove_all(scratch);
+    return;
+  }
+
+  std::vector<std::string> args;
+  for (const auto &a : c.args) args.push_back(subst(a, outdir));
+  std::map<std::string, std::map<std::string, std::string>> before;
+  for (const auto &p : input_paths(args)) before[p] = snapshot(p);
+
+  const ProcessResult r = run_process(NEURONSIM_BINARY, args, scratch, 60);
+  ASSERT_TRUE(r.started) << "cannot start " << NEURONSIM_BINARY;
+  EXPECT_FALSE(r.timed_out) << c.name << ": hung (killed after 60 s)";
+  EXPECT_FALSE(r.signaled) << c.name << ": crashed with signal " << r.signal << "\nstderr: " << r.err;
+  EXPECT_EQ(r.exit_code, c.exit) << "stderr: " << r.err;
+  expect_one_line_naming(r.err, c);
+  for (const auto &[p, snap] : before) EXPECT_EQ(snapshot(p), snap) << c.name << ": input " << p << " changed";
+  expect_no_partial_outputs(outdir, c.name);
+  fs::remove_all(scratch);
+}
+
+std::string case_name(const ::testing::TestParamInfo<size_t> &info) {
+  std::string n = catalogue().at(info.param).name;
+  for (auto &ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, BadInput, ::testing::Range<size_t>(0, catalogue().size()), case_name);
+
+TEST(BadInputCatalogue, IsReadableAndCoversTheKinds) {
+  ASSERT_GE(catalogue().size(), 30u) << kCasesDir << "/catalogue.json";
+  std::map<int, int> kinds;
+  for (const auto &c : catalogue()) {
+    EXPECT_FALSE(c.name.empty());
+    EXPECT_FALSE(c.stderr_has.empty()) << c.name;
+    EXPECT_TRUE(c.exit >= 2 && c.exit <= 4) << c.name;
+    EXPECT_NE(c.args.empty(), c.bundle_dir.empty()) << c.name;
+    ++kinds[c.exit];
+  }
+  EXPECT_GT(kinds[2], 0);
+  EXPECT_GT(kinds[3], 0);
+  EXPECT_GT(kinds[4], 0);
+}
+
+} // namespace
