@@ -332,6 +332,9 @@ Memory::Memory(const isa::Program &program, const ArchParams &arch) : program_(p
     const int64_t cap = psum ? arch_.psum_bytes_per_partition : arch_.sbuf_bytes_per_partition;
     const int64_t align = psum ? kPsumAlign : kSbufAlign;
     const int64_t p0 = std::max<int64_t>(0, t.base_partition);
+    if (p0 > arch_.partitions - t.partitions)  // the same bound pass 1 checks for placed tensors
+      capacity_error(t, "base partition " + std::to_string(p0) + " + " + std::to_string(t.partitions) +
+                            " partitions exceed the core's " + std::to_string(arch_.partitions));
     const int64_t p1 = p0 + t.partitions;
     const int64_t size = std::max<int64_t>(t.bytes_per_partition, 1);
     std::vector<int64_t> cands{0};

@@ -171,6 +171,9 @@ bir_case("psum_over_capacity", "a PSUM tile of 32 KiB per partition (PSUM has 16
          lambda m: (alloc(m, "tile.7_set").update(tensor_shape=[10, 8192], tensor_class="NeuronPSUMTensor"),
                     alloc(m, "tile.7_set")["memorylocations"][0].update(dims=[10, 32768], type="PSUM")),
          ["tile.7", "does not fit in PSUM"])
+bir_case("base_partition_outside", "an unplaced SBUF tile asking for base partition 2^31-1 (was a segfault)",
+         lambda m: alloc(m, "tile.9_set")["memorylocations"][0].update(base=2**31 - 1),
+         ["tile.9", "base partition 2147483647", "exceed the core's 128"])
 bir_case("ap_too_large", "a step-0 broadcast of 10^10 elements: in bounds, but would walk for hours",
          lambda m: insts(m)[1]["ins"][0].update(ap=[[10, 10], [0, 100000], [0, 100000], [1, 10]]),
          ["instruction 1 'I-4'", "field 'ins[0]'", "too large to simulate"])
