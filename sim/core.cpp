@@ -21,6 +21,7 @@ struct Job {
   engines::Memory *memory = nullptr;
   const engines::ArchParams *arch = nullptr;
   bool timing_only = false;
+  const std::function<void(const ScheduledInst &, const engines::Memory &)> *after = nullptr;  // RunOptions hook
   sc_core::sc_time t0;
   std::array<int64_t, kMaxQueues> done{};   // semaphores: completed instructions per queue
   std::array<int64_t, kMaxQueues> next{};   // next queue position to issue
@@ -89,6 +90,7 @@ SC_MODULE(Core) {
         try {
           j.memory->set_context(ErrorContext{j.memory->program().file, si.d.inst->index, si.d.inst->name, ""});
           engines::execute(si.d, *j.memory, j.state[q]);
+          if (j.after) (*j.after)(si, *j.memory);
         } catch (...) {
           j.error = std::current_exception();
           j.aborted = true;
@@ -167,6 +169,7 @@ RunResult Simulator::run() {
   job->memory = memory_.get();
   job->arch = &arch_;
   job->timing_only = options_.timing_only;
+  if (options_.after_instruction) job->after = &options_.after_instruction;
   job->result = &result;
   job->t0 = sc_core::sc_time_stamp();
   c.job = job.get();

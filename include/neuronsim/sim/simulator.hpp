@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,9 @@ struct TraceEvent {
 struct RunOptions {
   std::string arch = "trn1";
   bool timing_only = false;   // skip the numeric work: same timeline, no outputs
+  // Called right after each dynamic instruction's semantics ran (not in timing-only runs), with the memory as it
+  // left it: `neuronsim validate` reads back what each instruction wrote. Unset: no cost.
+  std::function<void(const ScheduledInst &, const engines::Memory &)> after_instruction;
 };
 
 struct RunResult {
