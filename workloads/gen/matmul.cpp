@@ -202,8 +202,8 @@ Workload make_matmul_blocked_free(Size s, bool with_data) {
   const int64_t KT = sh.K / sh.TK, BM = sh.TM * sh.TBM, BN = sh.TN * sh.TBN;
   auto lts = b.sbuf("lhsT_tiles", {sh.TK, sh.TBM * KT * sh.TM}, Dtype::bfloat16);
   auto rts = b.sbuf("rhs_tiles", {sh.TK, sh.TBN * KT * sh.TN}, Dtype::bfloat16);
-  auto ps = b.psum("result_tile", {sh.TM, sh.TN});
-  auto rs = b.sbuf("result_tmp", {sh.TM, sh.TN});
+  auto ps = b.psum("result_tile", {sh.TM, 2 * sh.TN});  // two slots, see below
+  auto rs = b.sbuf("result_tmp", {sh.TM, 2 * sh.TN});
   b.loop("m", 0, sh.M / BM, 1, [&](Aff m) {
     b.loop("bm_l", 0, sh.TBM, 1, [&](Aff bm) {
       b.loop("k_l", 0, KT, 1, [&](Aff k) {
@@ -218,22 +218,32 @@ Workload make_matmul_blocked_free(Size s, bool with_data) {
                 {b.ap(rts.tile(0, sh.TK, (bn * KT + k) * sh.TN, sh.TN))});
         });
       });
-      b.loop("bm", 0, sh.TBM, 1, [&](Aff bm) {
-        b.loop("bn", 0, sh.TBN, 1, [&](Aff bn) {
-          c.group(
-              "k", KT, [&](Aff k) { return lts.tile(0, sh.TK, (bm * KT + k) * sh.TM, sh.TM); },
-              [&](Aff k) { return rts.tile(0, sh.TK, (bn * KT + k) * sh.TN, sh.TN); }, ps.all());
-          b.add(InstructionType::TensorCopy, {b.ap(ps.all())}, {b.ap(rs.all())});
-          b.add(InstructionType::Save, {b.ap(rs.all())},
-                {b.ap(c.result.tile((m * sh.TBM + bm) * sh.TM, sh.TM, (n * sh.TBN + bn) * sh.TN, sh.TN))});
-        });
+      // Output tiles alternate between two PSUM / SBUF result slots (bm = 2 * bm2 + slot), as the compiler
+      // rotates PSUM banks (reference neuron-arch.md 1.4: 8 banks, 8 accumulation groups outstanding), so the
+      // next group's Matmults need not wait for the previous tile's copy-out.
+      b.loop("bm2", 0, sh.TBM / 2, 1, [&](Aff bm2) {
+        for (int64_t slot = 0; slot < 2; ++slot) {
+          const Aff bm = bm2 * 2 + Aff(slot);
+          const std::string sfx = slot ? "_odd" : "_even";
+          b.loop("bn" + sfx, 0, sh.TBN, 1, [&](Aff bn) {
+            c.group(
+                "k" + sfx, KT, [&](Aff k) { return lts.tile(0, sh.TK, (bm * KT + k) * sh.TM, sh.TM); },
+                [&](Aff k) { return rts.tile(0, sh.TK, (bn * KT + k) * sh.TN, sh.TN); },
+                ps.tile(0, sh.TM, slot * sh.TN, sh.TN));
+            b.add(InstructionType::TensorCopy, {b.ap(ps.tile(0, sh.TM, slot * sh.TN, sh.TN))},
+                  {b.ap(rs.tile(0, sh.TM, slot * sh.TN, sh.TN))});
+            b.add(InstructionType::Save, {b.ap(rs.tile(0, sh.TM, slot * sh.TN, sh.TN))},
+                  {b.ap(c.result.tile((m * sh.TBM + bm) * sh.TM, sh.TM, (n * sh.TBN + bn) * sh.TN, sh.TN))});
+          });
+        }
       });
     });
   });
   return finish(c, "matmul_blocked_free", with_data,
                 "The tutorial's `nki_matmul_block_free_dimension_`: blocks of TILES_IN_BLOCK_M = 2 lhsT column "
                 "tiles and TILES_IN_BLOCK_N = 2 rhs column tiles are loaded once and reused by the 2 x 2 output "
-                "tiles of the block (one PSUM group each: K/TK Matmults, TensorCopy, Save).",
+                "tiles of the block (one PSUM group each: K/TK Matmults, TensorCopy, Save). Output tiles alternate "
+                "between two PSUM/SBUF result slots, as the compiler rotates PSUM banks.",
                 "; TILES_IN_BLOCK_M = TILES_IN_BLOCK_N = 2");
 }
 
@@ -248,7 +258,7 @@ Workload make_matmul_blocked_mnk(Size s, bool with_data) {
   auto acc = b.sbuf("result_tmps", {sh.TM, NBM * sh.TBM * sh.TBN * sh.TN});
   auto rts = b.sbuf("rhs_tiles", {sh.TK, sh.TBK * BN}, Dtype::bfloat16);
   auto lts = b.sbuf("lhsT_tiles", {sh.TK, sh.TBK * BM}, Dtype::bfloat16);
-  auto ps = b.psum("result_tile", {sh.TM, sh.TN});
+  auto ps = b.psum("result_tile", {sh.TM, 2 * sh.TN});  // two slots, see below
   auto packed = b.sbuf("result_packed", {sh.TM, BN});
   auto acc_tile = [&](Aff m, Aff bm, Aff bn) { return acc.tile(0, sh.TM, ((m * sh.TBM + bm) * sh.TBN + bn) * sh.TN, sh.TN); };
   b.loop("n", 0, NBN, 1, [&](Aff n) {
@@ -272,13 +282,20 @@ Workload make_matmul_blocked_mnk(Size s, bool with_data) {
                 {b.ap(lts.tile(0, sh.TK, bk * BM, BM))});
         });
         b.loop("bn", 0, sh.TBN, 1, [&](Aff bn) {
-          b.loop("bm", 0, sh.TBM, 1, [&](Aff bm) {
-            c.group(
-                "bk", sh.TBK, [&](Aff bk) { return lts.tile(0, sh.TK, bk * BM + bm * sh.TM, sh.TM); },
-                [&](Aff bk) { return rts.tile(0, sh.TK, bk * BN + bn * sh.TN, sh.TN); }, ps.all());
-            b.add(InstructionType::TensorTensor, {b.ap(acc_tile(m, bm, bn)), b.ap(ps.all())},
-                  {b.ap(acc_tile(m, bm, bn))})
-                .op(isa::AluOp::add);
+          // PSUM groups alternate between two slots (bm = 2 * bm2 + slot), as the compiler rotates PSUM banks
+          // (reference neuron-arch.md 1.4), so PE does not wait for VectorE's add of the previous tile.
+          b.loop("bm2", 0, sh.TBM / 2, 1, [&](Aff bm2) {
+            for (int64_t slot = 0; slot < 2; ++slot) {
+              const Aff bm = bm2 * 2 + Aff(slot);
+              const auto pslot = ps.tile(0, sh.TM, slot * sh.TN, sh.TN);
+              c.group(
+                  slot ? "bk_odd" : "bk_even", sh.TBK,
+                  [&](Aff bk) { return lts.tile(0, sh.TK, bk * BM + bm * sh.TM, sh.TM); },
+                  [&](Aff bk) { return rts.tile(0, sh.TK, bk * BN + bn * sh.TN, sh.TN); }, pslot);
+              b.add(InstructionType::TensorTensor, {b.ap(acc_tile(m, bm, bn)), b.ap(pslot)},
+                    {b.ap(acc_tile(m, bm, bn))})
+                  .op(isa::AluOp::add);
+            }
           });
         });
       });
@@ -300,7 +317,8 @@ Workload make_matmul_blocked_mnk(Size s, bool with_data) {
                 "(one wide DMA each), then per M block Load TILES_IN_BLOCK_K lhsT rows [TK, BLOCK_M], run one PSUM "
                 "group of TILES_IN_BLOCK_K Matmults per (bn, bm) tile and add it into the SBUF accumulator "
                 "(TensorTensor add, VectorE); finally pack each row of tiles (TensorCopy) and Save it with one "
-                "DMA. The accumulators are fp32 (the tutorial keeps them in lhsT.dtype).",
+                "DMA. The accumulators are fp32 (the tutorial keeps them in lhsT.dtype). PSUM groups alternate "
+                "between two slots, as the compiler rotates PSUM banks, so TensorE does not wait for each add.",
                 "; TILES_IN_BLOCK_M = TILES_IN_BLOCK_N = TILES_IN_BLOCK_K = 2 (full: 16, 2, 8 as in the tutorial)");
 }
 
