@@ -107,8 +107,14 @@ void exec_activation(const DynInst &d, Memory &m, EngineState &st) {
     for (int64_t i = 0; i < free; ++i) row[i] = row[i] * s + b;
     apply_fn(m, I.f.act_func, row, free, alpha[static_cast<size_t>(p)]);
   }
-  fold_accumulator(m, st, I.f.acc, x, "acc");
+  // The accumulator leg: `acc` folds the row sums (reduce_op must be add on ACT, neuron-arch.md 3.2).
+  // LoadAccumulate takes its seed from ins[4] (immediate or [P, 1]; INFERRED position, after data/scale/bias/
+  // alpha). outs[1], when present, receives the registers after the fold (NKI activation_reduce's reduce_res).
+  std::vector<float> load;
+  if (has_in(d, 4)) load = per_partition(d, m, 4, parts);
+  engine_accumulate(m, st, I.f.acc, isa::AluOp::add, x, has_in(d, 4) ? &load : nullptr, "acc");
   m.write_f32(out, x.data());
+  if (d.outs.size() > 1) drain_accumulator(m, st, out_ap(d, m, 1), false, "outs[1]");
 }
 
 // reference sim-activation-pwp.md 1 QUIRK: InstReciprocal is inline exact 1.0f / x.
@@ -122,8 +128,12 @@ void exec_reciprocal(const DynInst &d, Memory &m, EngineState &) {
 }
 
 // reference sim-activation-pwp.md 1 QUIRK: InstExponential is expf(in - rowmax) followed by the accumulator fold
-// (the softmax denominator). ins[1], when present, is the per-partition value subtracted (the row max, immediate
-// or [P, 1]); `acc` (or `reduce_cmd` when only that key is given) drives the running sum.
+// (the softmax denominator). Operands follow the encoder (reference isa/tensorscalar-encoding.md "Exponential"):
+//   ins[0] data; ins[1] imm0, the per-partition value subtracted (row max; immediate or [P, 1]; absent -> 0);
+//   ins[2] imm1, the reduce-init loaded by LoadAccumulate (NKI exponential reduce_init).
+//   outs[0] exp values; outs[1] (optional) the registers after the fold (the fused DveReadAccumulator drain).
+// The command is `reduce_cmd` (spec 000: InstExponential +0xF0) or `acc` when only that key is given; with
+// neither the registers are left alone. The reduce op is add.
 void exec_exponential(const DynInst &d, Memory &m, EngineState &st) {
   const isa::Inst &I = *d.inst;
   const Access &in = in_ap(d, m, 0);
@@ -137,9 +147,12 @@ void exec_exponential(const DynInst &d, Memory &m, EngineState &st) {
     const float s = mx[static_cast<size_t>(p)];
     for (int64_t i = 0; i < free; ++i) row[i] = std::exp(row[i] - s);
   }
-  const auto acc = (!I.has(isa::Field::acc) && I.has(isa::Field::reduce_cmd)) ? I.f.reduce_cmd : I.f.acc;
-  fold_accumulator(m, st, acc, x, "acc");
+  const auto acc = I.has(isa::Field::reduce_cmd) ? I.f.reduce_cmd : I.f.acc;
+  std::vector<float> load;
+  if (has_in(d, 2)) load = per_partition(d, m, 2, parts);
+  engine_accumulate(m, st, acc, isa::AluOp::add, x, has_in(d, 2) ? &load : nullptr, "reduce_cmd");
   m.write_f32(out, x.data());
+  if (d.outs.size() > 1) drain_accumulator(m, st, out_ap(d, m, 1), false, "outs[1]");
 }
 
 } // namespace neuronsim::engines::ops

@@ -104,20 +104,34 @@ bool is_bitvec(isa::AluOp op) { return isa::alu_info(op).bitvec; }
 
 void fold_accumulator(const Memory &m, EngineState &st, isa::EngineAccumulationType acc, const Tile &rows,
                       const char *field) {
-  using A = isa::EngineAccumulationType;
-  if (acc == A::Idle) return;
-  const int64_t parts = rows.rows();
-  if (static_cast<int64_t>(st.acc.size()) < parts) st.acc.resize(static_cast<size_t>(parts), 0.0f);
-  if (acc == A::Zero || acc == A::ZeroAccumulate)
-    std::fill(st.acc.begin(), st.acc.begin() + parts, 0.0f);
-  if (acc == A::Accumulate || acc == A::ZeroAccumulate) {
-    for (int64_t p = 0; p < parts; ++p)
-      st.acc[static_cast<size_t>(p)] =
-          alu_fold(isa::AluOp::add, st.acc[static_cast<size_t>(p)], rows.row(p).data(), rows.cols());
-    return;
-  }
-  if (acc != A::Zero)
-    unsupported(m, field, std::string("accumulation command '") + isa::enum_name(acc) + "' is not supported");
+  engine_accumulate(m, st, acc, isa::AluOp::add, rows, nullptr, field);
+}
+
+int64_t reg_read(const Memory &m, const EngineState &st, const std::string &name, const char *field) {
+  for (const auto &r : st.regs)
+    if (r.first == name) return r.second;
+  throw SimulationError(ctx_field(m, field), "register '" + name + "' is read before it is written");
+}
+
+void reg_write(EngineState &st, const std::string &name, int64_t v) {
+  for (auto &r : st.regs)
+    if (r.first == name) {
+      r.second = v;
+      return;
+    }
+  st.regs.emplace_back(name, v);
+}
+
+int64_t scalar_int(const DynInst &d, const Memory &m, const EngineState &st, size_t i) {
+  const std::string field = "ins[" + std::to_string(i) + "]";
+  if (!has_in(d, i)) unsupported(m, field, "missing scalar operand");
+  const isa::Arg &a = d.inst->ins[i];
+  if (a.kind == isa::ArgKind::Register) return reg_read(m, st, a.reg, field.c_str());
+  if (a.kind == isa::ArgKind::Immediate) return static_cast<int64_t>(imm_value(d, i));
+  const Access &ap = in_ap(d, m, i);
+  TileI t = read_tile_i32(m, ap);
+  if (t.size() < 1) unsupported(m, field, "empty scalar access");
+  return t(0, 0);
 }
 
 } // namespace neuronsim::engines::ops

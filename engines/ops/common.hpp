@@ -18,6 +18,7 @@ using OpFn = void (*)(const DynInst &, Memory &, EngineState &);
 // A dense partitions x free tile in fp32, row-major (the walk order of an access).
 using Tile = Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using TileI = Eigen::Array<int32_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // Error context for the current instruction with `field` filled in.
 ErrorContext ctx_field(const Memory &m, const std::string &field);
@@ -50,10 +51,28 @@ std::vector<float> per_partition(const DynInst &d, const Memory &m, size_t i, in
 bool is_int_dtype(isa::Dtype t);
 bool is_bitvec(isa::AluOp op);
 
-// Engine accumulator fold (EngineAccumulationType, reference neuron-arch.md 3.2): Zero resets, Accumulate adds
-// the per-partition row sums, ZeroAccumulate resets then adds. `rows` is a partitions x free tile.
+// Engine accumulator fold with `add` and no load operand (see engine_accumulate in accumulator.cpp).
 void fold_accumulator(const Memory &m, EngineState &st, isa::EngineAccumulationType acc, const Tile &rows,
                       const char *field);
+
+// The accumulator-register state machine of ACT and DVE (engines/ops/accumulator.cpp): applies `cmd` to the
+// per-partition registers st.acc[0..rows.rows()) folding each row of `rows` with `op` (acc = acc op x).
+// `load` is the per-partition LoadAccumulate value (nullptr when the instruction has none).
+void engine_accumulate(const Memory &m, EngineState &st, isa::EngineAccumulationType cmd, isa::AluOp op,
+                       const Tile &rows, const std::vector<float> *load, const char *field);
+// The value a reset puts in the registers for reduce op `op` (reference neuron-arch.md 3.2).
+float acc_reset_value(isa::AluOp op);
+// Writes st.acc[0..out.partitions()) to `out` (one element per partition), negated when asked.
+void drain_accumulator(Memory &m, const EngineState &st, const Access &out, bool negate, const char *field);
+// The per-partition seed of the registers before the fold of `cmd` (Accumulate: their current value).
+std::vector<float> accumulator_seed(const Memory &m, EngineState &st, isa::EngineAccumulationType cmd,
+                                    isa::AluOp op, int64_t parts, const std::vector<float> *load, const char *field);
+
+// Registers (EngineState::regs) by name; reading an unset register is a SimulationError.
+int64_t reg_read(const Memory &m, const EngineState &st, const std::string &name, const char *field);
+void reg_write(EngineState &st, const std::string &name, int64_t v);
+// ins[i] as an integer scalar: a register, an immediate or the first element of an access pattern.
+int64_t scalar_int(const DynInst &d, const Memory &m, const EngineState &st, size_t i);
 
 // The per-family entry points registered in dispatch.cpp.
 void exec_copy(const DynInst &, Memory &, EngineState &);
@@ -72,6 +91,61 @@ void exec_select(const DynInst &, Memory &, EngineState &);
 void exec_copy_predicated(const DynInst &, Memory &, EngineState &);
 void exec_matmult(const DynInst &, Memory &, EngineState &);
 void exec_noop(const DynInst &, Memory &, EngineState &);
+// accumulator.cpp
+void exec_read_accumulator(const DynInst &, Memory &, EngineState &);
+// tensor_scalar_cache.cpp
+void exec_tensor_scalar_cache(const DynInst &, Memory &, EngineState &);
+// batchnorm.cpp
+void exec_bn_stats(const DynInst &, Memory &, EngineState &);
+void exec_bn_stats_aggregate(const DynInst &, Memory &, EngineState &);
+void exec_bn_gradients(const DynInst &, Memory &, EngineState &);
+void exec_bn_backprop(const DynInst &, Memory &, EngineState &);
+void exec_bn_backprop2(const DynInst &, Memory &, EngineState &);
+// search.cpp
+void exec_range_select(const DynInst &, Memory &, EngineState &);
+void exec_max8(const DynInst &, Memory &, EngineState &);
+void exec_max_index(const DynInst &, Memory &, EngineState &);
+void exec_match_replace(const DynInst &, Memory &, EngineState &);
+void exec_nonzero_with_count(const DynInst &, Memory &, EngineState &);
+void exec_get_sequence_bounds(const DynInst &, Memory &, EngineState &);
+// random.cpp
+void exec_rand(const DynInst &, Memory &, EngineState &);
+void exec_rand2(const DynInst &, Memory &, EngineState &);
+void exec_rng(const DynInst &, Memory &, EngineState &);
+void exec_dropout(const DynInst &, Memory &, EngineState &);
+void exec_set_rand_state(const DynInst &, Memory &, EngineState &);
+void exec_get_rand_state(const DynInst &, Memory &, EngineState &);
+// shuffle.cpp
+void exec_stream_shuffle(const DynInst &, Memory &, EngineState &);
+void exec_stream_transpose(const DynInst &, Memory &, EngineState &);
+// indirect.cpp
+void exec_gather(const DynInst &, Memory &, EngineState &);
+void exec_indirect_load(const DynInst &, Memory &, EngineState &);
+void exec_indirect_save(const DynInst &, Memory &, EngineState &);
+void exec_generic_indirect_load(const DynInst &, Memory &, EngineState &);
+void exec_generic_indirect_save(const DynInst &, Memory &, EngineState &);
+void exec_copy_dynamic(const DynInst &, Memory &, EngineState &);
+// dma_copy.cpp
+void exec_dma_descriptor(const DynInst &, Memory &, EngineState &);
+// registers.cpp
+void exec_register_alu(const DynInst &, Memory &, EngineState &);
+void exec_register_move(const DynInst &, Memory &, EngineState &);
+void exec_read_var_addr(const DynInst &, Memory &, EngineState &);
+void exec_tensor_load(const DynInst &, Memory &, EngineState &);
+void exec_tensor_save(const DynInst &, Memory &, EngineState &);
+void exec_rank_id(const DynInst &, Memory &, EngineState &);
+// collective.cpp
+void exec_collective_compute(const DynInst &, Memory &, EngineState &);
+void exec_collective_send_recv(const DynInst &, Memory &, EngineState &);
+void exec_core_barrier(const DynInst &, Memory &, EngineState &);
+// matmult.cpp / mx.cpp
+void exec_matmult_sparse(const DynInst &, Memory &, EngineState &);
+void exec_matmult_mx(const DynInst &, Memory &, EngineState &);
+void exec_quantize_mx(const DynInst &, Memory &, EngineState &);
+// The PSUM write of every matmul: group head copies, group body accumulates (matmult.cpp).
+void psum_writeback(Memory &m, const isa::Inst &I, const Access &out, const Mat &result);
+// One step of cuRAND XORWOW on a 6-word state (random.cpp; used by Memset Random on a per-partition state too).
+uint32_t xorwow_next(uint32_t *s);
 
 } // namespace neuronsim::engines::ops
 

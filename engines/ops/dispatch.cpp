@@ -41,6 +41,30 @@ constexpr Row kRows[] = {
     {IT::Exponential, ops::exec_exponential},
     // PE
     {IT::Matmult, ops::exec_matmult},
+    // accumulator registers
+    {IT::ReadActivationAccumulator, ops::exec_read_accumulator},
+    {IT::ActivationReadAccumulator, ops::exec_read_accumulator},
+    {IT::DveReadAccumulator, ops::exec_read_accumulator},
+    {IT::TensorScalarCache, ops::exec_tensor_scalar_cache},
+    // batch norm
+    {IT::BNStats, ops::exec_bn_stats},
+    {IT::BNStatsAggregate, ops::exec_bn_stats_aggregate},
+    {IT::BNGradients, ops::exec_bn_gradients},
+    {IT::BNBackprop, ops::exec_bn_backprop},
+    {IT::BNBackprop2, ops::exec_bn_backprop2},
+    // selection and search
+    {IT::RangeSelect, ops::exec_range_select},
+    {IT::Max, ops::exec_max8},
+    {IT::MaxIndex, ops::exec_max_index},
+    {IT::MatchReplace, ops::exec_match_replace},
+    {IT::MaxIndexAndMatchReplace, ops::exec_match_replace},
+    {IT::NonzeroWithCount, ops::exec_nonzero_with_count},
+    {IT::GetSequenceBounds, ops::exec_get_sequence_bounds},
+    // random
+    // partition reorganizers
+    // indirect and dynamic
+    // registers and ranks
+    // collectives (single rank)
     // no memory effect
     {IT::NoOp, ops::exec_noop},
     {IT::EventSemaphore, ops::exec_noop},

@@ -46,6 +46,9 @@ constexpr Row kRows[] = {
     {IT::IndirectCopy, E::Pool}, {IT::GPSIMDSB2SB, E::Pool}, {IT::NonzeroWithCount, E::Pool},
     {IT::GetRandState, E::Pool}, {IT::SetRandState, E::Pool}, {IT::RandSetState, E::Pool},
     {IT::RandGetState, E::Pool}, {IT::CustomOp, E::Pool},
+    // nki.isa.sequence_bounds runs on GpSimd (public NKI docs; KLR's default engine table, bir-json.md:
+    // "sequenceBounds -> pool").
+    {IT::GetSequenceBounds, E::Pool},
 };
 
 const std::array<E, isa::kNumInstructionTypes> &table() {

@@ -2,21 +2,33 @@
 // 2.3 doTensorTensor: a flat loop over numElems). in0 is the accumulator / LHS of the ALU op (spec 000
 // "Commutativity": acc op x). Bit-vector ops, and ops whose operands and output are all integers, run in the
 // int32 lane (the ts_int_ops map); everything else in fp32 (ts_ops).
+// `acc` folds the output rows into the DVE accumulator registers with add (TensorTensor has no reduce-op field;
+// INFERRED), through the machine in accumulator.cpp; ins[2], when present, is the LoadAccumulate seed
+// (immediate or [P, 1]); outs[1], when present, receives the registers (the fused DveReadAccumulator drain).
 #include "engines/ops/common.hpp"
 
 namespace neuronsim::engines::ops {
 
-void exec_tensor_tensor(const DynInst &d, Memory &m, EngineState &) {
+void exec_tensor_tensor(const DynInst &d, Memory &m, EngineState &st) {
   const Access &a = in_ap(d, m, 0);
   const Access &b = in_ap(d, m, 1);
   const Access &out = out_ap(d, m, 0);
   require_same_count(m, a, b, "ins[1]");
   require_same_count(m, a, out, "outs[0]");
-  if (d.inst->f.acc != isa::EngineAccumulationType::Idle)
-    unsupported(m, "acc", std::string("TensorTensor accumulation '") + isa::enum_name(d.inst->f.acc) +
-                              "' is not implemented");
   const isa::AluOp op = d.inst->f.op;
   const int64_t n = elems(a);
+  const auto acc = d.inst->f.acc;
+  if (acc != isa::EngineAccumulationType::Idle) {
+    if (is_bitvec(op)) unsupported(m, "acc", "accumulation of a bit-vector TensorTensor");
+    Tile x = read_tile(m, a), y = read_tile(m, b);
+    alu_vv(op, x.data(), y.data(), x.data(), n);
+    std::vector<float> load;
+    if (has_in(d, 2)) load = per_partition(d, m, 2, a.partitions());
+    engine_accumulate(m, st, acc, isa::AluOp::add, x, has_in(d, 2) ? &load : nullptr, "acc");
+    m.write_f32(out, x.data());
+    if (d.outs.size() > 1) drain_accumulator(m, st, out_ap(d, m, 1), false, "outs[1]");
+    return;
+  }
   if (is_bitvec(op) || (is_int_dtype(a.dtype) && is_int_dtype(b.dtype) && is_int_dtype(out.dtype))) {
     TileI x = read_tile_i32(m, a), y = read_tile_i32(m, b);
     alu_vv_i32(op, x.data(), y.data(), x.data(), n);

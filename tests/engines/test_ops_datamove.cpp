@@ -53,7 +53,7 @@ TEST(OpsDma, CopyTransposeAndReplicate) {
   h.b.add(InstructionType::DMACopy, {A(a.all())}, {A(tt.all())})
       .copy_mode(isa::CopyMode::Transpose).transpose_op(isa::TransposeOps::WZXY);
   h.b.add(InstructionType::DMACopy, {A(tc.all())}, {A(tr.all())}).copy_mode(isa::CopyMode::Replicate);
-  h.b.add(InstructionType::DMACopy, {A(a.all())}, {A(tc.all())}).copy_mode(isa::CopyMode::CCE);
+  h.b.add(InstructionType::DMACopy, {A(a.all())}, {A(tc.all())}).copy_mode(isa::CopyMode::Dynamic);
   h.place();
   h.set(a, {1, 2, 3, 4, 5, 6});
   h.exec(0);
@@ -130,7 +130,7 @@ TEST(OpsDispatch, ExecutesTableAndDefaultEngines) {
                IT::CopyPredicated, IT::TensorScalarAffineSelect, IT::Pool, IT::Matmult, IT::Reciprocal,
                IT::Exponential, IT::NoOp})
     EXPECT_TRUE(engines::executes(t)) << isa::inst_type_name(t);
-  EXPECT_FALSE(engines::executes(IT::BNStats));
+  EXPECT_FALSE(engines::executes(IT::CompareAndBranch));  // control flow belongs to the simulator core
   EXPECT_EQ(engines::default_engine(IT::Matmult), E::PE);
   EXPECT_EQ(engines::default_engine(IT::Activation), E::Activation);
   EXPECT_EQ(engines::default_engine(IT::TensorTensor), E::DVE);
@@ -139,12 +139,12 @@ TEST(OpsDispatch, ExecutesTableAndDefaultEngines) {
   EXPECT_EQ(engines::default_engine(IT::EventSemaphore), E::SP);
   Harness h;
   auto x = h.b.sbuf("x", {1, 1});
-  h.b.add(IT::BNStats, {A(x.all())}, {A(x.all())});
+  h.b.add(IT::InlineASMBytes, {A(x.all())}, {A(x.all())});
   h.place();
   try {
     h.run();
     FAIL();
   } catch (const SemanticError &e) {
-    EXPECT_NE(std::string(e.what()).find("BNStats"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("InlineASMBytes"), std::string::npos);
   }
 }

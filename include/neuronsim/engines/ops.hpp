@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "neuronsim/engines/memory.hpp"
@@ -28,6 +30,11 @@ struct EngineState {
   std::mt19937_64 rng{0x5eed};
   // Scalar registers (SP RegisterAlu/RegisterMove), by name.
   std::vector<std::pair<std::string, int64_t>> regs;
+  // Gen-1 hardware RNG (Rand: LFSR / PCG32 / Philox): 6 u32 per partition, partition-major. Gen-2 XORWOW
+  // (Rand2, Rng, Dropout, RandSetState/RandGetState): 4 lanes x 6 u32 per partition. Both start at birsim's
+  // default seed {1,1,1,1,1,1} per lane (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md 2.2).
+  std::vector<uint32_t> rng1 = std::vector<uint32_t>(128 * 6, 1u);
+  std::vector<uint32_t> xorwow = std::vector<uint32_t>(128 * 24, 1u);
 };
 
 // Executes one dynamic instruction. Throws SemanticError for unsupported combinations (naming the field)
