@@ -41,6 +41,9 @@ constexpr Row kRows[] = {
     {IT::Exponential, ops::exec_exponential},
     // PE
     {IT::Matmult, ops::exec_matmult},
+    {IT::MatmultSparse, ops::exec_matmult_sparse},
+    {IT::MatmultMx, ops::exec_matmult_mx},
+    {IT::QuantizeMx, ops::exec_quantize_mx},
     // accumulator registers
     {IT::ReadActivationAccumulator, ops::exec_read_accumulator},
     {IT::ActivationReadAccumulator, ops::exec_read_accumulator},
