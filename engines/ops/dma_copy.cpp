@@ -4,7 +4,14 @@
 //                with leading unit dims); transpose_op None is the identity copy, as in doDMATranspose.
 //   Replicate -> 2-dim patterns; destination partition r takes source partition r % src_partitions
 //                (replCount = dst partitions / src partitions, doDMAReplicate).
-// CCE and Dynamic (indirect) modes are not implemented: SemanticError naming `mode`.
+//   CCE       -> doDMACCE: every input access is widened to fp32 and folded elementwise with `cce_op`: add
+//                accumulates into a zeroed accumulator, acc += constants[i] * in_i (or in_i without `constants`);
+//                max / min fold the inputs in order through the ALU's max / min, seeded with the first input
+//                (INFERRED: the reference's "zeroed accumulator" is only meaningful for add).
+// Dynamic (indirect) mode is not implemented: SemanticError naming `mode`.
+// The DMADescriptor family (reference sim-bn-rng-collective-dma.md 5: descriptors are re-dispatched to the same
+// do* bodies) runs as plain AP -> AP operations: DMADescriptor follows its `mode` like DMACopy,
+// DMADescriptorCopy / CCE / Transpose / Replicate force theirs.
 #include <string>
 
 #include "engines/ops/common.hpp"
@@ -62,10 +69,39 @@ void dma_replicate(const DynInst &d, Memory &m) {
   move_elements(m, src, dst, &src_of_dst);
 }
 
-} // namespace
+void dma_cce(const DynInst &d, Memory &m) {
+  const Access &out = out_ap(d, m, 0);
+  const int64_t n = elems(out);
+  const auto op = d.inst->f.cce_op;
+  if (op != isa::AluOp::add && op != isa::AluOp::max && op != isa::AluOp::min)
+    unsupported(m, "cce_op", std::string("DMA CCE reduces with add, max or min, not '") + isa::alu_name(op) + "'");
+  const auto &consts = d.inst->f.constants;
+  std::vector<float> acc(static_cast<size_t>(n), 0.0f), x(static_cast<size_t>(n));
+  size_t k = 0;
+  for (size_t i = 0; i < d.ins.size(); ++i) {
+    if (!has_in_ap(d, i)) continue;
+    const Access &a = d.ins[i];
+    require_same_count(m, out, a, ("ins[" + std::to_string(i) + "]").c_str());
+    m.read_f32(a, x.data());
+    if (op == isa::AluOp::add) {
+      if (!consts.empty()) {
+        if (k >= consts.size()) unsupported(m, "constants", "one constant per CCE input");
+        alu_vs(isa::AluOp::mult, x.data(), float(consts[k]), x.data(), n);
+      }
+      alu_vv(op, acc.data(), x.data(), acc.data(), n);
+    } else if (k == 0) {
+      acc = x;
+    } else {
+      alu_vv(op, acc.data(), x.data(), acc.data(), n);
+    }
+    ++k;
+  }
+  if (k == 0) unsupported(m, "ins[0]", "a CCE copy needs at least one input access");
+  m.write_f32(out, acc.data());
+}
 
-void exec_dma_copy(const DynInst &d, Memory &m, EngineState &) {
-  switch (d.inst->f.copy_mode) {
+void run_mode(const DynInst &d, Memory &m, isa::CopyMode mode) {
+  switch (mode) {
   case isa::CopyMode::Copy:
     move_elements(m, in_ap(d, m, 0), out_ap(d, m, 0), nullptr);
     return;
@@ -75,10 +111,29 @@ void exec_dma_copy(const DynInst &d, Memory &m, EngineState &) {
   case isa::CopyMode::Replicate:
     dma_replicate(d, m);
     return;
+  case isa::CopyMode::CCE:
+    dma_cce(d, m);
+    return;
   default:
-    unsupported(m, "mode", std::string("DMACopy mode '") + isa::enum_name(d.inst->f.copy_mode) +
-                               "' is not implemented");
+    unsupported(m, "mode", std::string("DMACopy mode '") + isa::enum_name(mode) + "' is not implemented");
   }
+}
+
+} // namespace
+
+void exec_dma_descriptor(const DynInst &d, Memory &m, EngineState &) {
+  using IT = isa::InstructionType;
+  switch (d.inst->type) {
+  case IT::DMADescriptorCopy: return run_mode(d, m, isa::CopyMode::Copy);
+  case IT::DMADescriptorCCE: return run_mode(d, m, isa::CopyMode::CCE);
+  case IT::DMADescriptorTranspose: return run_mode(d, m, isa::CopyMode::Transpose);
+  case IT::DMADescriptorReplicate: return run_mode(d, m, isa::CopyMode::Replicate);
+  default: return run_mode(d, m, d.inst->f.copy_mode);
+  }
+}
+
+void exec_dma_copy(const DynInst &d, Memory &m, EngineState &) {
+  run_mode(d, m, d.inst->f.copy_mode);
 }
 
 } // namespace neuronsim::engines::ops
