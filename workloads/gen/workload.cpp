@@ -25,6 +25,8 @@ const std::vector<std::pair<std::string, Generator>> &registry() {
       {"rmsnorm", make_rmsnorm},
       {"attention", make_attention},
       {"transpose", make_transpose},
+      {"layernorm", make_layernorm},
+      {"cumsum", make_cumsum},
   };
   return r;
 }

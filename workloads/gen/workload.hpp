@@ -90,5 +90,7 @@ Workload make_softmax(Size s, bool with_data);
 Workload make_rmsnorm(Size s, bool with_data);
 Workload make_attention(Size s, bool with_data);
 Workload make_transpose(Size s, bool with_data);
+Workload make_layernorm(Size s, bool with_data);  // needs BNStats / BNStatsAggregate semantics
+Workload make_cumsum(Size s, bool with_data);     // needs TensorScalarPtr is_tensor_tensor_scan
 
 }  // namespace neuronsim::workloads

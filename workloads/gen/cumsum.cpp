@@ -1,0 +1,74 @@
+// cumsum along the free axis, fp32, with VectorE tensor_tensor_scan (NKI tensor_tensor_scan:
+// r[i] = op1(op0(data0[i], r[i-1]), data1[i]); reference neuron-arch.md 3.1) as in the NKI cumsum examples:
+// data0 = ones, op0 = multiply, data1 = x, op1 = add, so r[i] = r[i-1] + x[i]. The free axis is processed in
+// chunks; each chunk's `initial` is the last column of the previous chunk's result (the carry), the first
+// chunk starts from 0.
+#include <cmath>
+
+#include "workload.hpp"
+
+namespace neuronsim::workloads {
+
+using builder::Aff;
+using builder::Builder;
+using isa::InstructionType;
+
+Workload make_cumsum(Size s, bool with_data) {
+  const int64_t P = 128;
+  const int64_t R = s == Size::Small ? 256 : 4096;
+  const int64_t L = s == Size::Small ? 128 : 4096;
+  const int64_t Wc = s == Size::Small ? 32 : 512;  // scan chunk width
+  const int64_t NC = L / Wc;
+  Builder b("cumsum");
+  auto x = b.input("x", {R, L}), y = b.output("y", {R, L});
+  auto ones = b.sbuf("ones", {P, Wc}), xt = b.sbuf("x_tile", {P, L}), yt = b.sbuf("y_tile", {P, L});
+  b.add(InstructionType::Memset, {}, {b.ap(ones.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0);
+  b.loop("i", 0, R / P, 1, [&](Aff i) {
+    b.add(InstructionType::Load, {b.ap(x.tile(i * P, P, 0, L))}, {b.ap(xt.all())});
+    auto scan = [&](Aff c, const isa::Arg &initial) {
+      b.add(InstructionType::TensorScalarPtr, {b.ap(ones.all()), b.ap(xt.tile(0, P, c * Wc, Wc)), initial},
+            {b.ap(yt.tile(0, P, c * Wc, Wc))})
+          .is_tensor_tensor_scan(true)
+          .op0(isa::AluOp::mult)
+          .op1(isa::AluOp::add);
+    };
+    scan(Aff(0), b.imm(0.0));
+    if (NC > 1) b.loop("c", 1, NC, 1, [&](Aff c) { scan(c, b.ap(yt.tile(0, P, c * Wc + Aff(-1), 1))); });
+    b.add(InstructionType::Save, {b.ap(yt.all())}, {b.ap(y.tile(i * P, P, 0, L))});
+  });
+  Workload w;
+  w.name = "cumsum";
+  w.program = b.finish();
+  w.summary = "y[r, j] = sum_{k <= j} x[r, k], fp32. ones [P, Wc] set once (Memset). Per 128-row tile: Load; per "
+              "Wc-wide chunk a TensorScalarPtr with is_tensor_tensor_scan (data0 = ones, data1 = x chunk, op0 = "
+              "mult, op1 = add, initial = 0 for the first chunk, else the previous chunk's last result column as "
+              "a [P, 1] access: the carry); Save.";
+  w.sizes = "small (committed): x, y [" + std::to_string(R) + ", " + std::to_string(L) + "] fp32, chunks of " +
+            std::to_string(Wc) + "; full: [4096, 4096], chunks of 512.";
+  w.rtol = 0.0;
+  w.tolerance = "Sequential fp32 summation: |error of y[r, j]| <= j u sum_{k <= j} |x[r, k]| (Higham eq. 4.4), "
+                "u = 2^-24; atol is the largest such bound over these inputs (L u max_r sum_k |x[r, k]|).";
+  if (!with_data) {
+    w.atol = 0.0;
+    return w;
+  }
+  Rng rng(0xc5a50001);
+  auto vx = rng.uniform_vec(size_t(R * L), -1, 1);
+  std::vector<double> vy(vx.size());
+  double worst = 0;
+  for (int64_t r = 0; r < R; ++r) {
+    double acc = 0, abs_acc = 0;
+    for (int64_t j = 0; j < L; ++j) {
+      acc += vx[size_t(r * L + j)];
+      abs_acc += std::fabs(vx[size_t(r * L + j)]);
+      vy[size_t(r * L + j)] = acc;
+    }
+    worst = std::max(worst, abs_acc);
+  }
+  w.atol = std::ceil(double(L) * std::ldexp(1.0, -24) * worst * 1e7) / 1e7;
+  w.inputs["x"] = npy_f32(vx, {R, L});
+  w.expected["y"] = npy_f32(vy, {R, L});
+  return w;
+}
+
+}  // namespace neuronsim::workloads
