@@ -1,12 +1,14 @@
 // The `neuronsim` command (DESIGN.md section 5). Calls public headers only.
 // Exit codes: 0 success; 1 outputs differ from --expect / validation divergence; 2 usage; 3 invalid input;
 // 4 simulation error.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <systemc>
@@ -15,9 +17,12 @@
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/isa/dump.hpp"
 #include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/lower.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/validate.hpp"
 #include "neuronsim/sim/version.hpp"
 
 namespace fs = std::filesystem;
@@ -58,12 +63,17 @@ const char *kHelp = R"(neuronsim - cycle-level simulator of an AWS NeuronCore (P
 
 usage:
   neuronsim run [KERNEL] [options]    run a BIR JSON kernel (file, or a workload directory)
+  neuronsim run DIR [options]         run the bundle streams of DIR (written by `neuronsim encode`)
+  neuronsim encode KERNEL --gen v2|v3|v4 -o DIR     BIR -> per-engine 64-byte bundle streams
+  neuronsim disasm FILE_OR_DIR [--gen v2|v3|v4]    bundles -> one readable line per bundle
+  neuronsim validate --bir KERNEL --bundles DIR [options]   run both, compare, lint the streams
   neuronsim isa [--json]              print every ISA table the simulator knows
   neuronsim --version | --help
 
 run options:
   KERNEL                   a .json BIR file, or a directory holding one *.bir.json (plus optional
-                           inputs/ and expected/ folders). Without KERNEL: the bundled default workload.
+                           inputs/ and expected/ folders), or a bundle directory (manifest.json; its
+                           generation picks --arch unless given). Without KERNEL: the bundled default workload.
   --input NAME=FILE.npy    data for input tensor NAME (repeatable)
   --inputs DIR             DIR/<tensor>.npy for every input found there
   --outdir DIR             where <tensor>.npy is written for every output (default: neuronsim-out)
@@ -178,11 +188,22 @@ int cmd_run(const std::vector<std::string> &a) {
   }
   const bool bundled = kernel.empty();
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
-  KernelPaths kp = resolve_kernel(kernel);
+  // A directory written by `neuronsim encode` (manifest.json + <engine>.bin) runs its streams.
+  const bool streams = fs::is_regular_file(fs::path(kernel) / "manifest.json");
+  KernelPaths kp;
+  isa::Program prog;
+  if (streams) {
+    isa::CoreGen gen = isa::CoreGen::V2;
+    prog = isa::read_bundle_dir(kernel, &gen);
+    kp.bir = kernel + " (bundle streams, " + isa::core_gen_name(gen) + ")";
+    if (std::find(a.begin(), a.end(), "--arch") == a.end()) opts.arch = sim::arch_for_gen(gen);
+  } else {
+    kp = resolve_kernel(kernel);
+    prog = isa::read_bir_file(kp.bir);
+  }
   if (spec.dir.empty()) spec.dir = kp.inputs;
   if (expect.empty()) expect = kp.expected;
 
-  isa::Program prog = isa::read_bir_file(kp.bir);
   sim::Simulator simulator(prog, opts);
   std::vector<std::string> in_lines;
   if (!opts.timing_only) in_lines = sim::load_inputs(prog, simulator.memory(), spec);
@@ -247,6 +268,217 @@ int cmd_isa(const std::vector<std::string> &a) {
   return 0;
 }
 
+// ------------------------------------------------------------------------------------------- bundle streams
+const char *kEncodeHelp = R"(usage: neuronsim encode KERNEL --gen v2|v3|v4 -o DIR [--arch trn1|trn2|trn3]
+
+Lowers the BIR kernel (loops unrolled, tensors placed, the scheduler's dependencies written as semaphores) and
+writes one <engine>.bin stream of 64-byte bundles per engine plus DIR/manifest.json (docs/bundle-layout.md).
+  KERNEL     a .json BIR file or a workload directory holding one *.bir.json
+  --gen      the NeuronCore generation to encode for: v2 (trn1), v3 (trn2), v4 (trn3)
+  -o DIR     output directory; created if missing. A non-empty DIR is refused unless it holds a previous
+             `neuronsim encode` output (manifest.json and *.bin only), which is replaced.
+  --arch     the architecture whose scheduler (DMA queues) is lowered for (default: the generation's)
+)";
+
+const char *kDisasmHelp = R"(usage: neuronsim disasm FILE_OR_DIR [--gen v2|v3|v4]
+
+One line per 64-byte bundle: engine, byte offset, instruction name (from the manifest), the 64 raw bytes as 16
+little-endian words' bytes in file order, then the decoded fields (opcode word, form, every field of the form).
+  FILE_OR_DIR  a bundle directory (manifest.json) or one <engine>.bin stream
+  --gen        generation of a lone .bin file (default: the manifest beside it); overrides the manifest's
+)";
+
+const char *kValidateHelp = R"(usage: neuronsim validate --bir KERNEL --bundles DIR [options]
+
+Runs the BIR kernel and the bundle streams of DIR on the same model with the same inputs, compares what every
+instruction wrote (instructions matched by name, BIR program order) and every output tensor, and lints the
+streams: header words, opcodes, bytes that decode to no op, ALU bytes that decode to another op than the BIR's
+(a comparison written as its L1 ordinal, 24/25 on the ALU path). Prints the findings, then one summary line.
+  --bir KERNEL            the BIR the streams were encoded from (.json file or workload directory)
+  --bundles DIR           manifest.json + <engine>.bin
+  --input NAME=FILE.npy   data for input tensor NAME (repeatable); --inputs DIR: DIR/<tensor>.npy
+                          (default: the workload's inputs/); missing inputs are generated from the tensor name
+  --rtol R --atol A       tolerance for the comparisons (default 0, 0: both sides run the same semantics)
+  --arch trn1|trn2|trn3   default: the streams' generation's
+exit codes: 0 they agree, 1 divergence or lint error, 2 usage, 3 invalid input
+)";
+
+isa::CoreGen parse_gen(const std::string &v) {
+  if (v == "v2" || v == "V2") return isa::CoreGen::V2;
+  if (v == "v3" || v == "V3") return isa::CoreGen::V3;
+  if (v == "v4" || v == "V4") return isa::CoreGen::V4;
+  throw UsageError("--gen takes v2, v3 or v4, got '" + v + "'");
+}
+
+std::string parse_arch(const std::string &v) {
+  if (v != "trn1" && v != "trn2" && v != "trn3") throw UsageError("--arch takes trn1, trn2 or trn3, got '" + v + "'");
+  return v;
+}
+
+// A directory `neuronsim encode` may write into: missing, empty, or a previous encode output (manifest.json with
+// our format tag, and nothing but *.bin files besides). Anything else may be a user's data: refuse.
+void prepare_encode_dir(const std::string &dir) {
+  fs::path d = dir;
+  if (!fs::exists(d)) return;
+  if (!fs::is_directory(d)) throw InputError({dir, -1, "", ""}, "exists and is not a directory");
+  std::vector<fs::path> ours;
+  bool manifest = false;
+  for (const auto &e : fs::directory_iterator(d)) {
+    const std::string n = e.path().filename().string();
+    if (n == "manifest.json" && e.is_regular_file()) {
+      std::ifstream is(e.path());
+      nlohmann::json m = nlohmann::json::parse(is, nullptr, false);
+      manifest = !m.is_discarded() && m.is_object() && m.value("format", "") == "neuronsim-bundles";
+      ours.push_back(e.path());
+    } else if (e.is_regular_file() && e.path().extension() == ".bin") {
+      ours.push_back(e.path());
+    } else {
+      manifest = false;
+      ours.clear();
+      break;
+    }
+  }
+  if (ours.empty() && fs::is_empty(d)) return;
+  if (!manifest)
+    throw InputError({dir, -1, "", ""},
+                     "directory is not empty and is not a previous `neuronsim encode` output; refusing to write there");
+  for (const auto &p : ours) fs::remove(p);
+}
+
+int cmd_encode(const std::vector<std::string> &a) {
+  std::string kernel, out, arch;
+  std::optional<isa::CoreGen> gen;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string &o = a[i];
+    if (o == "--gen") gen = parse_gen(need_value(a, i));
+    else if (o == "-o" || o == "--outdir") out = need_value(a, i);
+    else if (o == "--arch") arch = parse_arch(need_value(a, i));
+    else if (o == "--help" || o == "-h") {
+      std::cout << kEncodeHelp;
+      return 0;
+    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
+    else if (kernel.empty()) kernel = o;
+    else throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
+  }
+  if (kernel.empty()) throw UsageError("encode needs a KERNEL (try neuronsim encode --help)");
+  if (!gen) throw UsageError("encode needs --gen v2|v3|v4");
+  if (out.empty()) throw UsageError("encode needs -o DIR");
+  if (arch.empty()) arch = sim::arch_for_gen(*gen);
+  const KernelPaths kp = resolve_kernel(kernel);
+  const isa::Program prog = isa::read_bir_file(kp.bir);
+  sim::LowerStats st;
+  const isa::Program low = sim::lower_to_stream(prog, engines::builtin_arch(arch), {}, &st);
+  prepare_encode_dir(out);
+  isa::write_bundle_dir(low, *gen, out);
+  std::ifstream ms(fs::path(out) / "manifest.json");
+  const nlohmann::json m = nlohmann::json::parse(ms);
+  std::cout << "neuronsim encode: " << kp.bir << " -> " << out << " (" << isa::core_gen_name(*gen) << ", arch "
+            << arch << ")\n";
+  std::cout << "  " << st.instructions << " instructions: " << (st.instructions - st.carriers)
+            << " dynamic + " << st.carriers << " sync carriers (" << st.waits_dropped
+            << " implied waits dropped)\n";
+  for (const auto &[file, count] : m.at("files").items())
+    std::cout << "  " << file << " " << count.get<int64_t>() << " bundles\n";
+  return 0;
+}
+
+int cmd_disasm(const std::vector<std::string> &a) {
+  std::string target;
+  std::optional<isa::CoreGen> gen;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string &o = a[i];
+    if (o == "--gen") gen = parse_gen(need_value(a, i));
+    else if (o == "--help" || o == "-h") {
+      std::cout << kDisasmHelp;
+      return 0;
+    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
+    else if (target.empty()) target = o;
+    else throw UsageError("more than one FILE_OR_DIR given");
+  }
+  if (target.empty()) throw UsageError("disasm needs a FILE_OR_DIR (try neuronsim disasm --help)");
+  if (!fs::exists(target)) throw InputError({target, -1, "", ""}, "no such file or directory");
+  const fs::path dir = fs::is_directory(target) ? fs::path(target) : fs::path(target).parent_path();
+  std::vector<std::string> files;
+  std::map<std::pair<std::string, size_t>, std::string> names;  // (file, bundle offset) -> instruction name
+  const fs::path mpath = dir / "manifest.json";
+  if (fs::is_regular_file(mpath)) {
+    std::ifstream ms(mpath);
+    nlohmann::json m = nlohmann::json::parse(ms, nullptr, false);
+    if (m.is_discarded() || !m.is_object()) throw InputError({mpath.string(), -1, "", ""}, "invalid JSON");
+    if (!gen && m.contains("generation")) gen = parse_gen(m.at("generation").get<std::string>());
+    if (m.contains("files"))
+      for (const auto &[f, n] : m.at("files").items()) files.push_back(f), (void)n;
+    if (m.contains("instructions"))
+      for (const auto &ji : m.at("instructions")) {
+        const size_t off = ji.value("offset", size_t(0)), n = ji.value("bundles", size_t(1));
+        for (size_t k = 0; k < n; ++k)
+          names[{ji.value("file", std::string()), off + 64 * k}] = ji.value("name", std::string());
+      }
+  } else if (fs::is_directory(target)) {
+    throw InputError({mpath.string(), -1, "", ""}, "not a bundle directory: no manifest.json");
+  }
+  if (!fs::is_directory(target)) files = {fs::path(target).filename().string()};
+  if (!gen) throw UsageError("disasm of a lone .bin file needs --gen v2|v3|v4");
+  for (const auto &f : files) {
+    const fs::path p = dir / f;
+    std::ifstream is(p, std::ios::binary);
+    if (!is) throw InputError({p.string(), -1, "", ""}, "cannot open bundle stream");
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
+    const std::string engine = fs::path(f).stem().string();
+    for (size_t off = 0; off + 64 <= bytes.size(); off += 64) {
+      std::ostringstream os;
+      os << engine << " +0x" << std::hex << std::setw(4) << std::setfill('0') << off << std::dec;
+      auto it = names.find({f, off});
+      if (it != names.end()) os << " " << it->second;
+      os << " |";
+      for (size_t k = 0; k < 64; ++k) {
+        if (k % 4 == 0) os << ' ';
+        os << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(bytes[off + k]) << std::dec;
+      }
+      os << " | " << isa::disasm_line(bytes.data() + off, *gen);
+      std::cout << os.str() << "\n";
+    }
+    if (bytes.size() % 64)
+      throw InputError({p.string(), -1, "", ""}, "truncated bundle at byte offset " +
+                                                     std::to_string(bytes.size() - bytes.size() % 64) + ": " +
+                                                     std::to_string(bytes.size() % 64) + " of 64 bytes");
+  }
+  return 0;
+}
+
+int cmd_validate(const std::vector<std::string> &a) {
+  std::string bir, bundles;
+  sim::ValidateOptions vo;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string &o = a[i];
+    if (o == "--bir") bir = need_value(a, i);
+    else if (o == "--bundles") bundles = need_value(a, i);
+    else if (o == "--input") {
+      std::string v = need_value(a, i);
+      auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) throw UsageError("--input takes NAME=FILE.npy, got '" + v + "'");
+      vo.inputs.files[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (o == "--inputs") vo.inputs.dir = need_value(a, i);
+    else if (o == "--rtol") vo.rtol = parse_double(o, need_value(a, i));
+    else if (o == "--atol") vo.atol = parse_double(o, need_value(a, i));
+    else if (o == "--arch") vo.arch = parse_arch(need_value(a, i));
+    else if (o == "--help" || o == "-h") {
+      std::cout << kValidateHelp;
+      return 0;
+    } else throw UsageError("unknown argument '" + o + "' (validate takes --bir KERNEL --bundles DIR)");
+  }
+  if (bir.empty() || bundles.empty()) throw UsageError("validate needs --bir KERNEL and --bundles DIR");
+  const KernelPaths kp = resolve_kernel(bir);
+  if (vo.inputs.dir.empty()) vo.inputs.dir = kp.inputs;
+  const isa::Program prog = isa::read_bir_file(kp.bir);
+  const sim::ValidateReport r = sim::validate_bundles(prog, bundles, vo);
+  for (const auto &l : r.lint) std::cout << l << "\n";
+  for (const auto &l : r.notes) std::cout << "note: " << l << "\n";
+  if (!r.divergence.empty()) std::cout << "divergence: " << r.divergence << "\n";
+  std::cout << r.summary << "\n";
+  return r.agree ? 0 : 1;
+}
+
 } // namespace
 
 int sc_main(int argc, char **argv) {
@@ -263,6 +495,9 @@ int sc_main(int argc, char **argv) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "run") return cmd_run(rest);
     if (args[0] == "isa") return cmd_isa(rest);
+    if (args[0] == "encode") return cmd_encode(rest);
+    if (args[0] == "disasm") return cmd_disasm(rest);
+    if (args[0] == "validate") return cmd_validate(rest);
     throw UsageError("unknown command '" + args[0] + "' (try --help)");
   } catch (const UsageError &e) {
     std::cerr << "neuronsim: " << one_line(e.what()) << "\n";

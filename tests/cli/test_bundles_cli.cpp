@@ -1,0 +1,233 @@
+// `neuronsim encode`, `disasm`, `run DIR` and `validate` against the real binary (issue 6 parts 3 and 4).
+// kernel1 computes b = a - 1.0 (real compiler output, workloads/kernel1): Load a -> SBUF, TensorScalarPtr
+// subtract 1.0 on DVE, Save -> b.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_run.hpp"
+#include "neuronsim/builder.hpp"
+#include "neuronsim/isa/bir_json.hpp"
+
+using clitest::run;
+using clitest::src;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kKernel = src("workloads/kernel1");
+const std::string kInputs = src("workloads/kernel1/inputs");
+
+double simulated_ns(const std::string &out) {
+  auto p = out.find("simulated time: ");
+  return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 16));
+}
+
+std::vector<std::string> lines(const std::string &s) {
+  std::vector<std::string> out;
+  std::istringstream is(s);
+  for (std::string l; std::getline(is, l);) out.push_back(l);
+  return out;
+}
+
+std::string last_line(const std::string &s) {
+  auto v = lines(s);
+  return v.empty() ? "" : v.back();
+}
+
+// y = (x > 0.25) as 1.0 / 0.0 on DVE: the comparison traps an encoder that writes L1 ordinals (spec 000).
+std::string write_is_gt_kernel(const std::string &dir) {
+  using neuronsim::isa::InstructionType;
+  neuronsim::builder::Builder b("is_gt");
+  auto x = b.input("x", {16, 32}), y = b.output("y", {16, 32});
+  auto t = b.sbuf("t", {16, 32}), u = b.sbuf("u", {16, 32});
+  b.add(InstructionType::Load, {b.ap(x.all())}, {b.ap(t.all())});                          // I-1
+  b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), b.imm(0.25)}, {b.ap(u.all())})  // I-2
+      .op0(neuronsim::isa::AluOp::is_gt)
+      .engine(neuronsim::isa::Engine::DVE);
+  b.add(InstructionType::Save, {b.ap(u.all())}, {b.ap(y.all())});  // I-3
+  const std::string path = dir + "/is_gt.bir.json";
+  std::ofstream(path) << neuronsim::isa::to_bir_json(b.finish()).dump(1);
+  return path;
+}
+
+void patch(const std::string &file, size_t offset, uint8_t expect, uint8_t value) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f) << file;
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.read(&c, 1);
+  ASSERT_EQ(static_cast<uint8_t>(c), expect) << file << " +" << offset;
+  f.seekp(static_cast<std::streamoff>(offset));
+  c = static_cast<char>(value);
+  f.write(&c, 1);
+}
+
+} // namespace
+
+TEST(BundlesCli, HelpForEverySubcommand) {
+  for (const char *cmd : {"encode", "disasm", "validate"}) {
+    auto r = run(std::string(cmd) + " --help");
+    EXPECT_EQ(r.code, 0) << cmd;
+    EXPECT_NE(r.out.find(std::string("usage: neuronsim ") + cmd), std::string::npos) << r.out;
+  }
+  auto r = run("--help");
+  EXPECT_NE(r.out.find("neuronsim encode KERNEL --gen v2|v3|v4 -o DIR"), std::string::npos);
+  EXPECT_NE(r.out.find("neuronsim validate --bir KERNEL --bundles DIR"), std::string::npos);
+  EXPECT_EQ(run("encode " + kKernel).code, 2);           // no --gen
+  EXPECT_EQ(run("encode " + kKernel + " --gen v9 -o x").code, 2);
+  EXPECT_EQ(run("validate --bir " + kKernel).code, 2);  // no --bundles
+}
+
+// Every generation: the streams run to the same b.npy and the same simulated time as the BIR on that
+// generation's architecture.
+TEST(BundlesCli, EncodeThenRunGivesTheSameOutputAsTheBir) {
+  const std::string tmp = clitest::temp_dir();
+  const std::pair<const char *, const char *> gens[] = {{"v2", "trn1"}, {"v3", "trn2"}, {"v4", "trn3"}};
+  for (auto [gen, arch] : gens) {
+    const std::string dir = tmp + "/" + gen;
+    auto e = run("encode " + kKernel + " --gen " + gen + " -o " + dir);
+    ASSERT_EQ(e.code, 0) << e.err;
+    EXPECT_NE(e.out.find("3 instructions: 3 dynamic + 0 sync carriers"), std::string::npos) << e.out;
+    EXPECT_TRUE(fs::is_regular_file(dir + "/manifest.json"));
+    EXPECT_EQ(fs::file_size(dir + "/DVE.bin"), 64u);
+    EXPECT_EQ(fs::file_size(dir + "/DMA.bin"), 128u);
+
+    auto rb = run("run " + dir + " --inputs " + kInputs + " --outdir " + tmp + "/out-bundles");
+    ASSERT_EQ(rb.code, 0) << rb.err;
+    EXPECT_NE(rb.out.find("bundle streams"), std::string::npos);
+    EXPECT_NE(rb.out.find(std::string("arch ") + arch), std::string::npos) << rb.out;
+    auto rk = run("run " + kKernel + " --arch " + arch + " --outdir " + tmp + "/out-bir");
+    ASSERT_EQ(rk.code, 0) << rk.err;
+    EXPECT_EQ(clitest::read_file(tmp + "/out-bundles/b.npy"), clitest::read_file(tmp + "/out-bir/b.npy")) << gen;
+    EXPECT_DOUBLE_EQ(simulated_ns(rb.out), simulated_ns(rk.out)) << gen;
+  }
+  // The workload's expected output holds for the streams too.
+  auto r = run("run " + tmp + "/v3 --inputs " + kInputs + " --expect " + src("workloads/kernel1/expected") +
+               " --outdir " + tmp + "/out3");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  fs::remove_all(tmp);
+}
+
+TEST(BundlesCli, EncodeNeverOverwritesWhatItDidNotWrite) {
+  const std::string tmp = clitest::temp_dir();
+  const std::string user = tmp + "/user";
+  fs::create_directories(user);
+  std::ofstream(user + "/notes.txt") << "mine";
+  auto r = run("encode " + kKernel + " --gen v3 -o " + user);
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("refusing"), std::string::npos) << r.err;
+  EXPECT_EQ(clitest::read_file(user + "/notes.txt"), "mine");
+  // Into the kernel's own directory: refused, the BIR untouched.
+  const std::string before = clitest::read_file(src("workloads/kernel1/kernel1.bir.json"));
+  EXPECT_EQ(run("encode " + kKernel + " --gen v3 -o " + kKernel).code, 3);
+  EXPECT_EQ(clitest::read_file(src("workloads/kernel1/kernel1.bir.json")), before);
+  // A previous encode output is replaced (v4 over v3).
+  ASSERT_EQ(run("encode " + kKernel + " --gen v3 -o " + tmp + "/enc").code, 0);
+  ASSERT_EQ(run("encode " + kKernel + " --gen v4 -o " + tmp + "/enc").code, 0);
+  EXPECT_NE(clitest::read_file(tmp + "/enc/manifest.json").find("\"generation\": \"v4\""), std::string::npos);
+  fs::remove_all(tmp);
+}
+
+// kernel1 on v3, derived by hand:
+// - tensors: a, b DRAM (var ids 1, 2 = tensor index + 1); the SBUF tiles placed first-fit in tensor order:
+//   tile.7 at byte 0, the second tile (40 bytes per partition, 64-byte aligned) at byte 0x40 -- partition 0, so
+//   ADDR4 = byte (reference isa/addr4.md).
+// - sync band (docs/bundle-layout.md, sp-sync-encoding.md): +0x04 wait mode (0x05 = GE imm), +0x05 wait sem,
+//   +0x06 update mode (0x13 = inc, LUT reading), +0x07 update sem, +0x08 value. Queue q counts on semaphore q:
+//   DVE = 3, the first DMA queue = 5, the next = 6 (transfers are spread round robin).
+// - I-2 Load a -> tile: 0xD4 DIRECT2D, sync_command 3 at +0x0F; src (+0x10) var 1, mode 0x10, one strided dim
+//   of 10 rows x 40 bytes, 40-byte span; dst (+0x28) ADDR4 0x40, partition step 1 << 18 over 10 partitions.
+// - I-4 TensorScalarPtr subtract 1.0: 0x43 TS; waits for DMA0 >= 1, counts on DVE; in/out descriptors 10 x 1
+//   with spare {1, 1} slots, fp32 tag 0x0A, 10 channels, imm0_src 1, op0 subtract = 0x05, imm0 1.0f = 0x3F800000.
+// - I-6 Save tile.7 -> b: waits for DVE >= 1, counts on DMA1.
+TEST(BundlesCli, DisasmOfKernel1LineByLine) {
+  const std::string tmp = clitest::temp_dir();
+  ASSERT_EQ(run("encode " + kKernel + " --gen v3 -o " + tmp + "/enc").code, 0);
+  auto r = run("disasm " + tmp + "/enc");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<std::string> want = {
+      "DMA +0x0000 I-2 | d4100000 00001305 00000000 00000003 00000000 01000010 28000000 00000000 0a000000 "
+      "28000000 40000000 00000010 00000400 00000000 0a000000 28000a0a | 0x10d4 DMA2D wait_mode=0x00 "
+      "wait_idx=0x00 update_mode=inc update_idx=0x05 sync_value=0x00000000 sync_command=0x03 src=[0x00000000 var 1 "
+      "mode 0x10 (40,10) (0,0) span 40] dst=[0x00000040 var 0 mode 0x10 (262144,10) (0,0) span 40] "
+      "src_dtype=float32 dst_dtype=float32",
+      "DMA +0x0040 I-6 | d4100000 05031306 01000000 00000003 00000000 00000010 00000400 00000000 0a000000 "
+      "28000000 00000000 02000010 28000000 00000000 0a000000 28000a0a | 0x10d4 DMA2D wait_mode=0x05 "
+      "wait_idx=0x03 update_mode=inc update_idx=0x06 sync_value=0x00000001 sync_command=0x03 src=[0x00000000 var 0 "
+      "mode 0x10 (262144,10) (0,0) span 40] dst=[0x00000000 var 2 mode 0x10 (40,10) (0,0) span 40] "
+      "src_dtype=float32 dst_dtype=float32",
+      "DVE +0x0000 I-4 | 43100000 05051303 01000000 00000000 40000000 01000100 01000a00 01000100 0a0a0a01 "
+      "05000000 0000803f 00000000 00000000 01000100 01000a00 01000100 | 0x1043 TS wait_mode=0x05 wait_idx=0x05 "
+      "update_mode=inc update_idx=0x03 sync_value=0x00000001 accumulator_cmd=0 in=[0x00000040 (1,10) (1,1) (1,1)] "
+      "in_dtype=float32 out_dtype=float32 num_active_channels=0x0a imm0_src=0x01 op0=subtract op1=bypass "
+      "reverse0=0 reverse1=0 imm1_src=0x00 imm0=1 imm1=0 out=[0x00000000 (1,10) (1,1) (1,1)]",
+  };
+  const auto got = lines(r.out);
+  ASSERT_EQ(got.size(), want.size()) << r.out;
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "line " << i;
+  // A lone stream file takes its generation from the manifest beside it; the name comes from it too.
+  auto one = run("disasm " + tmp + "/enc/DVE.bin");
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(lines(one.out), std::vector<std::string>{want[2]});
+  fs::remove_all(tmp);
+}
+
+TEST(BundlesCli, ValidateOfAnUntouchedEncodeAgrees) {
+  const std::string tmp = clitest::temp_dir();
+  for (const char *gen : {"v2", "v3", "v4"}) {
+    ASSERT_EQ(run("encode " + kKernel + " --gen " + gen + " -o " + tmp + "/" + gen).code, 0);
+    auto r = run("validate --bir " + kKernel + " --bundles " + tmp + "/" + gen);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_EQ(last_line(r.out).rfind("validate: OK", 0), 0u) << r.out;
+  }
+  const std::string k = write_is_gt_kernel(tmp);
+  ASSERT_EQ(run("encode " + k + " --gen v3 -o " + tmp + "/gt").code, 0);
+  auto r = run("validate --bir " + k + " --bundles " + tmp + "/gt");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  fs::remove_all(tmp);
+}
+
+// is_gt is L1 ordinal 20 = 0x14 but wire byte 0x13 (spec 000); 0x14 on the wire is is_ge.
+TEST(BundlesCli, ValidateCatchesIsGtWrittenAsItsL1Ordinal) {
+  const std::string tmp = clitest::temp_dir();
+  const std::string k = write_is_gt_kernel(tmp);
+  ASSERT_EQ(run("encode " + k + " --gen v3 -o " + tmp + "/gt").code, 0);
+  patch(tmp + "/gt/DVE.bin", 0x24, 0x13, 0x14);  // TS op0 at +0x24 (bundle_fields.def NS_TS_BODY)
+  auto r = run("validate --bir " + k + " --bundles " + tmp + "/gt");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const std::string last = last_line(r.out);
+  EXPECT_EQ(last.rfind("validate: DIFFER", 0), 0u) << r.out;
+  EXPECT_NE(last.find("DVE #0"), std::string::npos) << last;
+  EXPECT_NE(last.find("TensorScalarPtr 'I-2'"), std::string::npos) << last;
+  EXPECT_NE(last.find("is_gt"), std::string::npos) << last;
+  EXPECT_NE(last.find("L1 ordinal"), std::string::npos) << last;
+  fs::remove_all(tmp);
+}
+
+TEST(BundlesCli, ValidateReportsABadHeaderWord) {
+  const std::string tmp = clitest::temp_dir();
+  ASSERT_EQ(run("encode " + kKernel + " --gen v2 -o " + tmp + "/enc").code, 0);
+  patch(tmp + "/enc/DVE.bin", 1, 0x10, 0x11);
+  auto r = run("validate --bir " + kKernel + " --bundles " + tmp + "/enc");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("header word 0x1143"), std::string::npos) << r.out;
+  EXPECT_NE(last_line(r.out).find("'I-4'"), std::string::npos) << r.out;
+  fs::remove_all(tmp);
+}
+
+// A stream that decodes cleanly but computes something else: the first instruction whose written data differ
+// is named, with the tensor and the element.
+TEST(BundlesCli, ValidateNamesTheFirstDivergingInstruction) {
+  const std::string tmp = clitest::temp_dir();
+  ASSERT_EQ(run("encode " + kKernel + " --gen v3 -o " + tmp + "/enc").code, 0);
+  patch(tmp + "/enc/DVE.bin", 0x24, 0x05, 0x04);  // op0 subtract -> add
+  auto r = run("validate --bir " + kKernel + " --bundles " + tmp + "/enc");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("divergence: first divergence after DVE #0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'I-4'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("element [0, 0]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("decodes to add but the BIR says subtract"), std::string::npos) << r.out;
+  fs::remove_all(tmp);
+}
