@@ -1,11 +1,17 @@
-// The SystemC core: one thread per in-order queue (five engines + DMA queues). An instruction waits on the
-// completion counters (semaphores) of the queues it depends on, executes its semantics, then holds its queue for
-// its cost before counting itself done. Time is event-driven (no clock ticking; DESIGN.md 4).
+// The SystemC core: one thread per in-order queue (five engines + DMA queues). An instruction
+//   1. waits for the instructions it depends on to complete (the inferred waits: a producer queue's i-th
+//      instruction; or the program's own semaphores),
+//   2. waits for the shared resources it needs (PSUM banks it writes, the DVE/POOL SBUF port on NeuronCore-v2,
+//      the DMA engines' bandwidth),
+//   3. executes its semantics, occupies its queue for its cost, and completes `latency` later.
+// Time is event-driven (no clock ticking; DESIGN.md 4); the unit inside SystemC is ps.
 //
 // SystemC modules can only be elaborated once per process, so the core is built on first use and reused: each
 // run loads new queues, kicks the threads and calls sc_start() until the model starves.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <cstdlib>
+#include <algorithm>
+#include <deque>
 #include <exception>
 #include <systemc>
 
@@ -16,17 +22,47 @@ namespace neuronsim::sim {
 
 namespace {
 
+using sc_core::sc_time;
+using sc_core::SC_PS;
+
+constexpr int kPsumBankResources = 8;                  // one per PSUM bank (reference neuron-arch.md 1.4)
+constexpr int kDvePoolPort = kPsumBankResources;       // NeuronCore-v2 shared DVE/POOL SBUF port [ARCH2]
+constexpr int kNumResources = kPsumBankResources + 1;
+
+int64_t to_ps(double ns) { return static_cast<int64_t>(ns * 1000.0 + 0.5); }
+
+struct PendingUpdates {
+  int64_t at_ps;
+  const std::vector<isa::SemUpdate> *updates;
+};
+
+// A request for shared resources (PSUM banks, the DVE/POOL port, DMA bandwidth) made at one delta cycle.
+struct Claim {
+  int64_t seq;
+  const std::vector<int> *resources;
+  bool dma;
+  int64_t occupancy_ps;
+  uint64_t delta;
+  bool granted = false;
+  int64_t start = 0, end = 0;
+};
+
 struct Job {
   const Schedule *schedule = nullptr;
   engines::Memory *memory = nullptr;
   const engines::ArchParams *arch = nullptr;
   bool timing_only = false;
   const std::function<void(const ScheduledInst &, const engines::Memory &)> *after = nullptr;  // RunOptions hook
-  sc_core::sc_time t0;
-  std::array<int64_t, kMaxQueues> done{};   // semaphores: completed instructions per queue
-  std::array<int64_t, kMaxQueues> next{};   // next queue position to issue
+  int64_t t0 = 0;                                    // ps at the start of the run
+  std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
+  std::array<std::vector<int64_t>, kMaxQueues> finish;   // per queue position: completion time (ps, absolute)
+  std::array<std::vector<int64_t>, kMaxQueues> release;  // per queue position: end of occupancy (ps, absolute)
   std::array<engines::EngineState, kMaxQueues> state;
-  std::array<int64_t, kNumSemaphores> sem{};  // the program's own semaphores (explicit sync)
+  std::array<int64_t, kNumSemaphores> sem{};         // the program's own semaphores (explicit sync)
+  std::array<std::deque<PendingUpdates>, kMaxQueues> pending;
+  std::array<int64_t, kNumResources> resource_free{};  // ps
+  int64_t dma_free = 0;                              // ps: when the DMA engines' bandwidth is free again
+  std::vector<Claim *> claims;                    // resource requests not yet granted
   RunResult *result = nullptr;
   std::exception_ptr error;
   bool aborted = false;
@@ -52,70 +88,172 @@ void apply_update(Job &j, const isa::SemUpdate &u) {
   }
 }
 
+// Grants every claim made before the current delta cycle, in program order: each starts when all its resources
+// are free and holds them for its occupancy; a DMA transfer's bytes go through the DMA engines' bandwidth, which
+// all queues share, one transfer after another.
+void arbitrate(Job &j) {
+  const uint64_t delta = sc_core::sc_delta_count();
+  std::vector<Claim *> batch, later;
+  for (Claim *c : j.claims) (c->delta < delta ? batch : later).push_back(c);
+  j.claims.swap(later);
+  std::sort(batch.begin(), batch.end(), [](const Claim *a, const Claim *b) { return a->seq < b->seq; });
+  const int64_t now = static_cast<int64_t>(sc_core::sc_time_stamp().value());
+  for (Claim *c : batch) {
+    int64_t start = now;
+    for (int r : *c->resources) start = std::max(start, j.resource_free[static_cast<size_t>(r)]);
+    int64_t end = start + c->occupancy_ps;
+    if (c->dma) {
+      end = std::max(start, j.dma_free) + c->occupancy_ps;
+      j.dma_free = end;
+    }
+    for (int r : *c->resources) j.resource_free[static_cast<size_t>(r)] = end;
+    c->start = start, c->end = end, c->granted = true;
+  }
+}
+
+// The shared resources an instruction holds while it occupies its queue.
+void resources_of(const Job &j, const ScheduledInst &si, int q, std::vector<int> &out) {
+  out.clear();
+  const auto &prog = j.memory->program();
+  const int64_t bank_bytes = j.arch->psum_bytes_per_partition / std::max<int64_t>(1, j.arch->psum_banks);
+  bool touches_sbuf = false;
+  for (const auto &a : si.d.outs) {
+    if (a.tensor < 0) continue;
+    const auto mem = prog.tensors[a.tensor].mem;
+    if (mem == isa::MemoryType::SB) touches_sbuf = true;
+    if (mem != isa::MemoryType::PSUM) continue;
+    // reference walrus/perfsim-cost-model.md: PSUM banks serialize their writers.
+    const engines::Footprint fp = j.memory->footprint(a);
+    for (int64_t b = fp.b0 / bank_bytes; b <= (fp.b1 - 1) / bank_bytes && b < kPsumBankResources; ++b)
+      out.push_back(static_cast<int>(b));
+  }
+  for (const auto &a : si.d.ins)
+    if (a.tensor >= 0 && prog.tensors[a.tensor].mem == isa::MemoryType::SB) touches_sbuf = true;
+  // reference neuron-arch.md 1.4 [ARCH2]: on NeuronCore-v2 "Vector Engine and GpSimd Engine cannot access SBUF in
+  // parallel" (v3 arbitrates in hardware).
+  if (j.arch->dve_pool_shared_sbuf_port && touches_sbuf && (q == 2 || q == 3)) out.push_back(kDvePoolPort);
+}
+
 SC_MODULE(Core) {
   std::array<sc_core::sc_event, kMaxQueues> kick;
-  std::array<sc_core::sc_event, kMaxQueues> completed;
+  std::array<sc_core::sc_event, kMaxQueues> issued;      // a queue issued an instruction (its finish is known)
+  std::array<sc_core::sc_event_queue *, kMaxQueues> completion{};  // fires at each completion with updates
   sc_core::sc_event sem_changed;
   Job *job = nullptr;
-
-  SC_CTOR(Core) {
-    for (int q = 0; q < kMaxQueues; ++q) {
-      sc_core::sc_spawn_options opts;
-      sc_core::sc_spawn([this, q] { queue_thread(q); }, sc_core::sc_gen_unique_name("queue"), &opts);
-    }
-  }
-
   // Bumped by every run: a thread still parked in an earlier run's wait (a deadlocked or aborted run leaves
   // them there) sees the change and drops that run's instruction without touching its state.
   uint64_t generation = 0;
 
+  SC_CTOR(Core) {
+    for (int q = 0; q < kMaxQueues; ++q) {
+      completion[q] = new sc_core::sc_event_queue(sc_core::sc_gen_unique_name("completion"));
+      sc_core::sc_spawn([this, q] { queue_thread(q); }, sc_core::sc_gen_unique_name("queue"));
+      sc_core::sc_spawn_options m;
+      m.spawn_method();
+      m.set_sensitivity(&completion[q]->default_event());
+      m.dont_initialize();
+      sc_core::sc_spawn([this, q] { apply_completion(q); }, sc_core::sc_gen_unique_name("sem"), &m);
+    }
+  }
+
+  int64_t now_ps() const { return static_cast<int64_t>(sc_core::sc_time_stamp().value()); }
+  void wait_until(int64_t t) {
+    const int64_t now = now_ps();
+    if (t > now) wait(sc_time(static_cast<double>(t - now), SC_PS));
+  }
+
+  // Explicit semaphore updates take effect when the instruction completes (after its latency).
+  void apply_completion(int q) {
+    if (!job) return;
+    Job &j = *job;
+    const int64_t now = now_ps();
+    bool changed = false;
+    while (!j.pending[q].empty() && j.pending[q].front().at_ps <= now) {
+      for (const auto &u : *j.pending[q].front().updates) apply_update(j, u);
+      j.pending[q].pop_front();
+      changed = true;
+    }
+    if (changed) sem_changed.notify(sc_core::SC_ZERO_TIME);
+  }
+
   void queue_thread(int q) {
+    std::vector<int> res;
     for (;;) {
       while (!job || job->aborted || job->next[q] >= static_cast<int64_t>(job->schedule->queues[q].size()))
         wait(kick[q]);
       const uint64_t gen = generation;
       Job &j = *job;
-      const ScheduledInst &si = j.schedule->insts[j.schedule->queues[q][j.next[q]]];
-      // Semaphore waits: each producer queue's completion counter must reach the required count, and the
-      // program's own semaphores their values.
+      const int64_t pos = j.next[q];
+      const int64_t seq = j.schedule->queues[q][pos];
+      const ScheduledInst &si = j.schedule->insts[seq];
+      const isa::Inst &inst = *si.d.inst;
+
+      // 1. Dependencies. The gate is whatever was satisfied last (for the critical path).
+      int64_t gate = -1, gate_t = pos > 0 ? j.release[q][pos - 1] : -1;
+      if (pos > 0) gate = j.schedule->queues[q][pos - 1];
       bool stale = false;
-      for (const auto &w : si.waits)
-        while (!(stale = generation != gen) && !j.aborted && j.done[w.queue] < w.count) wait(completed[w.queue]);
-      for (const auto &w : si.d.inst->waits)
+      for (const auto &w : si.waits) {
+        while (!(stale = generation != gen) && !j.aborted && j.next[w.queue] < w.count) wait(issued[w.queue]);
+        if (stale || j.aborted) break;
+        const int64_t t = j.finish[w.queue][w.count - 1];
+        if (t > gate_t) gate_t = t, gate = j.schedule->queues[w.queue][w.count - 1];
+        wait_until(t);
+      }
+      for (const auto &w : inst.waits)
         while (!stale && !(stale = generation != gen) && !j.aborted && !sem_ready(j, w)) wait(sem_changed);
       if (stale || generation != gen || j.aborted) continue;
-      const sc_core::sc_time start = sc_core::sc_time_stamp();
-      const engines::Cost cost = engines::instruction_cost(si.d, queue_engine(q), *j.arch, *j.memory);
+
+      // 2. Cost and shared resources.
+      const isa::Engine engine = queue_engine(q);
+      const engines::Cost cost = engines::instruction_cost(si.d, engine, *j.arch, *j.memory);
+      resources_of(j, si, q, res);
+      int64_t start = now_ps(), end = start + to_ps(cost.ns);
+      if (engine == isa::Engine::DMA || !res.empty()) {
+        // Shared resources are granted in program order among the requests made in the same delta cycle, so
+        // that contention does not depend on the order SystemC happens to run its threads in.
+        Claim c{seq, &res, engine == isa::Engine::DMA, to_ps(cost.ns), sc_core::sc_delta_count()};
+        j.claims.push_back(&c);
+        wait(sc_core::SC_ZERO_TIME);
+        if (!c.granted) arbitrate(j);
+        start = c.start;
+        end = c.end;
+        wait_until(start);
+      }
+
+      // 3. Semantics, then occupancy and completion.
       if (!j.timing_only) {
         try {
-          j.memory->set_context(ErrorContext{j.memory->program().file, si.d.inst->index, si.d.inst->name, ""});
+          j.memory->set_context(ErrorContext{j.memory->program().file, inst.index, inst.name, ""});
           engines::execute(si.d, *j.memory, j.state[q]);
           if (j.after) (*j.after)(si, *j.memory);
         } catch (...) {
           j.error = std::current_exception();
           j.aborted = true;
           for (auto &k : kick) k.notify(sc_core::SC_ZERO_TIME);
-          for (auto &c : completed) c.notify(sc_core::SC_ZERO_TIME);
+          for (auto &e : issued) e.notify(sc_core::SC_ZERO_TIME);
+          sem_changed.notify(sc_core::SC_ZERO_TIME);
           continue;
         }
       }
-      wait(sc_core::sc_time(cost.ns * 1000.0, sc_core::SC_PS));
-      ++j.next[q];
-      ++j.done[q];
-      completed[q].notify(sc_core::SC_ZERO_TIME);
-      if (!si.d.inst->updates.empty()) {
-        for (const auto &u : si.d.inst->updates) apply_update(j, u);
-        sem_changed.notify(sc_core::SC_ZERO_TIME);
+      int64_t finish = end + to_ps(cost.latency_ns);
+      if (pos > 0) finish = std::max(finish, j.finish[q][pos - 1]);  // completions stay in queue order
+      j.finish[q][pos] = finish;
+      j.release[q][pos] = end;
+      j.next[q] = pos + 1;
+      issued[q].notify(sc_core::SC_ZERO_TIME);
+      if (!inst.updates.empty()) {
+        j.pending[q].push_back(PendingUpdates{finish, &inst.updates});
+        completion[q]->notify(sc_time(static_cast<double>(finish - now_ps()), SC_PS));
       }
       auto &qs = j.result->queues[q];
       ++qs.instructions;
-      qs.busy_ns += cost.ns;
+      qs.busy_ns += static_cast<double>(end - start) / 1000.0;
       qs.cycles += cost.cycles;
-      if (q >= kNumEngines)
-        for (const auto &o : si.d.outs)
-          if (o.tensor >= 0) qs.bytes += o.partitions() * o.free_elements() * isa::dtype_size(o.dtype);
-      j.result->events.push_back(TraceEvent{q, si.d.seq, si.d.inst->index, (start - j.t0).to_seconds() * 1e9,
-                                            (sc_core::sc_time_stamp() - j.t0).to_seconds() * 1e9});
+      qs.bytes += cost.bytes;
+      j.result->events.push_back(TraceEvent{q, seq, inst.index, static_cast<double>(start - j.t0) / 1000.0,
+                                            static_cast<double>(end - j.t0) / 1000.0,
+                                            static_cast<double>(finish - j.t0) / 1000.0, gate});
+      wait_until(end);
     }
   }
 };
@@ -135,9 +273,9 @@ std::string describe_wait(const Job &j, int q) {
   std::string s = std::string(queue_name(q)) + " blocked at instruction " + std::to_string(si.d.inst->index) +
                   " '" + si.d.inst->name + "' (" + isa::inst_type_name(si.d.inst->type) + ")";
   for (const auto &w : si.waits)
-    if (j.done[w.queue] < w.count)
-      s += ", waiting for queue semaphore " + std::string(queue_name(w.queue)) + " >= " + std::to_string(w.count) +
-           " (is " + std::to_string(j.done[w.queue]) + ")";
+    if (j.next[w.queue] < w.count)
+      s += ", waiting for queue " + std::string(queue_name(w.queue)) + " to issue " + std::to_string(w.count) +
+           " (has issued " + std::to_string(j.next[w.queue]) + ")";
   for (const auto &w : si.d.inst->waits)
     if (!sem_ready(j, w))
       s += ", waiting for semaphore " + std::to_string(w.sem) +
@@ -171,11 +309,17 @@ RunResult Simulator::run() {
   job->timing_only = options_.timing_only;
   if (options_.after_instruction) job->after = &options_.after_instruction;
   job->result = &result;
-  job->t0 = sc_core::sc_time_stamp();
+  job->t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
+  job->dma_free = job->t0;
+  job->resource_free.fill(job->t0);
+  for (int q = 0; q < kMaxQueues; ++q) {
+    job->finish[q].assign(schedule_.queues[q].size(), 0);
+    job->release[q].assign(schedule_.queues[q].size(), 0);
+  }
   c.job = job.get();
   ++c.generation;
   for (auto &k : c.kick) k.notify(sc_core::SC_ZERO_TIME);
-  for (auto &e : c.completed) e.notify(sc_core::SC_ZERO_TIME);
+  for (auto &e : c.issued) e.notify(sc_core::SC_ZERO_TIME);
   c.sem_changed.notify(sc_core::SC_ZERO_TIME);
   sc_core::sc_start();
   c.job = nullptr;
@@ -187,7 +331,19 @@ RunResult Simulator::run() {
       blocked += (blocked.empty() ? "" : "; ") + describe_wait(*job, q);
   if (!blocked.empty()) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
 
-  for (const auto &e : result.events) result.total_ns = std::max(result.total_ns, e.end_ns);
+  // Total time: the last completion. Critical path: follow each instruction's gate back from the last one.
+  std::vector<const TraceEvent *> by_seq(schedule_.insts.size(), nullptr);
+  const TraceEvent *last = nullptr;
+  for (const auto &e : result.events) {
+    by_seq[static_cast<size_t>(e.seq)] = &e;
+    if (!last || e.finish_ns > last->finish_ns) last = &e;
+  }
+  if (last) {
+    result.total_ns = last->finish_ns;
+    for (const TraceEvent *e = last; e; e = e->gate >= 0 ? by_seq[static_cast<size_t>(e->gate)] : nullptr)
+      result.critical_path.push_back(e->seq);
+    std::reverse(result.critical_path.begin(), result.critical_path.end());
+  }
   return result;
 }
 

@@ -134,6 +134,26 @@ std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memo
   return bad;
 }
 
+std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult &r, const Schedule &s) {
+  std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
+  for (const auto &e : r.events) by_seq[static_cast<size_t>(e.seq)] = &e;
+  std::vector<std::pair<std::string, double>> shares;
+  auto add = [&](const std::string &name, double ns) {
+    for (auto &kv : shares)
+      if (kv.first == name) return void(kv.second += ns);
+    shares.emplace_back(name, ns);
+  };
+  for (size_t i = 0; i < r.critical_path.size(); ++i) {
+    const TraceEvent *e = by_seq[static_cast<size_t>(r.critical_path[i])];
+    if (!e) continue;
+    const TraceEvent *next = i + 1 < r.critical_path.size() ? by_seq[static_cast<size_t>(r.critical_path[i + 1])] : nullptr;
+    const double until = next ? next->start_ns : r.total_ns;
+    add(e->queue < kNumEngines ? queue_name(e->queue) : "DMA", std::max(0.0, until - e->start_ns));
+  }
+  std::stable_sort(shares.begin(), shares.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+  return shares;
+}
+
 nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p) {
   nlohmann::json j;
   j["arch"] = r.arch;
@@ -163,6 +183,27 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
     busy += qs.busy_ns;
   }
   j["dma"] = {{"queues", queues}, {"bytes", bytes}, {"busy_ns", busy}};
+  // The chain of instructions that set the total time: each one started when its predecessor in the chain
+  // completed (or released its queue). Long chains are cut to their last 10000 links.
+  std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
+  for (const auto &e : r.events) by_seq[static_cast<size_t>(e.seq)] = &e;
+  nlohmann::json cp = nlohmann::json::array();
+  const size_t first = r.critical_path.size() > 10000 ? r.critical_path.size() - 10000 : 0;
+  for (size_t i = first; i < r.critical_path.size(); ++i) {
+    const TraceEvent *e = by_seq[static_cast<size_t>(r.critical_path[i])];
+    if (!e) continue;
+    const auto &inst = p.insts[e->inst];
+    cp.push_back({{"seq", e->seq}, {"name", inst.name}, {"opcode", isa::inst_type_name(inst.type)},
+                  {"queue", queue_name(e->queue)}, {"start_ns", e->start_ns}, {"end_ns", e->end_ns},
+                  {"finish_ns", e->finish_ns}});
+  }
+  j["critical_path"] = cp;
+  nlohmann::json shares = nlohmann::json::object();
+  for (const auto &[name, ns] : critical_path_shares(r, s)) shares[name] = ns;
+  j["critical_path_ns"] = shares;
+  const auto sh = critical_path_shares(r, s);
+  j["bottleneck"] = sh.empty() ? "" : sh.front().first;
+  j["critical_path_length"] = r.critical_path.size();
   return j;
 }
 

@@ -183,9 +183,8 @@ private:
     need.fill(0);
     for (int64_t dep : deps) {
       const auto &p = s_.insts[dep];
-      if (p.queue == si.queue) continue;
       need[p.queue] = std::max(need[p.queue], p.pos + 1);
-      si.dep_seq.push_back(dep);
+      if (p.queue != si.queue) si.dep_seq.push_back(dep);
     }
     std::sort(si.dep_seq.begin(), si.dep_seq.end());
     si.dep_seq.erase(std::unique(si.dep_seq.begin(), si.dep_seq.end()), si.dep_seq.end());

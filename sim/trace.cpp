@@ -19,8 +19,27 @@ nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Prog
     if (e.seq >= 0 && e.seq < static_cast<int64_t>(by_seq.size())) by_seq[e.seq] = &e;
   for (const auto &e : r.events) {
     const auto &inst = p.insts[e.inst];
-    const auto &si = s.insts[e.seq];
-    nlohmann::json args = {{"seq", e.seq}, {"index", inst.index}, {"opcode", isa::inst_type_name(inst.type)}};
+    const auto &si = s.insts[static_cast<size_t>(e.seq)];
+    nlohmann::json args = {{"seq", e.seq},
+                           {"index", inst.index},
+                           {"opcode", isa::inst_type_name(inst.type)},
+                           {"completes_ns", e.finish_ns}};
+    auto operands = [&](const std::vector<engines::Access> &acc, const std::vector<isa::Arg> &argv) {
+      nlohmann::json list = nlohmann::json::array();
+      for (size_t k = 0; k < acc.size(); ++k) {
+        if (acc[k].tensor >= 0) {
+          std::string ap;
+          for (const auto &dim : acc[k].ap) ap += "[" + std::to_string(dim.step) + "," + std::to_string(dim.num) + "]";
+          list.push_back(p.tensors[acc[k].tensor].name + "@" + std::to_string(acc[k].start) + " " + ap + " " +
+                         isa::enum_name(acc[k].dtype));
+        } else if (k < argv.size() && argv[k].kind == isa::ArgKind::Immediate) {
+          list.push_back(k < si.d.imm.size() ? si.d.imm[k] : argv[k].imm);
+        }
+      }
+      return list;
+    };
+    args["ins"] = operands(si.d.ins, inst.ins);
+    args["outs"] = operands(si.d.outs, inst.outs);
     nlohmann::json waits = nlohmann::json::array();
     for (const auto &w : si.waits) waits.push_back(std::string(queue_name(w.queue)) + ">=" + std::to_string(w.count));
     if (!waits.empty()) args["semaphore_waits"] = waits;

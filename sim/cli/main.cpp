@@ -215,17 +215,22 @@ int cmd_run(const std::vector<std::string> &a) {
   for (const auto &l : in_lines) std::cout << "  input  " << l << "\n";
   std::cout << "simulated time: " << std::fixed << std::setprecision(1) << r.total_ns << " ns\n";
   std::cout << "  queue   insts    busy ns   util   cycles\n";
-  int bottleneck = -1;
   for (int q = 0; q < sim::kNumEngines + simulator.schedule().dma_queues; ++q) {
     const auto &qs = r.queues[q];
     if (qs.instructions == 0) continue;
-    if (bottleneck < 0 || qs.busy_ns > r.queues[bottleneck].busy_ns) bottleneck = q;
     std::cout << "  " << std::left << std::setw(6) << qs.name << std::right << std::setw(7) << qs.instructions
               << std::setw(11) << std::setprecision(1) << qs.busy_ns << std::setw(6) << std::setprecision(0)
               << (r.total_ns > 0 ? 100.0 * qs.busy_ns / r.total_ns : 0.0) << "%" << std::setw(9) << qs.cycles
               << "\n";
   }
-  if (bottleneck >= 0) std::cout << "bottleneck: " << r.queues[bottleneck].name << "\n";
+  // The bottleneck is the engine that holds the critical path longest (DMA queues counted together).
+  const auto shares = sim::critical_path_shares(r, simulator.schedule());
+  if (!shares.empty() && r.total_ns > 0) {
+    std::cout << "critical path:";
+    for (const auto &[name, ns] : shares)
+      std::cout << " " << name << " " << std::setprecision(1) << 100.0 * ns / r.total_ns << "%";
+    std::cout << "\nbottleneck: " << shares.front().first << "\n";
+  }
   if (!stats.empty()) {
     write_json_file(stats, sim::stats_json(r, simulator.schedule(), prog));
     std::cout << "stats: " << stats << "\n";

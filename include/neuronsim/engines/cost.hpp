@@ -10,9 +10,14 @@
 
 namespace neuronsim::engines {
 
+// An instruction occupies its engine (or, for DMA, the shared DMA bandwidth) for `ns`; its results become
+// visible to dependent instructions `latency_ns` later. Independent instructions pipeline behind each other at the
+// occupancy rate; a dependent chain pays occupancy + latency per link.
 struct Cost {
-  int64_t cycles = 0;  // in the engine's own clock (for DMA: 0)
-  double ns = 0.0;     // wall time on the engine/queue
+  int64_t cycles = 0;       // occupancy in the engine's own clock (0 for DMA)
+  double ns = 0.0;          // occupancy
+  double latency_ns = 0.0;  // completion latency after the occupancy
+  int64_t bytes = 0;        // DMA: bytes moved
 };
 
 // `engine` is the resolved engine (never Unassigned): PE, Activation, Pool, DVE, SP, or DMA for a DMA queue.

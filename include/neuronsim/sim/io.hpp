@@ -40,6 +40,10 @@ std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memo
 // Output tensor values as fp32 (for comparisons and tests).
 std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem, int tensor);
 
+// How much of the critical path each engine (and the DMA queues together, as "DMA") accounts for: the time from
+// each critical-path instruction's start to the next one's, in ns. The bottleneck is the largest share.
+std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult &r, const Schedule &s);
+
 nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p);
 nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Program &p);
 

@@ -34,7 +34,8 @@ struct ScheduledInst {
   engines::DynInst d;
   int queue = 0;
   int64_t pos = 0;                  // position within its queue
-  std::vector<QueueWait> waits;     // cross-queue dependencies, at most one per queue
+  std::vector<QueueWait> waits;     // dependencies, at most one per producer queue (its own queue included:
+                                    // a dependent instruction waits for its predecessor's completion latency)
   std::vector<int64_t> dep_seq;     // the dynamic instructions it waits for (for the trace's flow arrows)
 };
 
@@ -64,7 +65,9 @@ struct TraceEvent {
   int queue = 0;
   int64_t seq = 0;          // dynamic instruction number (program order)
   int inst = 0;             // static instruction index
-  double start_ns = 0.0, end_ns = 0.0;
+  double start_ns = 0.0, end_ns = 0.0;  // the queue is occupied over [start, end)
+  double finish_ns = 0.0;   // results visible to dependents (end + the engine's completion latency)
+  int64_t gate = -1;        // the instruction whose completion (or queue release) let this one start, -1 if none
 };
 
 struct RunOptions {
@@ -77,7 +80,8 @@ struct RunOptions {
 
 struct RunResult {
   std::string arch;
-  double total_ns = 0.0;
+  double total_ns = 0.0;            // when the last result is visible
+  std::vector<int64_t> critical_path;  // dynamic instruction numbers, first to last
   int64_t dynamic_instructions = 0;
   std::array<QueueStats, kMaxQueues> queues;
   std::vector<TraceEvent> events;

@@ -1,0 +1,176 @@
+// Golden cycle counts of the cost model, one per formula family, each with its derivation
+// (engines/cost/cost.cpp; reference neuron-arch.md section 2, [ISA226] unless stated).
+#include <gtest/gtest.h>
+
+#include "neuronsim/builder.hpp"
+#include "neuronsim/engines/cost.hpp"
+#include "neuronsim/sim/simulator.hpp"
+
+using namespace neuronsim;
+using builder::Builder;
+using isa::Dtype;
+using isa::Engine;
+using isa::InstructionType;
+
+namespace {
+
+// Builds a one-instruction program with `make`, and returns that instruction's cost on `engine`.
+template <typename F> engines::Cost cost_of(F make, Engine engine, const std::string &arch = "trn1") {
+  Builder b;
+  make(b);
+  isa::Program p = b.finish();
+  sim::RunOptions o;
+  o.arch = arch;
+  o.timing_only = true;
+  sim::Simulator s(p, o);
+  const auto &si = s.schedule().insts.back();
+  return engines::instruction_cost(si.d, engine, s.arch(), s.memory());
+}
+
+auto tensor_tensor(Dtype dt, bool psum_input, isa::AluOp op, int64_t n = 512) {
+  return [=](Builder &b) {
+    auto a = psum_input ? b.psum("a", {128, n}, dt) : b.sbuf("a", {128, n}, dt);
+    auto c = b.sbuf("c", {128, n}, dt), o = b.sbuf("o", {128, n}, dt);
+    b.add(InstructionType::TensorTensor, {b.ap(a.all()), b.ap(c.all())}, {b.ap(o.all())}).op(op);
+  };
+}
+
+auto tensor_scalar(Dtype dt, int64_t n, int64_t step = 1) {
+  return [=](Builder &b) {
+    auto a = b.sbuf("a", {128, n * step}, dt), o = b.sbuf("o", {128, n}, dt);
+    b.add(InstructionType::TensorScalarPtr, {b.ap(a.at(0, {{n * step, 128}, {step, n}})), Builder::imm(2.0)},
+          {b.ap(o.all())})
+        .op0(isa::AluOp::mult);
+  };
+}
+
+auto unary(InstructionType t, Dtype dt, int64_t n) {
+  return [=](Builder &b) {
+    auto a = b.sbuf("a", {128, n}, dt), o = b.sbuf("o", {128, n}, dt);
+    b.add(t, {b.ap(a.all())}, {b.ap(o.all())});
+  };
+}
+
+} // namespace
+
+TEST(Cost, TensorTensorTwoSbufInputsCosts2N) {
+  // fp32, both inputs in SBUF: max(MIN_II, 2N) = 2 * 512.
+  EXPECT_EQ(cost_of(tensor_tensor(Dtype::float32, false, isa::AluOp::max), Engine::DVE).cycles, 1024);
+}
+TEST(Cost, TensorTensorOnePsumInputCostsN) {
+  EXPECT_EQ(cost_of(tensor_tensor(Dtype::float32, true, isa::AluOp::max), Engine::DVE).cycles, 512);
+}
+TEST(Cost, TensorTensorBf16AddContiguousSbufCostsN) {
+  EXPECT_EQ(cost_of(tensor_tensor(Dtype::bfloat16, false, isa::AluOp::add), Engine::DVE).cycles, 512);
+  EXPECT_EQ(cost_of(tensor_tensor(Dtype::bfloat16, false, isa::AluOp::max), Engine::DVE).cycles, 1024);
+}
+TEST(Cost, TensorTensorV3PerfModeHalvesAllBf16SbufInputs) {
+  // [ARCH3] 2x on NeuronCore-v3 with both inputs in SBUF and all tensors BF16/FP16: 2N -> N.
+  EXPECT_EQ(cost_of(tensor_tensor(Dtype::bfloat16, false, isa::AluOp::max), Engine::DVE, "trn2").cycles, 512);
+}
+TEST(Cost, TensorScalarIsMaxMinIiN) {
+  EXPECT_EQ(cost_of(tensor_scalar(Dtype::float32, 512), Engine::DVE).cycles, 512);
+  EXPECT_EQ(cost_of(tensor_scalar(Dtype::float32, 16), Engine::DVE).cycles, 64);  // MIN_II
+}
+TEST(Cost, TensorScalarV3PerfModeIs4xForContiguousBf16Sbuf) {
+  EXPECT_EQ(cost_of(tensor_scalar(Dtype::bfloat16, 512), Engine::DVE, "trn2").cycles, 128);  // 512 / 4
+  EXPECT_EQ(cost_of(tensor_scalar(Dtype::bfloat16, 512), Engine::DVE, "trn1").cycles, 512);
+  // Non-contiguous (innermost step 2, 4 bytes): 2x only: 512 / 2.
+  EXPECT_EQ(cost_of(tensor_scalar(Dtype::bfloat16, 512, 2), Engine::DVE, "trn2").cycles, 256);
+}
+TEST(Cost, InnermostStrideOver16BytesHalvesBandwidth) {
+  // fp32 with innermost step 8 elements = 32 bytes > 16: the streaming term doubles, 2 * 512.
+  EXPECT_EQ(cost_of(tensor_scalar(Dtype::float32, 512, 8), Engine::DVE).cycles, 1024);
+  // step 4 = 16 bytes is not above 16: unchanged.
+  EXPECT_EQ(cost_of(tensor_scalar(Dtype::float32, 512, 4), Engine::DVE).cycles, 512);
+}
+TEST(Cost, TensorReduceBf16AddIsHalfN) {
+  auto reduce = [](Dtype dt) {
+    return [=](Builder &b) {
+      auto a = b.sbuf("a", {128, 512}, dt), o = b.sbuf("o", {128, 1}, dt);
+      b.add(InstructionType::TensorReduce, {b.ap(a.all())}, {b.ap(o.all())}).op(isa::AluOp::add).axis(isa::AxisListType::X);
+    };
+  };
+  EXPECT_EQ(cost_of(reduce(Dtype::bfloat16), Engine::DVE).cycles, 256);  // N/2 with N = 512 input elements
+  EXPECT_EQ(cost_of(reduce(Dtype::float32), Engine::DVE).cycles, 512);
+}
+TEST(Cost, ReciprocalIs8N) {
+  EXPECT_EQ(cost_of(unary(InstructionType::Reciprocal, Dtype::float32, 100), Engine::DVE).cycles, 800);
+}
+TEST(Cost, BnAggrIs13TimesNOver3) {
+  EXPECT_EQ(cost_of(unary(InstructionType::BNStatsAggregate, Dtype::float32, 300), Engine::DVE).cycles, 1300);
+  EXPECT_EQ(cost_of(unary(InstructionType::BNStatsAggregate, Dtype::float32, 6), Engine::DVE).cycles, 64);
+}
+TEST(Cost, MemsetZeroIntoBf16IsHalfN) {
+  auto memset = [](Dtype dt, double v) {
+    return [=](Builder &b) {
+      auto o = b.sbuf("o", {128, 512}, dt);
+      b.add(InstructionType::Memset, {}, {b.ap(o.all())}).memset_mode(isa::MemsetMode::Const).constant(v);
+    };
+  };
+  EXPECT_EQ(cost_of(memset(Dtype::bfloat16, 0.0), Engine::DVE).cycles, 256);
+  EXPECT_EQ(cost_of(memset(Dtype::bfloat16, 1.0), Engine::DVE).cycles, 512);
+  EXPECT_EQ(cost_of(memset(Dtype::float32, 0.0), Engine::DVE).cycles, 512);
+}
+TEST(Cost, ActivationIsMaxMinIiNPlusReadoutWhenAccumulating) {
+  auto act = [](isa::EngineAccumulationType acc, Dtype dt) {
+    return [=](Builder &b) {
+      auto a = b.sbuf("a", {128, 512}, dt), o = b.sbuf("o", {128, 512}, dt);
+      b.add(InstructionType::Activation, {b.ap(a.all())}, {b.ap(o.all())}).act_func(isa::ActivationFunctionType::Exp).acc(acc);
+    };
+  };
+  auto c = cost_of(act(isa::EngineAccumulationType::Idle, Dtype::float32), Engine::Activation);
+  EXPECT_EQ(c.cycles, 512);
+  EXPECT_NEAR(c.ns, 512 / 1.4, 1e-9);
+  EXPECT_EQ(cost_of(act(isa::EngineAccumulationType::Accumulate, Dtype::float32), Engine::Activation).cycles, 576);
+  // [ARCH4] v4 ScalarE streams 256 BF16 elements per cycle: 512 / 2.
+  EXPECT_EQ(cost_of(act(isa::EngineAccumulationType::Idle, Dtype::bfloat16), Engine::Activation, "trn3").cycles, 256);
+}
+TEST(Cost, PoolIsStartupPlusN) {
+  auto iota = [](Builder &b) {
+    auto o = b.sbuf("o", {128, 512}, Dtype::int32);
+    b.add(InstructionType::Iota, {}, {b.ap(o.all())});
+  };
+  EXPECT_EQ(cost_of(iota, Engine::Pool).cycles, 150 + 512);
+}
+TEST(Cost, MatmulIsMaxOfMinStationary64AndMoving) {
+  auto mm = [](int64_t m, int64_t n, Dtype dt) {
+    return [=](Builder &b) {
+      auto w = b.sbuf("w", {128, m}, dt), x = b.sbuf("x", {128, n}, dt);
+      auto o = b.psum("o", {m, n}, Dtype::float32);
+      b.add(InstructionType::Matmult, {b.ap(w.all()), b.ap(x.all())}, {b.ap(o.all())}).start_tensor_calc(true);
+    };
+  };
+  EXPECT_EQ(cost_of(mm(128, 512, Dtype::bfloat16), Engine::PE).cycles, 512);   // max(min(64,128), 512)
+  EXPECT_EQ(cost_of(mm(128, 32, Dtype::bfloat16), Engine::PE).cycles, 64);     // max(min(64,128), 32)
+  EXPECT_EQ(cost_of(mm(16, 32, Dtype::bfloat16), Engine::PE).cycles, 32);      // max(min(64,16), 32)
+  EXPECT_EQ(cost_of(mm(128, 512, Dtype::float32), Engine::PE).cycles, 2048);   // x4 for fp32
+  EXPECT_NEAR(cost_of(mm(128, 512, Dtype::bfloat16), Engine::PE).ns, 512 / 2.8, 1e-9);
+}
+TEST(Cost, PeTransposeIsMaxPMin64F) {
+  auto tr = [](Builder &b) {
+    auto x = b.sbuf("x", {128, 32}, Dtype::bfloat16);
+    auto o = b.psum("o", {32, 128}, Dtype::bfloat16);
+    b.add(InstructionType::Matmult, {b.ap(x.all())}, {b.ap(o.all())}).is_transpose(true);
+  };
+  EXPECT_EQ(cost_of(tr, Engine::PE).cycles, 128);  // max(P=128, min(64, F=32))
+}
+TEST(Cost, DmaIsBytesOverSixteenEnginesPlusFixedLatency) {
+  auto load = [](isa::DGEType dge) {
+    return [=](Builder &b) {
+      auto a = b.input("a", {128, 512}), t = b.sbuf("t", {128, 512});
+      b.add(InstructionType::Load, {b.ap(a.all())}, {b.ap(t.all())}).dge_type(dge);
+    };
+  };
+  auto c = cost_of(load(isa::DGEType::None), Engine::DMA);
+  EXPECT_EQ(c.bytes, 128 * 512 * 4);
+  EXPECT_NEAR(c.ns, 262144 / 272.0, 1e-9);  // 16 engines x 17 B/ns = 272 B/ns (below HBM's ~410)
+  EXPECT_NEAR(c.latency_ns, 1300.0, 1e-9);
+  EXPECT_NEAR(cost_of(load(isa::DGEType::HWDGE), Engine::DMA).latency_ns, 600.0, 1e-9);
+  // trn2: 16 x 23 = 368 B/ns, capped by HBM's ~360 B/ns per core.
+  EXPECT_NEAR(cost_of(load(isa::DGEType::None), Engine::DMA, "trn2").ns, 262144 / 360.0, 1e-9);
+}
+TEST(Cost, CompletionLatencyIsAccessStartupPlusDependentOverhead) {
+  auto c = cost_of(tensor_scalar(Dtype::float32, 512), Engine::DVE);
+  EXPECT_NEAR(c.latency_ns, (60 + 100) / 1.12, 1e-9);
+}
