@@ -247,7 +247,7 @@ SC_MODULE(Core) {
       }
       auto &qs = j.result->queues[q];
       ++qs.instructions;
-      qs.busy_ns += static_cast<double>(end - start) / 1000.0;
+      qs.busy_ns += cost.ns;  // its own occupancy (a DMA transfer may also have waited for the shared bandwidth)
       qs.cycles += cost.cycles;
       qs.bytes += cost.bytes;
       j.result->events.push_back(TraceEvent{q, seq, inst.index, static_cast<double>(start - j.t0) / 1000.0,

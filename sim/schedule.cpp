@@ -170,22 +170,27 @@ private:
     si.queue = pick_queue(inst);
     si.pos = static_cast<int64_t>(s_.queues[si.queue].size());
 
-    std::vector<int64_t> deps;
-    if (!s_.explicit_sync)
+    // Reads give true (RAW) dependencies; writes give WAR/WAW ones. On its own in-order queue an instruction
+    // only waits for the completion of a producer it reads from: WAW/WAR there are already ordered by the queue
+    // (so PE matmuls accumulating into one PSUM tile stream back to back, as the array does).
+    std::vector<int64_t> raw, other;
+    if (!s_.explicit_sync) {
       for (const auto &a : si.d.ins)
-      if (a.tensor >= 0) tracker_.access(mem_.footprint(a), false, idx, deps);
-    if (!s_.explicit_sync)
+        if (a.tensor >= 0) tracker_.access(mem_.footprint(a), false, idx, raw);
       for (const auto &a : si.d.outs)
-        if (a.tensor >= 0) tracker_.access(mem_.footprint(a), true, idx, deps);
+        if (a.tensor >= 0) tracker_.access(mem_.footprint(a), true, idx, other);
+    }
 
-    // One semaphore wait per producer queue: the latest producer position on it (same-queue order is implicit).
+    // One semaphore wait per producer queue: the latest producer position on it.
     std::array<int64_t, kMaxQueues> need;
     need.fill(0);
-    for (int64_t dep : deps) {
-      const auto &p = s_.insts[dep];
-      need[p.queue] = std::max(need[p.queue], p.pos + 1);
-      if (p.queue != si.queue) si.dep_seq.push_back(dep);
-    }
+    for (const auto *deps : {&raw, &other})
+      for (int64_t dep : *deps) {
+        const auto &p = s_.insts[static_cast<size_t>(dep)];
+        if (p.queue == si.queue && deps == &other) continue;
+        need[p.queue] = std::max(need[p.queue], p.pos + 1);
+        if (p.queue != si.queue) si.dep_seq.push_back(dep);
+      }
     std::sort(si.dep_seq.begin(), si.dep_seq.end());
     si.dep_seq.erase(std::unique(si.dep_seq.begin(), si.dep_seq.end()), si.dep_seq.end());
     for (int q = 0; q < kMaxQueues; ++q)
