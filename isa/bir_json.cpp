@@ -847,8 +847,12 @@ private:
         read_allocation(a[i], "allocations[" + std::to_string(i) + "]");
     }
     const json &blocks = as_arr(need(fn, "blocks", "blocks"), "blocks");
-    for (size_t b = 0; b < blocks.size(); ++b)
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      // Branch targets name these blocks (reference neuronx-cc/bir/sim-control-sync-customop.md section 2).
+      const json *bn = blocks[b].is_object() ? get(blocks[b], "name") : nullptr;
+      p_.blocks.push_back(Program::Block{bn && bn->is_string() ? bn->get<std::string>() : "", p_.body.size()});
       read_block(blocks[b], "blocks[" + std::to_string(b) + "]", p_.body);
+    }
     // Pass 2 (json-loader.md): dependencies may name instructions defined later; each must exist.
     for (const auto &inst : p_.insts) {
       for (size_t i = 0; i < inst.dependencies.size(); ++i) {
@@ -1086,10 +1090,27 @@ struct Writer {
     for (const auto &t : p.tensors)
       allocs.push_back(tensor_json(t));
     int block_counter = 1;
-    json block = {{"name", "Block1"}};
-    block["instructions"] = nodes(p.body, block_counter);
     json fn = {{"name", "sg0000"}, {"attributes", json::array()}, {"allocations", allocs}};
-    fn["blocks"] = json::array({block});
+    if (p.blocks.empty()) {
+      json block = {{"name", "Block1"}};
+      block["instructions"] = nodes(p.body, block_counter);
+      fn["blocks"] = json::array({block});
+    } else {
+      // Named top-level blocks (branch targets) are written as the function's basic blocks; nodes before the
+      // first named block go into a leading block of their own.
+      json blocks = json::array();
+      auto emit = [&](const std::string &name, size_t from, size_t to) {
+        std::vector<Node> part(p.body.begin() + static_cast<std::ptrdiff_t>(from),
+                               p.body.begin() + static_cast<std::ptrdiff_t>(to));
+        json block = {{"name", name}};
+        block["instructions"] = nodes(part, block_counter);
+        blocks.push_back(block);
+      };
+      if (p.blocks.front().first > 0) emit("Block0", 0, p.blocks.front().first);
+      for (size_t b = 0; b < p.blocks.size(); ++b)
+        emit(p.blocks[b].name, p.blocks[b].first, b + 1 < p.blocks.size() ? p.blocks[b + 1].first : p.body.size());
+      fn["blocks"] = blocks;
+    }
     json m = {
         {"arch", p.arch.empty() ? "gen3" : p.arch}, {"version", 2}, {"attributes", {{"neuron_core_id", 0}}}};
     m["functions"] = json::array({fn});

@@ -111,6 +111,20 @@ isa::Arg Builder::imm(double v, Dtype dt) {
   return g;
 }
 
+isa::Arg Builder::reg(const std::string &name, Dtype dt) {
+  isa::Arg g;
+  g.kind = isa::ArgKind::Register;
+  g.dtype = dt;
+  g.reg = name;
+  g.json_kind = "register_access";
+  return g;
+}
+
+void Builder::block(const std::string &name) {
+  if (stack_.size() != 1) throw SemanticError({prog_.file, -1, "", "block"}, "blocks can only start outside loops");
+  prog_.blocks.push_back(isa::Program::Block{name, prog_.body.size()});
+}
+
 InstRef Builder::add(InstructionType t, std::vector<isa::Arg> ins, std::vector<isa::Arg> outs) {
   isa::Inst i;
   i.type = t;

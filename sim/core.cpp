@@ -289,12 +289,21 @@ std::string describe_wait(const Job &j, int q) {
 Simulator::Simulator(const isa::Program &program, const RunOptions &options)
     : program_(program), options_(options), arch_(engines::builtin_arch(options.arch)) {
   memory_ = std::make_unique<engines::Memory>(program_, arch_);
-  schedule_ = build_schedule(program_, *memory_, arch_);
+  if (has_data_dependent_control(program_)) schedule_deferred_ = true;
+  else schedule_ = build_schedule(program_, *memory_, arch_);
 }
 
 Simulator::~Simulator() = default;
 
 RunResult Simulator::run() {
+  if (schedule_deferred_) {
+    // Branches compare run-time values: walk the program executing it in order to learn its path, then put the
+    // memory back as the inputs left it and run the same trace timed (which executes it again).
+    const engines::Memory initial(*memory_);
+    schedule_ = build_schedule_executing(program_, *memory_, arch_);
+    memory_ = std::make_unique<engines::Memory>(initial);
+    schedule_deferred_ = false;
+  }
   Core &c = core();
   RunResult result;
   result.arch = arch_.name;

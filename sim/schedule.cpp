@@ -88,30 +88,117 @@ private:
 
 class Builder {
 public:
-  Builder(const isa::Program &p, const engines::Memory &m, const engines::ArchParams &a)
-      : prog_(p), mem_(m), arch_(a), lv_(p.loop_vars.size(), 0) {
+  Builder(const isa::Program &p, const engines::Memory &m, const engines::ArchParams &a,
+          engines::Memory *exec = nullptr)
+      : prog_(p), mem_(m), arch_(a), lv_(p.loop_vars.size(), 0), exec_(exec) {
     s_.dma_queues = std::clamp(a.dma_queues, 1, kMaxDmaQueues);
   }
 
   Schedule build() {
     for (const auto &i : prog_.insts) s_.explicit_sync |= !i.waits.empty() || !i.updates.empty();
-    walk(prog_.body);
+    walk(prog_.body, true);
     return std::move(s_);
   }
 
 private:
-  void walk(const std::vector<isa::Node> &nodes) {
-    for (const auto &n : nodes) {
-      if (n.kind == isa::Node::Kind::Inst) {
-        add(prog_.insts[n.inst]);
+  // How a walk over a node list ended (reference neuronx-cc/bir/sim-control-sync-customop.md: a terminator names
+  // the successor block; Break exits the enclosing region; Return/Exit end the run).
+  enum class Flow { Next, Break, Stop };
+
+  // Walks nodes in order. At the top level, branches jump between the function's blocks as birsim's CFG driver
+  // does: after a block, control follows the successor a terminator named, else falls through.
+  Flow walk(const std::vector<isa::Node> &nodes, bool top) {
+    size_t i = 0;
+    while (i < nodes.size()) {
+      const isa::Node &n = nodes[i];
+      if (n.kind == isa::Node::Kind::Loop) {
+        if (loop(n) == Flow::Stop) return Flow::Stop;
+        ++i;
         continue;
       }
-      if (n.stride > 0) {
-        for (int64_t v = n.lb; v < n.ub; v += n.stride) lv_[n.var] = v, walk(n.body);
-      } else if (n.stride < 0) {
-        for (int64_t v = n.lb; v > n.ub; v += n.stride) lv_[n.var] = v, walk(n.body);
+      const isa::Inst &inst = prog_.insts[static_cast<size_t>(n.inst)];
+      add(inst);
+      size_t next = i + 1;
+      switch (inst.type) {
+      case InstructionType::Return:
+      case InstructionType::Exit:
+        return Flow::Stop;
+      case InstructionType::Break:
+        return top ? Flow::Stop : Flow::Break;
+      case InstructionType::UnconditionalBranch:
+        next = jump(inst, inst.f.target, "target", top, next);
+        break;
+      case InstructionType::CompareAndBranch:
+        next = compare(inst) ? jump(inst, inst.f.on_true, "on_true", top, next)
+                             : jump(inst, inst.f.on_false, "on_false", top, next);
+        break;
+      default:
+        break;
       }
+      i = next;
     }
+    return Flow::Next;
+  }
+
+  Flow loop(const isa::Node &n) {
+    auto body = [&](int64_t v) {
+      lv_[static_cast<size_t>(n.var)] = v;
+      return walk(n.body, false);
+    };
+    if (n.stride > 0) {
+      for (int64_t v = n.lb; v < n.ub; v += n.stride)
+        if (Flow f = body(v); f != Flow::Next) return f == Flow::Stop ? f : Flow::Next;
+    } else if (n.stride < 0) {
+      for (int64_t v = n.lb; v > n.ub; v += n.stride)
+        if (Flow f = body(v); f != Flow::Next) return f == Flow::Stop ? f : Flow::Next;
+    }
+    return Flow::Next;
+  }
+
+  // The index in the top-level body where block `name` starts; an empty name falls through.
+  size_t jump(const isa::Inst &inst, const std::string &name, const char *field, bool top, size_t fallthrough) {
+    ErrorContext ctx{prog_.file, inst.index, inst.name, field};
+    if (name.empty()) return fallthrough;
+    if (!top) throw SemanticError(ctx, "a branch inside a Loop body is not supported (Loop bodies are regions)");
+    for (const auto &b : prog_.blocks)
+      if (b.name == name) return b.first;
+    throw SemanticError(ctx, "no basic block named '" + name + "'");
+  }
+
+  // The scalar a branch compares: a register (read from the executing engines' registers) or an immediate.
+  int64_t scalar(const isa::Inst &inst, size_t k) {
+    ErrorContext ctx{prog_.file, inst.index, inst.name, "ins[" + std::to_string(k) + "]"};
+    if (k >= inst.ins.size()) throw SemanticError(ctx, "CompareAndBranch needs two operands");
+    const isa::Arg &a = inst.ins[k];
+    if (a.kind == isa::ArgKind::Immediate) return static_cast<int64_t>(a.immediate(lv_.data()));
+    if (a.kind == isa::ArgKind::Register) {
+      for (const auto &st : states_)
+        for (const auto &r : st.regs)
+          if (r.first == a.reg) return r.second;
+      throw SimulationError(ctx, "register '" + a.reg + "' is compared before any instruction wrote it");
+    }
+    throw SemanticError(ctx, "CompareAndBranch compares registers or immediates, got " + a.json_kind);
+  }
+
+  // reference neuronx-cc/bir/sim-control-sync-customop.md 2.1/2.2: taken = comp_op(lhs, rhs); the IMM/REG suffix
+  // says where the right-hand side comes from.
+  bool compare(const isa::Inst &inst) {
+    if (!exec_)
+      throw SemanticError({prog_.file, inst.index, inst.name, "comp_op"}, "CompareAndBranch needs the data: "
+                                                                          "schedule with build_schedule_executing");
+    const int64_t lhs = scalar(inst, 0), rhs = scalar(inst, 1);
+    using Op = isa::BranchCompareOp;
+    switch (inst.f.comp_op) {
+    case Op::IS_LTIMM: case Op::IS_LTREG: return lhs < rhs;
+    case Op::IS_LEIMM: case Op::IS_LEREG: return lhs <= rhs;
+    case Op::IS_EQIMM: case Op::IS_EQREG: return lhs == rhs;
+    case Op::IS_NEIMM: case Op::IS_NEREG: return lhs != rhs;
+    case Op::IS_GEIMM: case Op::IS_GEREG: return lhs >= rhs;
+    case Op::IS_GTIMM: case Op::IS_GTREG: return lhs > rhs;
+    default: break;
+    }
+    throw SemanticError({prog_.file, inst.index, inst.name, "comp_op"},
+                        std::string("unsupported comparison ") + isa::enum_name(inst.f.comp_op));
   }
 
   Access resolve(const isa::Arg &arg) const {
@@ -196,6 +283,14 @@ private:
     for (int q = 0; q < kMaxQueues; ++q)
       if (need[q] > 0) si.waits.push_back(QueueWait{q, need[q]});
 
+    if (static_cast<int64_t>(s_.insts.size()) >= kMaxDynamicInstructions)
+      throw SemanticError(ctx, "more than " + std::to_string(kMaxDynamicInstructions) +
+                                   " dynamic instructions: do the program's branches loop forever?");
+    if (exec_) {
+      // Program order is a valid execution order: every dependency points backwards.
+      exec_->set_context(ErrorContext{prog_.file, inst.index, inst.name, ""});
+      engines::execute(si.d, *exec_, states_[static_cast<size_t>(si.queue)]);
+    }
     s_.queues[si.queue].push_back(idx);
     s_.insts.push_back(std::move(si));
   }
@@ -217,12 +312,25 @@ private:
   Tracker tracker_;
   std::unordered_map<std::string, int> named_;
   int next_dma_ = 0;
+  engines::Memory *exec_;                                  // executes while scheduling (control flow), or null
+  std::array<engines::EngineState, kMaxQueues> states_;
 };
 
 } // namespace
 
 Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch) {
   return Builder(program, mem, arch).build();
+}
+
+Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem,
+                                  const engines::ArchParams &arch) {
+  return Builder(program, mem, arch, &mem).build();
+}
+
+bool has_data_dependent_control(const isa::Program &program) {
+  for (const auto &i : program.insts)
+    if (i.type == InstructionType::CompareAndBranch) return true;
+  return false;
 }
 
 } // namespace neuronsim::sim

@@ -112,6 +112,15 @@ constexpr Row kRows[] = {
     {IT::Halt, ops::exec_noop},
     {IT::LoadActFuncSet, ops::exec_noop},
     {IT::BranchHint, ops::exec_noop},
+    {IT::TensorCompletion, ops::exec_noop},  // a production-complete marker (birsim: empty body)
+    // Control transfer: the scheduler (sim/schedule.cpp) picks the successor block the way birsim's CFG driver
+    // does (reference neuronx-cc/bir/sim-control-sync-customop.md section 2); the instructions themselves touch
+    // no memory.
+    {IT::CompareAndBranch, ops::exec_noop},
+    {IT::UnconditionalBranch, ops::exec_noop},
+    {IT::Return, ops::exec_noop},
+    {IT::Exit, ops::exec_noop},
+    {IT::Break, ops::exec_noop},
 };
 
 const std::array<OpFn, isa::kNumInstructionTypes> &table() {

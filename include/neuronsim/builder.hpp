@@ -116,6 +116,10 @@ public:
 
   static isa::Arg ap(const Ap &a);
   static isa::Arg imm(double v, Dtype dt = Dtype::float32);
+  static isa::Arg reg(const std::string &name, Dtype dt = Dtype::int32);
+
+  // Starts a new top-level basic block named `name` (a branch target). Only outside loops.
+  void block(const std::string &name);
 
   // Emits an instruction named "I-<n>" (n counts from 1) unless renamed.
   InstRef add(InstructionType t, std::vector<isa::Arg> ins, std::vector<isa::Arg> outs);

@@ -130,7 +130,8 @@ TEST(OpsDispatch, ExecutesTableAndDefaultEngines) {
                IT::CopyPredicated, IT::TensorScalarAffineSelect, IT::Pool, IT::Matmult, IT::Reciprocal,
                IT::Exponential, IT::NoOp})
     EXPECT_TRUE(engines::executes(t)) << isa::inst_type_name(t);
-  EXPECT_FALSE(engines::executes(IT::CompareAndBranch));  // control flow belongs to the simulator core
+  EXPECT_TRUE(engines::executes(IT::CompareAndBranch));   // the scheduler picks the successor; no memory effect
+  EXPECT_FALSE(engines::executes(IT::DoWhile));          // region ops are not executed yet
   EXPECT_EQ(engines::default_engine(IT::Matmult), E::PE);
   EXPECT_EQ(engines::default_engine(IT::Activation), E::Activation);
   EXPECT_EQ(engines::default_engine(IT::TensorTensor), E::DVE);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "neuronsim/builder.hpp"
+#include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
@@ -248,4 +249,79 @@ TEST(Simulator, TimingOnlyGivesTheSameTimeline) {
   auto r1 = full.run(), r2 = fast.run();
   EXPECT_DOUBLE_EQ(r1.total_ns, r2.total_ns);
   EXPECT_EQ(r1.events.size(), r2.events.size());
+}
+
+namespace {
+// for (r = 3; r > 0; --r) t += 1, written with basic blocks and a CompareAndBranch back edge.
+isa::Program countdown(const std::string &on_false = "") {
+  Builder b("countdown");
+  auto o = b.output("o", {8, 4});
+  auto t = b.sbuf("t", {8, 4});
+  b.block("entry");
+  b.add(InstructionType::RegisterMove, {Builder::imm(3, isa::Dtype::int32)}, {Builder::reg("r")});
+  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(0.0);
+  b.block("body");
+  b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), Builder::imm(1.0)}, {b.ap(t.all())})
+      .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
+  b.add(InstructionType::RegisterAlu, {Builder::reg("r"), Builder::imm(1, isa::Dtype::int32)}, {Builder::reg("r")})
+      .op(isa::AluOp::subtract);
+  b.add(InstructionType::CompareAndBranch, {Builder::reg("r"), Builder::imm(0, isa::Dtype::int32)}, {})
+      .comp_op(isa::BranchCompareOp::IS_GTIMM).on_true("body").on_false(on_false);
+  b.block("exit");
+  b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.all())});
+  return b.finish();
+}
+} // namespace
+
+TEST(SimulatorControlFlow, CompareAndBranchLoopsOverABlock) {
+  isa::Program p = countdown();
+  ASSERT_TRUE(sim::has_data_dependent_control(p));
+  sim::Simulator s(p, {});
+  auto r = s.run();
+  // entry 2 + body 3 x 3 + exit 1 = 12 dynamic instructions; t = 0 + 1 + 1 + 1.
+  EXPECT_EQ(r.dynamic_instructions, 12);
+  for (float v : sim::tensor_f32(p, s.memory(), 0)) EXPECT_EQ(v, 3.0f);
+}
+
+TEST(SimulatorControlFlow, BranchToAnUnknownBlockNamesTheField) {
+  isa::Program p = countdown("nowhere");
+  sim::Simulator s(p, {});
+  try {
+    s.run();
+    FAIL();
+  } catch (const SemanticError &e) {
+    EXPECT_EQ(e.context().field, "on_false");
+    EXPECT_NE(std::string(e.what()).find("no basic block named 'nowhere'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SimulatorControlFlow, UnconditionalBranchSkipsABlockAndReturnEndsTheRun) {
+  Builder b("skip");
+  auto o = b.output("o", {4, 4});
+  auto t = b.sbuf("t", {4, 4});
+  b.block("a");
+  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0);
+  b.add(InstructionType::UnconditionalBranch, {}, {}).target("c");
+  b.block("b");
+  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(7.0);
+  b.block("c");
+  b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.all())});
+  b.add(InstructionType::Return, {}, {});
+  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(9.0);
+  isa::Program p = b.finish();
+  sim::Simulator s(p, {});
+  auto r = s.run();
+  EXPECT_EQ(r.dynamic_instructions, 4);  // memset, branch, save, return
+  for (float v : sim::tensor_f32(p, s.memory(), 0)) EXPECT_EQ(v, 1.0f);
+}
+
+TEST(SimulatorControlFlow, BlocksAndBranchesRoundTripThroughBirJson) {
+  isa::Program p = isa::parse_bir(isa::to_bir_json(countdown()), "countdown.bir.json");
+  ASSERT_EQ(p.blocks.size(), 3u);
+  EXPECT_EQ(p.blocks[1].name, "body");
+  EXPECT_EQ(p.blocks[1].first, 2u);
+  sim::Simulator s(p, {});
+  auto r = s.run();
+  EXPECT_EQ(r.dynamic_instructions, 12);
+  for (float v : sim::tensor_f32(p, s.memory(), 0)) EXPECT_EQ(v, 3.0f);
 }

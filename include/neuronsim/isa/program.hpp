@@ -176,6 +176,12 @@ struct Program {
   std::vector<Inst> insts;          // every static instruction, in program order
   std::vector<std::string> loop_vars;
   std::vector<Node> body;           // top-level nodes in program order
+  // Where each top-level basic block of the function starts in `body` (branch targets name blocks).
+  struct Block {
+    std::string name;
+    size_t first = 0;
+  };
+  std::vector<Block> blocks;
 
   int find_tensor(const std::string &name) const;  // by memory-location or set name, -1 when absent
   // Number of dynamic instruction instances (loops unrolled).

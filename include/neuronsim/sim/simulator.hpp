@@ -53,6 +53,19 @@ struct Schedule {
 // tensor (naming the instruction and argument).
 Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch);
 
+// Whether the program's path depends on run-time values (CompareAndBranch): then the schedule can only be built
+// by executing the program in order while walking it.
+bool has_data_dependent_control(const isa::Program &program);
+
+// Builds the schedule of a program with data-dependent control flow: every instruction is executed in program
+// order on `mem` (with one engine state per queue) as it is scheduled, so each branch sees the registers it
+// compares. The caller restores `mem` before the timed run, which executes the same trace again.
+Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch);
+
+// Upper bound on the dynamic instructions of one run: a program whose branches loop past it is reported
+// instead of hanging.
+inline constexpr int64_t kMaxDynamicInstructions = 50'000'000;
+
 struct QueueStats {
   std::string name;
   int64_t instructions = 0;
@@ -106,6 +119,7 @@ private:
   engines::ArchParams arch_;
   std::unique_ptr<engines::Memory> memory_;
   Schedule schedule_;
+  bool schedule_deferred_ = false;  // data-dependent control flow: scheduled in run(), once inputs are loaded
 };
 
 } // namespace neuronsim::sim
