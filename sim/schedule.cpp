@@ -271,6 +271,17 @@ private:
     // One semaphore wait per producer queue: the latest producer position on it.
     std::array<int64_t, kMaxQueues> need;
     need.fill(0);
+    if (!s_.explicit_sync) {
+      // AllEngineBarrier / Drain (reference neuronx-cc/arch/execution-sync-model.md: the all-engine barrier fans
+      // in every engine; Drain waits for outstanding work): the barrier waits for everything issued before it, and
+      // the first instruction of every queue after it waits for the barrier.
+      if (inst.type == InstructionType::AllEngineBarrier || inst.type == InstructionType::Drain) {
+        for (int q = 0; q < kMaxQueues; ++q) need[q] = static_cast<int64_t>(s_.queues[q].size());
+      } else if (barrier_ >= 0 && !after_barrier_[si.queue]) {
+        raw.push_back(barrier_);
+      }
+      after_barrier_[si.queue] = true;
+    }
     for (const auto *deps : {&raw, &other})
       for (int64_t dep : *deps) {
         const auto &p = s_.insts[static_cast<size_t>(dep)];
@@ -290,6 +301,10 @@ private:
       // Program order is a valid execution order: every dependency points backwards.
       exec_->set_context(ErrorContext{prog_.file, inst.index, inst.name, ""});
       engines::execute(si.d, *exec_, states_[static_cast<size_t>(si.queue)]);
+    }
+    if (!s_.explicit_sync && (inst.type == InstructionType::AllEngineBarrier || inst.type == InstructionType::Drain)) {
+      barrier_ = idx;
+      after_barrier_.fill(false);
     }
     s_.queues[si.queue].push_back(idx);
     s_.insts.push_back(std::move(si));
@@ -313,6 +328,8 @@ private:
   std::unordered_map<std::string, int> named_;
   int next_dma_ = 0;
   engines::Memory *exec_;                                  // executes while scheduling (control flow), or null
+  int64_t barrier_ = -1;                                   // the latest AllEngineBarrier/Drain
+  std::array<bool, kMaxQueues> after_barrier_{};           // queue already ordered after it
   std::array<engines::EngineState, kMaxQueues> states_;
 };
 
