@@ -105,6 +105,7 @@ struct KernelPaths {
   std::string bir;
   std::string inputs;    // workload inputs/ folder, if any
   std::string expected;  // workload expected/ folder, if any
+  std::string tolerance; // workload tolerance.json ({"rtol": R, "atol": A}), if any
 };
 
 KernelPaths resolve_kernel(const std::string &arg) {
@@ -123,6 +124,7 @@ KernelPaths resolve_kernel(const std::string &arg) {
     k.bir = birs[0].string();
     if (fs::is_directory(p / "inputs")) k.inputs = (p / "inputs").string();
     if (fs::is_directory(p / "expected")) k.expected = (p / "expected").string();
+    if (fs::is_regular_file(p / "tolerance.json")) k.tolerance = (p / "tolerance.json").string();
   } else {
     k.bir = p.string();
   }
@@ -160,6 +162,7 @@ int cmd_run(const std::vector<std::string> &a) {
   sim::InputSpec spec;
   sim::RunOptions opts;
   double rtol = 1e-5, atol = 1e-6;
+  bool tol_given = false;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
     if (o == "--input") {
@@ -170,8 +173,8 @@ int cmd_run(const std::vector<std::string> &a) {
     } else if (o == "--inputs") spec.dir = need_value(a, i);
     else if (o == "--outdir") outdir = need_value(a, i);
     else if (o == "--expect") expect = need_value(a, i);
-    else if (o == "--rtol") rtol = parse_double(o, need_value(a, i));
-    else if (o == "--atol") atol = parse_double(o, need_value(a, i));
+    else if (o == "--rtol") rtol = parse_double(o, need_value(a, i)), tol_given = true;
+    else if (o == "--atol") atol = parse_double(o, need_value(a, i)), tol_given = true;
     else if (o == "--arch") {
       opts.arch = need_value(a, i);
       if (opts.arch != "trn1" && opts.arch != "trn2" && opts.arch != "trn3")
@@ -203,6 +206,18 @@ int cmd_run(const std::vector<std::string> &a) {
   }
   if (spec.dir.empty()) spec.dir = kp.inputs;
   if (expect.empty()) expect = kp.expected;
+  if (!tol_given && !kp.tolerance.empty()) {
+    // A workload states the tolerance its dtypes justify (workloads/<name>/README.md explains it).
+    nlohmann::json t;
+    try {
+      std::ifstream f(kp.tolerance);
+      t = nlohmann::json::parse(f);
+      rtol = t.at("rtol").get<double>();
+      atol = t.at("atol").get<double>();
+    } catch (const std::exception &e) {
+      throw InputError({kp.tolerance, -1, "", "rtol/atol"}, std::string("cannot read the tolerance: ") + e.what());
+    }
+  }
 
   sim::Simulator simulator(prog, opts);
   std::vector<std::string> in_lines;
@@ -267,7 +282,8 @@ int cmd_isa(const std::vector<std::string> &a) {
       return 0;
     } else throw UsageError("unknown option '" + o + "'");
   }
-  auto executes = [](isa::InstructionType t) { return engines::executes(t); };
+  // Loop pseudo-instructions are executed by the scheduler (unrolled), everything else by engines/ops.
+  auto executes = [](isa::InstructionType t) { return engines::executes(t) || t == isa::InstructionType::Loop; };
   if (json) std::cout << isa::isa_tables_json(executes).dump(1) << "\n";
   else std::cout << isa::isa_tables_text(executes);
   return 0;

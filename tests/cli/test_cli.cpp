@@ -185,3 +185,15 @@ TEST(Cli, InvalidInputExitsThreeWithTheFileName) {
   EXPECT_EQ(wrong.code, 3);
   EXPECT_NE(wrong.err.find("nosuch"), std::string::npos) << wrong.err;
 }
+
+TEST(Cli, WorkloadFolderSuppliesItsTolerance) {
+  // workloads/matmul_tiled/tolerance.json: rtol 0, atol = K u max sum|ab| (bf16 inputs, fp32 accumulation).
+  const std::string out = clitest::temp_dir();
+  auto r = run("run " + src("workloads/matmul_tiled") + " --outdir " + out);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("atol 0.0003173"), std::string::npos) << r.out;
+  // An explicit tolerance overrides it: exact comparison fails for the fp32-accumulated matmul.
+  auto exact = run("run " + src("workloads/matmul_tiled") + " --outdir " + out + " --rtol 0 --atol 0");
+  EXPECT_EQ(exact.code, 1) << exact.out;
+}

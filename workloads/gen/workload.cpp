@@ -124,6 +124,8 @@ void write_workload(const Workload &w, const std::string &dir) {
   for (const auto &[n, a] : w.inputs) sim::write_npy((d / "inputs" / (n + ".npy")).string(), a);
   for (const auto &[n, a] : w.expected) sim::write_npy((d / "expected" / (n + ".npy")).string(), a);
   write_text(d / "README.md", readme(w));
+  // `neuronsim run workloads/<name>` compares with expected/ using these unless --rtol/--atol are given.
+  write_text(d / "tolerance.json", nlohmann::json{{"rtol", w.rtol}, {"atol", w.atol}}.dump() + "\n");
 }
 
 }  // namespace neuronsim::workloads
