@@ -2,9 +2,6 @@
 // child process per case, with a timeout): the exit code is the documented one (DESIGN.md section 5), stderr is
 // one line naming the file, instruction and field (section 7), nothing crashed or hung, the inputs are byte for
 // byte what they were, and the --outdir holds no half-written .npy.
-//
-// Bundle-stream cases go through isa::read_bundle_dir (and sim::Simulator for the deadlock) in this process,
-// because the CLI has no command that reads bundle streams yet; their "exit" is the error's exit_code().
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -17,10 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bad_inputs/run_process.hpp"
-#include "neuronsim/error.hpp"
-#include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/sim/npy.hpp"
-#include "neuronsim/sim/simulator.hpp"
 
 namespace fs = std::filesystem;
 using neuronsim::testing::ProcessResult;
@@ -33,9 +27,7 @@ const std::string kCasesDir = std::string(NEURONSIM_SOURCE_DIR) + "/tests/cli/ba
 
 struct Case {
   std::string name, why;
-  std::vector<std::string> args;  // CLI cases
-  std::string bundle_dir;         // bundle cases
-  bool simulate = false;
+  std::vector<std::string> args;
   int exit = 0;
   std::vector<std::string> stderr_has;
 };
@@ -61,8 +53,6 @@ std::vector<Case> load_catalogue() {
     k.name = c.value("name", "");
     k.why = c.value("why", "");
     if (c.contains("args")) k.args = c["args"].get<std::vector<std::string>>();
-    k.bundle_dir = c.value("bundle_dir", "");
-    k.simulate = c.value("simulate", false);
     k.exit = c.value("exit", -1);
     k.stderr_has = c.value("stderr", std::vector<std::string>{});
     cases.push_back(k);
@@ -123,29 +113,6 @@ TEST_P(BadInput, GivesItsErrorAndExitCode) {
   ASSERT_FALSE(scratch.empty());
   const std::string outdir = scratch + "/out";
 
-  if (!c.bundle_dir.empty()) {
-    const std::string dir = subst(c.bundle_dir, outdir);
-    const auto before = snapshot(dir);
-    ASSERT_FALSE(before.empty()) << "missing fixture " << dir;
-    try {
-      neuronsim::isa::Program p = neuronsim::isa::read_bundle_dir(dir);
-      if (c.simulate) {
-        neuronsim::sim::Simulator s(p, neuronsim::sim::RunOptions{});
-        s.run();
-      }
-      ADD_FAILURE() << c.name << ": no error";
-    } catch (const neuronsim::Error &e) {
-      EXPECT_EQ(e.exit_code(), c.exit) << e.what();
-      const std::string line = std::string("neuronsim: ") + e.what() + "\n";
-      expect_one_line_naming(line, c);
-    } catch (const std::exception &e) {
-      ADD_FAILURE() << c.name << ": not a neuronsim::Error (the CLI would call it an internal error): " << e.what();
-    }
-    EXPECT_EQ(snapshot(dir), before) << c.name << ": the input files changed";
-    fs::remove_all(scratch);
-    return;
-  }
-
   std::vector<std::string> args;
   for (const auto &a : c.args) args.push_back(subst(a, outdir));
   std::map<std::string, std::map<std::string, std::string>> before;
@@ -178,7 +145,7 @@ TEST(BadInputCatalogue, IsReadableAndCoversTheKinds) {
     EXPECT_FALSE(c.name.empty());
     EXPECT_FALSE(c.stderr_has.empty()) << c.name;
     EXPECT_TRUE(c.exit >= 2 && c.exit <= 4) << c.name;
-    EXPECT_NE(c.args.empty(), c.bundle_dir.empty()) << c.name;
+    EXPECT_FALSE(c.args.empty()) << c.name;
     ++kinds[c.exit];
   }
   EXPECT_GT(kinds[2], 0);
