@@ -388,13 +388,14 @@ NpyArray npy_from_f32(const std::vector<float> &values, const std::vector<int64_
   if (a.numel() != int64_t(values.size()))
     throw InputError({}, "npy_from_f32: " + std::to_string(values.size()) + " values for shape " + shape_str(shape));
   a.data.resize(values.size() * size_t(isa::dtype_size(d)));
-  engines::store_f32(d, values.data(), a.data.data(), int64_t(values.size()));
+  if (!values.empty()) engines::store_f32(d, values.data(), a.data.data(), int64_t(values.size()));
   return a;
 }
 
 std::vector<float> npy_to_f32(const NpyArray &a) {
   std::vector<float> out(size_t(a.numel()));
-  engines::load_f32(a.dtype, a.data.data(), out.data(), a.numel());
+  // An empty array (a 0 in its shape) has no data pointer: memcpy(nullptr, ...) is undefined even for 0 bytes.
+  if (!out.empty()) engines::load_f32(a.dtype, a.data.data(), out.data(), a.numel());
   return out;
 }
 
@@ -414,7 +415,7 @@ std::vector<uint8_t> npy_to_dtype(const NpyArray &a, Dtype target, const std::st
       engines::dtype_supported(target) && target != Dtype::float8_e8m0fnu) {
     std::vector<float> f = npy_to_f32(a);
     std::vector<uint8_t> out(size_t(n) * size_t(isa::dtype_size(target)));
-    engines::store_f32(target, f.data(), out.data(), n);
+    if (n > 0) engines::store_f32(target, f.data(), out.data(), n);  // (empty: no data pointers, see npy_to_f32)
     return out;
   }
   if (is_int(a.dtype) && is_int(target)) return convert_ints(a, target, file);
