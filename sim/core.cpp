@@ -288,6 +288,13 @@ std::string describe_wait(const Job &j, int q) {
 
 Simulator::Simulator(const isa::Program &program, const RunOptions &options)
     : program_(program), options_(options), arch_(engines::builtin_arch(options.arch)) {
+  // Refuse up front what cannot be executed, rather than part-way through a run (timing needs no semantics).
+  if (!options_.timing_only)
+    for (const auto &inst : program_.insts)
+      if (!engines::executes(inst.type))
+        throw SemanticError({program_.file, inst.index, inst.name, "opcode"},
+                            std::string(isa::inst_type_name(inst.type)) + " is not executed: " +
+                                engines::not_executed_reason(inst.type) + " (--timing-only still times it)");
   memory_ = std::make_unique<engines::Memory>(program_, arch_);
   if (has_data_dependent_control(program_)) schedule_deferred_ = true;
   else schedule_ = build_schedule(program_, *memory_, arch_);

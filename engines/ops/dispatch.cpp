@@ -139,6 +139,36 @@ bool executes(isa::InstructionType t) {
   return i < table().size() && table()[i] != nullptr;
 }
 
+const char *not_executed_reason(isa::InstructionType t) {
+  if (executes(t)) return "";
+  switch (t) {
+  case IT::MatmultBase: case IT::DMA: case IT::Collective: case IT::Terminator:
+    return "an abstract base type: compiled BIR carries its concrete leaves";
+  case IT::Generic: case IT::GenericRelu: case IT::TongaReduceMacroSymbolic:
+    return "lowered away by the compiler before BIR is emitted; birsim does not execute it either";
+  case IT::Loop:
+    return "a region: the scheduler unrolls it";
+  case IT::CustomOp: case IT::BIRKernel:
+    return "runs an external kernel binary (birsim shells out to kernel_sim); no such simulator here";
+  case IT::NKIKernel: case IT::NKIKLIRKernel:
+    return "an NKI kernel carrier: inline expansion of its BIR sub-function is not implemented";
+  case IT::InlineASMBytes:
+    return "raw instruction bytes with no fixed meaning; birsim skips it";
+  case IT::DevicePrint:
+    return "a debug print carrier with no numeric effect; not implemented";
+  case IT::DynamicForLoop: case IT::DoWhile:
+    return "a region with a run-time trip count: the reader does not yet keep its body";
+  case IT::DMATrigger: case IT::DMABlock:
+    return "DMA block triggering (re-dispatching a block's descriptors) is not implemented";
+  case IT::Call:
+    return "calls another function; only one function per module is read";
+  case IT::GroupResetSemaphores: case IT::SwitchQueueInstance: case IT::ResetQueueInstance:
+    return "resets semaphore groups / DMA queue cursors named by fields the reader does not keep";
+  default:
+    return "not implemented";
+  }
+}
+
 void execute(const DynInst &d, Memory &mem, EngineState &st) {
   if (!d.inst) throw SimulationError(mem.context(), "execute() without an instruction");
   const auto i = static_cast<size_t>(d.inst->type);
@@ -146,7 +176,7 @@ void execute(const DynInst &d, Memory &mem, EngineState &st) {
   if (!fn)
     throw SemanticError(ops::ctx_field(mem, "opcode"),
                         std::string("instruction type '") + isa::inst_type_name(d.inst->type) +
-                            "' has no simulator semantics");
+                            "' is not executed: " + not_executed_reason(d.inst->type));
   fn(d, mem, st);
 }
 

@@ -343,3 +343,21 @@ TEST(Simulator, AllEngineBarrierOrdersIndependentWork) {
   EXPECT_NEAR(r1.total_ns, 600.0 + 1 / 1.4 + 480.0, 0.01);
   EXPECT_GE(event_of(r1, 2).start_ns, event_of(r1, 1).finish_ns - 1e-6);
 }
+
+TEST(Simulator, AnInstructionWithoutSemanticsIsRefusedBeforeTheRunButTimed) {
+  Builder b("custom");
+  auto t = b.sbuf("t", {4, 4});
+  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0);
+  b.add(InstructionType::CustomOp, {b.ap(t.all())}, {b.ap(t.all())}).engine(isa::Engine::Pool);
+  isa::Program p = b.finish();
+  try {
+    sim::Simulator s(p, {});
+    FAIL();
+  } catch (const SemanticError &e) {
+    EXPECT_EQ(e.context().inst_index, 1);
+    EXPECT_EQ(e.context().field, "opcode");
+    EXPECT_NE(std::string(e.what()).find("kernel_sim"), std::string::npos) << e.what();
+  }
+  sim::Simulator timing(p, opts("trn1", true));
+  EXPECT_EQ(timing.run().dynamic_instructions, 2);
+}
