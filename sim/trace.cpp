@@ -52,7 +52,8 @@ nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Prog
       if (!pe) continue;
       const int64_t id = dep * 1000003 + e.seq;
       ev.push_back({{"ph", "s"}, {"pid", pid}, {"tid", pe->queue}, {"name", "dep"}, {"cat", "dep"}, {"id", id},
-                    {"ts", pe->end_ns / 1000.0}});
+                    // inside the producer's slice, so the arrow binds to it (a flow start binds to its enclosing slice)
+                    {"ts", std::max(pe->start_ns, pe->end_ns - 0.001) / 1000.0}});
       ev.push_back({{"ph", "f"}, {"bp", "e"}, {"pid", pid}, {"tid", e.queue}, {"name", "dep"}, {"cat", "dep"},
                     {"id", id}, {"ts", e.start_ns / 1000.0}});
     }
