@@ -3,6 +3,8 @@
 // (sim/arch/trn1.json: DVE 1.12 GHz, POOL 1.4 GHz, ACT 1.4 GHz).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "neuronsim/builder.hpp"
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/sim/io.hpp"
@@ -360,4 +362,30 @@ TEST(Simulator, AnInstructionWithoutSemanticsIsRefusedBeforeTheRunButTimed) {
   }
   sim::Simulator timing(p, opts("trn1", true));
   EXPECT_EQ(timing.run().dynamic_instructions, 2);
+}
+
+TEST(Simulator, TraceSlicesNeverPartiallyOverlapOnATrack) {
+  // Perfetto rejects partially overlapping slices on one track: every queue is in order, so its slices must be
+  // disjoint. Checked on a real workload with loops, PSUM groups and 16 DMA queues.
+  isa::Program p = isa::read_bir_file(std::string(NEURONSIM_SOURCE_DIR) +
+                                      "/workloads/matmul_blocked_mnk/matmul_blocked_mnk.bir.json");
+  sim::Simulator s(p, opts("trn1", true));
+  auto r = s.run();
+  auto j = sim::trace_json(r, s.schedule(), p);
+  std::map<int, std::vector<std::pair<double, double>>> tracks;
+  int starts = 0, finishes = 0;
+  for (const auto &e : j["traceEvents"]) {
+    if (e["ph"] == "X") {
+      ASSERT_GE(e["dur"].get<double>(), 0.0);
+      tracks[e["tid"].get<int>()].emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
+    }
+    starts += e["ph"] == "s";
+    finishes += e["ph"] == "f";
+  }
+  EXPECT_EQ(starts, finishes);
+  EXPECT_GT(starts, 0);
+  for (auto &[tid, v] : tracks) {
+    std::sort(v.begin(), v.end());
+    for (size_t i = 1; i < v.size(); ++i) ASSERT_GE(v[i].first, v[i - 1].second - 1e-9) << "track " << tid;
+  }
 }
