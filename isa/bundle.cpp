@@ -105,6 +105,26 @@ bool field_same(const InstFields &a, const InstFields &b, Field k) {
   }
   return true;
 }
+// INTLIST fields (ILIST rows).
+template <class T> std::vector<int64_t> *as_ilist(T &v) {
+  if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+    return &v;
+  else
+    return nullptr;
+}
+std::vector<int64_t> &ilist_field(InstFields &f, Field k) {
+  std::vector<int64_t> *p = nullptr;
+  switch (k) {
+#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+  case Field::member: p = as_ilist(f.member); break;
+#include "tables/inst_fields.def"
+#undef NS_FIELD
+  default: break;
+  }
+  if (!p) throw std::logic_error("bundle_fields.def: not an integer-list field");
+  return *p;
+}
+const std::vector<int64_t> &ilist_field(const InstFields &f, Field k) { return ilist_field(const_cast<InstFields &>(f), k); }
 const char *field_member_name(Field k) {
   switch (k) {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
@@ -129,9 +149,13 @@ bool is_metadata_field(Field k) {
 // ------------------------------------------------------------------------------------------- the table
 enum class K {
   AP, DT, DTLO, DTHI, NPART, ALU, VMAP, BOOL, UINT, INT, F32, BIT, IMMSRC, IMMF32, CONST, DER, PAT, D2SIDE,
-  WMODE, WIDX, WVAL, UMODE, UIDX, UVAL, SVAL
+  WMODE, WIDX, WVAL, UMODE, UIDX, UVAL, SVAL, SCAL, FILL, ILIST
 };
-enum class CK { FIELD, IN, NOTIN, BITVEC, SAMEDT, NINS, NOUTS };
+enum class CK { FIELD, IN, NOTIN, BITVEC, SAMEDT, NINS, NOUTS, ENGINE, ARGK };
+// SCAL source byte, low nibble (bundle_fields.def header): the operand is absent (the dword carries the fallback
+// field, if any), an inline immediate, a register number, or an SBUF/PSUM pointer (ADDR4 word of a [P, 1] access).
+// High nibble: the operand's dtype wire tag.
+constexpr int kScalAbsent = 0, kScalImm = 1, kScalReg = 2, kScalPtr = 3;
 enum class SyncKind { SHARED, OWN, NONE };
 
 constexpr int kOut = 100;  // role numbering: in0..in2 = 0..2, out0 = 100
@@ -144,6 +168,8 @@ struct Row {
   int role = -1;                 // operand rows
   std::optional<Field> field;    // field rows
   std::string map;               // VMAP
+  int src_off = -1;              // SCAL: the source byte (-1: none, the operand must be a pointer)
+  int elem_w = 1;                // ILIST: bytes per element
 };
 struct Cond {
   CK kind;
@@ -210,6 +236,26 @@ Tables build_tables() {
       r.role = parse_role(src);
       if (r.role < 0) throw std::logic_error(std::string("bundle_fields.def: bad operand role ") + src);
       break;
+    case K::SCAL: {
+      // "in1" or "in1|field": the operand role and the field the dword carries when the operand is absent.
+      const auto bar = src.find('|');
+      r.role = parse_role(src.substr(0, bar));
+      if (r.role < 0) throw std::logic_error(std::string("bundle_fields.def: bad operand role ") + src);
+      if (bar != std::string::npos) r.field = must_field(form, src.substr(bar + 1));
+      r.src_off = arg;
+      if (arg >= 0 && (arg < 4 || arg >= 64)) throw std::logic_error(std::string("bundle_fields.def: bad SCAL source byte ") + name);
+      break;
+    }
+    case K::FILL:
+      r.role = kOut;
+      r.field = must_field(form, src);
+      break;
+    case K::ILIST:
+      r.field = must_field(form, src);
+      r.src_off = arg & 0xFF;  // count byte
+      r.elem_w = arg >> 8;
+      if (r.elem_w != 1 && r.elem_w != 2 && r.elem_w != 4) throw std::logic_error(std::string("bundle_fields.def: bad ILIST element width ") + name);
+      break;
     case K::VMAP: {
       auto c = src.find(':');
       r.field = must_field(form, src.substr(0, c));
@@ -239,7 +285,7 @@ Tables build_tables() {
   {                                                                                                          \
     Cond cd{CK::kind_, {}, {}, static_cast<int64_t>(value_)};                                                \
     for (const auto &w : split_ws(src_)) {                                                                   \
-      if (CK::kind_ == CK::SAMEDT) cd.roles.push_back(parse_role(w));                                        \
+      if (CK::kind_ == CK::SAMEDT || CK::kind_ == CK::ARGK) cd.roles.push_back(parse_role(w));               \
       else cd.fields.push_back(must_field(#form, w));                                                        \
     }                                                                                                        \
     find(#form).conds.push_back(cd);                                                                         \
@@ -453,6 +499,11 @@ bool cond_holds(const Cond &c, const Inst &in) {
   }
   case CK::NINS: return static_cast<int64_t>(in.ins.size()) == c.value;
   case CK::NOUTS: return static_cast<int64_t>(in.outs.size()) == c.value;
+  case CK::ENGINE: return static_cast<int64_t>(in.engine) == c.value;
+  case CK::ARGK: {
+    const Arg *a = role_arg(in, c.roles[0]);
+    return a && static_cast<int64_t>(a->kind) == c.value;
+  }
   }
   return false;
 }
@@ -548,6 +599,135 @@ void check_sem(const Ctx &c, int sem, const std::string &what) {
   if (sem < 0 || sem > 255) throw SemanticError(c.at(what), "semaphore index " + std::to_string(sem) + " not in 0..255");
 }
 
+// SCAL (bundle_fields.def): one scalar operand in a dword (or a qword when the row is 8 wide) plus a source
+// byte. An immediate is stored as float32 / float64 when its dtype is a float type, else as a signed integer; a
+// register as its number; a pointer as the ADDR4 word of a [P, 1] SBUF/PSUM access ([[F, P], [1, 1]], P = the
+// partition count the form carries). Absent: the dword holds the fallback field (as float32 / float64).
+void put_num(const Ctx &c, uint8_t *b, const Row &r, double v, bool is_float, const std::string &what) {
+  if (is_float) {
+    if (r.width == 8) {
+      uint64_t u;
+      std::memcpy(&u, &v, 8);
+      put(b, r.off, 8, u);
+      return;
+    }
+    // The engines read scalars as float32 (engines/ops: float(imm)), so a fraction is rounded to float32; an
+    // integral value must be exact (bit-vector ops take it as an integer).
+    if (static_cast<double>(static_cast<float>(v)) != v && std::floor(v) == v)
+      throw SemanticError(c.at(what), "integral value " + std::to_string(v) + " is not exactly a float32");
+    put(b, r.off, 4, f32_bits(v));
+    return;
+  }
+  const int64_t i = static_cast<int64_t>(v);
+  const int bits = 8 * r.width;
+  if (static_cast<double>(i) != v || (bits < 64 && (i < -(int64_t(1) << (bits - 1)) || i >= (int64_t(1) << bits))))
+    throw SemanticError(c.at(what), "integer " + std::to_string(v) + " does not fit " + std::to_string(bits) + " bits");
+  put(b, r.off, r.width, static_cast<uint64_t>(i));
+}
+double get_num(const uint8_t *b, const Row &r, bool is_float, bool is_signed) {
+  if (is_float) {
+    if (r.width == 8) {
+      const uint64_t u = get(b, r.off, 8);
+      double d;
+      std::memcpy(&d, &u, 8);
+      return d;
+    }
+    return f32_of(static_cast<uint32_t>(get(b, r.off, 4)));
+  }
+  const uint64_t u = get(b, r.off, r.width);
+  return is_signed ? static_cast<double>(sext(u, r.width)) : static_cast<double>(u);
+}
+
+void enc_scal(const Ctx &c, uint8_t *b, const Row &r, const Inst &in, int64_t npart, const std::string &what) {
+  const Arg *a = role_arg(in, r.role);
+  int code = kScalAbsent;
+  if (!a) {
+    if (r.src_off < 0) throw SemanticError(c.at(what), "missing pointer operand " + role_name(r.role));
+    if (r.field) put_num(c, b, r, get_d(in.f, *r.field), true, what);
+  } else {
+    if (r.field) {
+      const InstFields dflt;
+      if (!field_same(in.f, dflt, *r.field))
+        throw SemanticError(c.at(field_key(*r.field)), "field and operand " + role_name(r.role) +
+                                                           " both given: the bundle carries one of them");
+    }
+    switch (a->kind) {
+    case ArgKind::Immediate:
+      if (a->imm_array.size() > 1) throw SemanticError(c.at(what), "a symbolic immediate (several values) is not encoded");
+      code = kScalImm;
+      put_num(c, b, r, a->imm, dtype_is_float(a->dtype), what);
+      break;
+    case ArgKind::Register:
+      code = kScalReg;
+      put(b, r.off, 4, reg_id(c, a->reg, what));
+      if ("r" + std::to_string(reg_id(c, a->reg, what)) != a->reg)
+        throw SemanticError(c.at(what), "register '" + a->reg + "' is not named r<N>: the bundle keeps only N");
+      break;
+    case ArgKind::AccessPattern: {
+      code = kScalPtr;
+      const Tensor &t = tensor_of(c, *a, what);
+      if (t.is_dram()) throw SemanticError(c.at(what), "a scalar pointer must be in SBUF/PSUM");
+      const int64_t F = elems_per_partition(t);
+      const bool shape_ok = a->ap.size() == 2 && a->ap[0].step == F && a->ap[1].step == 1 && a->ap[1].num == 1;
+      if (!shape_ok)
+        throw SemanticError(c.at(what), "a scalar pointer must be one element per partition, [[" + std::to_string(F) +
+                                            ", P], [1, 1]]");
+      const int64_t want = npart < 0 ? 1 : npart;
+      if (a->ap[0].num != want)
+        throw SemanticError(c.at(what), "scalar pointer partitions " + std::to_string(a->ap[0].num) +
+                                            " differ from the " + std::to_string(want) + " the bundle carries");
+      if (r.width != 4) throw SemanticError(c.at(what), "pointer in an 8-byte immediate slot");
+      put(b, r.off, 4, addr4_of(c, t, const_start(c, *a, what), what));
+      break;
+    }
+    default: throw SemanticError(c.at(what), "operand kind '" + a->json_kind + "' has no bundle form");
+    }
+  }
+  if (r.src_off < 0) {
+    if (code != kScalPtr) throw SemanticError(c.at(what), "this slot holds a pointer only");
+    return;
+  }
+  int tag = 0;
+  if (a) {
+    auto t = map_fwd(dtype_map(c.gen), static_cast<int64_t>(a->dtype));
+    if (!t || *t > 0xF) throw SemanticError(c.at(what), std::string("operand dtype ") + enum_name(a->dtype) + " has no nibble tag");
+    tag = static_cast<int>(*t);
+  }
+  b[r.src_off] = static_cast<uint8_t>(code | (tag << 4));
+}
+
+void dec_scal(const Ctx &c, const uint8_t *b, const Row &r, Inst &in, const std::string &what) {
+  const int src = r.src_off < 0 ? (kScalPtr | 0xF0) : b[r.src_off];
+  const int code = src & 0xF;
+  if (code == kScalAbsent) {
+    if (r.field) set_d(in.f, *r.field, get_num(b, r, true, true));
+    return;
+  }
+  Arg &a = role_arg_make(in, r.role);
+  if (r.src_off >= 0) {
+    auto d = map_back(dtype_map(c.gen), src >> 4);
+    if (!d) throw InputError(c.at(what), "dtype tag " + hex(src >> 4) + " names no dtype");
+    a.dtype = static_cast<Dtype>(*d);
+  }
+  if (code == kScalImm) {
+    a.kind = ArgKind::Immediate;
+    a.imm = get_num(b, r, dtype_is_float(a.dtype), dtype_is_signed_int(a.dtype));
+  } else if (code == kScalReg) {
+    a.kind = ArgKind::Register;
+    a.reg = "r" + std::to_string(get(b, r.off, 4));
+  } else if (code == kScalPtr) {
+    auto [ti, e] = tensor_at(c, static_cast<uint32_t>(get(b, r.off, 4)), what);
+    const Tensor &t = c.prog.tensors[static_cast<size_t>(ti)];
+    a.kind = ArgKind::AccessPattern;
+    a.tensor = ti;
+    if (r.src_off < 0) a.dtype = t.dtype;
+    a.start = Expr::constant(e);
+    a.ap = {{elems_per_partition(t), -1}, {1, 1}};  // partitions set with the form's NPART default
+  } else {
+    throw InputError(c.at(what), "scalar source " + hex(src) + " (0 none, 1 immediate, 2 register, 3 pointer)");
+  }
+}
+
 void encode_rows(const Ctx &c, const Inst &in, const Form &f, const std::vector<Row> &rows, uint8_t *b,
                  const EncodeInfo &info, const std::vector<SemWait> &waits,
                  const std::vector<SemUpdate> &updates) {
@@ -606,9 +786,11 @@ void encode_rows(const Ctx &c, const Inst &in, const Form &f, const std::vector<
       break;
     }
     case K::F32: {
+      // Every F32 field is read as float32 by its op (engines/ops: float(field)): a double is rounded to float32
+      // (docs/bundle-layout.md, exactness contract).
       const double d = get_d(in.f, *r.field);
-      if (static_cast<double>(static_cast<float>(d)) != d && !std::isnan(d))
-        throw SemanticError(c.at(what), std::string(field_key(*r.field)) + " value is not a float32");
+      if (std::isfinite(d) && std::fabs(d) > 3.4028234663852886e38)
+        throw SemanticError(c.at(what), std::string(field_key(*r.field)) + " value overflows float32");
       put(b, r.off, 4, f32_bits(d));
       break;
     }
@@ -624,6 +806,35 @@ void encode_rows(const Ctx &c, const Inst &in, const Form &f, const std::vector<
       }
       break;
     case K::CONST: put(b, r.off, r.width, static_cast<uint64_t>(r.arg)); break;
+    case K::SCAL: enc_scal(c, b, r, in, info.npart_default, what); break;
+    case K::FILL: {
+      // The Memset fill dword (reference isa/tensortensor-encoding.md 5: a 32-bit pattern broadcast to every
+      // element): the float32 bits of the value for a float output, the integer for an integer output.
+      const double v = get_d(in.f, *r.field);
+      if (dtype_is_float(a->dtype)) {
+        put(b, r.off, 4, f32_bits(v));  // rounded to float32: the engine stores float32 (docs/bundle-layout.md)
+      } else {
+        const int64_t i = static_cast<int64_t>(v);
+        if (static_cast<double>(i) != v || i < INT32_MIN || i > static_cast<int64_t>(UINT32_MAX))
+          throw SemanticError(c.at(what), "integer fill " + std::to_string(v) + " does not fit 32 bits");
+        put(b, r.off, 4, static_cast<uint32_t>(i));
+      }
+      break;
+    }
+    case K::ILIST: {
+      const std::vector<int64_t> &l = ilist_field(in.f, *r.field);
+      const size_t cap = static_cast<size_t>(r.width / r.elem_w);
+      if (l.size() > cap || l.size() > 255)
+        throw SemanticError(c.at(what), "list of " + std::to_string(l.size()) + " entries > " + std::to_string(cap));
+      b[r.src_off] = static_cast<uint8_t>(l.size());
+      const int bits = 8 * r.elem_w;
+      for (size_t i = 0; i < l.size(); ++i) {
+        if (l[i] < (r.elem_w == 1 ? 0 : -(int64_t(1) << (bits - 1))) || l[i] >= (int64_t(1) << (r.elem_w == 1 ? 8 : bits - 1)))
+          throw SemanticError(c.at(what), "entry " + std::to_string(l[i]) + " does not fit " + std::to_string(bits) + " bits");
+        put(b, r.off + static_cast<int>(i) * r.elem_w, r.elem_w, static_cast<uint64_t>(l[i]));
+      }
+      break;
+    }
     case K::DER: {
       if (r.arg == 1) {
         const Arg *o = role_arg(in, kOut);
@@ -642,6 +853,11 @@ void encode_rows(const Ctx &c, const Inst &in, const Form &f, const std::vector<
         const Arg *i0 = role_arg(in, 0);
         const double s = in.f.op == AluOp::average && i0 ? 1.0 / static_cast<double>(i0->partitions()) : 0.0;
         put(b, r.off, 4, f32_bits(s));
+      } else if (r.arg == 4 || r.arg == 5) {
+        // BNStats Welford count seeds (reference batchnorm-encoding.md): ceil(N/2) even, floor(N/2) odd.
+        const Arg *i0 = role_arg(in, 0);
+        const int64_t n = i0 ? i0->free_elements() : 0;
+        put(b, r.off, 4, f32_bits(static_cast<double>(r.arg == 4 ? (n + 1) / 2 : n / 2)));
       }
       break;
     }
@@ -918,6 +1134,25 @@ void decode_rows(const Ctx &c, const uint8_t *b, const Form &f, const std::vecto
           in.updates.back().value = v;
         break;
       }
+      case K::SCAL: dec_scal(c, b, r, in, what); break;
+      case K::FILL: {
+        const Arg *o = role_arg(in, kOut);
+        const Dtype dt = o ? o->dtype : Dtype::float32;
+        const uint32_t u = static_cast<uint32_t>(get(b, r.off, 4));
+        set_d(in.f, *r.field, dtype_is_float(dt) ? f32_of(u) : dtype_is_signed_int(dt) ? double(int32_t(u)) : double(u));
+        break;
+      }
+      case K::ILIST: {
+        const int n = b[r.src_off];
+        if (n * r.elem_w > r.width) throw InputError(c.at(what), "list count " + std::to_string(n) + " exceeds the field");
+        auto &l = ilist_field(in.f, *r.field);
+        l.clear();
+        for (int i = 0; i < n; ++i) {
+          const uint64_t u = get(b, r.off + i * r.elem_w, r.elem_w);
+          l.push_back(r.elem_w == 1 ? static_cast<int64_t>(u) : sext(u, r.elem_w));
+        }
+        break;
+      }
       case K::CONST: case K::DER: break;
       }
     }
@@ -982,7 +1217,7 @@ std::vector<Bundle> encode(const Inst &in, const Program &prog, CoreGen gen, con
       throw SemanticError(c.at(role_name(kOut + static_cast<int>(i))), std::string("operand not carried by form ") + forms[0]->name);
   for (const Form *f : forms)
     for (const Row &r : f->rows)
-      if (r.role >= 0 && r.kind != K::IMMSRC && r.kind != K::IMMF32 && !role_arg(in, r.role))
+      if (r.role >= 0 && r.kind != K::IMMSRC && r.kind != K::IMMF32 && r.kind != K::SCAL && !role_arg(in, r.role))
         throw SemanticError(c.at(role_name(r.role)), std::string("missing operand for ") + r.name);
   // Operands whose partition count has no byte of its own share the form's first one.
   int64_t npart_default = -1;
@@ -1067,6 +1302,22 @@ DecodedBundle decode(const uint8_t *b, CoreGen gen, int engine_id, const Program
     throw InputError(c.at("opcode (+0x00)"), std::string("opcode ") + hex(l2) + " does not start an instruction" +
                                                  (hint ? std::string(" of type ") + inst_type_name(*hint) : ""));
   }
+  // [col] separation inside the bundle: a form whose engine condition names another engine, or whose constant
+  // bytes (CONST rows, e.g. a "drain follows" flag) differ from the bundle, is not this bundle's form.
+  if (sel.size() > 1) {
+    std::vector<const Form *> keep;
+    for (const Form *f : sel) {
+      bool ok = true;
+      for (const Cond &cd : f->conds)
+        if (cd.kind == CK::ENGINE && cd.value != engine_id) ok = false;
+      for (const Row &r : f->rows) {
+        if (r.kind == K::CONST && r.width <= 8 && get(b, r.off, r.width) != static_cast<uint64_t>(r.arg)) ok = false;
+        if (r.kind == K::VMAP && !map_back(r.map, b[r.off])) ok = false;  // e.g. accum vs accum_d (drain follows)
+      }
+      if (ok) keep.push_back(f);
+    }
+    if (!keep.empty()) sel = keep;
+  }
   if (sel.size() > 1) {
     std::string names;
     for (const Form *f : sel)
@@ -1094,7 +1345,7 @@ DecodedBundle decode(const uint8_t *b, CoreGen gen, int engine_id, const Program
   for (size_t i = 0; i < np_role.size(); ++i) fix(np_role[i], np_val[i]);
   int64_t dflt = -1;
   for (const Row &r : f.rows)
-    if (r.kind == K::AP) {
+    if (r.kind == K::AP || r.kind == K::SCAL) {
       Arg *a = role_arg(in, r.role);
       if (a && !a->ap.empty() && a->ap[0].num < 0) {
         if (dflt < 0) {
@@ -1123,6 +1374,13 @@ DecodedBundle decode(const uint8_t *b, CoreGen gen, int engine_id, const Program
     return out;
   }
   out.complete = true;
+  // `given` bits: ops read some keys only when present (TensorScalarAffineSelect's compare_op defaults to
+  // is_equal when absent); a decoded field is present when it differs from the InstFields default.
+  {
+    const InstFields defaults;
+    for (int k = 0; k < kNumFields; ++k)
+      if (!field_same(in.f, defaults, static_cast<Field>(k))) in.given.set(static_cast<size_t>(k));
+  }
   out.inst = in;
   st = DecodeState{};
   return out;
@@ -1176,6 +1434,12 @@ std::string disasm_line(const uint8_t *b, CoreGen gen, const CodecOptions &opt) 
          << get(b, r.off + 0x14, 2) << "]";
       break;
     case K::F32: case K::IMMF32: os << f32_of(static_cast<uint32_t>(get(b, r.off, 4))); break;
+    case K::SCAL: {
+      const int src = r.src_off < 0 ? kScalPtr : b[r.src_off];
+      static const char *kinds[] = {"none", "imm", "reg", "ptr"};
+      os << ((src & 0xF) < 4 ? kinds[src & 0xF] : "?") << ":" << hex(get(b, r.off, r.width), 2 * r.width);
+      break;
+    }
     case K::INT: os << sext(v, r.width); break;
     case K::BIT: os << ((b[r.off] >> r.arg) & 1); break;
     case K::VMAP: {
