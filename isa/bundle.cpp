@@ -293,6 +293,28 @@ Tables build_tables() {
 #define NS_BFIELD(form, name, off, width, kind, src, arg) add_row(#form, name, off, width, K::kind, src, arg);
 #define NS_BVMAP(map, from, to) t.maps[#map].push_back({from, to});
 #include "tables/bundle_fields.def"
+  // No two rows of a form may claim one byte, except BIT rows sharing a byte and DTLO / DTHI nibble pairs.
+  for (const auto &f : t.forms) {
+    std::vector<const Row *> owner(64, nullptr);
+    std::vector<Row> rows = t.sync_rows;
+    if (f.sync != SyncKind::SHARED) rows.clear();
+    rows.insert(rows.end(), f.rows.begin(), f.rows.end());
+    for (const Row &r : rows) {
+      std::vector<int> bytes;
+      for (int i = 0; i < r.width; ++i) bytes.push_back(r.off + i);
+      if (r.kind == K::SCAL && r.src_off >= 0) bytes.push_back(r.src_off);
+      if (r.kind == K::ILIST) bytes.push_back(r.src_off);
+      for (int by : bytes) {
+        const Row *o = owner[static_cast<size_t>(by)];
+        const bool shared = o && ((o->kind == K::BIT && r.kind == K::BIT) ||
+                                  ((o->kind == K::DTLO || o->kind == K::DTHI) && (r.kind == K::DTLO || r.kind == K::DTHI)));
+        if (o && !shared)
+          throw std::logic_error("bundle_fields.def form " + f.name + ": rows " + o->name + " and " + r.name +
+                                 " overlap at byte " + std::to_string(by));
+        owner[static_cast<size_t>(by)] = &r;
+      }
+    }
+  }
   // The opcode facts live in instruction_wire.def: every form's byte must be listed there for its types and
   // generations, unless the row says EXTRA.
   for (const auto &f : t.forms) {
@@ -927,15 +949,22 @@ void encode_rows(const Ctx &c, const Inst &in, const Form &f, const std::vector<
 std::vector<const Form *> pick_forms(const Inst &in, CoreGen gen, const ErrorContext &ectx) {
   std::vector<const Form *> out;
   bool any_type = false;
-  for (const Form &f : tables().forms) {
-    if (!f.has(in.type) || !f.on(gen)) continue;
-    any_type = true;
-    if (f.part != static_cast<int>(out.size())) continue;
-    bool ok = std::all_of(f.conds.begin(), f.conds.end(), [&](const Cond &c) { return cond_holds(c, in); });
-    if (!ok) continue;
-    out.push_back(&f);
-    if (static_cast<int>(out.size()) == f.nparts) return out;
+  // Part 0: the first form (table order) whose conditions hold; later parts: the first form of that part with the
+  // same bundle count (a drain part may be declared before the forms it follows).
+  for (int part = 0; out.empty() || part < out[0]->nparts; ++part) {
+    const Form *pick = nullptr;
+    for (const Form &f : tables().forms) {
+      if (!f.has(in.type) || !f.on(gen)) continue;
+      any_type = true;
+      if (f.part != part || (!out.empty() && f.nparts != out[0]->nparts)) continue;
+      if (!std::all_of(f.conds.begin(), f.conds.end(), [&](const Cond &c) { return cond_holds(c, in); })) continue;
+      pick = &f;
+      break;
+    }
+    if (!pick) break;
+    out.push_back(pick);
   }
+  if (!out.empty() && static_cast<int>(out.size()) == out[0]->nparts) return out;
   const auto &info = inst_type_info(in.type);
   if (!info.encoded_on(gen))
     throw SemanticError(ectx, std::string(inst_type_name(in.type)) + " is not encoded on " + core_gen_name(gen) +
