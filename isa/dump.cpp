@@ -1,8 +1,11 @@
 // Renders the ISA tables (isa/tables/*.def via tables.hpp) as JSON and as aligned text. No fact lives here.
 #include "neuronsim/isa/dump.hpp"
 
+#include "neuronsim/isa/bundle.hpp"
+
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -13,6 +16,35 @@ using nlohmann::json;
 
 constexpr const char *kL3Rule = "L3 word = (0x10 << 8) | L2; QuantizeMx with SATURATE sets the high byte to 0x11 "
                                 "(spec 003 INV-1)";
+
+// The bundle codec's view of a type (isa/tables/bundle_fields.def): encodable = a form on every generation where
+// instruction_wire.def gives it an opcode; layout = "reference" / "neuronsim" when all its forms are, else "mixed";
+// "" when it has no form.
+struct BundleSummary {
+  bool encodable = false;
+  std::string layout;
+};
+BundleSummary bundle_summary(const InstTypeInfo &it) {
+  static const std::vector<BundleFormInfo> forms = bundle_forms();
+  BundleSummary s;
+  unsigned gens = 0;
+  std::set<std::string> layouts;
+  for (const auto &f : forms)
+    if (std::find(f.types.begin(), f.types.end(), it.type) != f.types.end()) {
+      gens |= f.gens;
+      layouts.insert(f.layout);
+    }
+  bool any = false, all = true;
+  for (CoreGen g : kCoreGens)
+    if (it.encoded_on(g)) {
+      any = true;
+      all = all && ((gens >> static_cast<int>(g)) & 1u);
+    }
+  s.encodable = any && all;
+  if (layouts.size() == 1) s.layout = *layouts.begin();
+  else if (!layouts.empty()) s.layout = "mixed";
+  return s;
+}
 
 std::string hex(uint32_t v, int digits = 2) {
   char buf[16];
@@ -109,7 +141,10 @@ json isa_tables_json(const std::function<bool(InstructionType)> &executes) {
                    {"col", names_json(it.col)},
                    {"shared", names_json(it.shared)},
                    {"confidence", it.confidence},
-                   {"executes", executes ? executes(it.type) : false}});
+                   {"executes", executes ? executes(it.type) : false},
+                   {"bundle", {{"encodable", bundle_summary(it).encodable},
+                               {"layout", bundle_summary(it).layout.empty() ? json(nullptr)
+                                                                            : json(bundle_summary(it).layout)}}}});
   }
   j["instruction_types"] = its;
   j["l3_rule"] = kL3Rule;
@@ -142,7 +177,7 @@ std::string isa_tables_text(const std::function<bool(InstructionType)> &executes
   os << "\nInstructionType (" << kNumInstructionTypes << " types; L2 opcode bytes per generation, '-' = not "
      << "encoded; " << kL3Rule << ")\n";
   std::vector<std::vector<std::string>> ir = {
-      {"ord", "name", "kind", "engines", "v2", "v3", "v4", "bundles", "col", "shared", "conf", "exec"}};
+      {"ord", "name", "kind", "engines", "v2", "v3", "v4", "bundles", "col", "shared", "conf", "exec", "layout"}};
   for (const auto &it : inst_type_infos()) {
     std::vector<std::string> engines;
     for (auto e : it.engines) engines.push_back(enum_name(e));
@@ -166,6 +201,8 @@ std::string isa_tables_text(const std::function<bool(InstructionType)> &executes
     r.push_back(shared.empty() ? std::string("-") : join(shared, ","));
     r.push_back(it.confidence);
     r.push_back(executes && executes(it.type) ? "yes" : "no");
+    const BundleSummary bs = bundle_summary(it);
+    r.push_back(bs.layout.empty() ? std::string("-") : bs.layout + (bs.encodable ? "" : " (partial)"));
     ir.push_back(r);
   }
   print_table(os, ir);

@@ -9,6 +9,7 @@
 
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/bundle.hpp"
+#include "neuronsim/isa/dump.hpp"
 
 using namespace neuronsim;
 using namespace neuronsim::isa;
@@ -471,5 +472,26 @@ TEST(BundleCoverage, ExceptionsAreExecutableTypesWithAnOpcode) {
     for (CoreGen g : kCoreGens) any = any || inst_type_info(t).encoded_on(g);
     EXPECT_TRUE(any) << inst_type_name(t);
     EXPECT_GT(std::string(why).size(), 10u);
+  }
+}
+
+TEST(BundleCoverage, IsaDumpFlagsEachTypesBundleLayout) {
+  const auto j = isa_tables_json([](IT t) { return engines::executes(t); });
+  const auto &its = j["instruction_types"];
+  auto find = [&](IT t) { return its[static_cast<size_t>(t)]; };
+  EXPECT_EQ(find(IT::Activation)["bundle"]["encodable"], true);
+  EXPECT_EQ(find(IT::Activation)["bundle"]["layout"], "mixed");
+  EXPECT_EQ(find(IT::TensorTensor)["bundle"]["layout"], "reference");
+  EXPECT_EQ(find(IT::Max)["bundle"]["layout"], "neuronsim");
+  EXPECT_EQ(find(IT::CollectiveCompute)["bundle"]["encodable"], false);
+  EXPECT_TRUE(find(IT::Generic)["bundle"]["layout"].is_null());
+  // Every executable type with an opcode is encodable, except the documented exceptions.
+  for (const auto &it : its) {
+    const IT t = static_cast<IT>(it["ordinal"].get<int>());
+    bool has_opcode = false;
+    for (CoreGen g : kCoreGens) has_opcode = has_opcode || inst_type_info(t).encoded_on(g);
+    if (it["executes"].get<bool>() && has_opcode && !kExceptions.count(t)) {
+      EXPECT_EQ(it["bundle"]["encodable"], true) << it["name"];
+    }
   }
 }
