@@ -140,7 +140,9 @@ TEST(BundlesCli, EncodeNeverOverwritesWhatItDidNotWrite) {
 // - I-2 Load a -> tile: 0xD4 DIRECT2D, sync_command 3 at +0x0F; src (+0x10) var 1, mode 0x10, one strided dim
 //   of 10 rows x 40 bytes, 40-byte span; dst (+0x28) ADDR4 0x40, partition step 1 << 18 over 10 partitions.
 // - I-4 TensorScalarPtr subtract 1.0: 0x43 TS; waits for DMA0 >= 1, counts on DVE; in/out descriptors 10 x 1
-//   with spare {1, 1} slots, fp32 tag 0x0A, 10 channels, imm0_src 1, op0 subtract = 0x05, imm0 1.0f = 0x3F800000.
+//   with spare {1, 1} slots, fp32 tag 0x0A, 10 channels, op0 subtract = 0x05, imm0 1.0f = 0x3F800000 whose
+//   source byte 0xA1 = fp32 tag 0xA in the high nibble + source 1 (immediate); imm1 absent (source 0).
+// - DMA bundles also show their copy mode and transpose op (both 0: a plain copy).
 // - I-6 Save tile.7 -> b: waits for DVE >= 1, counts on DMA1.
 TEST(BundlesCli, DisasmOfKernel1LineByLine) {
   const std::string tmp = clitest::temp_dir();
@@ -152,17 +154,17 @@ TEST(BundlesCli, DisasmOfKernel1LineByLine) {
       "28000000 40000000 00000010 00000400 00000000 0a000000 28000a0a | 0x10d4 DMA2D wait_mode=0x00 "
       "wait_idx=0x00 update_mode=inc update_idx=0x05 sync_value=0x00000000 sync_command=0x03 src=[0x00000000 var 1 "
       "mode 0x10 (40,10) (0,0) span 40] dst=[0x00000040 var 0 mode 0x10 (262144,10) (0,0) span 40] "
-      "src_dtype=float32 dst_dtype=float32",
+      "src_dtype=float32 dst_dtype=float32 copy_mode=0x00 transpose_op=0x00",
       "DMA +0x0040 I-6 | d4100000 05031306 01000000 00000003 00000000 00000010 00000400 00000000 0a000000 "
       "28000000 00000000 02000010 28000000 00000000 0a000000 28000a0a | 0x10d4 DMA2D wait_mode=0x05 "
       "wait_idx=0x03 update_mode=inc update_idx=0x06 sync_value=0x00000001 sync_command=0x03 src=[0x00000000 var 0 "
       "mode 0x10 (262144,10) (0,0) span 40] dst=[0x00000000 var 2 mode 0x10 (40,10) (0,0) span 40] "
-      "src_dtype=float32 dst_dtype=float32",
-      "DVE +0x0000 I-4 | 43100000 05051303 01000000 00000000 40000000 01000100 01000a00 01000100 0a0a0a01 "
+      "src_dtype=float32 dst_dtype=float32 copy_mode=0x00 transpose_op=0x00",
+      "DVE +0x0000 I-4 | 43100000 05051303 01000000 00000000 40000000 01000100 01000a00 01000100 0a0a0aa1 "
       "05000000 0000803f 00000000 00000000 01000100 01000a00 01000100 | 0x1043 TS wait_mode=0x05 wait_idx=0x05 "
       "update_mode=inc update_idx=0x03 sync_value=0x00000001 accumulator_cmd=0 in=[0x00000040 (1,10) (1,1) (1,1)] "
-      "in_dtype=float32 out_dtype=float32 num_active_channels=0x0a imm0_src=0x01 op0=subtract op1=bypass "
-      "reverse0=0 reverse1=0 imm1_src=0x00 imm0=1 imm1=0 out=[0x00000000 (1,10) (1,1) (1,1)]",
+      "in_dtype=float32 out_dtype=float32 num_active_channels=0x0a op0=subtract op1=bypass reverse0=0 "
+      "reverse1=0 imm0=imm:0x3f800000 imm1=none:0x00000000 out=[0x00000000 (1,10) (1,1) (1,1)]",
   };
   const auto got = lines(r.out);
   ASSERT_EQ(got.size(), want.size()) << r.out;
