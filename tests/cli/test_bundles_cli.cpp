@@ -233,3 +233,26 @@ TEST(BundlesCli, ValidateNamesTheFirstDivergingInstruction) {
   EXPECT_NE(r.out.find("decodes to add but the BIR says subtract"), std::string::npos) << r.out;
   fs::remove_all(tmp);
 }
+
+// Every bundled workload encodes on every generation and validates against its BIR: the streams reproduce the
+// data each instruction writes and every output.
+class WorkloadBundles : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(WorkloadBundles, EncodeThenValidateAgrees) {
+  const auto &[name, gen] = GetParam();
+  const std::string tmp = clitest::temp_dir();
+  auto enc = run("encode " + src("workloads/" + name) + " --gen " + gen + " -o " + tmp + "/enc");
+  ASSERT_EQ(enc.code, 0) << enc.out << enc.err;
+  auto val = run("validate --bir " + src("workloads/" + name) + " --bundles " + tmp + "/enc");
+  EXPECT_EQ(val.code, 0) << val.out << val.err;
+  EXPECT_NE(val.out.find("validate: OK"), std::string::npos) << val.out;
+  fs::remove_all(tmp);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, WorkloadBundles,
+    ::testing::Combine(::testing::Values("kernel1", "tensor_add", "matmul_tiled", "matmul_hoisted",
+                                         "matmul_blocked_free", "matmul_blocked_mnk", "softmax", "layernorm",
+                                         "rmsnorm", "attention", "transpose", "cumsum"),
+                       ::testing::Values("v2", "v3", "v4")),
+    [](const auto &info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
