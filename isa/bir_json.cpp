@@ -676,6 +676,45 @@ private:
     return static_cast<int>(p_.loop_vars.size()) - 1;
   }
 
+  // DynamicForLoop {DynamicForLoopAxis {name, lb, ub, stride}, blocks} with bounds as integers or expressions (the
+  // upper bound typically an IntRuntimeValueKind register), and DoWhile {cond, blocks} (reference
+  // neuronx-cc/bir/json-schema-catalog.md: InstDynamicForLoop `name`, `DynamicForLoopAxis`, `lb`/`ub`/`stride`;
+  // InstDoWhile `cond`; sim-control-sync-customop.md 1.2/1.3 for their meaning).
+  void read_region(const json &j, const std::string &opcode, std::vector<Node> &out) {
+    Node node;
+    cur_index_ = -1;
+    auto bound = [&](const json &v, const std::string &f) {
+      return v.is_number_integer() ? Expr::constant(as_int(v, f)) : read_expr(v, f);
+    };
+    if (opcode == "DynamicForLoop") {
+      node.kind = Node::Kind::DynamicForLoop;
+      const json *ax = get(j, "DynamicForLoopAxis");
+      if (!ax) ax = get(j, "LoopAxis");
+      cur_name_ = "DynamicForLoop";
+      if (!ax) fail("DynamicForLoopAxis", "missing required key 'DynamicForLoopAxis'");
+      as_obj(*ax, "DynamicForLoopAxis");
+      const std::string name = as_str(need(*ax, "name", "DynamicForLoopAxis.name"), "DynamicForLoopAxis.name");
+      cur_name_ = "DynamicForLoop '" + name + "'";
+      node.lb_expr = get(*ax, "lb") ? bound(*get(*ax, "lb"), "DynamicForLoopAxis.lb") : Expr::constant(0);
+      node.ub_expr = bound(need(*ax, "ub", "DynamicForLoopAxis.ub"), "DynamicForLoopAxis.ub");
+      node.stride_expr = get(*ax, "stride") ? bound(*get(*ax, "stride"), "DynamicForLoopAxis.stride") : Expr::constant(1);
+      if (node.stride_expr.is_const() && node.stride_expr.c == 0) fail("DynamicForLoopAxis.stride", "loop stride is 0");
+      node.var = loop_var_for(name);
+    } else {
+      node.kind = Node::Kind::DoWhile;
+      cur_name_ = "DoWhile";
+      node.cond = read_expr(need(j, "cond", "cond"), "cond");
+    }
+    const json &blocks = as_arr(need(j, "blocks", "blocks"), "blocks");
+    const std::string region = cur_name_;
+    cur_name_.clear();
+    if (node.var >= 0) scope_.push_back(node.var);
+    for (size_t b = 0; b < blocks.size(); ++b)
+      read_block(blocks[b], "blocks[" + std::to_string(b) + "]", node.body);
+    if (node.var >= 0) scope_.pop_back();
+    out.push_back(std::move(node));
+  }
+
   void read_loop(const json &j, std::vector<Node> &out) {
     std::string axis_name;
     const json *ax = get(j, "LoopAxis");
@@ -725,6 +764,10 @@ private:
       } else if (const json *op = get(e, "opcode");
                  op && op->is_string() && op->get_ref<const std::string &>() == "Loop") {
         read_loop(e, out);
+      } else if (op && op->is_string() &&
+                 (op->get_ref<const std::string &>() == "DynamicForLoop" ||
+                  op->get_ref<const std::string &>() == "DoWhile")) {
+        read_region(e, op->get_ref<const std::string &>(), out);
       } else {
         read_instruction(e, out);
       }
@@ -1044,9 +1087,22 @@ struct Writer {
                             ? p.loop_vars[static_cast<size_t>(n.var)]
                             : "i" + std::to_string(n.var);
       json loop;
-      loop["opcode"] = "Loop";
-      loop["name"] = "Loop-" + var;
-      loop["LoopAxis"] = {{"name", var}, {"lb", n.lb}, {"ub", n.ub}, {"stride", n.stride}};
+      if (n.kind == Node::Kind::DoWhile) {
+        loop["opcode"] = "DoWhile";
+        loop["name"] = "DoWhile";
+        loop["cond"] = expr_to_json(n.cond, p.loop_vars);
+      } else if (n.kind == Node::Kind::DynamicForLoop) {
+        loop["opcode"] = "DynamicForLoop";
+        loop["name"] = "DynamicForLoop-" + var;
+        loop["DynamicForLoopAxis"] = {{"name", var},
+                                      {"lb", expr_to_json(n.lb_expr, p.loop_vars)},
+                                      {"ub", expr_to_json(n.ub_expr, p.loop_vars)},
+                                      {"stride", expr_to_json(n.stride_expr, p.loop_vars)}};
+      } else {
+        loop["opcode"] = "Loop";
+        loop["name"] = "Loop-" + var;
+        loop["LoopAxis"] = {{"name", var}, {"lb", n.lb}, {"ub", n.ub}, {"stride", n.stride}};
+      }
       json block;
       block["name"] = "Block" + std::to_string(++block_counter);
       block["instructions"] = nodes(n.body, block_counter);

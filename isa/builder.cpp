@@ -154,4 +154,43 @@ void Builder::loop(const std::string &var, int64_t lb, int64_t ub, int64_t strid
   stack_.pop_back();
 }
 
+namespace {
+isa::Expr register_expr(const std::string &reg) {
+  isa::Expr r;
+  r.kind = isa::Expr::Kind::Register;
+  r.regref = reg;
+  return r;
+}
+} // namespace
+
+void Builder::dynamic_loop(const std::string &var, int64_t lb, const std::string &ub_reg, int64_t ub_coef,
+                           int64_t ub_const, int64_t stride, const std::function<void(Aff)> &body) {
+  prog_.loop_vars.push_back(var);
+  isa::Node n;
+  n.kind = isa::Node::Kind::DynamicForLoop;
+  n.var = static_cast<int>(prog_.loop_vars.size()) - 1;
+  n.lb_expr = isa::Expr::constant(lb);
+  n.ub_expr.kind = isa::Expr::Kind::Affine;
+  n.ub_expr.c = ub_const;
+  n.ub_expr.kids.push_back(register_expr(ub_reg));
+  n.ub_expr.coeffs.push_back(ub_coef);
+  n.stride_expr = isa::Expr::constant(stride);
+  stack_.back()->push_back(std::move(n));
+  isa::Node &ref = stack_.back()->back();
+  stack_.push_back(&ref.body);
+  body(Aff::var(ref.var));
+  stack_.pop_back();
+}
+
+void Builder::do_while(const std::string &cond_reg, const std::function<void()> &body) {
+  isa::Node n;
+  n.kind = isa::Node::Kind::DoWhile;
+  n.cond = register_expr(cond_reg);
+  stack_.back()->push_back(std::move(n));
+  isa::Node &ref = stack_.back()->back();
+  stack_.push_back(&ref.body);
+  body();
+  stack_.pop_back();
+}
+
 } // namespace neuronsim::builder

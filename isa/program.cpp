@@ -49,6 +49,8 @@ int64_t count_nodes(const std::vector<Node> &nodes) {
   for (const auto &node : nodes) {
     if (node.kind == Node::Kind::Inst) {
       ++n;
+    } else if (node.kind != Node::Kind::Loop) {
+      n += count_nodes(node.body);  // a run-time trip count: counted once (a lower bound for DoWhile)
     } else {
       int64_t trips = 0;
       if (node.stride > 0 && node.ub > node.lb) trips = (node.ub - node.lb + node.stride - 1) / node.stride;

@@ -111,8 +111,8 @@ private:
     size_t i = 0;
     while (i < nodes.size()) {
       const isa::Node &n = nodes[i];
-      if (n.kind == isa::Node::Kind::Loop) {
-        if (loop(n) == Flow::Stop) return Flow::Stop;
+      if (n.kind != isa::Node::Kind::Inst) {
+        if (region(n) == Flow::Stop) return Flow::Stop;
         ++i;
         continue;
       }
@@ -140,19 +140,70 @@ private:
     return Flow::Next;
   }
 
-  Flow loop(const isa::Node &n) {
+  // Loop, DynamicForLoop and DoWhile (reference neuronx-cc/bir/sim-control-sync-customop.md section 1): a Loop
+  // has constant bounds; a DynamicForLoop evaluates lb/stride from the affine environment and its upper bound
+  // from a register when it starts; a DoWhile runs its body, then repeats while its register is non-zero. A Break
+  // in the body leaves the region.
+  Flow region(const isa::Node &n) {
     auto body = [&](int64_t v) {
       lv_[static_cast<size_t>(n.var)] = v;
       return walk(n.body, false);
     };
-    if (n.stride > 0) {
-      for (int64_t v = n.lb; v < n.ub; v += n.stride)
+    int64_t lb = n.lb, ub = n.ub, stride = n.stride;
+    if (n.kind == isa::Node::Kind::DoWhile) {
+      for (;;) {
+        if (Flow f = walk(n.body, false); f != Flow::Next) return f == Flow::Stop ? f : Flow::Next;
+        if (runtime(n.cond, "cond") == 0) return Flow::Next;
+      }
+    }
+    if (n.kind == isa::Node::Kind::DynamicForLoop) {
+      lb = runtime(n.lb_expr, "DynamicForLoopAxis.lb");
+      ub = runtime(n.ub_expr, "DynamicForLoopAxis.ub");
+      stride = runtime(n.stride_expr, "DynamicForLoopAxis.stride");
+      if (stride == 0) throw SemanticError({prog_.file, -1, "DynamicForLoop", "DynamicForLoopAxis.stride"}, "stride 0");
+    }
+    if (stride > 0) {
+      for (int64_t v = lb; v < ub; v += stride)
         if (Flow f = body(v); f != Flow::Next) return f == Flow::Stop ? f : Flow::Next;
-    } else if (n.stride < 0) {
-      for (int64_t v = n.lb; v > n.ub; v += n.stride)
+    } else if (stride < 0) {
+      for (int64_t v = lb; v > ub; v += stride)
         if (Flow f = body(v); f != Flow::Next) return f == Flow::Stop ? f : Flow::Next;
     }
     return Flow::Next;
+  }
+
+  // An expression that may read registers (the instructions before it have executed: see exec_).
+  int64_t runtime(const isa::Expr &e, const char *field) {
+    using K = isa::Expr::Kind;
+    switch (e.kind) {
+    case K::Register: {
+      if (!exec_)
+        throw SemanticError({prog_.file, -1, "", field}, "a run-time bound needs the data: schedule with "
+                                                         "build_schedule_executing");
+      for (const auto &st : states_)
+        for (const auto &r : st.regs)
+          if (r.first == e.regref) return r.second;
+      throw SimulationError({prog_.file, -1, "", field}, "register '" + e.regref + "' is read before it is written");
+    }
+    case K::Affine: {
+      int64_t v = e.c;
+      for (size_t k = 0; k < e.kids.size(); ++k) v += e.coeffs[k] * runtime(e.kids[k], field);
+      return v;
+    }
+    case K::Sum: {
+      int64_t v = e.c;
+      for (const auto &k : e.kids) v += runtime(k, field);
+      return v;
+    }
+    case K::Mult: return e.k * runtime(e.kids.at(0), field);
+    case K::FloorDiv:
+    case K::Mod: {
+      isa::Expr c = e;
+      c.kids[0] = isa::Expr::constant(runtime(e.kids.at(0), field));
+      return c.eval(lv_.data());
+    }
+    default: return e.eval(lv_.data());
+    }
   }
 
   // The index in the top-level body where block `name` starts; an empty name falls through.
@@ -344,10 +395,20 @@ Schedule build_schedule_executing(const isa::Program &program, engines::Memory &
   return Builder(program, mem, arch, &mem).build();
 }
 
+namespace {
+bool has_runtime_region(const std::vector<isa::Node> &nodes) {
+  for (const auto &n : nodes)
+    if (n.kind == isa::Node::Kind::DynamicForLoop || n.kind == isa::Node::Kind::DoWhile ||
+        (n.kind == isa::Node::Kind::Loop && has_runtime_region(n.body)))
+      return true;
+  return false;
+}
+} // namespace
+
 bool has_data_dependent_control(const isa::Program &program) {
   for (const auto &i : program.insts)
     if (i.type == InstructionType::CompareAndBranch) return true;
-  return false;
+  return has_runtime_region(program.body);
 }
 
 } // namespace neuronsim::sim

@@ -146,8 +146,8 @@ const char *not_executed_reason(isa::InstructionType t) {
     return "an abstract base type: compiled BIR carries its concrete leaves";
   case IT::Generic: case IT::GenericRelu: case IT::TongaReduceMacroSymbolic:
     return "lowered away by the compiler before BIR is emitted; birsim does not execute it either";
-  case IT::Loop:
-    return "a region: the scheduler unrolls it";
+  case IT::Loop: case IT::DynamicForLoop: case IT::DoWhile:
+    return "a region: the scheduler walks its body (sim/schedule.cpp)";
   case IT::CustomOp: case IT::BIRKernel:
     return "runs an external kernel binary (birsim shells out to kernel_sim); no such simulator here";
   case IT::NKIKernel: case IT::NKIKLIRKernel:
@@ -156,8 +156,6 @@ const char *not_executed_reason(isa::InstructionType t) {
     return "raw instruction bytes with no fixed meaning; birsim skips it";
   case IT::DevicePrint:
     return "a debug print carrier with no numeric effect; not implemented";
-  case IT::DynamicForLoop: case IT::DoWhile:
-    return "a region with a run-time trip count: the reader does not yet keep its body";
   case IT::DMATrigger: case IT::DMABlock:
     return "DMA block triggering (re-dispatching a block's descriptors) is not implemented";
   case IT::Call:

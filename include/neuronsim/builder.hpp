@@ -125,6 +125,12 @@ public:
   InstRef add(InstructionType t, std::vector<isa::Arg> ins, std::vector<isa::Arg> outs);
   // for var in range(lb, ub, stride): body(var)
   void loop(const std::string &var, int64_t lb, int64_t ub, int64_t stride, const std::function<void(Aff)> &body);
+  // DynamicForLoop: for var in range(lb, ub_const + ub_coef * <register ub_reg>, stride), the bound read when the
+  // loop starts.
+  void dynamic_loop(const std::string &var, int64_t lb, const std::string &ub_reg, int64_t ub_coef, int64_t ub_const,
+                    int64_t stride, const std::function<void(Aff)> &body);
+  // DoWhile: do { body } while (<register cond_reg> != 0).
+  void do_while(const std::string &cond_reg, const std::function<void()> &body);
 
   isa::Program &program() { return prog_; }
   isa::Program finish() { return std::move(prog_); }

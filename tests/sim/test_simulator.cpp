@@ -389,3 +389,45 @@ TEST(Simulator, TraceSlicesNeverPartiallyOverlapOnATrack) {
     for (size_t i = 1; i < v.size(); ++i) ASSERT_GE(v[i].first, v[i - 1].second - 1e-9) << "track " << tid;
   }
 }
+
+TEST(SimulatorControlFlow, DoWhileRepeatsWhileItsRegisterIsNonZero) {
+  // r = 3; do { t += 1; r -= 1; } while (r != 0)   -> t = 3
+  Builder b("dowhile");
+  auto o = b.output("o", {4, 4});
+  auto t = b.sbuf("t", {4, 4});
+  b.add(InstructionType::RegisterMove, {Builder::imm(3, isa::Dtype::int32)}, {Builder::reg("r")});
+  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(0.0);
+  b.do_while("r", [&] {
+    b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), Builder::imm(1.0)}, {b.ap(t.all())})
+        .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
+    b.add(InstructionType::RegisterAlu, {Builder::reg("r"), Builder::imm(1, isa::Dtype::int32)}, {Builder::reg("r")})
+        .op(isa::AluOp::subtract);
+  });
+  b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.all())});
+  for (const isa::Program &p : {b.program(), isa::parse_bir(isa::to_bir_json(b.program()), "dowhile.bir.json")}) {
+    sim::Simulator s(p, {});
+    auto r = s.run();
+    EXPECT_EQ(r.dynamic_instructions, 2 + 3 * 2 + 1);
+    for (float v : sim::tensor_f32(p, s.memory(), 0)) EXPECT_EQ(v, 3.0f);
+  }
+}
+
+TEST(SimulatorControlFlow, DynamicForLoopReadsItsUpperBoundFromARegister) {
+  // n = 4; for i in range(0, 1 * n + 0): t[:, i] += 1   over 6 columns -> 1 1 1 1 0 0 per row
+  Builder b("dynfor");
+  auto o = b.output("o", {2, 6});
+  auto t = b.sbuf("t", {2, 6});
+  b.add(InstructionType::RegisterMove, {Builder::imm(4, isa::Dtype::int32)}, {Builder::reg("n")});
+  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(0.0);
+  b.dynamic_loop("i", 0, "n", 1, 0, 1, [&](builder::Aff i) {
+    b.add(InstructionType::TensorScalarPtr, {b.ap(t.tile(0, 2, i, 1)), Builder::imm(1.0)}, {b.ap(t.tile(0, 2, i, 1))})
+        .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
+  });
+  b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.all())});
+  for (const isa::Program &p : {b.program(), isa::parse_bir(isa::to_bir_json(b.program()), "dynfor.bir.json")}) {
+    sim::Simulator s(p, {});
+    auto r = s.run();
+    EXPECT_EQ(r.dynamic_instructions, 2 + 4 + 1);
+    EXPECT_EQ(sim::tensor_f32(p, s.memory(), 0), (std::vector<float>{1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0}));
+  }
+}

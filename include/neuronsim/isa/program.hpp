@@ -161,12 +161,17 @@ struct Tensor {
 
 // ---------------------------------------------------------------------------------------------- program
 // The body is a tree of instructions and loops; the simulator walks it, evaluating expressions per iteration.
+// Regions (reference neuronx-cc/bir/sim-control-sync-customop.md section 1): Loop has constant bounds;
+// DynamicForLoop's bounds are expressions, its upper bound read from a register at run time; DoWhile runs its
+// body, then repeats while a register is non-zero.
 struct Node {
-  enum class Kind { Inst, Loop } kind = Kind::Inst;
+  enum class Kind { Inst, Loop, DynamicForLoop, DoWhile } kind = Kind::Inst;
   int inst = -1;              // Kind::Inst: index into Program::insts
-  int var = -1;               // Kind::Loop: index into Program::loop_vars
+  int var = -1;               // Kind::Loop / DynamicForLoop: index into Program::loop_vars
   int64_t lb = 0, ub = 0, stride = 1;
-  std::vector<Node> body;     // Kind::Loop: its blocks' contents, in order
+  Expr lb_expr, ub_expr, stride_expr;  // Kind::DynamicForLoop
+  Expr cond;                  // Kind::DoWhile: the register predicate
+  std::vector<Node> body;     // regions: their blocks' contents, in order
 };
 
 struct Program {
