@@ -51,39 +51,112 @@ int engine_queue(Engine e) {
   }
 }
 
-struct Record {
-  Footprint fp;
-  int64_t inst;   // index into Schedule::insts
-  bool write;
-};
-
 // Live footprints per memory space; a write that covers a record makes it redundant (any later access that
 // overlaps the old record overlaps the covering write, which already depends on it).
+// Records are grouped by their exact footprint box, found through a hash map, and the groups that hold a write
+// are kept apart from the read-only ones: a read only tests boxes with writers, a write tests every box once.
+// (One flat list made scheduling quadratic: an input tile that is only ever read collects a record per reader,
+// and every access scanned them all.) The dependencies found are the same set as a scan of every record.
 class Tracker {
 public:
   void access(const Footprint &fp, bool write, int64_t inst, std::vector<int64_t> &deps) {
-    auto &list = space(fp);
-    for (const auto &r : list)
-      if ((write || r.write) && r.inst != inst && r.fp.overlaps(fp)) deps.push_back(r.inst);
-    if (write) {
-      list.erase(std::remove_if(list.begin(), list.end(),
-                                [&](const Record &r) { return covers(fp, r.fp) && r.inst != inst; }),
-                 list.end());
+    Space &sp = space(fp);
+    scan(sp, kWritten, fp, write, inst, deps);
+    if (write) scan(sp, kReadOnly, fp, write, inst, deps);
+    const Key k = key(fp);
+    auto it = sp.where.find(k);
+    if (it == sp.where.end()) {
+      const int l = write ? kWritten : kReadOnly;
+      sp.list[l].push_back(Group{fp, {}, {}});
+      it = sp.where.emplace(k, Loc{l, sp.list[l].size() - 1}).first;
+    } else if (write && it->second.l == kReadOnly) {
+      Group g = std::move(sp.list[kReadOnly][it->second.i]);
+      unlink(sp, kReadOnly, it->second.i);
+      sp.list[kWritten].push_back(std::move(g));
+      it->second = Loc{kWritten, sp.list[kWritten].size() - 1};
     }
-    list.push_back(Record{fp, inst, write});
+    Group &g = sp.list[it->second.l][it->second.i];
+    (write ? g.writes : g.reads).push_back(inst);
   }
 
 private:
+  static constexpr int kReadOnly = 0, kWritten = 1;
+  struct Group {
+    Footprint fp;
+    std::vector<int64_t> reads, writes;  // indices into Schedule::insts, ascending
+  };
+  using Key = std::array<int64_t, 4>;
+  struct KeyHash {
+    size_t operator()(const Key &k) const {
+      uint64_t h = 1469598103934665603ull;
+      for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  struct Loc {
+    int l;     // kReadOnly or kWritten
+    size_t i;  // position in Space::list[l]
+  };
+  struct Space {
+    std::array<std::vector<Group>, 2> list;
+    std::unordered_map<Key, Loc, KeyHash> where;
+  };
+
+  static Key key(const Footprint &fp) { return {fp.p0, fp.p1, fp.b0, fp.b1}; }
   static bool covers(const Footprint &a, const Footprint &b) {
     return a.p0 <= b.p0 && b.p1 <= a.p1 && a.b0 <= b.b0 && b.b1 <= a.b1;
   }
-  std::vector<Record> &space(const Footprint &fp) {
+
+  // Takes group i out of list l (the last group moves into its slot); its map entry is left to the caller.
+  static void unlink(Space &sp, int l, size_t i) {
+    auto &groups = sp.list[l];
+    if (i + 1 != groups.size()) {
+      groups[i] = std::move(groups.back());
+      sp.where[key(groups[i].fp)].i = i;
+    }
+    groups.pop_back();
+  }
+
+  static void scan(Space &sp, int l, const Footprint &fp, bool write, int64_t inst, std::vector<int64_t> &deps) {
+    auto &groups = sp.list[l];
+    for (size_t g = 0; g < groups.size();) {
+      Group &gr = groups[g];
+      if (gr.fp.overlaps(fp)) {
+        for (int64_t r : gr.writes)
+          if (r != inst) deps.push_back(r);
+        if (write) {
+          for (int64_t r : gr.reads)
+            if (r != inst) deps.push_back(r);
+          if (covers(fp, gr.fp)) {
+            // Records are appended in instruction order: this instruction's own ones are at the back and stay.
+            auto drop = [inst](std::vector<int64_t> &v) {
+              size_t k = v.size();
+              while (k > 0 && v[k - 1] == inst) --k;
+              v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k));
+            };
+            drop(gr.reads);
+            drop(gr.writes);
+            // An emptied group goes, unless this access is about to refill it (the same tile written again:
+            // keeping it saves freeing and reallocating its lists).
+            if (gr.reads.empty() && gr.writes.empty() && key(gr.fp) != key(fp)) {
+              sp.where.erase(key(gr.fp));
+              unlink(sp, l, g);
+              continue;  // the group moved into slot g has not been looked at yet
+            }
+          }
+        }
+      }
+      ++g;
+    }
+  }
+
+  Space &space(const Footprint &fp) {
     if (fp.space == Footprint::Space::Sbuf) return sbuf_;
     if (fp.space == Footprint::Space::Psum) return psum_;
     return dram_[fp.dram_tensor];
   }
-  std::vector<Record> sbuf_, psum_;
-  std::unordered_map<int, std::vector<Record>> dram_;
+  Space sbuf_, psum_;
+  std::unordered_map<int, Space> dram_;
 };
 
 class Builder {
@@ -287,7 +360,6 @@ private:
     ScheduledInst si;
     si.d.inst = &inst;
     si.d.seq = idx;
-    ErrorContext ctx{prog_.file, inst.index, inst.name, ""};
     for (const auto &w : inst.waits)
       if (w.sem < 0 || w.sem >= kNumSemaphores)
         throw SemanticError({prog_.file, inst.index, inst.name, "waits"},
@@ -296,14 +368,20 @@ private:
       if (u.sem < 0 || u.sem >= kNumSemaphores)
         throw SemanticError({prog_.file, inst.index, inst.name, "updates"},
                             "semaphore " + std::to_string(u.sem) + " out of range [0, 256)");
+    // Each access is validated once; its footprint (which validates the same way) is kept for the tracker.
+    si.d.imm.reserve(inst.ins.size());
+    si.d.ins.reserve(inst.ins.size());
+    si.d.outs.reserve(inst.outs.size());
+    in_fp_.clear();
+    out_fp_.clear();
     for (size_t i = 0; i < inst.ins.size(); ++i) {
       si.d.imm.push_back(inst.ins[i].immediate(lv_.data()));
       si.d.ins.push_back(resolve(inst.ins[i]));
-      if (si.d.ins.back().tensor >= 0) check(si.d.ins.back(), ctx, "ins[" + std::to_string(i) + "]");
+      if (si.d.ins.back().tensor >= 0) in_fp_.push_back(check(si.d.ins.back(), inst, "ins", i));
     }
     for (size_t i = 0; i < inst.outs.size(); ++i) {
       si.d.outs.push_back(resolve(inst.outs[i]));
-      if (si.d.outs.back().tensor >= 0) check(si.d.outs.back(), ctx, "outs[" + std::to_string(i) + "]");
+      if (si.d.outs.back().tensor >= 0) out_fp_.push_back(check(si.d.outs.back(), inst, "outs", i));
     }
     si.queue = pick_queue(inst);
     si.pos = static_cast<int64_t>(s_.queues[si.queue].size());
@@ -311,12 +389,12 @@ private:
     // Reads give true (RAW) dependencies; writes give WAR/WAW ones. On its own in-order queue an instruction
     // only waits for the completion of a producer it reads from: WAW/WAR there are already ordered by the queue
     // (so PE matmuls accumulating into one PSUM tile stream back to back, as the array does).
-    std::vector<int64_t> raw, other;
+    std::vector<int64_t> &raw = raw_, &other = other_;
+    raw.clear();
+    other.clear();
     if (!s_.explicit_sync) {
-      for (const auto &a : si.d.ins)
-        if (a.tensor >= 0) tracker_.access(mem_.footprint(a), false, idx, raw);
-      for (const auto &a : si.d.outs)
-        if (a.tensor >= 0) tracker_.access(mem_.footprint(a), true, idx, other);
+      for (const auto &fp : in_fp_) tracker_.access(fp, false, idx, raw);
+      for (const auto &fp : out_fp_) tracker_.access(fp, true, idx, other);
     }
 
     // One semaphore wait per producer queue: the latest producer position on it.
@@ -333,20 +411,24 @@ private:
       }
       after_barrier_[si.queue] = true;
     }
+    std::vector<int64_t> &dep_seq = dep_seq_;  // sorted and deduplicated here, then copied at its final size
+    dep_seq.clear();
     for (const auto *deps : {&raw, &other})
       for (int64_t dep : *deps) {
         const auto &p = s_.insts[static_cast<size_t>(dep)];
         if (p.queue == si.queue && deps == &other) continue;
         need[p.queue] = std::max(need[p.queue], p.pos + 1);
-        if (p.queue != si.queue) si.dep_seq.push_back(dep);
+        if (p.queue != si.queue) dep_seq.push_back(dep);
       }
-    std::sort(si.dep_seq.begin(), si.dep_seq.end());
-    si.dep_seq.erase(std::unique(si.dep_seq.begin(), si.dep_seq.end()), si.dep_seq.end());
+    std::sort(dep_seq.begin(), dep_seq.end());
+    dep_seq.erase(std::unique(dep_seq.begin(), dep_seq.end()), dep_seq.end());
+    si.dep_seq.assign(dep_seq.begin(), dep_seq.end());
+    si.waits.reserve(static_cast<size_t>(std::count_if(need.begin(), need.end(), [](int64_t c) { return c > 0; })));
     for (int q = 0; q < kMaxQueues; ++q)
       if (need[q] > 0) si.waits.push_back(QueueWait{q, need[q]});
 
     if (static_cast<int64_t>(s_.insts.size()) >= kMaxDynamicInstructions)
-      throw SemanticError(ctx, "more than " + std::to_string(kMaxDynamicInstructions) +
+      throw SemanticError({prog_.file, inst.index, inst.name, ""}, "more than " + std::to_string(kMaxDynamicInstructions) +
                                    " dynamic instructions: do the program's branches loop forever?");
     if (exec_) {
       // Program order is a valid execution order: every dependency points backwards.
@@ -361,12 +443,14 @@ private:
     s_.insts.push_back(std::move(si));
   }
 
-  void check(const Access &a, ErrorContext ctx, const std::string &field) const {
-    ctx.field = field;
+  // Validates an access (Memory::footprint checks it as Memory::check does) and returns its footprint. The
+  // error context is only built for an error: strings per dynamic instruction were a large part of scheduling.
+  Footprint check(const Access &a, const isa::Inst &inst, const char *kind, size_t i) const {
     try {
-      mem_.check(a);
+      return mem_.footprint(a);
     } catch (const Error &e) {
-      throw SemanticError(ctx, e.message());
+      throw SemanticError({prog_.file, inst.index, inst.name, std::string(kind) + "[" + std::to_string(i) + "]"},
+                          e.message());
     }
   }
 
@@ -376,6 +460,8 @@ private:
   std::vector<int64_t> lv_;
   Schedule s_;
   Tracker tracker_;
+  std::vector<Footprint> in_fp_, out_fp_;  // the current instruction's footprints (reused buffers)
+  std::vector<int64_t> raw_, other_, dep_seq_;  // its dependencies (reused buffers)
   std::unordered_map<std::string, int> named_;
   int next_dma_ = 0;
   engines::Memory *exec_;                                  // executes while scheduling (control flow), or null
