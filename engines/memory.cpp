@@ -50,10 +50,22 @@ struct Box {
 
 } // namespace
 
+using Runs = std::vector<std::pair<int64_t, int64_t>>;
+// One run list per thread, reused by every walker: a list per walk was an allocation per operand of every
+// instruction. A walker created while another one holds it (no walk starts another today) uses its own.
+struct RunBuffer {
+  Runs v;
+  bool busy = false;
+};
+static thread_local RunBuffer tl_runs;
+
 // The walker: resolved geometry of one access plus its free-dim runs.
 struct MemoryWalker {
   const Memory &m;
   const Access &a;
+  Runs own_runs;
+  const bool borrowed = !tl_runs.busy;
+  Runs &runs = borrowed ? tl_runs.v : own_runs;  // (free offset in elements, length)
   const isa::Tensor *t = nullptr;
   bool onchip = false;
   int64_t esz = 4;
@@ -63,18 +75,26 @@ struct MemoryWalker {
   int64_t pstep_e = 0;    // partition step in elements of the logical layout
   int64_t minoff = 0, maxoff = 0;
   int64_t count = 0;      // elements walked
-  std::vector<std::pair<int64_t, int64_t>> runs;  // (free offset in elements, length)
   // On-chip placement.
   int64_t row_stride = 0, p_base = 0, b_base = 0;
 
-  MemoryWalker(const Memory &mem, const Access &acc) : m(mem), a(acc) {}
+  MemoryWalker(const Memory &mem, const Access &acc) : m(mem), a(acc) {
+    if (borrowed) tl_runs.busy = true;
+  }
+  ~MemoryWalker() {
+    if (borrowed) tl_runs.busy = false;
+  }
+  MemoryWalker(const MemoryWalker &) = delete;
+  MemoryWalker &operator=(const MemoryWalker &) = delete;
 
   [[noreturn]] void fail(const std::string &msg) const { throw SimulationError(m.context(), msg); }
 
   std::string tname() const { return t ? "tensor '" + t->name + "'" : "tensor"; }
 
-  // Validates the access and computes its runs. Throws SimulationError on anything out of bounds.
-  void resolve() {
+  // Validates the access and computes its runs (only its element count and offset range when `with_runs` is
+  // false: enough for check() and footprint(), which the scheduler and the core call for every dynamic
+  // instruction). Throws SimulationError on anything out of bounds.
+  void resolve(bool with_runs = true) {
     const auto &tensors = m.program().tensors;
     if (a.tensor < 0 || a.tensor >= static_cast<int>(tensors.size()))
       fail("access does not name a tensor (index " + std::to_string(a.tensor) + ")");
@@ -93,7 +113,7 @@ struct MemoryWalker {
       b_base = pl.addr;
       row_stride = t->mem == isa::MemoryType::PSUM ? m.psum_row_ : m.sbuf_row_;
     } else {
-      total = static_cast<int64_t>(m.dram_[static_cast<size_t>(a.tensor)].size()) / esz;
+      total = static_cast<int64_t>(m.dram_bytes_[static_cast<size_t>(a.tensor)]) / esz;
     }
     // Partition dim. On-chip: a step that is a multiple of F advances step/F partitions (the row-major form the
     // compiler writes, reference bir-json.md 1.9); any other step counts partitions (the NKI [1, P] form).
@@ -105,11 +125,15 @@ struct MemoryWalker {
       pstep_e = step0;
     if (nparts < 0) fail(tname() + ": negative partition count " + std::to_string(nparts));
     check_size();
-    build_runs();
-    count = 0;
-    if (nparts == 0 || runs.empty()) return;
     int64_t per_part = 0;
-    for (const auto &r : runs) per_part += r.second;
+    if (with_runs) {
+      build_runs();
+      for (const auto &r : runs) per_part += r.second;
+    } else {
+      per_part = free_extent();
+    }
+    count = 0;
+    if (nparts == 0 || per_part == 0) return;
     count = nparts * per_part;
     // Every element lies within [emin, emax] and both ends are attained, so this bounds check is exact.
     const int64_t span = (nparts - 1) * pstep_e;
@@ -154,6 +178,26 @@ struct MemoryWalker {
     fail(os.str());
   }
 
+  // What build_runs derives from the runs, without listing them: elements per partition (0 when a count is 0)
+  // and minoff/maxoff. Every combination of free-dim indices is walked, so the offset range is the sum of each
+  // dim's own range.
+  int64_t free_extent() {
+    const size_t nd = a.ap.size();
+    minoff = maxoff = 0;
+    if (nd <= 1) return 1;
+    for (size_t i = 1; i < nd; ++i) {
+      if (a.ap[i].num < 0) fail(tname() + ": negative count in ap pair " + std::to_string(i));
+      if (a.ap[i].num == 0) return 0;
+    }
+    int64_t n = 1;
+    for (size_t i = 1; i < nd; ++i) {
+      const int64_t ext = a.ap[i].step * (a.ap[i].num - 1);
+      (ext < 0 ? minoff : maxoff) += ext;
+      n *= a.ap[i].num;
+    }
+    return n;
+  }
+
   // The free-dim element offsets (relative to the partition base), as maximal contiguous runs. Computed once
   // per access and reused for every partition.
   void build_runs() {
@@ -170,7 +214,9 @@ struct MemoryWalker {
     }
     // Innermost dim with step 1 is a run; otherwise single elements. Dims [1, nd-1) form an odometer.
     const int64_t in_step = a.ap[nd - 1].step, in_num = a.ap[nd - 1].num;
-    std::vector<int64_t> idx(nd, 0);
+    int64_t idx_small[8] = {};
+    std::vector<int64_t> idx_big(nd > 8 ? nd : 0, 0);
+    int64_t *idx = nd > 8 ? idx_big.data() : idx_small;
     int64_t base = 0;
     minoff = INT64_MAX;
     maxoff = INT64_MIN;
@@ -216,6 +262,7 @@ struct MemoryWalker {
     if (count == 0) return;
     int64_t pos = 0;
     if (!onchip) {
+      m.materialize(static_cast<size_t>(a.tensor));
       uint8_t *base = const_cast<uint8_t *>(m.dram_[static_cast<size_t>(a.tensor)].data());
       for (int64_t i0 = 0; i0 < nparts; ++i0) {
         const int64_t pe = a.start + i0 * pstep_e;
@@ -263,6 +310,7 @@ struct MemoryWalker {
 Memory::Memory(const isa::Program &program, const ArchParams &arch) : program_(program), arch_(arch) {
   const auto &ts = program_.tensors;
   dram_.resize(ts.size());
+  dram_bytes_.assign(ts.size(), 0);
   place_.resize(ts.size());
   const int64_t psum_bank = arch_.psum_banks > 0 ? arch_.psum_bytes_per_partition / arch_.psum_banks : 0;
 
@@ -291,7 +339,8 @@ Memory::Memory(const isa::Program &program, const ArchParams &arch) : program_(p
       const int64_t n = std::max(by_dims, by_shape);
       // 0xFF poison like every birsim MemoryObject; inputs overwrite it when loaded.
       try {
-        dram_[i].assign(static_cast<size_t>(std::max<int64_t>(n, 0)), 0xFF);
+        dram_bytes_[i] = static_cast<size_t>(std::max<int64_t>(n, 0));
+        dram_[i].reserve(dram_bytes_[i]);  // poisoned on first use (materialize)
       } catch (const std::bad_alloc &) {
         capacity_error(t, std::to_string(n) + " bytes cannot be allocated in host memory");
       } catch (const std::length_error &) {
@@ -394,14 +443,23 @@ template <typename Fn> void for_chunks(const Memory &m, const Access &a, Fn &&fn
 
 } // namespace
 
-void Memory::check(const Access &a) const {
+bool Memory::chunks(const Access &a, std::vector<Chunk> &out) {
+  out.clear();
+  if (track_uninit_) return false;
   MemoryWalker w(*this, a);
   w.resolve();
+  w.walk([&](uint8_t *p, uint8_t *sh, int64_t n, int64_t) { out.push_back(Chunk{p, sh, n}); });
+  return true;
+}
+
+void Memory::check(const Access &a) const {
+  MemoryWalker w(*this, a);
+  w.resolve(false);
 }
 
 Footprint Memory::footprint(const Access &a) const {
   MemoryWalker w(*this, a);
-  w.resolve();
+  w.resolve(false);
   const Box b = w.box();
   Footprint f;
   if (!w.onchip) {
@@ -487,6 +545,7 @@ void Memory::write_raw(const Access &a, const uint8_t *in) {
 std::vector<uint8_t> &Memory::dram(int tensor) {
   if (tensor < 0 || tensor >= static_cast<int>(dram_.size()) || !program_.tensors[tensor].is_dram())
     throw SimulationError(ctx_, "tensor index " + std::to_string(tensor) + " is not a DRAM tensor");
+  materialize(static_cast<size_t>(tensor));
   return dram_[static_cast<size_t>(tensor)];
 }
 const std::vector<uint8_t> &Memory::dram(int tensor) const {

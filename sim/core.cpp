@@ -57,7 +57,9 @@ struct Job {
   std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
   std::array<std::vector<int64_t>, kMaxQueues> finish;   // per queue position: completion time (ps, absolute)
   std::array<std::vector<int64_t>, kMaxQueues> release;  // per queue position: end of occupancy (ps, absolute)
-  std::array<engines::EngineState, kMaxQueues> state;
+  // Made on a queue's first executed instruction: 21 fresh states (RNG state tables) per run were most of the
+  // cost of a short run.
+  std::array<std::unique_ptr<engines::EngineState>, kMaxQueues> state;
   std::array<int64_t, kNumSemaphores> sem{};         // the program's own semaphores (explicit sync)
   std::array<std::deque<PendingUpdates>, kMaxQueues> pending;
   std::array<int64_t, kNumResources> resource_free{};  // ps
@@ -178,6 +180,7 @@ SC_MODULE(Core) {
 
   void queue_thread(int q) {
     std::vector<int> res;
+    ErrorContext ctx;
     for (;;) {
       while (!job || job->aborted || job->next[q] >= static_cast<int64_t>(job->schedule->queues[q].size()))
         wait(kick[q]);
@@ -223,8 +226,14 @@ SC_MODULE(Core) {
       // 3. Semantics, then occupancy and completion.
       if (!j.timing_only) {
         try {
-          j.memory->set_context(ErrorContext{j.memory->program().file, inst.index, inst.name, ""});
-          engines::execute(si.d, *j.memory, j.state[q]);
+          // Assigned field by field into one context per thread: no string allocation per instruction.
+          ctx.file = j.memory->program().file;
+          ctx.inst_index = inst.index;
+          ctx.inst_name = inst.name;
+          ctx.field.clear();
+          j.memory->set_context(ctx);
+          if (!j.state[q]) j.state[q] = std::make_unique<engines::EngineState>();
+          engines::execute(si.d, *j.memory, *j.state[q]);
           if (j.after) (*j.after)(si, *j.memory);
         } catch (...) {
           j.error = std::current_exception();

@@ -61,6 +61,17 @@ public:
   void read_raw(const Access &a, uint8_t *out) const;
   void write_raw(const Access &a, const uint8_t *in);
 
+  // A contiguous piece of an access, in walk order: `n` elements at `data`, their written-shadow bytes at
+  // `shadow` (nullptr for DRAM). For kernels that stream their operands instead of copying them into dense tiles.
+  struct Chunk {
+    uint8_t *data;
+    uint8_t *shadow;
+    int64_t n;
+  };
+  // The chunks of an access, bounds-checked like read_f32. False (and nothing checked) when the caller must go
+  // through read_f32/read_i32 instead: uninitialised-read tracking is on. A writer sets the shadow bytes itself.
+  bool chunks(const Access &a, std::vector<Chunk> &out);
+
   Footprint footprint(const Access &a) const;
   // Validates an access against its tensor without touching memory (throws like read_f32).
   void check(const Access &a) const;
@@ -91,7 +102,14 @@ public:
 private:
   const isa::Program &program_;
   ArchParams arch_;
-  std::vector<std::vector<uint8_t>> dram_;
+  // DRAM buffers are reserved when the memory is made (so that a tensor too large for the host fails there) but
+  // filled with the 0xFF poison on first use: a timing-only run never touches them (a 320 MiB matmul's buffers
+  // were a third of its run time in page faults, and all of its RSS).
+  mutable std::vector<std::vector<uint8_t>> dram_;
+  std::vector<size_t> dram_bytes_;
+  void materialize(size_t tensor) const {
+    if (dram_[tensor].size() != dram_bytes_[tensor]) dram_[tensor].assign(dram_bytes_[tensor], 0xFF);
+  }
   std::vector<uint8_t> sbuf_, psum_;
   std::vector<uint8_t> sbuf_written_, psum_written_;
   std::vector<Placement> place_;
