@@ -1,5 +1,6 @@
 #include "neuronsim/sim/io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -19,21 +20,27 @@ uint64_t fnv1a(const std::string &s) {
   return h;
 }
 
+// The values are drawn in order and converted a block at a time: the same bytes as drawing them all first,
+// without an fp32 copy of the whole tensor (256 MiB for the full-size matmul's rhs, which put the run's peak RSS
+// above its DRAM + SBUF + PSUM by 1.9x).
 void generate(const isa::Tensor &t, std::vector<uint8_t> &bytes) {
   std::mt19937_64 rng(fnv1a(t.name));
   const int64_t n = t.num_elements();
   const int sz = isa::dtype_size(t.dtype);
-  std::vector<float> vals(static_cast<size_t>(n));
-  if (isa::dtype_is_float(t.dtype)) {
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (auto &v : vals) v = u(rng);
-  } else {
-    const bool is_signed = isa::dtype_is_signed_int(t.dtype);
-    std::uniform_int_distribution<int> u(is_signed ? -8 : 0, is_signed ? 7 : 15);
-    for (auto &v : vals) v = static_cast<float>(u(rng));
-  }
+  constexpr int64_t kBlock = 1 << 16;
+  std::vector<float> vals(static_cast<size_t>(std::min(n, kBlock)));
   bytes.assign(static_cast<size_t>(std::max<int64_t>(n * sz, static_cast<int64_t>(bytes.size()))), 0);
-  engines::store_f32(t.dtype, vals.data(), bytes.data(), n);
+  const bool is_float = isa::dtype_is_float(t.dtype), is_signed = isa::dtype_is_signed_int(t.dtype);
+  std::uniform_real_distribution<float> uf(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> ui(is_signed ? -8 : 0, is_signed ? 7 : 15);
+  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const int64_t m = std::min(kBlock, n - i0);
+    if (is_float)
+      for (int64_t k = 0; k < m; ++k) vals[static_cast<size_t>(k)] = uf(rng);
+    else
+      for (int64_t k = 0; k < m; ++k) vals[static_cast<size_t>(k)] = static_cast<float>(ui(rng));
+    engines::store_f32(t.dtype, vals.data(), bytes.data() + i0 * sz, m);
+  }
 }
 
 } // namespace
@@ -83,9 +90,24 @@ std::vector<std::string> write_outputs(const isa::Program &p, const engines::Mem
     a.shape = t.shape;
     const auto &bytes = mem.dram(static_cast<int>(i));
     const size_t n = static_cast<size_t>(t.num_elements() * isa::dtype_size(t.dtype));
-    a.data.assign(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(std::min(n, bytes.size())));
     std::string path = (fs::path(outdir) / (t.name + ".npy")).string();
-    write_npy(path, a);
+    if (bytes.size() == n) {
+      // The tensor's own buffer is lent to the writer and taken back, whatever happens: a copy of a large output
+      // (128 MiB for the full-size matmul) raised the run's peak RSS by its size. The Memory is never a const
+      // object (Simulator owns it); only this function's view of it is.
+      auto &buf = const_cast<std::vector<uint8_t> &>(bytes);
+      a.data = std::move(buf);
+      try {
+        write_npy(path, a);
+      } catch (...) {
+        buf = std::move(a.data);
+        throw;
+      }
+      buf = std::move(a.data);
+    } else {
+      a.data.assign(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(std::min(n, bytes.size())));
+      write_npy(path, a);
+    }
     written.push_back(path);
   }
   return written;
