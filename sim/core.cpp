@@ -64,6 +64,7 @@ struct Job {
   std::array<std::deque<PendingUpdates>, kMaxQueues> pending;
   std::array<int64_t, kNumResources> resource_free{};  // ps
   int64_t dma_free = 0;                              // ps: when the DMA engines' bandwidth is free again
+  std::vector<Claim *> claim_batch, claim_later;  // arbitrate()'s scratch
   std::vector<Claim *> claims;                    // resource requests not yet granted
   RunResult *result = nullptr;
   std::exception_ptr error;
@@ -95,7 +96,9 @@ void apply_update(Job &j, const isa::SemUpdate &u) {
 // all queues share, one transfer after another.
 void arbitrate(Job &j) {
   const uint64_t delta = sc_core::sc_delta_count();
-  std::vector<Claim *> batch, later;
+  // Two buffers kept in the job: no allocation per arbitration.
+  std::vector<Claim *> &batch = j.claim_batch, &later = j.claim_later;
+  batch.clear(), later.clear();
   for (Claim *c : j.claims) (c->delta < delta ? batch : later).push_back(c);
   j.claims.swap(later);
   std::sort(batch.begin(), batch.end(), [](const Claim *a, const Claim *b) { return a->seq < b->seq; });
@@ -194,24 +197,32 @@ SC_MODULE(Core) {
       // 1. Dependencies. The gate is whatever was satisfied last (for the critical path).
       int64_t gate = -1, gate_t = pos > 0 ? j.release[q][pos - 1] : -1;
       if (pos > 0) gate = j.schedule->queues[q][pos - 1];
+      // A producer's completion time is known as soon as it issues, so the waits only block until each producer
+      // has issued; the thread then sleeps once, until the latest completion (one context switch, not one per
+      // dependency).
       bool stale = false;
+      int64_t ready = now_ps();
       for (const auto &w : si.waits) {
         while (!(stale = generation != gen) && !j.aborted && j.next[w.queue] < w.count) wait(issued[w.queue]);
         if (stale || j.aborted) break;
         const int64_t t = j.finish[w.queue][w.count - 1];
         if (t > gate_t) gate_t = t, gate = j.schedule->queues[w.queue][w.count - 1];
-        wait_until(t);
+        ready = std::max(ready, t);
       }
-      for (const auto &w : inst.waits)
-        while (!stale && !(stale = generation != gen) && !j.aborted && !sem_ready(j, w)) wait(sem_changed);
       if (stale || generation != gen || j.aborted) continue;
 
       // 2. Cost and shared resources.
       const isa::Engine engine = queue_engine(q);
       const engines::Cost cost = engines::instruction_cost(si.d, engine, *j.arch, *j.memory);
       resources_of(j, si, q, res);
-      int64_t start = now_ps(), end = start + to_ps(cost.ns);
-      if (engine == isa::Engine::DMA || !res.empty()) {
+      const bool shared = engine == isa::Engine::DMA || !res.empty();
+      // Explicit semaphores and shared resources are decided at the moment the instruction is ready.
+      if (shared || !inst.waits.empty()) wait_until(ready);
+      for (const auto &w : inst.waits)
+        while (!stale && !(stale = generation != gen) && !j.aborted && !sem_ready(j, w)) wait(sem_changed);
+      if (stale || generation != gen || j.aborted) continue;
+      int64_t start = std::max(ready, now_ps()), end = start + to_ps(cost.ns);
+      if (shared) {
         // Shared resources are granted in program order among the requests made in the same delta cycle, so
         // that contention does not depend on the order SystemC happens to run its threads in.
         Claim c{seq, &res, engine == isa::Engine::DMA, to_ps(cost.ns), sc_core::sc_delta_count()};

@@ -169,6 +169,8 @@ public:
 
   Schedule build() {
     for (const auto &i : prog_.insts) s_.explicit_sync |= !i.waits.empty() || !i.updates.empty();
+    // Without run-time control flow the dynamic count is known: size the schedule once.
+    if (!exec_) s_.insts.reserve(static_cast<size_t>(std::min<int64_t>(prog_.dynamic_count(), kMaxDynamicInstructions)));
     walk(prog_.body, true);
     return std::move(s_);
   }
@@ -357,7 +359,7 @@ private:
 
   void add(const isa::Inst &inst) {
     const int64_t idx = static_cast<int64_t>(s_.insts.size());
-    ScheduledInst si;
+    ScheduledInst si(s_.arena.get());
     si.d.inst = &inst;
     si.d.seq = idx;
     for (const auto &w : inst.waits)

@@ -24,7 +24,7 @@ nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Prog
                            {"index", inst.index},
                            {"opcode", isa::inst_type_name(inst.type)},
                            {"completes_ns", e.finish_ns}};
-    auto operands = [&](const std::vector<engines::Access> &acc, const std::vector<isa::Arg> &argv) {
+    auto operands = [&](const std::pmr::vector<engines::Access> &acc, const std::vector<isa::Arg> &argv) {
       nlohmann::json list = nlohmann::json::array();
       for (size_t k = 0; k < acc.size(); ++k) {
         if (acc[k].tensor >= 0) {

@@ -2,7 +2,9 @@
 // the one access-pattern walker every instruction reads and writes through.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -12,12 +14,62 @@
 
 namespace neuronsim::engines {
 
+// The [step, num] pairs of a resolved access pattern, stored inline: a schedule holds one per operand of every
+// dynamic instruction, and a heap allocation each was a large part of scheduling time. BIR access patterns have a
+// partition dimension and up to four free ones; eight is the limit here.
+class Dims {
+public:
+  static constexpr size_t kMax = 8;
+  Dims() = default;
+  Dims(std::initializer_list<isa::ApDim> l) { assign(l.begin(), l.end()); }
+  Dims(const std::vector<isa::ApDim> &v) { assign(v.begin(), v.end()); }  // NOLINT: implicit on purpose
+  Dims &operator=(const std::vector<isa::ApDim> &v) {
+    assign(v.begin(), v.end());
+    return *this;
+  }
+  Dims &operator=(std::initializer_list<isa::ApDim> l) {
+    assign(l.begin(), l.end());
+    return *this;
+  }
+  operator std::vector<isa::ApDim>() const { return std::vector<isa::ApDim>(begin(), end()); }  // NOLINT
+
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  isa::ApDim &operator[](size_t i) { return d_[i]; }
+  const isa::ApDim &operator[](size_t i) const { return d_[i]; }
+  isa::ApDim &front() { return d_[0]; }
+  const isa::ApDim &front() const { return d_[0]; }
+  isa::ApDim &back() { return d_[n_ - 1]; }
+  const isa::ApDim &back() const { return d_[n_ - 1]; }
+  isa::ApDim *begin() { return d_.data(); }
+  isa::ApDim *end() { return d_.data() + n_; }
+  const isa::ApDim *begin() const { return d_.data(); }
+  const isa::ApDim *end() const { return d_.data() + n_; }
+  const isa::ApDim *data() const { return d_.data(); }
+  void clear() { n_ = 0; }
+  void push_back(const isa::ApDim &x) {
+    if (n_ == kMax) too_many();
+    d_[n_++] = x;
+  }
+
+private:
+  template <typename It> void assign(It b, It e) {
+    n_ = 0;
+    for (; b != e; ++b) push_back(*b);
+  }
+  [[noreturn]] static void too_many() {
+    throw SemanticError({}, "an access pattern with more than 8 [step, num] pairs is not supported");
+  }
+  std::array<isa::ApDim, kMax> d_{};
+  uint8_t n_ = 0;
+};
+
 // An access pattern resolved for one dynamic instruction: the start is a number (loop variables evaluated).
 struct Access {
   int tensor = -1;              // Program::tensors index; -1 for a non-AP argument
   isa::Dtype dtype = isa::Dtype::float32;
   int64_t start = 0;            // element offset in the tensor's logical row-major layout
-  std::vector<isa::ApDim> ap;   // [partition, free dims outer..inner]
+  Dims ap;                      // [partition, free dims outer..inner]
 
   int64_t partitions() const { return ap.empty() ? 1 : ap[0].num; }
   int64_t free_elements() const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory_resource>
 #include <random>
 #include <string>
 #include <utility>
@@ -14,11 +15,15 @@
 namespace neuronsim::engines {
 
 // One dynamic instance of a static instruction: its access patterns resolved for the current loop iteration.
+// Its vectors draw from a memory resource: a schedule places all of them in one arena (no allocation per
+// instruction); on its own a DynInst uses the default heap.
 struct DynInst {
+  DynInst() = default;
+  explicit DynInst(std::pmr::memory_resource *r) : ins(r), outs(r), imm(r) {}
   const isa::Inst *inst = nullptr;
-  std::vector<Access> ins;   // parallel to inst->ins (tensor = -1 for non-AP arguments)
-  std::vector<Access> outs;  // parallel to inst->outs
-  std::vector<double> imm;   // parallel to inst->ins: each immediate's value for this iteration (Arg::immediate)
+  std::pmr::vector<Access> ins;   // parallel to inst->ins (tensor = -1 for non-AP arguments)
+  std::pmr::vector<Access> outs;  // parallel to inst->outs
+  std::pmr::vector<double> imm;   // parallel to inst->ins: each immediate's value for this iteration
   int64_t seq = 0;           // dynamic sequence number in program order
 };
 

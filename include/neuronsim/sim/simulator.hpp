@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -31,15 +32,19 @@ struct QueueWait {
 };
 
 struct ScheduledInst {
+  ScheduledInst() = default;
+  explicit ScheduledInst(std::pmr::memory_resource *r) : d(r), waits(r), dep_seq(r) {}
   engines::DynInst d;
   int queue = 0;
   int64_t pos = 0;                  // position within its queue
-  std::vector<QueueWait> waits;     // dependencies, at most one per producer queue (its own queue included:
+  std::pmr::vector<QueueWait> waits;  // dependencies, at most one per producer queue (its own queue included:
                                     // a dependent instruction waits for its predecessor's completion latency)
-  std::vector<int64_t> dep_seq;     // the dynamic instructions it waits for (for the trace's flow arrows)
+  std::pmr::vector<int64_t> dep_seq;  // the dynamic instructions it waits for (for the trace's flow arrows)
 };
 
 struct Schedule {
+  // Backs every instruction's small vectors; declared first so it is destroyed last.
+  std::shared_ptr<std::pmr::monotonic_buffer_resource> arena = std::make_shared<std::pmr::monotonic_buffer_resource>();
   std::vector<ScheduledInst> insts;               // program order (loops unrolled)
   // True when the program carries its own semaphores (Inst::waits/updates, as scheduled BIR and bundle streams
   // do): then those order the queues and no dependencies are inferred.
