@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <deque>
 #include <exception>
+#include <malloc.h>
 #include <systemc>
 
 #include "neuronsim/engines/cost.hpp"
@@ -306,8 +307,23 @@ std::string describe_wait(const Job &j, int q) {
 
 } // namespace
 
+namespace {
+// Engine semantics allocate and free tile buffers of a few hundred KiB per instruction. glibc serves blocks above
+// its mmap threshold (128 KiB until it adapts) with mmap/munmap, so each instruction page-faulted its buffers in
+// again: a full-size matmul spent half its time in the kernel. Keeping such blocks on the heap removes that.
+void tune_allocator_once() {
+  static const bool done = [] {
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    return true;
+  }();
+  (void)done;
+}
+} // namespace
+
 Simulator::Simulator(const isa::Program &program, const RunOptions &options)
     : program_(program), options_(options), arch_(engines::builtin_arch(options.arch)) {
+  tune_allocator_once();
   // Refuse up front what cannot be executed, rather than part-way through a run (timing needs no semantics).
   if (!options_.timing_only)
     for (const auto &inst : program_.insts)

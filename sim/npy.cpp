@@ -276,7 +276,15 @@ std::string npy_descr(Dtype d) {
   }
 }
 
-NpyArray parse_npy(const std::vector<uint8_t> &b, const std::string &file) {
+namespace {
+NpyArray parse_npy_impl(const std::vector<uint8_t> &b, const std::string &file, std::vector<uint8_t> *owned);
+} // namespace
+
+NpyArray parse_npy(const std::vector<uint8_t> &b, const std::string &file) { return parse_npy_impl(b, file, nullptr); }
+
+namespace {
+// `owned`, when given, is `b` itself: its data bytes move into the array instead of being copied.
+NpyArray parse_npy_impl(const std::vector<uint8_t> &b, const std::string &file, std::vector<uint8_t> *owned) {
   static const uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (b.size() < 10) fail(file, "truncated .npy file: " + std::to_string(b.size()) + " bytes, shorter than the 10-byte preamble");
   if (std::memcmp(b.data(), kMagic, 6) != 0) fail(file, "not a .npy file (bad magic, expected \\x93NUMPY)");
@@ -311,19 +319,43 @@ NpyArray parse_npy(const std::vector<uint8_t> &b, const std::string &file) {
                    " bytes, file has " + std::to_string(have));
   if (have > need)
     fail(file, "malformed .npy: " + std::to_string(have - need) + " bytes after the data of shape " + shape_str(a.shape));
-  a.data.assign(b.begin() + std::ptrdiff_t(hstart + hlen), b.end());
+  if (owned) {
+    owned->erase(owned->begin(), owned->begin() + std::ptrdiff_t(hstart + hlen));
+    a.data = std::move(*owned);
+  } else {
+    a.data.assign(b.begin() + std::ptrdiff_t(hstart + hlen), b.end());
+  }
   return a;
 }
+} // namespace
 
 NpyArray read_npy(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, std::string("cannot open .npy file: ") + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(path, "read error");
-  return parse_npy(bytes, path);
+  // Read at the file's size in one go (growing a vector byte by byte would hold up to twice the file).
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size < 0) fail(path, "cannot determine the file size");
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  if (size > 0) in.read(reinterpret_cast<char *>(bytes.data()), size);
+  if (in.bad() || in.gcount() != size) fail(path, "read error");
+  return parse_npy_impl(bytes, path, &bytes);
 }
 
+namespace {
+// The header bytes (magic, version, length, dict, padding) of an array; its data follows them in the file.
+std::vector<uint8_t> npy_header(const NpyArray &a);
+} // namespace
+
 std::vector<uint8_t> serialize_npy(const NpyArray &a) {
+  std::vector<uint8_t> out = npy_header(a);
+  out.insert(out.end(), a.data.begin(), a.data.end());
+  return out;
+}
+
+namespace {
+std::vector<uint8_t> npy_header(const NpyArray &a) {
   const int64_t n = a.numel();
   if (a.data.size() != size_t(n) * size_t(isa::dtype_size(a.dtype)))
     throw InputError({}, "write_npy: data is " + std::to_string(a.data.size()) + " bytes, shape " + shape_str(a.shape) +
@@ -346,28 +378,31 @@ std::vector<uint8_t> serialize_npy(const NpyArray &a) {
     out = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, uint8_t(l), uint8_t(l >> 8), uint8_t(l >> 16), uint8_t(l >> 24)};
     out.insert(out.end(), h2.begin(), h2.end());
   }
-  out.insert(out.end(), a.data.begin(), a.data.end());
   return out;
 }
+} // namespace
 
 void write_npy(const std::string &path, const NpyArray &a) {
-  std::vector<uint8_t> bytes = serialize_npy(a);
+  // Header, then the data straight from the array: no whole-file copy of a large tensor.
+  const std::vector<uint8_t> header = npy_header(a);
   // Temporary in the same directory (rename is atomic only within a filesystem), unique per process and call.
   static std::atomic<unsigned> counter{0};
   std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) fail(path, std::string("cannot create temporary file for writing: ") + std::strerror(errno));
-  size_t off = 0;
-  while (off < bytes.size()) {
-    ssize_t w = ::write(fd, bytes.data() + off, bytes.size() - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail(path, std::string("write failed: ") + std::strerror(e));
+  for (const std::vector<uint8_t> *part : {&header, &a.data}) {
+    size_t off = 0;
+    while (off < part->size()) {
+      ssize_t w = ::write(fd, part->data() + off, part->size() - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        int e = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        fail(path, std::string("write failed: ") + std::strerror(e));
+      }
+      off += size_t(w);
     }
-    off += size_t(w);
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     int e = errno;
