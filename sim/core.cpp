@@ -184,7 +184,6 @@ SC_MODULE(Core) {
 
   void queue_thread(int q) {
     std::vector<int> res;
-    ErrorContext ctx;
     for (;;) {
       while (!job || job->aborted || job->next[q] >= static_cast<int64_t>(job->schedule->queues[q].size()))
         wait(kick[q]);
@@ -201,8 +200,12 @@ SC_MODULE(Core) {
       // A producer's completion time is known as soon as it issues, so the waits only block until each producer
       // has issued; the thread then sleeps once, until the latest completion (one context switch, not one per
       // dependency).
+      // Temporal decoupling (DESIGN.md 4, TLM loosely-timed style): a queue does not sleep through its own
+      // occupancy; it keeps its local time (the end of its previous instruction) and computes the next start from
+      // it, synchronizing with SystemC time only where another thread's state matters (a producer not yet
+      // issued, explicit semaphores, shared resources).
       bool stale = false;
-      int64_t ready = now_ps();
+      int64_t ready = std::max(now_ps(), pos > 0 ? j.release[q][pos - 1] : j.t0);
       for (const auto &w : si.waits) {
         while (!(stale = generation != gen) && !j.aborted && j.next[w.queue] < w.count) wait(issued[w.queue]);
         if (stale || j.aborted) break;
@@ -238,12 +241,8 @@ SC_MODULE(Core) {
       // 3. Semantics, then occupancy and completion.
       if (!j.timing_only) {
         try {
-          // Assigned field by field into one context per thread: no string allocation per instruction.
-          ctx.file = j.memory->program().file;
-          ctx.inst_index = inst.index;
-          ctx.inst_name = inst.name;
-          ctx.field.clear();
-          j.memory->set_context(ctx);
+          // The file is set once per run; per instruction only the (short) index and name change.
+          j.memory->set_context_instruction(inst.index, inst.name);
           if (!j.state[q]) j.state[q] = std::make_unique<engines::EngineState>();
           engines::execute(si.d, *j.memory, *j.state[q]);
           if (j.after) (*j.after)(si, *j.memory);
@@ -274,7 +273,6 @@ SC_MODULE(Core) {
       j.result->events.push_back(TraceEvent{q, seq, inst.index, static_cast<double>(start - j.t0) / 1000.0,
                                             static_cast<double>(end - j.t0) / 1000.0,
                                             static_cast<double>(finish - j.t0) / 1000.0, gate});
-      wait_until(end);
     }
   }
 };
@@ -368,6 +366,7 @@ RunResult Simulator::run() {
     job->finish[q].assign(schedule_.queues[q].size(), 0);
     job->release[q].assign(schedule_.queues[q].size(), 0);
   }
+  memory_->set_context(ErrorContext{program_.file, -1, "", ""});
   c.job = job.get();
   ++c.generation;
   for (auto &k : c.kick) k.notify(sc_core::SC_ZERO_TIME);

@@ -143,6 +143,12 @@ public:
 
   // Instruction context for error messages, set by the engine before executing an instruction.
   void set_context(const ErrorContext &ctx) { ctx_ = ctx; }
+  // The same for the next instruction of the same file (no copy of the file name per instruction).
+  void set_context_instruction(long index, const std::string &name) {
+    ctx_.inst_index = index;
+    ctx_.inst_name = name;
+    ctx_.field.clear();
+  }
   const ErrorContext &context() const { return ctx_; }
 
   // Implementation detail shared with the walker.
