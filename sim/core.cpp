@@ -182,8 +182,12 @@ SC_MODULE(Core) {
     if (changed) sem_changed.notify(sc_core::SC_ZERO_TIME);
   }
 
+  // Per-queue scratch kept by the (never destroyed) core, not on the thread's coroutine stack, which SystemC
+  // never unwinds: a local there would be reported as leaked at exit.
+  std::array<std::vector<int>, kMaxQueues> resources_scratch;
+
   void queue_thread(int q) {
-    std::vector<int> res;
+    std::vector<int> &res = resources_scratch[static_cast<size_t>(q)];
     for (;;) {
       while (!job || job->aborted || job->next[q] >= static_cast<int64_t>(job->schedule->queues[q].size()))
         wait(kick[q]);
