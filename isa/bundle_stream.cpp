@@ -76,7 +76,23 @@ void write_bundle_dir(const Program &prog, CoreGen gen, const std::string &dir, 
   if (!ms) throw InputError(ErrorContext{mpath, -1, "", ""}, "cannot write");
 }
 
+namespace {
+Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const CodecOptions &opt_in);
+} // namespace
+
+// A manifest value of the wrong JSON type (a number where a name is expected, ...) is the user's input error,
+// reported with the manifest's path, not an internal error.
 Program read_bundle_dir(const std::string &dir, CoreGen *gen_out, const CodecOptions &opt_in) {
+  try {
+    return read_bundle_dir_impl(dir, gen_out, opt_in);
+  } catch (const nlohmann::json::exception &e) {
+    throw InputError(ErrorContext{(std::filesystem::path(dir) / "manifest.json").string(), -1, "", ""},
+                     std::string("malformed manifest: ") + e.what());
+  }
+}
+
+namespace {
+Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const CodecOptions &opt_in) {
   namespace fs = std::filesystem;
   const std::string mpath = (fs::path(dir) / "manifest.json").string();
   std::ifstream ms(mpath);
@@ -147,6 +163,10 @@ Program read_bundle_dir(const std::string &dir, CoreGen *gen_out, const CodecOpt
     const InstructionType type = parse_inst_type(ji.at("type").get<std::string>(), ictx);
     const Engine eng = parse_enum<Engine>(ji.at("engine").get<std::string>(), ictx);
     const std::string fname = ji.value("file", engine_file_name(eng));
+    // Streams live in the bundle directory itself: no path components from the manifest.
+    if (fname.empty() || fname.find('/') != std::string::npos || fname == "." || fname == "..")
+      throw InputError(ErrorContext{mpath, static_cast<long>(i), ji.value("name", ""), "file"},
+                       "stream file name '" + fname + "' must be a plain file name in the bundle directory");
     const auto &bytes = load(fname);
     const size_t n = ji.at("bundles").get<size_t>();
     size_t &cur = cursor[fname];
@@ -154,7 +174,7 @@ Program read_bundle_dir(const std::string &dir, CoreGen *gen_out, const CodecOpt
     DecodeState st;
     for (size_t k = 0; k < n; ++k) {
       const std::string path = (fs::path(dir) / fname).string();
-      if (cur + 64 > bytes.size())
+      if (cur > bytes.size() || bytes.size() - cur < 64)  // (cur + 64 would wrap for an offset near 2^64)
         throw InputError(ErrorContext{path, static_cast<long>(i), ji.value("name", ""), ""},
                          "truncated stream: bundle expected at byte offset " + std::to_string(cur) + ", file has " +
                              std::to_string(bytes.size()) + " bytes");
@@ -178,5 +198,6 @@ Program read_bundle_dir(const std::string &dir, CoreGen *gen_out, const CodecOpt
   }
   return prog;
 }
+} // namespace
 
 } // namespace neuronsim::isa

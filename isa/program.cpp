@@ -1,5 +1,9 @@
 #include "neuronsim/isa/program.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
 namespace neuronsim::isa {
 
 int64_t Expr::eval(const int64_t *lv) const {
@@ -50,12 +54,16 @@ int64_t count_nodes(const std::vector<Node> &nodes) {
     if (node.kind == Node::Kind::Inst) {
       ++n;
     } else if (node.kind != Node::Kind::Loop) {
-      n += count_nodes(node.body);  // a run-time trip count: counted once (a lower bound for DoWhile)
+      n = std::min<int64_t>(INT64_MAX / 2, n + count_nodes(node.body));  // a run-time trip count: counted once (a lower bound for DoWhile)
     } else {
-      int64_t trips = 0;
-      if (node.stride > 0 && node.ub > node.lb) trips = (node.ub - node.lb + node.stride - 1) / node.stride;
-      if (node.stride < 0 && node.ub < node.lb) trips = (node.lb - node.ub - node.stride - 1) / -node.stride;
-      n += trips * count_nodes(node.body);
+      // In __int128 and saturated: a loop bound of 10^12 must give a large count, not an overflowed one.
+      __int128 trips = 0;
+      if (node.stride > 0 && node.ub > node.lb)
+        trips = ((__int128)node.ub - node.lb + node.stride - 1) / node.stride;
+      if (node.stride < 0 && node.ub < node.lb)
+        trips = ((__int128)node.lb - node.ub - node.stride - 1) / -(__int128)node.stride;
+      const __int128 total = (__int128)n + trips * count_nodes(node.body);
+      n = total > INT64_MAX / 2 ? INT64_MAX / 2 : static_cast<int64_t>(total);
     }
   }
   return n;

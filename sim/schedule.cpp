@@ -170,7 +170,14 @@ public:
   Schedule build() {
     for (const auto &i : prog_.insts) s_.explicit_sync |= !i.waits.empty() || !i.updates.empty();
     // Without run-time control flow the dynamic count is known: size the schedule once.
-    if (!exec_) s_.insts.reserve(static_cast<size_t>(std::min<int64_t>(prog_.dynamic_count(), kMaxDynamicInstructions)));
+    if (!exec_) {
+      const int64_t count = prog_.dynamic_count();
+      if (count > kMaxDynamicInstructions)
+        throw SemanticError({prog_.file, -1, "", "LoopAxis"},
+                            "the loops unroll to " + std::to_string(count) + " dynamic instructions, more than the " +
+                                std::to_string(kMaxDynamicInstructions) + " one run can hold");
+      s_.insts.reserve(static_cast<size_t>(count));
+    }
     walk(prog_.body, true);
     return std::move(s_);
   }

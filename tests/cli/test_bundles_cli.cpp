@@ -3,6 +3,10 @@
 // subtract 1.0 on DVE, Save -> b.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -256,3 +260,29 @@ INSTANTIATE_TEST_SUITE_P(
                                          "rmsnorm", "attention", "transpose", "cumsum"),
                        ::testing::Values("v2", "v3", "v4")),
     [](const auto &info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+TEST(BundlesCli, MalformedManifestsAreInputErrors) {
+  const std::string tmp = clitest::temp_dir();
+  ASSERT_EQ(run("encode " + kKernel + " --gen v3 -o " + tmp + "/enc").code, 0);
+  const std::string mpath = tmp + "/enc/manifest.json";
+  const nlohmann::json good = nlohmann::json::parse(clitest::read_file(mpath));
+  auto with = [&](const std::function<void(nlohmann::json &)> &edit) {
+    nlohmann::json m = good;
+    edit(m);
+    std::ofstream(mpath) << m.dump();
+    return run("run " + tmp + "/enc --timing-only");
+  };
+  // A number where the generation's name belongs.
+  auto r1 = with([](nlohmann::json &m) { m["generation"] = 3; });
+  EXPECT_EQ(r1.code, 3) << r1.err;
+  EXPECT_NE(r1.err.find("malformed manifest"), std::string::npos) << r1.err;
+  // An offset near 2^64 must not wrap the bounds check.
+  auto r2 = with([](nlohmann::json &m) { m["instructions"][0]["offset"] = 18446744073709551600ull; });
+  EXPECT_EQ(r2.code, 3) << r2.err;
+  EXPECT_NE(r2.err.find("truncated stream"), std::string::npos) << r2.err;
+  // A stream file outside the bundle directory.
+  auto r3 = with([](nlohmann::json &m) { m["instructions"][0]["file"] = "../../etc/passwd"; });
+  EXPECT_EQ(r3.code, 3) << r3.err;
+  EXPECT_NE(r3.err.find("plain file name"), std::string::npos) << r3.err;
+  fs::remove_all(tmp);
+}

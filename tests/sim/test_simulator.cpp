@@ -431,3 +431,20 @@ TEST(SimulatorControlFlow, DynamicForLoopReadsItsUpperBoundFromARegister) {
     EXPECT_EQ(sim::tensor_f32(p, s.memory(), 0), (std::vector<float>{1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0}));
   }
 }
+
+TEST(Simulator, ALoopTooLargeToUnrollIsRefusedAtOnce) {
+  Builder b("huge");
+  auto t = b.sbuf("t", {4, 4});
+  b.loop("i", 0, 1000000000000LL, 1, [&](builder::Aff) {
+    b.loop("j", 0, 1000000000000LL, 1, [&](builder::Aff) {
+      b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(0.0);
+    });
+  });
+  isa::Program p = b.finish();
+  try {
+    sim::Simulator s(p, opts("trn1", true));
+    FAIL();
+  } catch (const SemanticError &e) {
+    EXPECT_NE(std::string(e.what()).find("more than the 10000000"), std::string::npos) << e.what();
+  }
+}

@@ -67,9 +67,9 @@ bool has_data_dependent_control(const isa::Program &program);
 // compares. The caller restores `mem` before the timed run, which executes the same trace again.
 Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch);
 
-// Upper bound on the dynamic instructions of one run: a program whose branches loop past it is reported
-// instead of hanging.
-inline constexpr int64_t kMaxDynamicInstructions = 50'000'000;
+// Upper bound on the dynamic instructions of one run (a schedule holds ~0.5 KB per dynamic instruction): a
+// program whose loops or branches go past it is reported instead of exhausting memory or hanging.
+inline constexpr int64_t kMaxDynamicInstructions = 10'000'000;
 
 struct QueueStats {
   std::string name;
