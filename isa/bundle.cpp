@@ -588,6 +588,15 @@ void enc_d2(const Ctx &c, uint8_t *b, const Row &r, const Arg &a, const std::str
   }
   for (size_t d = first_free; d < a.ap.size(); ++d)
     if (a.ap[d].num != 1) dims.push_back({a.ap[d].step * esz, a.ap[d].num});
+  // The decoder reads a byte step equal to the partition stride as the partition dimension: a one-partition
+  // pattern with such a free step would come back as a different pattern, so it is refused (fuzz_bundle).
+  if (!t.is_dram() && !a.ap.empty() && a.ap[0].num == 1) {
+    const int64_t part_stride = int64_t(1) << (t.mem == MemoryType::SB ? kSbPartShift : kPsumPartShift);
+    for (const auto &dm : dims)
+      if (dm.step == part_stride)
+        throw SemanticError(c.at(what), "a free step of " + std::to_string(dm.step) +
+                                            " bytes equals the partition stride: not representable on one partition");
+  }
   int64_t elem = esz;
   const bool last_free = !a.ap.empty() && (a.ap.size() - 1 >= first_free) && a.ap.back().num != 1;
   if (last_free && a.ap.back().step == 1) {
@@ -1023,7 +1032,9 @@ void dec_d2(const Ctx &c, const uint8_t *b, const Row &r, Arg &a, const std::str
   for (int i = 1; i >= 0; --i) {  // slot 1 = outer (dim - 3), slot 0 = dim - 2
     const int64_t num = static_cast<int64_t>(get(b, r.off + 0x10 + 2 * i, 2));
     const int64_t step = sext(get(b, r.off + 8 + 4 * i, 4), 4);
-    if (num == 0) continue;
+    // Unused (0) and unit (1) counts add no dimension: the encoder drops unit dimensions, so keeping one here
+    // would make decode(encode(decode(x))) differ from decode(x) (fuzz_bundle).
+    if (num == 0 || num == 1) continue;
     if (part_stride && step == part_stride && a.ap.size() == 1 && a.ap[0].num == 1) {
       a.ap[0].num = num;
       continue;
