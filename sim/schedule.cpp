@@ -25,20 +25,12 @@ Engine queue_engine(int q) {
 
 namespace {
 
-// Instructions that move data through the DMA rings rather than an engine's datapath (reference
-// neuronx-cc/bir/instruction-type.md: the SRDMA mask {19, 22, 32, 68-72} plus the indirect DMA family).
+// Instructions that move data through the DMA rings rather than an engine's datapath: the "dma" and
+// "memory/dma" families and the indirect DMA family of the InstructionType table (isa/tables/instruction_types.def;
+// reference neuronx-cc/bir/instruction-type.md: the SRDMA mask {19, 22, 32, 68-72} plus the indirect loads/saves).
 bool is_dma(InstructionType t) {
-  switch (t) {
-  case InstructionType::DMA: case InstructionType::Load: case InstructionType::Save:
-  case InstructionType::DMACopy: case InstructionType::DMADescriptor: case InstructionType::DMADescriptorCopy:
-  case InstructionType::DMADescriptorCCE: case InstructionType::DMADescriptorTranspose:
-  case InstructionType::DMADescriptorReplicate: case InstructionType::GenericIndirectLoad:
-  case InstructionType::IndirectLoad: case InstructionType::GenericIndirectSave:
-  case InstructionType::IndirectSave: case InstructionType::IndirectSaveAccumulate:
-    return true;
-  default:
-    return false;
-  }
+  const std::string_view f = isa::inst_type_family(t);
+  return f == "dma" || f == "memory/dma" || f == "indirect";
 }
 
 int engine_queue(Engine e) {
