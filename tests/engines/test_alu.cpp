@@ -10,24 +10,17 @@
 #include <vector>
 
 #include "neuronsim/engines/alu.hpp"
+#include "support/float_bits.hpp"
 
 using namespace neuronsim;
 using namespace neuronsim::engines;
 using isa::AluOp;
 
 namespace {
-uint32_t U(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float F(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-const float kInf = std::numeric_limits<float>::infinity();
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
+using floatbits::F;
+using floatbits::kInf;
+using floatbits::kNaN;
+using floatbits::U;
 
 bool same(float a, float b) { return U(a) == U(b) || (std::isnan(a) && std::isnan(b)); }
 

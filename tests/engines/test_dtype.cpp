@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "neuronsim/engines/dtype.hpp"
+#include "support/float_bits.hpp"
 #include "neuronsim/error.hpp"
 
 using namespace neuronsim;
@@ -16,18 +17,10 @@ using namespace neuronsim::engines;
 using isa::Dtype;
 
 namespace {
-float F(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-uint32_t U(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-const float kInf = std::numeric_limits<float>::infinity();
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
+using floatbits::F;
+using floatbits::kInf;
+using floatbits::kNaN;
+using floatbits::U;
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ bf16

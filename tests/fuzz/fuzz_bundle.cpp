@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "neuronsim/builder.hpp"
+#include "bundle_program.hpp"
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/bundle.hpp"
 
@@ -20,22 +20,6 @@ using namespace neuronsim;
 extern "C" int sc_main(int, char **) { return 0; }
 
 namespace {
-
-// The tensors addresses decode back to: DRAM in/out, two SBUF tiles and a PSUM tile.
-const isa::Program &program() {
-  static const isa::Program p = [] {
-    builder::Builder b("fuzz_bundle");
-    auto a = b.input("a", {8, 16}), c = b.output("c", {8, 16});
-    auto t = b.sbuf("t", {8, 16}), u = b.sbuf("u", {128, 64});
-    auto ps = b.psum("p", {8, 16});
-    b.add(isa::InstructionType::Load, {b.ap(a.all())}, {b.ap(t.all())});
-    b.add(isa::InstructionType::TensorTensor, {b.ap(t.all()), b.ap(t.all())}, {b.ap(ps.all())}).op(isa::AluOp::add);
-    b.add(isa::InstructionType::TensorCopy, {b.ap(ps.all())}, {b.ap(u.all())});
-    b.add(isa::InstructionType::Save, {b.ap(t.all())}, {b.ap(c.all())});
-    return b.finish();
-  }();
-  return p;
-}
 
 [[noreturn]] void finding(const char *what, const std::string &detail) {
   std::fprintf(stderr, "FINDING: %s: %s\n", what, detail.c_str());
@@ -50,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const int engine = data[1] % 8;
   std::optional<isa::InstructionType> hint;
   if (data[2] != 0) hint = static_cast<isa::InstructionType>((data[2] - 1) % isa::kNumInstructionTypes);
-  const isa::Program &prog = program();
+  const isa::Program &prog = fuzz_bundle_program();
   isa::DecodeState st;
   for (size_t off = 3; off + 64 <= size; off += 64) {
     const uint8_t *b = data + off;

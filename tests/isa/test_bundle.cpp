@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "neuronsim/isa/bundle.hpp"
+#include "isa/bundle_test_util.hpp"
 
 using namespace neuronsim;
 using namespace neuronsim::isa;
@@ -42,15 +43,7 @@ Program make_prog() {
   return p;
 }
 
-Arg ap(int tensor, Dtype dt, std::vector<ApDim> dims, int64_t start = 0) {
-  Arg a;
-  a.kind = ArgKind::AccessPattern;
-  a.tensor = tensor;
-  a.dtype = dt;
-  a.ap = std::move(dims);
-  a.start = Expr::constant(start);
-  return a;
-}
+using bundletest::ap;
 // A [partitions x n] on-chip tile of tensor t (64 elements per partition).
 Arg tile(int tensor, Dtype dt, int64_t parts = 128, int64_t n = 64, int64_t start = 0) {
   return ap(tensor, dt, {{64, parts}, {1, n}}, start);

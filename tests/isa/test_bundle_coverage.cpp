@@ -9,6 +9,7 @@
 
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/bundle.hpp"
+#include "isa/bundle_test_util.hpp"
 #include "neuronsim/isa/dump.hpp"
 
 using namespace neuronsim;
@@ -66,15 +67,7 @@ Program make_prog() {
   return p;
 }
 
-Arg ap(int tensor, Dtype dt, std::vector<ApDim> dims, int64_t start = 0) {
-  Arg a;
-  a.kind = ArgKind::AccessPattern;
-  a.tensor = tensor;
-  a.dtype = dt;
-  a.ap = std::move(dims);
-  a.start = Expr::constant(start);
-  return a;
-}
+using bundletest::ap;
 Arg tile(int tensor, Dtype dt, int64_t parts = 128, int64_t n = 64) { return ap(tensor, dt, {{64, parts}, {1, n}}); }
 // A [P, 1] per-partition scalar pointer, as the BIR writes it.
 Arg ptr(int64_t parts = 128, int64_t start = 0) { return ap(S1, Dtype::float32, {{1, parts}, {1, 1}}, start); }

@@ -5,27 +5,10 @@
 #include <fstream>
 #include <iterator>
 
-#include "neuronsim/builder.hpp"
+#include "fuzz/bundle_program.hpp"
 #include "neuronsim/isa/bundle.hpp"
 
 using namespace neuronsim;
-
-namespace {
-
-// The same tensors as tests/fuzz/fuzz_bundle.cpp, so that the finding's addresses decode to the same operands.
-isa::Program fuzz_program() {
-  builder::Builder b("fuzz_bundle");
-  auto a = b.input("a", {8, 16}), c = b.output("c", {8, 16});
-  auto t = b.sbuf("t", {8, 16}), u = b.sbuf("u", {128, 64});
-  auto ps = b.psum("p", {8, 16});
-  b.add(isa::InstructionType::Load, {b.ap(a.all())}, {b.ap(t.all())});
-  b.add(isa::InstructionType::TensorTensor, {b.ap(t.all()), b.ap(t.all())}, {b.ap(ps.all())}).op(isa::AluOp::add);
-  b.add(isa::InstructionType::TensorCopy, {b.ap(ps.all())}, {b.ap(u.all())});
-  b.add(isa::InstructionType::Save, {b.ap(t.all())}, {b.ap(c.all())});
-  return b.finish();
-}
-
-} // namespace
 
 TEST(BundleRegressions, OnePartitionPatternWithAPartitionSizedStepIsRefusedNotChanged) {
   // Input layout of fuzz_bundle: generation byte, engine byte, type-hint byte, then bundles.
@@ -35,7 +18,7 @@ TEST(BundleRegressions, OnePartitionPatternWithAPartitionSizedStepIsRefusedNotCh
   ASSERT_GE(data.size(), 3u + 64u);
   const isa::CoreGen gen = isa::kCoreGens[data[0] % 3];
   const int engine = data[1] % 8;
-  const isa::Program prog = fuzz_program();
+  const isa::Program &prog = fuzz_bundle_program();
   isa::DecodeState st;
   int checked = 0;
   for (size_t off = 3; off + 64 <= data.size(); off += 64) {
