@@ -75,6 +75,17 @@ private:
   std::string cur_name_;
   std::vector<int> scope_;              // active loop variables, innermost last
   std::vector<std::string> deps_field_; // per instruction: where its dependency list came from
+  // Call / NKIKernel callees (reference sim-control-sync-customop.md 2.4, 6.2; json-loader.md: `nki_functions`
+  // holds the NKI sub-functions). While a callee is read, its allocation names resolve through `bind_` only.
+  struct FnRef {
+    const json *fn = nullptr;
+    bool nki = false;
+  };
+  std::vector<std::pair<std::string, FnRef>> fns_;
+  std::unordered_map<std::string, int> *bind_ = nullptr;
+  std::vector<std::string> call_stack_;                  // functions being expanded (recursion guard)
+  std::string name_prefix_;                              // "<call>/" while a callee is read
+  std::unordered_map<std::string, std::unordered_map<std::string, int>> fn_locals_;  // per callee: its own tensors
 
   // ---------------------------------------------------------------------------------------- errors
   ErrorContext ctx(const std::string &field) const {
@@ -396,7 +407,13 @@ private:
     for (const char *key : {"memref", "memsetref"}) {
       if (const json *v = get(a, key)) {
         const std::string &name = as_str(*v, field + "." + key);
-        int t = p_.find_tensor(name);
+        int t = -1;
+        if (bind_) {
+          auto it = bind_->find(name);
+          t = it == bind_->end() ? -1 : it->second;
+        } else {
+          t = p_.find_tensor(name);
+        }
         if (t < 0)
           fail(field + "." + key, "no allocation named '" + name + "'");
         return t;
@@ -615,7 +632,7 @@ private:
     cur_name_.clear();
     if (const json *n = get(j, "name"))
       cur_name_ = as_str(*n, "name");
-    inst.name = cur_name_;
+    inst.name = name_prefix_ + cur_name_;
     const std::string &opcode = as_str(need(j, "opcode", "opcode"), "opcode");
     auto type = inst_type_from_name(opcode);
     if (!type)
@@ -635,13 +652,13 @@ private:
         std::string f = "dependencies[" + std::to_string(i) + "]";
         const json &e = a[i];
         if (e.is_string())
-          inst.dependencies.push_back(e.get<std::string>());
+          inst.dependencies.push_back(name_prefix_ + e.get<std::string>());
         else if (e.is_array() && !e.empty())
-          inst.dependencies.push_back(as_str(e[0], f + "[0]"));
+          inst.dependencies.push_back(name_prefix_ + as_str(e[0], f + "[0]"));
         else if (e.is_object() && get(e, "name"))
-          inst.dependencies.push_back(as_str(*get(e, "name"), f + ".name"));
+          inst.dependencies.push_back(name_prefix_ + as_str(*get(e, "name"), f + ".name"));
         else if (e.is_object() && get(e, "id"))
-          inst.dependencies.push_back(as_str(*get(e, "id"), f + ".id"));
+          inst.dependencies.push_back(name_prefix_ + as_str(*get(e, "id"), f + ".id"));
         else
           fail(f, "a dependency must be a name or [name, kind], got " + e.dump());
       }
@@ -653,8 +670,177 @@ private:
     Node node;
     node.kind = Node::Kind::Inst;
     node.inst = inst.index;
-    out.push_back(node);
+    const bool call = (inst.type == InstructionType::Call && !inst.f.target.empty()) ||
+                      inst.type == InstructionType::NKIKernel;
     p_.insts.push_back(std::move(inst));
+    if (call) {
+      node.kind = Node::Kind::Call;
+      expand_call(node);
+    }
+    out.push_back(std::move(node));
+    cur_index_ = -1;
+    cur_name_.clear();
+  }
+
+  // Call (target = a function of `functions`) and NKIKernel (func = a function of `nki_functions.functions`, or
+  // of `functions`) run the callee in place: birsim recurses its visitor over the callee's blocks
+  // (sim-control-sync-customop.md 2.4) and expands NKIKernel into a synthetic Call + Return (6.2). The reference
+  // does not give the JSON form of the argument map (FunctionArgumentMap); this reader binds by position, as a
+  // call passes arguments: the callee's input allocations (kind ExternalInput / ExternalInputParameter / Input /
+  // Const), in allocation order, are the tensors of the call's `ins`, its output allocations the tensors of its
+  // `outs`. Each actual must be an access pattern over a whole tensor of the same dtype and element count. The
+  // callee's other allocations become tensors "<function>/<name>" shared by its call sites.
+  void expand_call(Node &node) {
+    const Inst &call = p_.insts[static_cast<size_t>(node.inst)];
+    const bool nki = call.type == InstructionType::NKIKernel;
+    const char *key = nki ? "func" : "target";
+    const std::string &callee = nki ? call.f.nki_func : call.f.target;
+    // birsim: "I.getFunc() != nullptr" (NeuronAssertion 250).
+    if (callee.empty()) fail(key, "an NKIKernel needs its sub-function: missing 'func'");
+    const FnRef *ref = nullptr;
+    for (int pass = 0; pass < 2 && !ref; ++pass)  // NKIKernel looks in nki_functions first
+      for (const auto &f : fns_)
+        if (f.first == callee && (pass == 1 || f.second.nki == nki)) {
+          ref = &f.second;
+          break;
+        }
+    if (!ref) fail(key, "no function named '" + callee + "' in the module");
+    for (const auto &c : call_stack_)
+      if (c == callee) fail(key, "function '" + callee + "' calls itself (recursion is not supported)");
+    const json &fn = *ref->fn;
+    const std::string ffield = std::string(ref->nki ? "nki_functions.functions" : "functions") + " '" + callee + "'";
+
+    // The callee's allocations: parameters bind to the call's operands, the rest are its own tensors.
+    std::unordered_map<std::string, int> bind;
+    const bool first = fn_locals_.find(callee) == fn_locals_.end();
+    auto &locals = fn_locals_[callee];
+    size_t n_in = 0, n_out = 0;
+    const json *al = get(fn, "allocations");
+    const json empty = json::array();
+    const json &allocs = al ? as_arr(*al, ffield + ".allocations") : empty;
+    Program scratch;  // read each allocation with the usual rules, then place it
+    std::swap(scratch.tensors, p_.tensors);
+    std::vector<Tensor> callee_tensors;
+    std::string saved_func = func_;
+    func_ = callee;
+    try {
+      for (size_t i = 0; i < allocs.size(); ++i) {
+        const json &a = allocs[i];
+        if (a.is_object() && get(a, "Skind") && get(a, "Skind")->is_string() &&
+            get(a, "Skind")->get<std::string>() == "register")
+          continue;
+        read_allocation(a, ffield + ".allocations[" + std::to_string(i) + "]");
+      }
+    } catch (...) {
+      std::swap(scratch.tensors, p_.tensors);
+      func_ = saved_func;
+      throw;
+    }
+    std::swap(scratch.tensors, p_.tensors);
+    func_ = saved_func;
+    for (auto &t : scratch.tensors) {
+      const bool in = t.is_input(), outp = t.is_output();
+      if (in || outp) {
+        const std::vector<Arg> &actuals = in ? call.ins : call.outs;
+        size_t &k = in ? n_in : n_out;
+        const std::string af = std::string(in ? "ins[" : "outs[") + std::to_string(k) + "]";
+        if (k >= actuals.size())
+          fail(in ? "ins" : "outs", "function '" + callee + "' takes more " + (in ? "inputs" : "outputs") +
+                                        " than the call passes (parameter '" + t.name + "' is unbound)");
+        const Arg &a = actuals[k++];
+        if (a.kind != ArgKind::AccessPattern || a.tensor < 0)
+          fail(af, "a call argument must be a tensor access pattern");
+        const Tensor &actual = p_.tensors[static_cast<size_t>(a.tensor)];
+        if (!a.start.is_const() || a.start.c != 0 || a.num_elements() != actual.num_elements())
+          fail(af, "a call argument must cover its whole tensor '" + actual.name + "'");
+        if (actual.dtype != t.dtype || actual.num_elements() != t.num_elements())
+          fail(af, "parameter '" + t.name + "' of '" + callee + "' is " + std::string(enum_name(t.dtype)) + " x " +
+                       std::to_string(t.num_elements()) + ", the call passes '" + actual.name + "' (" +
+                       enum_name(actual.dtype) + " x " + std::to_string(actual.num_elements()) + ")");
+        bind[t.name] = a.tensor;
+        bind[t.set_name] = a.tensor;
+        continue;
+      }
+      if (first) {
+        t.owner = callee;
+        const std::string name = t.name, set = t.set_name;
+        t.name = callee + "/" + name;
+        t.set_name = callee + "/" + set;
+        locals[name] = locals[set] = static_cast<int>(p_.tensors.size());
+        p_.tensors.push_back(std::move(t));
+      }
+    }
+    if (n_in != call.ins.size() || n_out != call.outs.size())
+      fail(n_in != call.ins.size() ? "ins" : "outs",
+           "the call passes " + std::to_string(call.ins.size()) + " inputs and " + std::to_string(call.outs.size()) +
+               " outputs; function '" + callee + "' takes " + std::to_string(n_in) + " and " + std::to_string(n_out));
+    for (const auto &l : locals) bind.emplace(l.first, l.second);
+    if (first)
+      p_.callees.push_back(Program::Callee{callee, ref->nki, fn.dump()});
+
+    // Its blocks, read with the callee's names.
+    auto *saved_bind = bind_;
+    const std::string saved_prefix = name_prefix_;
+    const long saved_index = cur_index_;
+    const std::string saved_name = cur_name_;
+    bind_ = &bind;
+    name_prefix_ = call.name + "/";
+    func_ = callee;
+    call_stack_.push_back(callee);
+    const json &blocks = as_arr(need(fn, "blocks", ffield + ".blocks"), ffield + ".blocks");
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      const json *bn = blocks[b].is_object() ? get(blocks[b], "name") : nullptr;
+      node.blocks.emplace_back(bn && bn->is_string() ? bn->get<std::string>() : "", node.body.size());
+      read_block(blocks[b], ffield + ".blocks[" + std::to_string(b) + "]", node.body);
+    }
+    call_stack_.pop_back();
+    bind_ = saved_bind;
+    name_prefix_ = saved_prefix;
+    func_ = saved_func;
+    cur_index_ = saved_index;
+    cur_name_ = saved_name;
+  }
+
+  // DMABlock {name, queue, blocks | instructions}: a software-DGE descriptor list (reference
+  // sim-bn-rng-collective-dma.md: "DMATrigger -> DMABlock -> descriptors"; json-schema-catalog.md InstDMABlock).
+  // The reference does not give the key of its body; this reader takes `blocks` (as a Loop's) or `instructions`.
+  void read_dma_block(const json &j, std::vector<Node> &out) {
+    Inst inst;
+    inst.index = static_cast<int>(p_.insts.size());
+    inst.type = InstructionType::DMABlock;
+    cur_index_ = inst.index;
+    cur_name_ = get(j, "name") ? as_str(*get(j, "name"), "name") : "";
+    if (cur_name_.empty()) fail("name", "a DMABlock needs a name (DMATrigger.dma_blocks names it)");
+    inst.name = name_prefix_ + cur_name_;
+    inst.engine = Engine::DMA;
+    read_fields(j, inst);
+    Node node;
+    node.kind = Node::Kind::DMABlock;
+    node.inst = inst.index;
+    node.name = inst.name;
+    for (const auto &n : p_.insts)
+      if (n.type == InstructionType::DMABlock && n.name == inst.name) fail("name", "duplicate DMABlock '" + inst.name + "'");
+    p_.insts.push_back(std::move(inst));
+    const std::string region = cur_name_;
+    if (const json *blocks = get(j, "blocks")) {
+      const json &b = as_arr(*blocks, "blocks");
+      for (size_t i = 0; i < b.size(); ++i) read_block(b[i], "blocks[" + std::to_string(i) + "]", node.body);
+    } else {
+      read_block(j, "DMABlock '" + region + "'", node.body);
+    }
+    for (const auto &n : node.body) {
+      const InstructionType t = n.kind == Node::Kind::Inst ? p_.insts[static_cast<size_t>(n.inst)].type
+                                                           : InstructionType::DMABlock;
+      const std::string fam = inst_family(t);
+      const bool descriptor = t != InstructionType::DMATrigger && t != InstructionType::DMABlock &&
+                              (fam == "dma" || fam == "memory/dma");
+      if (!descriptor) {
+        cur_index_ = n.inst;
+        cur_name_ = n.inst >= 0 ? p_.insts[static_cast<size_t>(n.inst)].name : region;
+        fail("opcode", "DMABlock '" + region + "' may hold only DMA instructions (descriptors, copies)");
+      }
+    }
+    out.push_back(std::move(node));
     cur_index_ = -1;
     cur_name_.clear();
   }
@@ -759,7 +945,10 @@ private:
         cur_index_ = static_cast<long>(p_.insts.size());
         fail(f, "expected an instruction object, got " + type_name_of(e));
       }
-      if (get(e, "instructions")) {
+      if (const json *op = get(e, "opcode");
+          op && op->is_string() && op->get_ref<const std::string &>() == "DMABlock") {
+        read_dma_block(e, out);
+      } else if (get(e, "instructions")) {
         read_block(e, f, out);
       } else if (const json *op = get(e, "opcode");
                  op && op->is_string() && op->get_ref<const std::string &>() == "Loop") {
@@ -882,6 +1071,18 @@ private:
           get(fns[i], "name")->get<std::string>() == "main")
         pick = i;
     const json &fn = as_obj(fns[pick], "functions[" + std::to_string(pick) + "]");
+    // The other functions are callees of Call / NKIKernel (read when a call names them).
+    for (size_t i = 0; i < fns.size(); ++i)
+      if (i != pick && fns[i].is_object() && get(fns[i], "name") && get(fns[i], "name")->is_string())
+        fns_.emplace_back(get(fns[i], "name")->get<std::string>(), FnRef{&fns[i], false});
+    if (const json *nf = get(root_, "nki_functions")) {
+      if (const json *list = get(as_obj(*nf, "nki_functions"), "functions")) {
+        const json &a = as_arr(*list, "nki_functions.functions");
+        for (size_t i = 0; i < a.size(); ++i)
+          if (a[i].is_object() && get(a[i], "name") && get(a[i], "name")->is_string())
+            fns_.emplace_back(get(a[i], "name")->get<std::string>(), FnRef{&a[i], true});
+      }
+    }
     if (const json *n = get(fn, "name"))
       func_ = as_str(*n, "name");
     if (const json *al = get(fn, "allocations")) {
@@ -896,6 +1097,28 @@ private:
       p_.blocks.push_back(Program::Block{bn && bn->is_string() ? bn->get<std::string>() : "", p_.body.size()});
       read_block(blocks[b], "blocks[" + std::to_string(b) + "]", p_.body);
     }
+    // Pass 2 (json-loader.md): a DMATrigger's blocks must exist ("Block does not exist!"), and so must the block a
+    // queue-instance reset names.
+    auto has_block = [&](const std::string &n) {
+      for (const auto &o : p_.insts)
+        if (o.type == InstructionType::DMABlock && o.name == n) return true;
+      return false;
+    };
+    for (const auto &inst : p_.insts) {
+      cur_index_ = inst.index;
+      cur_name_ = inst.name;
+      if (inst.type == InstructionType::DMATrigger) {
+        if (inst.f.dma_blocks.empty()) fail("dma_blocks", "a DMATrigger needs at least one DMABlock to fire");
+        for (size_t i = 0; i < inst.f.dma_blocks.size(); ++i)
+          if (!has_block(inst.f.dma_blocks[i]))
+            fail("dma_blocks[" + std::to_string(i) + "]", "no DMABlock named '" + inst.f.dma_blocks[i] + "'");
+      }
+      if ((inst.type == InstructionType::SwitchQueueInstance || inst.type == InstructionType::ResetQueueInstance) &&
+          !inst.f.instance_name.empty() && !has_block(inst.f.instance_name))
+        fail("instance_name", "no DMABlock named '" + inst.f.instance_name + "'");
+    }
+    cur_index_ = -1;
+    cur_name_.clear();
     // Pass 2 (json-loader.md): dependencies may name instructions defined later; each must exist.
     for (const auto &inst : p_.insts) {
       for (size_t i = 0; i < inst.dependencies.size(); ++i) {
@@ -1078,9 +1301,22 @@ struct Writer {
   json nodes(const std::vector<Node> &body, int &block_counter) const {
     json a = json::array();
     for (const auto &n : body) {
-      if (n.kind == Node::Kind::Inst) {
+      // A call is written as its instruction: its callee is written with the module's functions.
+      if (n.kind == Node::Kind::Inst || n.kind == Node::Kind::Call) {
         if (n.inst >= 0 && n.inst < static_cast<int>(p.insts.size()))
           a.push_back(inst(p.insts[static_cast<size_t>(n.inst)]));
+        continue;
+      }
+      if (n.kind == Node::Kind::DMABlock) {
+        json blk = inst(p.insts[static_cast<size_t>(n.inst)]);
+        blk.erase("ins");
+        blk.erase("outs");
+        blk.erase("dependencies");
+        json block;
+        block["name"] = n.name + "-body";
+        block["instructions"] = nodes(n.body, block_counter);
+        blk["blocks"] = json::array({block});
+        a.push_back(blk);
         continue;
       }
       std::string var = (n.var >= 0 && n.var < static_cast<int>(p.loop_vars.size()))
@@ -1144,7 +1380,7 @@ struct Writer {
   json module() const {
     json allocs = json::array();
     for (const auto &t : p.tensors)
-      allocs.push_back(tensor_json(t));
+      if (t.owner.empty()) allocs.push_back(tensor_json(t));
     int block_counter = 1;
     json fn = {{"name", "sg0000"}, {"attributes", json::array()}, {"allocations", allocs}};
     if (p.blocks.empty()) {
@@ -1170,6 +1406,10 @@ struct Writer {
     json m = {
         {"arch", p.arch.empty() ? "gen3" : p.arch}, {"version", 2}, {"attributes", {{"neuron_core_id", 0}}}};
     m["functions"] = json::array({fn});
+    json nki = json::array();
+    for (const auto &c : p.callees)
+      (c.nki ? nki : m["functions"]).push_back(json::parse(c.json));
+    if (!nki.empty()) m["nki_functions"] = {{"functions", nki}};
     return m;
   }
 };

@@ -53,6 +53,9 @@ int64_t count_nodes(const std::vector<Node> &nodes) {
   for (const auto &node : nodes) {
     if (node.kind == Node::Kind::Inst) {
       ++n;
+    } else if (node.kind == Node::Kind::Call || node.kind == Node::Kind::DMABlock) {
+      // The call / block instruction itself, then its body once (a triggered DMABlock may run more often).
+      n = std::min<int64_t>(INT64_MAX / 2, n + 1 + count_nodes(node.body));
     } else if (node.kind != Node::Kind::Loop) {
       n = std::min<int64_t>(INT64_MAX / 2, n + count_nodes(node.body));  // a run-time trip count: counted once (a lower bound for DoWhile)
     } else {

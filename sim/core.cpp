@@ -34,8 +34,17 @@ int64_t to_ps(double ns) { return static_cast<int64_t>(ns * 1000.0 + 0.5); }
 
 struct PendingUpdates {
   int64_t at_ps;
-  const std::vector<isa::SemUpdate> *updates;
+  const isa::Inst *inst;
 };
+
+// GroupResetSemaphores writes 0 to every semaphore of its group (reference neuronx-cc/bir/
+// sim-control-sync-customop.md 5.1: birsim ignores `mode`); SwitchQueueInstance clears the queue instance's
+// semaphore group first (5.2; this reader takes the group from the instruction's `sema_group`).
+bool resets_semaphores(const isa::Inst &inst) {
+  return (inst.type == isa::InstructionType::GroupResetSemaphores ||
+          inst.type == isa::InstructionType::SwitchQueueInstance) &&
+         !inst.f.sema_group.empty();
+}
 
 // A request for shared resources (PSUM banks, the DVE/POOL port, DMA bandwidth) made at one delta cycle.
 struct Claim {
@@ -175,7 +184,10 @@ SC_MODULE(Core) {
     const int64_t now = now_ps();
     bool changed = false;
     while (!j.pending[q].empty() && j.pending[q].front().at_ps <= now) {
-      for (const auto &u : *j.pending[q].front().updates) apply_update(j, u);
+      const isa::Inst &inst = *j.pending[q].front().inst;
+      if (resets_semaphores(inst))
+        for (int64_t id : inst.f.sema_group) j.sem[static_cast<size_t>(id)] = 0;  // ids checked by the scheduler
+      for (const auto &u : inst.updates) apply_update(j, u);
       j.pending[q].pop_front();
       changed = true;
     }
@@ -265,8 +277,8 @@ SC_MODULE(Core) {
       j.release[q][pos] = end;
       j.next[q] = pos + 1;
       issued[q].notify(sc_core::SC_ZERO_TIME);
-      if (!inst.updates.empty()) {
-        j.pending[q].push_back(PendingUpdates{finish, &inst.updates});
+      if (!inst.updates.empty() || resets_semaphores(inst)) {
+        j.pending[q].push_back(PendingUpdates{finish, &inst});
         completion[q]->notify(sc_time(static_cast<double>(finish - now_ps()), SC_PS));
       }
       auto &qs = j.result->queues[q];

@@ -1,6 +1,7 @@
 // Engine assignment and dependency inference: program order in, per-queue streams with semaphore waits out.
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "neuronsim/sim/simulator.hpp"
 
@@ -170,6 +171,7 @@ public:
                                 std::to_string(kMaxDynamicInstructions) + " one run can hold");
       s_.insts.reserve(static_cast<size_t>(count));
     }
+    index_dma_blocks(prog_.body);
     walk(prog_.body, true);
     return std::move(s_);
   }
@@ -177,7 +179,7 @@ public:
 private:
   // How a walk over a node list ended (reference neuronx-cc/bir/sim-control-sync-customop.md: a terminator names
   // the successor block; Break exits the enclosing region; Return/Exit end the run).
-  enum class Flow { Next, Break, Stop };
+  enum class Flow { Next, Break, Return, Stop };
 
   // Walks nodes in order. At the top level, branches jump between the function's blocks as birsim's CFG driver
   // does: after a block, control follows the successor a terminator named, else falls through.
@@ -185,8 +187,20 @@ private:
     size_t i = 0;
     while (i < nodes.size()) {
       const isa::Node &n = nodes[i];
+      if (n.kind == isa::Node::Kind::Call) {
+        if (call(n) == Flow::Stop) return Flow::Stop;
+        ++i;
+        continue;
+      }
+      if (n.kind == isa::Node::Kind::DMABlock) {
+        // A block a DMATrigger names runs when the trigger fires; one that no trigger names runs in place, as
+        // birsim's DMABlock kernel visits its descriptors.
+        if (!triggered_.count(n.name)) run_dma_block(n, -1);
+        ++i;
+        continue;
+      }
       if (n.kind != isa::Node::Kind::Inst) {
-        if (region(n) == Flow::Stop) return Flow::Stop;
+        if (Flow f = region(n); f == Flow::Stop || f == Flow::Return) return f;
         ++i;
         continue;
       }
@@ -195,10 +209,18 @@ private:
       size_t next = i + 1;
       switch (inst.type) {
       case InstructionType::Return:
+        return Flow::Return;
       case InstructionType::Exit:
         return Flow::Stop;
       case InstructionType::Break:
-        return top ? Flow::Stop : Flow::Break;
+        return top ? Flow::Return : Flow::Break;
+      case InstructionType::DMATrigger:
+        fire(inst);
+        break;
+      case InstructionType::SwitchQueueInstance:
+      case InstructionType::ResetQueueInstance:
+        rewind(inst);
+        break;
       case InstructionType::UnconditionalBranch:
         next = jump(inst, inst.f.target, "target", top, next);
         break;
@@ -226,7 +248,7 @@ private:
     int64_t lb = n.lb, ub = n.ub, stride = n.stride;
     if (n.kind == isa::Node::Kind::DoWhile) {
       for (;;) {
-        if (Flow f = walk(n.body, false); f != Flow::Next) return f == Flow::Stop ? f : Flow::Next;
+        if (Flow f = walk(n.body, false); f != Flow::Next) return f == Flow::Break ? Flow::Next : f;
         if (runtime(n.cond, "cond") == 0) return Flow::Next;
       }
     }
@@ -238,12 +260,80 @@ private:
     }
     if (stride > 0) {
       for (int64_t v = lb; v < ub; v += stride)
-        if (Flow f = body(v); f != Flow::Next) return f == Flow::Stop ? f : Flow::Next;
+        if (Flow f = body(v); f != Flow::Next) return f == Flow::Break ? Flow::Next : f;
     } else if (stride < 0) {
       for (int64_t v = lb; v > ub; v += stride)
-        if (Flow f = body(v); f != Flow::Next) return f == Flow::Stop ? f : Flow::Next;
+        if (Flow f = body(v); f != Flow::Next) return f == Flow::Break ? Flow::Next : f;
     }
     return Flow::Next;
+  }
+
+  // Call / NKIKernel (reference neuronx-cc/bir/sim-control-sync-customop.md 2.4, 6.2): the call instruction, then
+  // the callee's blocks (expanded when the program was read) under the callee's own CFG: its branches name its
+  // blocks, and its Return (or a Break at its top level) ends the call. Exit ends the run.
+  Flow call(const isa::Node &n) {
+    add(prog_.insts[static_cast<size_t>(n.inst)]);
+    const auto *saved = blocks_;
+    blocks_ = &n.blocks;
+    const Flow f = walk(n.body, true);
+    blocks_ = saved;
+    return f == Flow::Stop ? Flow::Stop : Flow::Next;
+  }
+
+  // The DMABlock nodes by name, and which of them a DMATrigger names.
+  void index_dma_blocks(const std::vector<isa::Node> &nodes) {
+    for (const auto &n : nodes) {
+      if (n.kind == isa::Node::Kind::DMABlock) dma_blocks_.emplace(n.name, &n);
+      if (n.kind == isa::Node::Kind::Inst) {
+        const isa::Inst &in = prog_.insts[static_cast<size_t>(n.inst)];
+        if (in.type == InstructionType::DMATrigger)
+          for (const auto &b : in.f.dma_blocks) triggered_.insert(b);
+      }
+      index_dma_blocks(n.body);
+    }
+  }
+
+  // A DMABlock's descriptors, in order, on one DMA queue: the firing trigger's, else the block's own.
+  void run_dma_block(const isa::Node &n, int queue) {
+    const isa::Inst &blk = prog_.insts[static_cast<size_t>(n.inst)];
+    const int saved = forced_queue_;
+    forced_queue_ = queue;
+    add(blk);
+    forced_queue_ = s_.insts.back().queue;
+    walk(n.body, false);
+    forced_queue_ = saved;
+  }
+
+  // DMATrigger (reference sim-bn-rng-collective-dma.md, sim-control-sync-customop.md 5.2): a cursor over its
+  // block list; each execution fires block fireCount % n and advances the cursor. A program decoded from bundle
+  // streams has no DMABlock regions: the stream already holds the fired descriptors after the trigger, so there
+  // the trigger fires nothing.
+  void fire(const isa::Inst &trigger) {
+    if (dma_blocks_.empty() || trigger.f.dma_blocks.empty()) return;
+    int64_t &count = fire_count_[trigger.index];
+    const std::string &name = trigger.f.dma_blocks[static_cast<size_t>(count % static_cast<int64_t>(trigger.f.dma_blocks.size()))];
+    ++count;
+    auto it = dma_blocks_.find(name);
+    if (it == dma_blocks_.end())
+      throw SemanticError({prog_.file, trigger.index, trigger.name, "dma_blocks"}, "no DMABlock named '" + name + "'");
+    run_dma_block(*it->second, s_.insts.back().queue);
+  }
+
+  // SwitchQueueInstance / ResetQueueInstance (reference sim-control-sync-customop.md 5.2): rewind the cursor of
+  // every trigger that owns the named block (`instance_name`), or, with no block named, of every trigger on the
+  // instruction's `queue` (every trigger when that is empty too). SwitchQueueInstance with no_rearm leaves the
+  // cursors; its semaphore group is cleared by the core when it completes (sim/core.cpp).
+  void rewind(const isa::Inst &inst) {
+    if (inst.type == InstructionType::SwitchQueueInstance && inst.f.no_rearm) return;
+    for (const auto &t : prog_.insts) {
+      if (t.type != InstructionType::DMATrigger) continue;
+      bool owns = false;
+      if (!inst.f.instance_name.empty())
+        owns = std::find(t.f.dma_blocks.begin(), t.f.dma_blocks.end(), inst.f.instance_name) != t.f.dma_blocks.end();
+      else
+        owns = inst.f.queue.empty() || t.f.queue == inst.f.queue;
+      if (owns) fire_count_.erase(t.index);
+    }
   }
 
   // An expression that may read registers (the instructions before it have executed: see exec_).
@@ -285,8 +375,13 @@ private:
     ErrorContext ctx{prog_.file, inst.index, inst.name, field};
     if (name.empty()) return fallthrough;
     if (!top) throw SemanticError(ctx, "a branch inside a Loop body is not supported (Loop bodies are regions)");
-    for (const auto &b : prog_.blocks)
-      if (b.name == name) return b.first;
+    if (blocks_) {
+      for (const auto &b : *blocks_)
+        if (b.first == name) return b.second;
+    } else {
+      for (const auto &b : prog_.blocks)
+        if (b.name == name) return b.first;
+    }
     throw SemanticError(ctx, "no basic block named '" + name + "'");
   }
 
@@ -337,7 +432,8 @@ private:
   }
 
   int pick_queue(const isa::Inst &inst) {
-    if (is_dma(inst.type) || inst.engine == Engine::DMA) {
+    if (forced_queue_ >= 0) return forced_queue_;  // a DMABlock's descriptors stay on its queue
+    if (is_dma(inst.type) || inst.engine == Engine::DMA || inst.type == InstructionType::DMABlock) {
       // A scheduled stream (bundles, encoded by `neuronsim encode`) counts each DMA queue's completions on the
       // semaphore of that queue's number: run the transfer on the queue whose semaphore it increments.
       for (const auto &u : inst.updates)
@@ -369,6 +465,10 @@ private:
       if (u.sem < 0 || u.sem >= kNumSemaphores)
         throw SemanticError({prog_.file, inst.index, inst.name, "updates"},
                             "semaphore " + std::to_string(u.sem) + " out of range [0, 256)");
+    for (size_t k = 0; k < inst.f.sema_group.size(); ++k)
+      if (inst.f.sema_group[k] < 0 || inst.f.sema_group[k] >= kNumSemaphores)
+        throw SemanticError({prog_.file, inst.index, inst.name, "sema_group[" + std::to_string(k) + "]"},
+                            "semaphore " + std::to_string(inst.f.sema_group[k]) + " out of range [0, 256)");
     // Each access is validated once; its footprint (which validates the same way) is kept for the tracker.
     si.d.imm.reserve(inst.ins.size());
     si.d.ins.reserve(inst.ins.size());
@@ -469,6 +569,11 @@ private:
   int64_t barrier_ = -1;                                   // the latest AllEngineBarrier/Drain
   std::array<bool, kMaxQueues> after_barrier_{};           // queue already ordered after it
   std::array<engines::EngineState, kMaxQueues> states_;
+  const std::vector<std::pair<std::string, size_t>> *blocks_ = nullptr;  // the callee's blocks, or null: main's
+  std::unordered_map<std::string, const isa::Node *> dma_blocks_;       // DMABlock regions by name
+  std::unordered_set<std::string> triggered_;                           // blocks some DMATrigger fires
+  std::unordered_map<int, int64_t> fire_count_;                         // per DMATrigger: blocks fired so far
+  int forced_queue_ = -1;                                               // queue of the DMABlock being run
 };
 
 } // namespace
@@ -486,7 +591,7 @@ namespace {
 bool has_runtime_region(const std::vector<isa::Node> &nodes) {
   for (const auto &n : nodes)
     if (n.kind == isa::Node::Kind::DynamicForLoop || n.kind == isa::Node::Kind::DoWhile ||
-        (n.kind == isa::Node::Kind::Loop && has_runtime_region(n.body)))
+        (n.kind != isa::Node::Kind::Inst && has_runtime_region(n.body)))
       return true;
   return false;
 }

@@ -121,6 +121,18 @@ constexpr Row kRows[] = {
     {IT::Return, ops::exec_noop},
     {IT::Exit, ops::exec_noop},
     {IT::Break, ops::exec_noop},
+    // Calls, DMA block triggering and semaphore groups act through the scheduler and the core: Call / NKIKernel run
+    // their callee's blocks and DMATrigger its next DMABlock's descriptors (sim/schedule.cpp), Switch- /
+    // ResetQueueInstance rewind trigger cursors there, and GroupResetSemaphores / SwitchQueueInstance zero their
+    // semaphore group when they complete (sim/core.cpp). Reference neuronx-cc/bir/sim-control-sync-customop.md
+    // 2.4, 5.1, 5.2, 6.2; sim-bn-rng-collective-dma.md (DMATrigger -> DMABlock -> descriptors).
+    {IT::Call, ops::exec_noop},
+    {IT::NKIKernel, ops::exec_noop},
+    {IT::DMATrigger, ops::exec_noop},
+    {IT::DMABlock, ops::exec_noop},
+    {IT::SwitchQueueInstance, ops::exec_noop},
+    {IT::ResetQueueInstance, ops::exec_noop},
+    {IT::GroupResetSemaphores, ops::exec_noop},
 };
 
 const std::array<OpFn, isa::kNumInstructionTypes> &table() {
@@ -144,24 +156,14 @@ const char *not_executed_reason(isa::InstructionType t) {
   switch (t) {
   case IT::MatmultBase: case IT::DMA: case IT::Collective: case IT::Terminator:
     return "an abstract base type: compiled BIR carries its concrete leaves";
-  case IT::Generic: case IT::GenericRelu: case IT::TongaReduceMacroSymbolic:
+  case IT::Generic: case IT::GenericRelu:
     return "lowered away by the compiler before BIR is emitted; birsim does not execute it either";
   case IT::Loop: case IT::DynamicForLoop: case IT::DoWhile:
     return "a region: the scheduler walks its body (sim/schedule.cpp)";
-  case IT::CustomOp: case IT::BIRKernel:
-    return "runs an external kernel binary (birsim shells out to kernel_sim); no such simulator here";
-  case IT::NKIKernel: case IT::NKIKLIRKernel:
-    return "an NKI kernel carrier: inline expansion of its BIR sub-function is not implemented";
+  case IT::NKIKLIRKernel:
+    return "carries a compiled KLIR binary, not BIR; birsim skips it too (its 'skip + note' base handler)";
   case IT::InlineASMBytes:
     return "raw instruction bytes with no fixed meaning; birsim skips it";
-  case IT::DevicePrint:
-    return "a debug print carrier with no numeric effect; not implemented";
-  case IT::DMATrigger: case IT::DMABlock:
-    return "DMA block triggering (re-dispatching a block's descriptors) is not implemented";
-  case IT::Call:
-    return "calls another function; only one function per module is read";
-  case IT::GroupResetSemaphores: case IT::SwitchQueueInstance: case IT::ResetQueueInstance:
-    return "resets semaphore groups / DMA queue cursors named by fields the reader does not keep";
   default:
     return "not implemented";
   }

@@ -142,6 +142,9 @@ struct Tensor {
   int64_t base_partition = 0;
   int64_t bank = 0;
   bool allocated = false;
+  // A callee's own (non-parameter) allocation, named "<function>/<name>": the function it belongs to. The writer
+  // leaves these out (they are written with the callee's function).
+  std::string owner;
 
   bool is_dram() const { return mem != MemoryType::SB && mem != MemoryType::PSUM; }
   bool is_input() const {
@@ -164,9 +167,16 @@ struct Tensor {
 // Regions (reference neuronx-cc/bir/sim-control-sync-customop.md section 1): Loop has constant bounds;
 // DynamicForLoop's bounds are expressions, its upper bound read from a register at run time; DoWhile runs its
 // body, then repeats while a register is non-zero.
+// Call / NKIKernel (sim-control-sync-customop.md 2.4, 6.2): `inst` is the call instruction and `body` the callee
+// function's blocks, expanded in place when the program is read (its tensors bound to the call's operands), with
+// `blocks` saying where each callee block starts in `body` for the callee's own branches.
+// DMABlock (sim-bn-rng-collective-dma.md, sim-elementwise-datamove.md: SW-DGE descriptor lists): `inst` is the
+// DMABlock instruction, `name` its name and `body` its descriptors; a DMATrigger that names it runs the body.
 struct Node {
-  enum class Kind { Inst, Loop, DynamicForLoop, DoWhile } kind = Kind::Inst;
-  int inst = -1;              // Kind::Inst: index into Program::insts
+  enum class Kind { Inst, Loop, DynamicForLoop, DoWhile, Call, DMABlock } kind = Kind::Inst;
+  int inst = -1;              // Kind::Inst / Call / DMABlock: index into Program::insts
+  std::string name;           // Kind::DMABlock: the block's name
+  std::vector<std::pair<std::string, size_t>> blocks;  // Kind::Call: callee block name -> index into body
   int var = -1;               // Kind::Loop / DynamicForLoop: index into Program::loop_vars
   int64_t lb = 0, ub = 0, stride = 1;
   Expr lb_expr, ub_expr, stride_expr;  // Kind::DynamicForLoop
@@ -187,6 +197,14 @@ struct Program {
     size_t first = 0;
   };
   std::vector<Block> blocks;
+  // The module's other functions (`functions` besides the entry, `nki_functions.functions`) as read, JSON text, so
+  // that writing the program back keeps the callees of Call / NKIKernel. `nki` says which list each came from.
+  struct Callee {
+    std::string name;
+    bool nki = false;
+    std::string json;
+  };
+  std::vector<Callee> callees;
 
   int find_tensor(const std::string &name) const;  // by memory-location or set name, -1 when absent
   // Number of dynamic instruction instances (loops unrolled).
