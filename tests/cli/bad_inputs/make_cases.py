@@ -232,6 +232,27 @@ def copy_predicated_cast(m):
 bir_case("dtype_mismatch_copy_predicated", "CopyPredicated from float32 into bfloat16 (a copy cannot cast)",
          copy_predicated_cast, ["instruction 1 'I-4'", "field 'outs[0]'", "dtypes differ"])
 
+
+def call_unknown_target(m):
+    i = insts(m)[1]
+    for k in ["op0", "op1", "reverse0", "reverse1", "is_scalar_tensor_tensor", "is_tensor_scalar_addr",
+              "is_tensor_tensor_scan"]:
+        i.pop(k)
+    i["opcode"] = "Call"
+    i["target"] = "kernel_body"
+    i["ins"] = [i["ins"][0]]
+
+
+bir_case("call_unknown_target", "a Call to a function the module does not have", call_unknown_target,
+         ["instruction 1 'I-4'", "field 'target'", "no function named 'kernel_body'"])
+bir_case("dma_trigger_unknown_block", "a DMATrigger naming a DMABlock that is not defined",
+         lambda m: insts(m).append({"opcode": "DMATrigger", "name": "I-8", "queue": "q0", "dma_blocks": ["blk9"],
+                                    "ins": [], "outs": []}),
+         ["instruction 3 'I-8'", "field 'dma_blocks[0]'", "no DMABlock named 'blk9'"])
+bir_case("group_reset_out_of_range", "GroupResetSemaphores naming semaphore 256 (there are 256: 0..255)",
+         lambda m: insts(m).append({"opcode": "GroupResetSemaphores", "name": "I-8", "sema_group": [1, 256]}),
+         ["instruction 3 'I-8'", "field 'sema_group[1]'", "out of range"])
+
 # ---------------------------------------------------------------------------------------- .npy inputs
 def npy_bytes(descr, shape, data, major=1, fortran=False):
     shp = "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
