@@ -122,6 +122,37 @@ TEST(Calls, CallAndNkiKernelRunTheirCalleeWithTheCallersTensors) {
   EXPECT_EQ(again.callees.size(), 2u);
 }
 
+// The callee has its own CFG: entry branches over `mid` (the doubling) to `tail`, whose Return ends the call
+// before a second multiply; the caller then goes on. o1 = a (1..8, not doubled), o2 = a copied after the call.
+TEST(Calls, ACalleesBranchesNameItsOwnBlocksAndReturnEndsOnlyTheCall) {
+  json f = scale_function("f", 2.0, false);
+  json insts = f["blocks"][0]["instructions"];
+  json br = inst("br", "UnconditionalBranch", json::array(), json::array());
+  br["target"] = "tail";
+  json mul2 = insts[1];
+  mul2["name"] = "mul2";
+  f["blocks"] = json::array({{{"name", "entry"}, {"instructions", json::array({insts[0], br})}},
+                             {{"name", "mid"}, {"instructions", json::array({insts[1]})}},
+                             {{"name", "tail"}, {"instructions", json::array({insts[2], inst("ret", "Return", json::array(), json::array()), mul2})}}});
+  json c = inst("c", "Call", json::array({ap("a")}), json::array({ap("o1")}));
+  c["target"] = "f";
+  json after = inst("after", "DMACopy", json::array({ap("a")}), json::array({ap("o2")}));
+  json m = module(json::array({c, after}),
+                  json::array({alloc("a", "ExternalInput"), alloc("o1", "ExternalOutput"), alloc("o2", "ExternalOutput")}),
+                  json::array({f}));
+  isa::Program p = isa::parse_bir(m, "cfg.json");
+  sim::Simulator s(p, {});
+  fill(s, 0, 1.0f);
+  auto r = s.run();
+  // call, ld, br, st, ret, then the caller's copy.
+  EXPECT_EQ(r.dynamic_instructions, 6);
+  const auto o1 = sim::tensor_f32(p, s.memory(), 1), o2 = sim::tensor_f32(p, s.memory(), 2);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(o1[static_cast<size_t>(i)], static_cast<float>(1 + i)) << i;
+    EXPECT_EQ(o2[static_cast<size_t>(i)], static_cast<float>(1 + i)) << i;
+  }
+}
+
 TEST(Calls, BadCallsNameTheField) {
   json allocs = json::array({alloc("a", "ExternalInput"), alloc("o1", "ExternalOutput")});
   json c = inst("c1", "Call", json::array({ap("a")}), json::array({ap("o1")}));
