@@ -266,6 +266,19 @@ TEST(DmaTrigger, ALoopedTriggerWalksItsBlocksRoundRobinAndResetRewinds) {
   EXPECT_EQ(run_triggers(program(reset)), on);
 }
 
+TEST(DmaTrigger, BlocksAndTriggersRoundTripThroughBirJson) {
+  json body = json::array({block("blk0", 0), block("blk1", 1), block("blk2", 2), trigger("t0")});
+  json m = module(body, json::array({alloc("a", "ExternalInput"), alloc("o", "ExternalOutput")}));
+  isa::Program p = isa::parse_bir(m, "dma.json");
+  isa::Program q = isa::parse_bir(isa::to_bir_json(p), "again.json");
+  ASSERT_EQ(q.body.size(), 4u);
+  EXPECT_EQ(q.body[1].kind, isa::Node::Kind::DMABlock);
+  EXPECT_EQ(q.body[1].name, "blk1");
+  ASSERT_EQ(q.body[1].body.size(), 1u);
+  EXPECT_EQ(q.insts[static_cast<size_t>(q.body[1].body[0].inst)].type, InstructionType::DMADescriptorCopy);
+  EXPECT_EQ(q.insts[static_cast<size_t>(q.body[3].inst)].f.dma_blocks, (std::vector<std::string>{"blk0", "blk1", "blk2"}));
+}
+
 TEST(DmaTrigger, ABlockNoTriggerNamesRunsInPlace) {
   json body = json::array({block("blk0", 0)});
   json m = module(body, json::array({alloc("a", "ExternalInput"), alloc("o", "ExternalOutput")}));
