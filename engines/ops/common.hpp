@@ -138,6 +138,8 @@ void exec_rank_id(const DynInst &, Memory &, EngineState &);
 void exec_collective_compute(const DynInst &, Memory &, EngineState &);
 void exec_collective_send_recv(const DynInst &, Memory &, EngineState &);
 void exec_core_barrier(const DynInst &, Memory &, EngineState &);
+// tonga_reduce.cpp
+void exec_tonga_reduce(const DynInst &, Memory &, EngineState &);
 // matmult.cpp / mx.cpp
 void exec_matmult_sparse(const DynInst &, Memory &, EngineState &);
 void exec_matmult_mx(const DynInst &, Memory &, EngineState &);

@@ -34,6 +34,7 @@ constexpr Row kRows[] = {
     {IT::TensorScalar, ops::exec_tensor_scalar},
     {IT::TensorScalarPtr, ops::exec_tensor_scalar},
     {IT::TensorReduce, ops::exec_tensor_reduce},
+    {IT::TongaReduceMacroSymbolic, ops::exec_tonga_reduce},  // neuronsim's reading (SPECULATIVE): tonga_reduce.cpp
     {IT::Pool, ops::exec_pool},
     // activation engine
     {IT::Activation, ops::exec_activation},
