@@ -338,14 +338,22 @@ void tune_allocator_once() {
 Simulator::Simulator(const isa::Program &program, const RunOptions &options)
     : program_(program), options_(options), arch_(engines::builtin_arch(options.arch)) {
   tune_allocator_once();
+  host_ = std::make_unique<engines::HostEnv>();
+  host_->kernel_sim = options_.kernel_sim;
+  host_->device_print = options_.device_print;
+  host_quiet_ = std::make_unique<engines::HostEnv>(*host_);
+  host_quiet_->device_print = nullptr;
   // Refuse up front what cannot be executed, rather than part-way through a run (timing needs no semantics).
   if (!options_.timing_only)
-    for (const auto &inst : program_.insts)
+    for (const auto &inst : program_.insts) {
       if (!engines::executes(inst.type))
         throw SemanticError({program_.file, inst.index, inst.name, "opcode"},
                             std::string(isa::inst_type_name(inst.type)) + " is not executed: " +
                                 engines::not_executed_reason(inst.type) + " (--timing-only still times it)");
+      engines::check_host_services(inst, host_.get(), program_.file);  // e.g. a CustomOp without --kernel-sim
+    }
   memory_ = std::make_unique<engines::Memory>(program_, arch_);
+  memory_->set_host(host_.get());
   if (has_data_dependent_control(program_)) schedule_deferred_ = true;
   else schedule_ = build_schedule(program_, *memory_, arch_);
 }
@@ -357,8 +365,10 @@ RunResult Simulator::run() {
     // Branches compare run-time values: walk the program executing it in order to learn its path, then put the
     // memory back as the inputs left it and run the same trace timed (which executes it again).
     const engines::Memory initial(*memory_);
+    memory_->set_host(host_quiet_.get());  // this pass's DevicePrints are not the run's: the timed run prints
     schedule_ = build_schedule_executing(program_, *memory_, arch_);
     memory_ = std::make_unique<engines::Memory>(initial);
+    memory_->set_host(host_.get());
     schedule_deferred_ = false;
   }
   Core &c = core();

@@ -191,6 +191,27 @@ Cost instruction_cost(const DynInst &d, Engine engine, const ArchParams &a, cons
     return c;
   }
 
+  if (inst.type == InstructionType::CustomOp || inst.type == InstructionType::BIRKernel ||
+      inst.type == InstructionType::DevicePrint) {
+    // No documented cost: an external kernel (CustomOp / BIRKernel, run out of process by engines/ops/kernel.cpp)
+    // and a device print (its tensor copied out to a host-visible buffer). neuronsim's ESTIMATE: the engine the
+    // instruction names is occupied for one DMA transfer of every operand byte it reads and writes -- the fixed
+    // ~1300 ns per transfer plus the bytes over the DMA bandwidth (16 engines, capped by HBM), as for a DMA --
+    // and completes with that engine's usual latency. The kernel's own compute is not modelled.
+    Cost c;
+    int64_t bytes = 0;
+    for (const auto &x : d.ins)
+      if (x.tensor >= 0) bytes += x.partitions() * x.free_elements() * isa::dtype_size(x.dtype);
+    if (inst.type != InstructionType::DevicePrint) bytes += dma_bytes(d);
+    const double bw = std::min(a.dma_engine_bytes_per_ns * a.dma_engines, a.hbm_bytes_per_ns);
+    c.ns = a.dma_fixed_ns + static_cast<double>(bytes) / bw;
+    const double ghz = engine_ghz(engine, a);
+    c.cycles = static_cast<int64_t>(c.ns * ghz + 0.5);
+    if (engine != Engine::SP)
+      c.latency_ns = static_cast<double>(a.sbuf_access_startup_cycles + a.dependent_overhead_cycles) / ghz;
+    return c;
+  }
+
   int64_t n = op.n();
   // Half bandwidth for an innermost stride above 16 bytes: the streaming term doubles.
   if (engine != Engine::PE && engine != Engine::SP && op.any(wide_stride)) n *= 2;

@@ -138,6 +138,10 @@ void exec_rank_id(const DynInst &, Memory &, EngineState &);
 void exec_collective_compute(const DynInst &, Memory &, EngineState &);
 void exec_collective_send_recv(const DynInst &, Memory &, EngineState &);
 void exec_core_barrier(const DynInst &, Memory &, EngineState &);
+// kernel.cpp: CustomOp / BIRKernel through the external kernel program, DevicePrint to the print sink
+// (engines/host.hpp)
+void exec_external_kernel(const DynInst &, Memory &, EngineState &);
+void exec_device_print(const DynInst &, Memory &, EngineState &);
 // tonga_reduce.cpp
 void exec_tonga_reduce(const DynInst &, Memory &, EngineState &);
 // matmult.cpp / mx.cpp

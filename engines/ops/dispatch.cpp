@@ -105,6 +105,10 @@ constexpr Row kRows[] = {
     {IT::CollectiveSend, ops::exec_collective_send_recv},
     {IT::CollectiveRecv, ops::exec_collective_send_recv},
     {IT::CoreBarrier, ops::exec_core_barrier},
+    // external kernels and debug output, through the host services (engines/host.hpp, kernel.cpp)
+    {IT::CustomOp, ops::exec_external_kernel},
+    {IT::BIRKernel, ops::exec_external_kernel},
+    {IT::DevicePrint, ops::exec_device_print},
     // no memory effect
     {IT::NoOp, ops::exec_noop},
     {IT::EventSemaphore, ops::exec_noop},

@@ -83,6 +83,10 @@ run options:
   --stats FILE.json        per-engine statistics
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
+  --kernel-sim PROG        run CustomOp / BIRKernel instructions with the external program PROG, as
+                           `PROG DIR/config.json` (operands as DIR/in<i>.npy, results read from
+                           DIR/out<i>.npy; DIR is a fresh temporary directory; README "External kernels")
+  --device-print FILE      write DevicePrint lines to FILE (default: stdout, before the summary)
 
 Inputs that are not given are generated deterministically (floats uniform in [-1,1), integers small),
 seeded by the tensor name. bf16 and fp8 .npy files hold raw bit patterns as uint16 / uint8.
@@ -158,7 +162,7 @@ void write_json_file(const std::string &path, const nlohmann::json &j) {
 }
 
 int cmd_run(const std::vector<std::string> &a) {
-  std::string kernel, outdir = "neuronsim-out", expect, stats, trace;
+  std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print;
   sim::InputSpec spec;
   sim::RunOptions opts;
   double rtol = 1e-5, atol = 1e-6;
@@ -182,7 +186,13 @@ int cmd_run(const std::vector<std::string> &a) {
     } else if (o == "--stats") stats = need_value(a, i);
     else if (o == "--trace") trace = need_value(a, i);
     else if (o == "--timing-only") opts.timing_only = true;
-    else if (o == "--help" || o == "-h") {
+    else if (o == "--kernel-sim") {
+      opts.kernel_sim = need_value(a, i);
+      if (opts.kernel_sim.empty()) throw UsageError("--kernel-sim needs a program");
+    } else if (o == "--device-print") {
+      device_print = need_value(a, i);
+      if (device_print.empty()) throw UsageError("--device-print needs a file name");
+    } else if (o == "--help" || o == "-h") {
       std::cout << kHelp;
       return 0;
     } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
@@ -219,10 +229,22 @@ int cmd_run(const std::vector<std::string> &a) {
     }
   }
 
+  // DevicePrint lines: on stdout as they happen (so before the summary), or into --device-print FILE. A
+  // timing-only run prints nothing and creates no file.
+  std::ofstream print_file;
+  if (!device_print.empty() && !opts.timing_only) {
+    print_file.open(device_print, std::ios::trunc);
+    if (!print_file) throw InputError({device_print, -1, "", ""}, "cannot write the DevicePrint file (--device-print)");
+    opts.device_print = [&print_file](const std::string &l) { print_file << l << "\n"; };
+  } else {
+    opts.device_print = [](const std::string &l) { std::cout << l << "\n"; };
+  }
   sim::Simulator simulator(prog, opts);
   std::vector<std::string> in_lines;
   if (!opts.timing_only) in_lines = sim::load_inputs(prog, simulator.memory(), spec);
   sim::RunResult r = simulator.run();
+  if (print_file.is_open() && !print_file.flush())
+    throw InputError({device_print, -1, "", ""}, "write failed (--device-print)");
 
   std::cout << "neuronsim run: " << kp.bir << (bundled ? " (bundled default workload)" : "") << "\n";
   std::cout << "arch " << r.arch << ", " << prog.insts.size() << " instructions, " << r.dynamic_instructions

@@ -350,7 +350,7 @@ TEST(Simulator, AnInstructionWithoutSemanticsIsRefusedBeforeTheRunButTimed) {
   Builder b("custom");
   auto t = b.sbuf("t", {4, 4});
   b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0);
-  b.add(InstructionType::CustomOp, {b.ap(t.all())}, {b.ap(t.all())}).engine(isa::Engine::Pool);
+  b.add(InstructionType::InlineASMBytes, {b.ap(t.all())}, {b.ap(t.all())}).engine(isa::Engine::Pool);
   isa::Program p = b.finish();
   try {
     sim::Simulator s(p, {});
@@ -358,7 +358,7 @@ TEST(Simulator, AnInstructionWithoutSemanticsIsRefusedBeforeTheRunButTimed) {
   } catch (const SemanticError &e) {
     EXPECT_EQ(e.context().inst_index, 1);
     EXPECT_EQ(e.context().field, "opcode");
-    EXPECT_NE(std::string(e.what()).find("kernel_sim"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("birsim skips it"), std::string::npos) << e.what();
   }
   sim::Simulator timing(p, opts("trn1", true));
   EXPECT_EQ(timing.run().dynamic_instructions, 2);

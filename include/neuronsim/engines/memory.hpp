@@ -14,6 +14,8 @@
 
 namespace neuronsim::engines {
 
+struct HostEnv;  // neuronsim/engines/host.hpp
+
 // The [step, num] pairs of a resolved access pattern, stored inline: a schedule holds one per operand of every
 // dynamic instruction, and a heap allocation each was a large part of scheduling time. BIR access patterns have a
 // partition dimension and up to four free ones; eight is the limit here.
@@ -151,6 +153,11 @@ public:
   }
   const ErrorContext &context() const { return ctx_; }
 
+  // Services outside the simulated core (engines/host.hpp: the external kernel program, the DevicePrint sink),
+  // owned by the caller (sim::Simulator); null when none are given. Copies of the memory share them.
+  void set_host(const HostEnv *host) { host_ = host; }
+  const HostEnv *host() const { return host_; }
+
   // Implementation detail shared with the walker.
   struct Placement {
     int64_t addr = 0;
@@ -176,6 +183,7 @@ private:
   bool track_uninit_ = false;
   mutable int64_t uninit_reads_ = 0;
   ErrorContext ctx_;
+  const HostEnv *host_ = nullptr;
 
   friend struct MemoryWalker;
 };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "neuronsim/engines/arch.hpp"
+#include "neuronsim/engines/host.hpp"
 #include "neuronsim/engines/memory.hpp"
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/program.hpp"
@@ -94,6 +95,12 @@ struct RunOptions {
   // Called right after each dynamic instruction's semantics ran (not in timing-only runs), with the memory as it
   // left it: `neuronsim validate` reads back what each instruction wrote. Unset: no cost.
   std::function<void(const ScheduledInst &, const engines::Memory &)> after_instruction;
+  // CustomOp / BIRKernel run out of process (engines/ops/kernel.cpp, README "External kernels"): the program run
+  // as `kernel_sim <tmpdir>/config.json`. Empty: a program containing them is refused (not in timing-only runs).
+  std::string kernel_sim;
+  // DevicePrint: receives one line per execution, in each queue's program order (not in timing-only runs).
+  // Unset: the lines are dropped.
+  std::function<void(const std::string &line)> device_print;
 };
 
 struct RunResult {
@@ -122,6 +129,9 @@ private:
   const isa::Program &program_;
   RunOptions options_;
   engines::ArchParams arch_;
+  // The host services the engines see through Memory::host(): the run's, and the same without the DevicePrint
+  // sink for the pass that only learns a data-dependent path (its prints would come out twice).
+  std::unique_ptr<engines::HostEnv> host_, host_quiet_;
   std::unique_ptr<engines::Memory> memory_;
   Schedule schedule_;
   bool schedule_deferred_ = false;  // data-dependent control flow: scheduled in run(), once inputs are loaded
