@@ -125,6 +125,86 @@ std::vector<int64_t> &ilist_field(InstFields &f, Field k) {
   return *p;
 }
 const std::vector<int64_t> &ilist_field(const InstFields &f, Field k) { return ilist_field(const_cast<InstFields &>(f), k); }
+// STRING fields (STR, SENUM, BLOCK rows) and the pool's field kinds (POOL rows).
+template <class T> std::string *as_str(T &v) {
+  if constexpr (std::is_same_v<T, std::string>)
+    return &v;
+  else
+    return nullptr;
+}
+std::string &str_field(InstFields &f, Field k) {
+  std::string *p = nullptr;
+  switch (k) {
+#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+  case Field::member: p = as_str(f.member); break;
+#include "tables/inst_fields.def"
+#undef NS_FIELD
+  default: break;
+  }
+  if (!p) throw std::logic_error("bundle_fields.def: not a string field");
+  return *p;
+}
+const std::string &str_field(const InstFields &f, Field k) { return str_field(const_cast<InstFields &>(f), k); }
+// A field's value as a pool entry; nullopt when the field's type has no pool form.
+template <class T> std::optional<PoolEntry> to_pool(const T &v) {
+  PoolEntry e;
+  if constexpr (std::is_same_v<T, std::string>) {
+    e.kind = PoolEntry::Kind::Text, e.text = v;
+    return e;
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    e.kind = PoolEntry::Kind::TextList, e.texts = v;
+    return e;
+  } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+    e.kind = PoolEntry::Kind::IntList, e.ints = {v};
+    return e;
+  } else if constexpr (std::is_same_v<T, std::vector<std::vector<int64_t>>>) {
+    e.kind = PoolEntry::Kind::IntListList, e.ints = v;
+    return e;
+  } else {
+    return std::nullopt;
+  }
+}
+template <class T> bool from_pool(T &v, const PoolEntry &e) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (e.kind != PoolEntry::Kind::Text) return false;
+    v = e.text;
+    return true;
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    if (e.kind != PoolEntry::Kind::TextList) return false;
+    v = e.texts;
+    return true;
+  } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+    if (e.kind != PoolEntry::Kind::IntList || e.ints.size() != 1) return false;
+    v = e.ints[0];
+    return true;
+  } else if constexpr (std::is_same_v<T, std::vector<std::vector<int64_t>>>) {
+    if (e.kind != PoolEntry::Kind::IntListList) return false;
+    v = e.ints;
+    return true;
+  } else {
+    return false;
+  }
+}
+std::optional<PoolEntry> field_to_pool(const InstFields &f, Field k) {
+  switch (k) {
+#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+  case Field::member: return to_pool(f.member);
+#include "tables/inst_fields.def"
+#undef NS_FIELD
+  default: break;
+  }
+  return std::nullopt;
+}
+bool field_from_pool(InstFields &f, Field k, const PoolEntry &e) {
+  switch (k) {
+#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+  case Field::member: return from_pool(f.member, e);
+#include "tables/inst_fields.def"
+#undef NS_FIELD
+  default: break;
+  }
+  return false;
+}
 const char *field_member_name(Field k) {
   switch (k) {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
@@ -149,7 +229,8 @@ bool is_metadata_field(Field k) {
 // ------------------------------------------------------------------------------------------- the table
 enum class K {
   AP, DT, DTLO, DTHI, NPART, ALU, VMAP, BOOL, UINT, INT, F32, BIT, IMMSRC, IMMF32, CONST, DER, PAT, D2SIDE,
-  WMODE, WIDX, WVAL, UMODE, UIDX, UVAL, SVAL, SCAL, FILL, ILIST
+  WMODE, WIDX, WVAL, UMODE, UIDX, UVAL, SVAL, SCAL, FILL, ILIST, STR, POOL, ARGS, BLOCK, REG, IMMI, SENUM,
+  SRANGE, SMASK
 };
 enum class CK { FIELD, IN, NOTIN, BITVEC, SAMEDT, NINS, NOUTS, ENGINE, ARGK };
 // SCAL source byte, low nibble (bundle_fields.def header): the operand is absent (the dword carries the fallback
@@ -195,6 +276,7 @@ struct Tables {
   std::vector<Form> forms;
   std::vector<Row> sync_rows;
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> maps;
+  std::map<std::string, std::vector<std::pair<std::string, int64_t>>> smaps;  // NS_BSMAP: spelling -> byte
 };
 
 int parse_role(const std::string &s) {
@@ -232,7 +314,7 @@ Tables build_tables() {
     if (off < 4 || off + width > 64) throw std::logic_error(std::string("bundle_fields.def: row out of bundle: ") + name);
     switch (kind) {
     case K::AP: case K::DT: case K::DTLO: case K::DTHI: case K::NPART: case K::IMMSRC: case K::IMMF32:
-    case K::D2SIDE:
+    case K::D2SIDE: case K::REG: case K::IMMI:
       r.role = parse_role(src);
       if (r.role < 0) throw std::logic_error(std::string("bundle_fields.def: bad operand role ") + src);
       break;
@@ -256,14 +338,20 @@ Tables build_tables() {
       r.elem_w = arg >> 8;
       if (r.elem_w != 1 && r.elem_w != 2 && r.elem_w != 4) throw std::logic_error(std::string("bundle_fields.def: bad ILIST element width ") + name);
       break;
-    case K::VMAP: {
+    case K::VMAP: case K::SENUM: {
       auto c = src.find(':');
       r.field = must_field(form, src.substr(0, c));
       r.map = src.substr(c + 1);
       break;
     }
-    case K::ALU: case K::BOOL: case K::UINT: case K::INT: case K::F32: case K::BIT: case K::PAT:
+    case K::ALU: case K::BOOL: case K::UINT: case K::INT: case K::F32: case K::BIT: case K::PAT: case K::STR:
+    case K::POOL: case K::BLOCK: case K::SRANGE: case K::SMASK:
       r.field = must_field(form, src);
+      if ((kind == K::POOL || kind == K::BLOCK) && width != 2 && width != 4 && width != 8)
+        throw std::logic_error(std::string("bundle_fields.def: POOL/BLOCK rows are 2, 4 or 8 bytes: ") + name);
+      break;
+    case K::ARGS:
+      if (width != 2 && width != 4) throw std::logic_error(std::string("bundle_fields.def: ARGS rows are 2 or 4 bytes: ") + name);
       break;
     default: break;
     }
@@ -274,6 +362,8 @@ Tables build_tables() {
   };
 #define NS_BFORM(form, l2_, gens_, part_, nparts_, sync_, layout_)                                           \
   {                                                                                                          \
+    for (const auto &g : t.forms)                                                                            \
+      if (g.name == #form) throw std::logic_error("bundle_fields.def: two forms named " #form);             \
     Form f;                                                                                                  \
     f.name = #form, f.l2 = l2_, f.gens = gens_, f.part = part_, f.nparts = nparts_;                          \
     f.sync = SyncKind::sync_, f.layout = layout_;                                                            \
@@ -292,6 +382,7 @@ Tables build_tables() {
   }
 #define NS_BFIELD(form, name, off, width, kind, src, arg) add_row(#form, name, off, width, K::kind, src, arg);
 #define NS_BVMAP(map, from, to) t.maps[#map].push_back({from, to});
+#define NS_BSMAP(map, spelling, to) t.smaps[#map].push_back({spelling, to});
 #include "tables/bundle_fields.def"
   // No two rows of a form may claim one byte, except BIT rows sharing a byte and DTLO / DTHI nibble pairs.
   for (const auto &f : t.forms) {
@@ -420,6 +511,8 @@ struct Ctx {
   CoreGen gen;
   const CodecOptions &opt;
   ErrorContext ectx;
+  BundlePool *pool = nullptr;         // encode: where out-of-line values go
+  const BundlePool *cpool = nullptr;  // decode: where they are read from
   ErrorContext at(const std::string &field) const {
     ErrorContext c = ectx;
     c.field = field;
@@ -528,6 +621,64 @@ bool cond_holds(const Cond &c, const Inst &in) {
   }
   }
   return false;
+}
+
+// ------------------------------------------------------------------------------------------- out-of-line values
+const std::vector<std::pair<std::string, int64_t>> &smap(const std::string &name) {
+  auto it = tables().smaps.find(name);
+  if (it == tables().smaps.end()) throw std::logic_error("bundle_fields.def: no string map " + name);
+  return it->second;
+}
+uint64_t all_ones(int width) { return width >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * width)) - 1; }
+
+// An operand list as a pool entry: access patterns on tensors of the program with constant starts.
+PoolEntry operands_entry(const Ctx &c, const Inst &in) {
+  PoolEntry e;
+  e.kind = PoolEntry::Kind::Operands;
+  auto take = [&](const std::vector<Arg> &v, std::vector<Arg> &out, int base) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string what = role_name(base + static_cast<int>(i));
+      const Arg &a = v[i];
+      (void)tensor_of(c, a, what);
+      Arg x;
+      x.kind = ArgKind::AccessPattern;
+      x.tensor = a.tensor;
+      x.dtype = a.dtype;
+      x.start = Expr::constant(const_start(c, a, what));
+      x.ap = a.ap;
+      out.push_back(x);
+    }
+  };
+  take(in.ins, e.ins, 0);
+  take(in.outs, e.outs, kOut);
+  return e;
+}
+const PoolEntry &pool_at(const Ctx &c, uint64_t idx, const std::string &what) {
+  if (!c.cpool) throw InputError(c.at(what), "pool index " + std::to_string(idx) + " but the stream has no pool");
+  if (idx >= c.cpool->entries.size())
+    throw InputError(c.at(what), "pool index " + std::to_string(idx) + " past the stream pool (" +
+                                     std::to_string(c.cpool->entries.size()) + " entries)");
+  return c.cpool->entries[static_cast<size_t>(idx)];
+}
+const char *pool_kind_name(PoolEntry::Kind k) {
+  switch (k) {
+  case PoolEntry::Kind::Text: return "a string";
+  case PoolEntry::Kind::TextList: return "a string list";
+  case PoolEntry::Kind::IntList: return "an integer list";
+  case PoolEntry::Kind::IntListList: return "a list of integer lists";
+  case PoolEntry::Kind::Operands: return "an operand list";
+  }
+  return "?";
+}
+// Semaphore ids of a group (sema_group): 0..255, no repeats (the bitmask and the range keep a set).
+std::vector<int64_t> sema_set(const Ctx &c, const std::vector<int64_t> &l, const std::string &what) {
+  std::vector<int64_t> v = l;
+  std::sort(v.begin(), v.end());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < 0 || v[i] > 255) throw SemanticError(c.at(what), "semaphore id " + std::to_string(v[i]) + " not in 0..255");
+    if (i && v[i] == v[i - 1]) throw SemanticError(c.at(what), "semaphore id " + std::to_string(v[i]) + " listed twice");
+  }
+  return v;
 }
 
 // ------------------------------------------------------------------------------------------- encode rows
@@ -866,6 +1017,100 @@ void encode_rows(const Ctx &c, const Inst &in, const Form &f, const std::vector<
       }
       break;
     }
+    case K::STR: {
+      // reference isa/sp-sync-encoding.md 7a / dma-encoding.md: strncpy into the slot; longer names assert.
+      const std::string &v = str_field(in.f, *r.field);
+      if (v.size() > static_cast<size_t>(r.width) || v.find('\0') != std::string::npos)
+        throw SemanticError(c.at(field_key(*r.field)), "'" + v + "' does not fit the " + std::to_string(r.width) +
+                                                           "-byte name slot at +" + hex(r.off));
+      std::memcpy(b + r.off, v.data(), v.size());
+      break;
+    }
+    case K::POOL: {
+      const InstFields dflt;
+      if (field_same(in.f, dflt, *r.field)) {
+        put(b, r.off, r.width, all_ones(r.width));  // the field's default value
+        break;
+      }
+      if (!c.pool) throw SemanticError(c.at(field_key(*r.field)), "this value lives in the stream pool: encode with a pool (write_bundle_dir keeps one)");
+      const size_t idx = c.pool->add(*field_to_pool(in.f, *r.field));
+      if (idx >= all_ones(r.width)) throw SemanticError(c.at(what), "stream pool past " + std::to_string(all_ones(r.width)) + " entries");
+      put(b, r.off, r.width, idx);
+      break;
+    }
+    case K::ARGS: {
+      if (!c.pool) throw SemanticError(c.at(what), "the operand list lives in the stream pool: encode with a pool (write_bundle_dir keeps one)");
+      const size_t idx = c.pool->add(operands_entry(c, in));
+      if (idx >= all_ones(r.width)) throw SemanticError(c.at(what), "stream pool past " + std::to_string(all_ones(r.width)) + " entries");
+      put(b, r.off, r.width, idx);
+      break;
+    }
+    case K::BLOCK: {
+      // neuronsim: 1 + the block's index in the stream's block table (Program::blocks); 0 = no block named (the
+      // edge falls through, as the reference's implicit edge does).
+      const std::string &name = str_field(in.f, *r.field);
+      uint64_t v = 0;
+      if (!name.empty()) {
+        size_t k = 0;
+        while (k < c.prog.blocks.size() && c.prog.blocks[k].name != name) ++k;
+        if (k == c.prog.blocks.size())
+          throw SemanticError(c.at(field_key(*r.field)), "no basic block named '" + name + "' in the program's block table");
+        v = k + 1;
+      }
+      put(b, r.off, r.width, v);
+      break;
+    }
+    case K::REG: {
+      if (!a || a->kind != ArgKind::Register)
+        throw SemanticError(c.at(role_name(r.role)), "operand must be a register (" + what + ")");
+      const uint32_t id = reg_id(c, a->reg, role_name(r.role));
+      if ("r" + std::to_string(id) != a->reg || id > 255)
+        throw SemanticError(c.at(role_name(r.role)), "register '" + a->reg + "' is not named r<N> with N < 256: the bundle keeps only N");
+      b[r.off] = static_cast<uint8_t>(id);
+      break;
+    }
+    case K::IMMI: {
+      if (!a || a->kind != ArgKind::Immediate || a->imm_array.size() > 1)
+        throw SemanticError(c.at(role_name(r.role)), "operand must be a single immediate (" + what + ")");
+      const bool sgn = dtype_is_signed_int(a->dtype) || dtype_is_float(a->dtype);
+      const double v = a->imm;
+      const bool ok = std::floor(v) == v && (sgn ? v >= INT32_MIN && v <= INT32_MAX : v >= 0 && v <= UINT32_MAX);
+      if (!ok) throw SemanticError(c.at(role_name(r.role)), "immediate " + std::to_string(v) + " is not a " +
+                                                                (sgn ? "signed" : "unsigned") + " 32-bit integer");
+      put(b, r.off, 4, static_cast<uint32_t>(static_cast<int64_t>(v)));
+      break;
+    }
+    case K::SENUM: {
+      const std::string &v = str_field(in.f, *r.field);
+      std::optional<int64_t> w;
+      std::string known;
+      for (const auto &p : smap(r.map)) {
+        if (p.first == v) w = p.second;
+        if (!p.first.empty()) known += std::string(known.empty() ? "" : ", ") + p.first;
+      }
+      if (!w) throw SemanticError(c.at(field_key(*r.field)), "'" + v + "' has no wire byte (" + known + ")");
+      b[r.off] = static_cast<uint8_t>(*w);
+      break;
+    }
+    case K::SRANGE: case K::SMASK: {
+      // reference isa/sp-sync-encoding.md 6b: clear mode 0x01 (SemaphoreZero) = range_first / range_last, any
+      // other mode = a 256-bit bitmask. The mode byte (row arg) is written first.
+      const bool range = b[r.arg] == 0x01;
+      if (range != (r.kind == K::SRANGE)) break;
+      const auto v = sema_set(c, ilist_field(in.f, *r.field), field_key(*r.field));
+      if (range) {
+        if (v.empty()) throw SemanticError(c.at(field_key(*r.field)), "the range form needs at least one semaphore");
+        if (v.back() - v.front() + 1 != static_cast<int64_t>(v.size()))
+          throw SemanticError(c.at(field_key(*r.field)), "the range form (SemaphoreZero) clears every id in [" +
+                                                             std::to_string(v.front()) + ", " + std::to_string(v.back()) +
+                                                             "]: this group is not contiguous (use SemaphoreZeroBitmask)");
+        b[r.off] = static_cast<uint8_t>(v.front());
+        b[r.off + 1] = static_cast<uint8_t>(v.back());
+      } else {
+        for (int64_t id : v) b[r.off + id / 8] = static_cast<uint8_t>(b[r.off + id / 8] | (1u << (id % 8)));
+      }
+      break;
+    }
     case K::DER: {
       if (r.arg == 1) {
         const Arg *o = role_arg(in, kOut);
@@ -1193,6 +1438,87 @@ void decode_rows(const Ctx &c, const uint8_t *b, const Form &f, const std::vecto
         }
         break;
       }
+      case K::STR: {
+        size_t n = 0;
+        while (n < static_cast<size_t>(r.width) && b[r.off + static_cast<int>(n)]) ++n;
+        str_field(in.f, *r.field).assign(reinterpret_cast<const char *>(b + r.off), n);
+        break;
+      }
+      case K::POOL: {
+        const uint64_t idx = get(b, r.off, r.width);
+        if (idx == all_ones(r.width)) break;  // the field's default
+        const PoolEntry &e = pool_at(c, idx, what);
+        if (!field_from_pool(in.f, *r.field, e))
+          throw InputError(c.at(what), "pool entry " + std::to_string(idx) + " is " + pool_kind_name(e.kind) +
+                                           ", not a value of field " + field_key(*r.field));
+        break;
+      }
+      case K::ARGS: {
+        const uint64_t idx = get(b, r.off, r.width);
+        const PoolEntry &e = pool_at(c, idx, what);
+        if (e.kind != PoolEntry::Kind::Operands)
+          throw InputError(c.at(what), "pool entry " + std::to_string(idx) + " is " + pool_kind_name(e.kind) +
+                                           ", not an operand list");
+        for (const auto *v : {&e.ins, &e.outs})
+          for (const Arg &a : *v)
+            if (a.tensor < 0 || a.tensor >= static_cast<int>(c.prog.tensors.size()))
+              throw InputError(c.at(what), "pool entry " + std::to_string(idx) + " names tensor " +
+                                               std::to_string(a.tensor) + ", not a tensor of the stream");
+        in.ins = e.ins;
+        in.outs = e.outs;
+        break;
+      }
+      case K::BLOCK: {
+        const uint64_t v = get(b, r.off, r.width);
+        std::string &name = str_field(in.f, *r.field);
+        if (v == 0) {
+          name.clear();
+          break;
+        }
+        if (v - 1 >= c.prog.blocks.size())
+          throw InputError(c.at(what), "block index " + std::to_string(v - 1) + " past the block table (" +
+                                           std::to_string(c.prog.blocks.size()) + " blocks)");
+        name = c.prog.blocks[static_cast<size_t>(v - 1)].name;
+        break;
+      }
+      case K::REG: {
+        Arg &a = role_arg_make(in, r.role);
+        a.kind = ArgKind::Register;
+        a.reg = "r" + std::to_string(byte);
+        break;
+      }
+      case K::IMMI: {
+        Arg &a = role_arg_make(in, r.role);
+        a.kind = ArgKind::Immediate;
+        const uint64_t u = get(b, r.off, 4);
+        const bool sgn = dtype_is_signed_int(a.dtype) || dtype_is_float(a.dtype);
+        a.imm = sgn ? static_cast<double>(sext(u, 4)) : static_cast<double>(u);
+        break;
+      }
+      case K::SENUM: {
+        const std::string *v = nullptr;
+        for (const auto &p : smap(r.map))
+          if (p.second == byte) v = &p.first;
+        if (!v) throw InputError(c.at(what), "byte " + hex(byte) + " is no " + field_key(*r.field) + " value");
+        str_field(in.f, *r.field) = *v;
+        break;
+      }
+      case K::SRANGE: case K::SMASK: {
+        const bool range = b[r.arg] == 0x01;
+        if (range != (r.kind == K::SRANGE)) break;
+        auto &l = ilist_field(in.f, *r.field);
+        l.clear();
+        if (range) {
+          if (b[r.off] > b[r.off + 1])
+            throw InputError(c.at(what), "range_first " + std::to_string(b[r.off]) + " > range_last " +
+                                             std::to_string(b[r.off + 1]));
+          for (int id = b[r.off]; id <= b[r.off + 1]; ++id) l.push_back(id);
+        } else {
+          for (int id = 0; id < 8 * r.width; ++id)
+            if ((b[r.off + id / 8] >> (id % 8)) & 1) l.push_back(id);
+        }
+        break;
+      }
       case K::CONST: case K::DER: break;
       }
     }
@@ -1213,6 +1539,107 @@ std::vector<Row> rows_for(const Form &f) {
 } // namespace
 
 // ============================================================================================= public API
+bool bundle_carries(InstructionType type, Field fk) {
+  for (const Form &f : tables().forms) {
+    if (!f.has(type)) continue;
+    for (const Row &r : f.rows)
+      if (r.field && *r.field == fk) return true;
+    for (const Cond &cd : f.conds)
+      if (cd.kind == CK::FIELD && cd.fields[0] == fk) return true;
+  }
+  return false;
+}
+
+namespace {
+using nlohmann::json;
+json entry_json(const PoolEntry &e) {
+  auto args = [](const std::vector<Arg> &v) {
+    json a = json::array();
+    for (const Arg &x : v) {
+      json dims = json::array();
+      for (const auto &d : x.ap) dims.push_back({d.step, d.num});
+      a.push_back({{"tensor", x.tensor}, {"dtype", enum_name(x.dtype)}, {"start", x.start.c}, {"ap", dims}});
+    }
+    return a;
+  };
+  switch (e.kind) {
+  case PoolEntry::Kind::Text: return {{"text", e.text}};
+  case PoolEntry::Kind::TextList: return {{"texts", e.texts}};
+  case PoolEntry::Kind::IntList: return {{"ints", e.ints.empty() ? std::vector<int64_t>{} : e.ints[0]}};
+  case PoolEntry::Kind::IntListList: return {{"int_lists", e.ints}};
+  case PoolEntry::Kind::Operands: return {{"ins", args(e.ins)}, {"outs", args(e.outs)}};
+  }
+  return json();
+}
+} // namespace
+
+size_t BundlePool::add(const PoolEntry &e) {
+  const json key = entry_json(e);
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].kind == e.kind && entry_json(entries[i]) == key) return i;
+  entries.push_back(e);
+  return entries.size() - 1;
+}
+
+std::string pool_to_json(const BundlePool &pool) {
+  json a = json::array();
+  for (const auto &e : pool.entries) a.push_back(entry_json(e));
+  return a.dump();
+}
+
+BundlePool pool_from_json(const std::string &text, const Program &prog, const ErrorContext &where) {
+  BundlePool pool;
+  json a;
+  try {
+    a = json::parse(text);
+  } catch (const json::exception &e) {
+    throw InputError(where, std::string("pool: invalid JSON: ") + e.what());
+  }
+  if (!a.is_array()) throw InputError(where, "pool: not a JSON array");
+  for (size_t i = 0; i < a.size(); ++i) {
+    ErrorContext c = where;
+    c.field = "pool[" + std::to_string(i) + "]";
+    const json &j = a[i];
+    PoolEntry e;
+    try {
+      if (!j.is_object() || j.size() < 1) throw InputError(c, "not an object with one value");
+      if (j.contains("text")) {
+        e.kind = PoolEntry::Kind::Text, e.text = j.at("text").get<std::string>();
+      } else if (j.contains("texts")) {
+        e.kind = PoolEntry::Kind::TextList, e.texts = j.at("texts").get<std::vector<std::string>>();
+      } else if (j.contains("ints")) {
+        e.kind = PoolEntry::Kind::IntList, e.ints = {j.at("ints").get<std::vector<int64_t>>()};
+      } else if (j.contains("int_lists")) {
+        e.kind = PoolEntry::Kind::IntListList, e.ints = j.at("int_lists").get<std::vector<std::vector<int64_t>>>();
+      } else if (j.contains("ins") && j.contains("outs")) {
+        e.kind = PoolEntry::Kind::Operands;
+        for (const char *side : {"ins", "outs"})
+          for (const json &ja : j.at(side)) {
+            Arg x;
+            x.kind = ArgKind::AccessPattern;
+            x.tensor = ja.at("tensor").get<int>();
+            if (x.tensor < 0 || x.tensor >= static_cast<int>(prog.tensors.size()))
+              throw InputError(c, std::string(side) + ": tensor " + std::to_string(x.tensor) + " is not a tensor of the stream");
+            x.dtype = parse_dtype(ja.at("dtype").get<std::string>(), c);
+            x.start = Expr::constant(ja.at("start").get<int64_t>());
+            for (const json &d : ja.at("ap")) {
+              const auto p = d.get<std::vector<int64_t>>();
+              if (p.size() != 2) throw InputError(c, std::string(side) + ": an access-pattern dimension is [step, num]");
+              x.ap.push_back({p[0], p[1]});
+            }
+            (std::string(side) == "ins" ? e.ins : e.outs).push_back(x);
+          }
+      } else {
+        throw InputError(c, "unknown entry (text, texts, ints, int_lists or ins/outs)");
+      }
+    } catch (const json::exception &ex) {
+      throw InputError(c, std::string("malformed entry: ") + ex.what());
+    }
+    pool.entries.push_back(std::move(e));
+  }
+  return pool;
+}
+
 std::vector<BundleFormInfo> bundle_forms() {
   std::vector<BundleFormInfo> out;
   for (const Form &f : tables().forms) {
@@ -1222,17 +1649,20 @@ std::vector<BundleFormInfo> bundle_forms() {
   return out;
 }
 
-std::vector<Bundle> encode(const Inst &in, const Program &prog, CoreGen gen, const CodecOptions &opt) {
+std::vector<Bundle> encode(const Inst &in, const Program &prog, CoreGen gen, const CodecOptions &opt,
+                           BundlePool *pool) {
   ErrorContext ectx{prog.file, in.index, in.name.empty() ? inst_type_name(in.type) : in.name, ""};
-  Ctx c{prog, gen, opt, ectx};
+  Ctx c{prog, gen, opt, ectx, pool, nullptr};
   auto forms = pick_forms(in, gen, ectx);
 
   // Every field the instruction sets must be carried by one of its forms (rows or FIELD conditions), so that
   // decode(encode(x)) == x whenever encode succeeds.
   std::set<int> declared;
   std::set<int> roles, ap_roles, npart_roles;
+  bool all_operands = false;  // an ARGS row carries every operand (through the pool)
   for (const Form *f : forms) {
     for (const Row &r : f->rows) {
+      if (r.kind == K::ARGS) all_operands = true;
       if (r.field) declared.insert(static_cast<int>(*r.field));
       if (r.role >= 0) roles.insert(r.role);
       if (r.kind == K::AP) ap_roles.insert(r.role);
@@ -1249,10 +1679,10 @@ std::vector<Bundle> encode(const Inst &in, const Program &prog, CoreGen gen, con
       throw SemanticError(c.at(field_key(fk)), std::string("not representable in bundle form ") + forms[0]->name +
                                                    " (only the default value can be encoded)");
   }
-  for (size_t i = 0; i < in.ins.size(); ++i)
+  for (size_t i = 0; i < in.ins.size() && !all_operands; ++i)
     if (!roles.count(static_cast<int>(i)))
       throw SemanticError(c.at(role_name(static_cast<int>(i))), std::string("operand not carried by form ") + forms[0]->name);
-  for (size_t i = 0; i < in.outs.size(); ++i)
+  for (size_t i = 0; i < in.outs.size() && !all_operands; ++i)
     if (!roles.count(kOut + static_cast<int>(i)))
       throw SemanticError(c.at(role_name(kOut + static_cast<int>(i))), std::string("operand not carried by form ") + forms[0]->name);
   for (const Form *f : forms)
@@ -1307,8 +1737,9 @@ std::vector<Bundle> encode(const Inst &in, const Program &prog, CoreGen gen, con
 }
 
 DecodedBundle decode(const uint8_t *b, CoreGen gen, int engine_id, const Program &prog, DecodeState *state,
-                     std::optional<InstructionType> hint, const CodecOptions &opt, const ErrorContext &where) {
-  Ctx c{prog, gen, opt, where};
+                     std::optional<InstructionType> hint, const CodecOptions &opt, const ErrorContext &where,
+                     const BundlePool *pool) {
+  Ctx c{prog, gen, opt, where, nullptr, pool};
   DecodeState local;
   DecodeState &st = state ? *state : local;
   const uint16_t word = static_cast<uint16_t>(b[0] | (b[1] << 8));
@@ -1481,6 +1912,36 @@ std::string disasm_line(const uint8_t *b, CoreGen gen, const CodecOptions &opt) 
       break;
     }
     case K::INT: os << sext(v, r.width); break;
+    case K::STR: {
+      size_t n = 0;
+      while (n < static_cast<size_t>(r.width) && b[r.off + static_cast<int>(n)]) ++n;
+      os << "'" << std::string(reinterpret_cast<const char *>(b + r.off), n) << "'";
+      break;
+    }
+    case K::POOL: os << (v == all_ones(r.width) ? std::string("default") : "pool[" + std::to_string(v) + "]"); break;
+    case K::ARGS: os << "pool[" << v << "]"; break;
+    case K::BLOCK: os << (v == 0 ? std::string("next") : "block[" + std::to_string(v - 1) + "]"); break;
+    case K::REG: os << "r" << v; break;
+    case K::IMMI: os << sext(v, 4); break;
+    case K::SENUM: {
+      std::string name = hex(b[r.off]);
+      for (const auto &p : smap(r.map))
+        if (p.second == b[r.off]) name = p.first.empty() ? "none" : p.first;
+      os << name;
+      break;
+    }
+    case K::SRANGE: os << (b[r.arg] == 0x01 ? std::to_string(b[r.off]) + ".." + std::to_string(b[r.off + 1]) : "-"); break;
+    case K::SMASK: {
+      if (b[r.arg] == 0x01) {
+        os << "-";
+        break;
+      }
+      std::string ids;
+      for (int id = 0; id < 8 * r.width; ++id)
+        if ((b[r.off + id / 8] >> (id % 8)) & 1) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+      os << "{" << ids << "}";
+      break;
+    }
     case K::BIT: os << ((b[r.off] >> r.arg) & 1); break;
     case K::VMAP: {
       auto o = map_back(r.map, b[r.off]);
@@ -1530,9 +1991,18 @@ bool same_bundle_content(const Inst &a, const Inst &b, std::string *diff) {
     return true;
   };
   if (!args(a.ins, b.ins, "ins") || !args(a.outs, b.outs, "outs")) return false;
-  for (int k = 0; k < kNumFields; ++k)
-    if (!is_metadata_field(static_cast<Field>(k)) && !field_same(a.f, b.f, static_cast<Field>(k)))
-      return fail(std::string("field ") + field_key(static_cast<Field>(k)));
+  for (int k = 0; k < kNumFields; ++k) {
+    const Field fk = static_cast<Field>(k);
+    if (is_metadata_field(fk) && !bundle_carries(a.type, fk)) continue;
+    if (fk == Field::sema_group) {  // a set: the bitmask / range keep no order
+      auto x = a.f.sema_group, y = b.f.sema_group;
+      std::sort(x.begin(), x.end());
+      std::sort(y.begin(), y.end());
+      if (x != y) return fail("field sema_group");
+      continue;
+    }
+    if (!field_same(a.f, b.f, fk)) return fail(std::string("field ") + field_key(fk));
+  }
   if (a.waits.size() != b.waits.size()) return fail("wait count");
   for (size_t i = 0; i < a.waits.size(); ++i)
     if (a.waits[i].sem != b.waits[i].sem || a.waits[i].mode != b.waits[i].mode ||

@@ -1,7 +1,9 @@
 // Bundle stream directories: one `<engine>.bin` per engine (64-byte bundles back to back, reference
 // neuronx-cc/isa/instruction-bundle.md: fwrite(bundle, 1, 0x40)) plus this project's manifest.json.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -36,11 +38,12 @@ void write_bundle_dir(const Program &prog, CoreGen gen, const std::string &dir, 
   if (ec) throw InputError(ErrorContext{dir, -1, "", ""}, "cannot create directory: " + ec.message());
   std::map<std::string, std::vector<uint8_t>> files;
   json insts = json::array();
+  BundlePool pool;  // docs/bundle-layout.md "Stream pool"
   for (size_t i = 0; i < prog.insts.size(); ++i) {
     const Inst &in = prog.insts[i];
     ErrorContext ctx{prog.file, static_cast<long>(i), in.name, ""};
     const Engine e = stream_engine(in, ctx);
-    const auto bundles = encode(in, prog, gen, opt);
+    const auto bundles = encode(in, prog, gen, opt, &pool);
     auto &bytes = files[engine_file_name(e)];
     const size_t offset = bytes.size();
     for (const auto &b : bundles) bytes.insert(bytes.end(), b.begin(), b.end());
@@ -54,6 +57,24 @@ void write_bundle_dir(const Program &prog, CoreGen gen, const std::string &dir, 
                        {"partitions", t.partitions}, {"bytes_per_partition", t.bytes_per_partition},
                        {"addr", t.addr}, {"base_partition", t.base_partition}, {"bank", t.bank},
                        {"allocated", t.allocated}});
+  // The block table (branch targets are indices into it): each block with the instruction it starts at, in the
+  // instruction order the stream keeps (a block starting at a region starts at the region's first instruction).
+  std::vector<size_t> node_first(prog.body.size() + 1, prog.insts.size());
+  {
+    std::function<int(const Node &)> first_inst = [&](const Node &n) -> int {
+      if (n.inst >= 0) return n.inst;
+      for (const Node &c : n.body)
+        if (const int k = first_inst(c); k >= 0) return k;
+      return -1;
+    };
+    for (size_t k = prog.body.size(); k-- > 0;) {
+      const int f = first_inst(prog.body[k]);
+      node_first[k] = f >= 0 ? static_cast<size_t>(f) : node_first[k + 1];
+    }
+  }
+  json blocks = json::array();
+  for (const auto &b : prog.blocks)
+    blocks.push_back({{"name", b.name}, {"first", node_first[std::min(b.first, prog.body.size())]}});
   json engines = json::object();
   for (const auto &[name, bytes] : files) engines[name] = bytes.size() / 64;
   json manifest = {{"format", "neuronsim-bundles"},
@@ -63,6 +84,8 @@ void write_bundle_dir(const Program &prog, CoreGen gen, const std::string &dir, 
                    {"arch", prog.arch},
                    {"tensors", tensors},
                    {"files", engines},
+                   {"blocks", blocks},
+                   {"pool", json::parse(pool_to_json(pool))},
                    {"instructions", insts}};
   for (const auto &[name, bytes] : files) {
     const std::string path = (fs::path(dir) / name).string();
@@ -141,6 +164,27 @@ Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const Cod
   } catch (const json::exception &e) {
     throw InputError(mctx, std::string("bad tensor entry: ") + e.what());
   }
+  // The block table and the pool (docs/bundle-layout.md "Stream directory"); both optional (version 1 streams
+  // written before them have neither).
+  const json &jinsts = need(m, "instructions");
+  if (m.contains("blocks")) {
+    const json &jb = m.at("blocks");
+    if (!jb.is_array()) throw InputError(ErrorContext{mpath, -1, "", "blocks"}, "not a JSON array");
+    for (size_t k = 0; k < jb.size(); ++k) {
+      ErrorContext bctx{mpath, -1, "", "blocks[" + std::to_string(k) + "]"};
+      if (!jb[k].is_object() || !jb[k].contains("name") || !jb[k].contains("first"))
+        throw InputError(bctx, "a block is {\"name\": ..., \"first\": <instruction index>}");
+      Program::Block b;
+      b.name = jb[k].at("name").get<std::string>();
+      b.first = jb[k].at("first").get<size_t>();
+      if (b.first > jinsts.size())
+        throw InputError(bctx, "block '" + b.name + "' starts at instruction " + std::to_string(b.first) + ", past the " +
+                                   std::to_string(jinsts.size()) + " instructions");
+      prog.blocks.push_back(b);
+    }
+  }
+  BundlePool pool;
+  if (m.contains("pool")) pool = pool_from_json(m.at("pool").dump(), prog, mctx);
   std::map<std::string, std::vector<uint8_t>> files;
   auto load = [&](const std::string &name) -> const std::vector<uint8_t> & {
     auto it = files.find(name);
@@ -156,7 +200,6 @@ Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const Cod
     return files[name] = std::move(bytes);
   };
   std::map<std::string, size_t> cursor;
-  const json &jinsts = need(m, "instructions");
   for (size_t i = 0; i < jinsts.size(); ++i) {
     const json &ji = jinsts[i];
     ErrorContext ictx{mpath, static_cast<long>(i), ji.value("name", ""), ""};
@@ -179,7 +222,7 @@ Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const Cod
                          "truncated stream: bundle expected at byte offset " + std::to_string(cur) + ", file has " +
                              std::to_string(bytes.size()) + " bytes");
       ErrorContext where{path + " @" + std::to_string(cur), static_cast<long>(i), ji.value("name", ""), ""};
-      auto d = decode(bytes.data() + cur, *gen, static_cast<int>(eng), prog, &st, type, opt, where);
+      auto d = decode(bytes.data() + cur, *gen, static_cast<int>(eng), prog, &st, type, opt, where, &pool);
       cur += 64;
       if (d.complete) {
         if (k + 1 != n)
