@@ -1861,12 +1861,23 @@ std::string disasm_line(const uint8_t *b, CoreGen gen, const CodecOptions &opt) 
   std::ostringstream os;
   const uint16_t word = static_cast<uint16_t>(b[0] | (b[1] << 8));
   os << hex(word, 4);
-  const Form *form = nullptr;
-  for (const Form &f : tables().forms)
-    if (f.l2 == b[0] && f.on(gen)) {
+  // The first form of this opcode whose constant bytes and value maps read the bundle (the decoder's [col]
+  // separation: CompareAndBranch vs UnconditionalBranch by comp_op, ...), else the first form of the opcode.
+  const Form *form = nullptr, *first = nullptr;
+  for (const Form &f : tables().forms) {
+    if (f.l2 != b[0] || !f.on(gen)) continue;
+    if (!first) first = &f;
+    bool ok = true;
+    for (const Row &r : f.rows) {
+      if (r.kind == K::CONST && r.width <= 8 && get(b, r.off, r.width) != static_cast<uint64_t>(r.arg)) ok = false;
+      if (r.kind == K::VMAP && !map_back(r.map, b[r.off])) ok = false;
+    }
+    if (ok) {
       form = &f;
       break;
     }
+  }
+  if (!form) form = first;
   if (!form || !parse_l3_word(word)) {
     os << " ?";
     for (int i = 4; i < 64; ++i)

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 
 #include "neuronsim/engines/memory.hpp"
+#include "neuronsim/error.hpp"
+#include "neuronsim/isa/bundle.hpp"
 
 namespace neuronsim::sim {
 
@@ -47,9 +50,12 @@ isa::Inst concrete(const ScheduledInst &si, const std::string &name) {
     a.ap = si.d.outs[i].ap;
   }
   // The DMA queue is now named by the semaphore the transfer increments; `queue` is a scheduling hint no
-  // bundle carries, and the two sides of `validate` should compare equal.
-  in.f.queue.clear();
-  in.given.reset(static_cast<size_t>(isa::Field::queue));
+  // bundle carries (except the queue-control ops' own name slot), and the two sides of `validate` should
+  // compare equal.
+  if (!isa::bundle_carries(in.type, isa::Field::queue)) {
+    in.f.queue.clear();
+    in.given.reset(static_cast<size_t>(isa::Field::queue));
+  }
   in.dependencies.clear();
   return in;
 }
@@ -68,23 +74,32 @@ std::string arch_for_gen(isa::CoreGen gen) {
 std::vector<std::string> dynamic_names(const isa::Program &program, const Schedule &schedule) {
   std::vector<char> in_loop(program.insts.size(), 0);
   mark_in_loop(program.body, false, in_loop);
-  std::vector<int64_t> seen(program.insts.size(), 0);
+  std::vector<int64_t> seen(program.insts.size(), 0), runs(program.insts.size(), 0);
+  for (const auto &si : schedule.insts)
+    if (si.d.inst->index >= 0 && si.d.inst->index < static_cast<int>(runs.size())) ++runs[static_cast<size_t>(si.d.inst->index)];
   std::vector<std::string> names;
   names.reserve(schedule.insts.size());
   for (const auto &si : schedule.insts) {
     const isa::Inst &in = *si.d.inst;
     const size_t k = static_cast<size_t>(in.index >= 0 ? in.index : 0);
     std::string n = in.name.empty() ? "I" + std::to_string(in.index) : in.name;
-    if (k < in_loop.size() && in_loop[k]) n += "#" + std::to_string(seen[k]++);
+    if (k < in_loop.size() && (in_loop[k] || runs[k] > 1)) n += "#" + std::to_string(seen[k]++);
     names.push_back(std::move(n));
   }
   return names;
 }
 
 isa::Program lower_to_stream(const isa::Program &program, const engines::ArchParams &arch,
-                             const LowerOptions &options, LowerStats *stats) {
+                             const LowerOptions &options, LowerStats *stats, const InputSpec *inputs) {
   engines::Memory mem(program, arch);
-  const Schedule s = build_schedule(program, mem, arch);
+  const bool traced = has_data_dependent_control(program);
+  Schedule s;
+  if (traced) {
+    load_inputs(program, mem, inputs ? *inputs : InputSpec{});
+    s = build_schedule_executing(program, mem, arch);
+  } else {
+    s = build_schedule(program, mem, arch);
+  }
   const std::vector<std::string> names = dynamic_names(program, s);
 
   isa::Program out;
@@ -110,9 +125,72 @@ isa::Program lower_to_stream(const isa::Program &program, const engines::ArchPar
     out.insts.push_back(std::move(in));
   };
 
+  // Branches along the trace: the edge taken becomes the fall-through (the next instruction of the stream is where
+  // it went), the other edge the off-trace Exit appended at the end.
+  std::vector<int> first_of_node(program.body.size() + 1, -1);
+  std::vector<int> node_of_inst(program.insts.size(), -1);
+  {
+    std::function<int(const isa::Node &)> first = [&](const isa::Node &n) -> int {
+      if (n.inst >= 0) return n.inst;
+      for (const auto &c : n.body)
+        if (int k = first(c); k >= 0) return k;
+      return -1;
+    };
+    for (size_t k = program.body.size(); k-- > 0;) {
+      first_of_node[k] = first(program.body[k]);
+      if (first_of_node[k] < 0) first_of_node[k] = first_of_node[k + 1];
+      if (program.body[k].kind == isa::Node::Kind::Inst && program.body[k].inst >= 0)
+        node_of_inst[static_cast<size_t>(program.body[k].inst)] = static_cast<int>(k);
+    }
+  }
+  bool off_trace = false;
+  auto on_trace = [&](isa::Inst &in, size_t i) {
+    using IT = isa::InstructionType;
+    if (in.type != IT::CompareAndBranch && in.type != IT::UnconditionalBranch) return;
+    const isa::Inst &st = *s.insts[i].d.inst;
+    const int next = i + 1 < s.insts.size() ? s.insts[i + 1].d.inst->index : -1;
+    auto lands = [&](const std::string &name, const char *field) {
+      int node = -1;
+      if (name.empty()) {
+        const int at = st.index >= 0 ? node_of_inst[static_cast<size_t>(st.index)] : -1;
+        if (at >= 0) node = at + 1;
+      } else {
+        for (const auto &b : program.blocks)
+          if (b.name == name) node = static_cast<int>(b.first);
+      }
+      if (node < 0)
+        throw SemanticError({program.file, st.index, st.name, field},
+                            std::string(isa::inst_type_name(st.type)) + " outside the top-level blocks cannot be "
+                            "lowered to a bundle stream (a stream is one trace of the top-level blocks)");
+      return first_of_node[static_cast<size_t>(std::min<size_t>(static_cast<size_t>(node), program.body.size()))] == next;
+    };
+    if (in.type == IT::UnconditionalBranch) {
+      in.f.target.clear();
+      return;
+    }
+    const bool t = lands(st.f.on_true, "on_true"), f = lands(st.f.on_false, "on_false");
+    in.f.on_true = t ? "" : "off_trace";
+    in.f.on_false = f ? "" : "off_trace";
+    off_trace = off_trace || !t || !f;
+  };
+  auto finish = [&] {
+    if (!off_trace) return;
+    isa::Inst ex;
+    ex.type = isa::InstructionType::Exit;
+    ex.engine = isa::Engine::SP;
+    ex.name = "off_trace";
+    out.blocks.push_back({"off_trace", out.insts.size()});
+    emit(std::move(ex));
+  };
+
   if (s.explicit_sync) {
     // A scheduled program orders its queues with its own semaphores: keep them as they are.
-    for (size_t i = 0; i < s.insts.size(); ++i) emit(concrete(s.insts[i], names[i]));
+    for (size_t i = 0; i < s.insts.size(); ++i) {
+      isa::Inst in = concrete(s.insts[i], names[i]);
+      on_trace(in, i);
+      emit(std::move(in));
+    }
+    finish();
     st.instructions = static_cast<int64_t>(out.insts.size());
     if (stats) *stats = st;
     return out;
@@ -172,6 +250,7 @@ isa::Program lower_to_stream(const isa::Program &program, const engines::ArchPar
       return u;
     };
     isa::Inst in = concrete(si, names[i]);
+    on_trace(in, i);
     in.waits.clear();
     in.updates.clear();
     size_t first = 0;
@@ -199,6 +278,7 @@ isa::Program lower_to_stream(const isa::Program &program, const engines::ArchPar
     lowered_pos[i] = ++lowered_count[static_cast<size_t>(q)];
     emit(std::move(in));
   }
+  finish();
   st.instructions = static_cast<int64_t>(out.insts.size());
   if (stats) *stats = st;
   return out;

@@ -53,7 +53,8 @@ struct StreamPos {
 struct Manifest {
   isa::CoreGen gen = isa::CoreGen::V3;
   isa::CodecOptions codec;
-  isa::Program tensors_only;  // the placement, for decoding addresses
+  isa::Program tensors_only;  // the placement, for decoding addresses, and the block table (branch targets)
+  isa::BundlePool pool;       // the stream pool (names and lists no bundle holds inline)
   struct Entry {
     std::string name, type, engine, file;
     size_t offset = 0, bundles = 0;
@@ -94,6 +95,10 @@ Manifest read_manifest(const std::string &dir) {
       t.allocated = jt.value("allocated", false);
       out.tensors_only.tensors.push_back(t);
     }
+    if (m.contains("blocks"))
+      for (const json &jb : m.at("blocks"))
+        out.tensors_only.blocks.push_back({jb.at("name").get<std::string>(), jb.at("first").get<size_t>()});
+    if (m.contains("pool")) out.pool = isa::pool_from_json(m.at("pool").dump(), out.tensors_only, ctx);
     for (const json &ji : m.at("instructions")) {
       Manifest::Entry e;
       e.name = ji.value("name", "");
@@ -228,7 +233,7 @@ Lint lint_streams(const std::string &dir, const Manifest &m, const isa::Program 
       try {
         ErrorContext ectx{at, static_cast<long>(i), e.name, ""};
         const int eng = static_cast<int>(isa::parse_enum<isa::Engine>(e.engine, ectx));
-        auto d = isa::decode(b, m.gen, eng, m.tensors_only, &st, hint, m.codec, ectx);
+        auto d = isa::decode(b, m.gen, eng, m.tensors_only, &st, hint, m.codec, ectx, &m.pool);
         if (d.complete && exp) {
           const size_t before = L.lines.size();
           lint_alu_fields(d.inst, *exp, m.gen, where, L.lines);
@@ -272,6 +277,8 @@ RunOptions capture_options(const std::string &arch, Capture &cap) {
   RunOptions o;
   o.arch = arch;
   o.after_instruction = [&cap](const ScheduledInst &si, const engines::Memory &mem) {
+    // A program with data-dependent control is scheduled when it runs: the list grows with it.
+    if (static_cast<size_t>(si.d.seq) >= cap.by_seq.size()) cap.by_seq.resize(static_cast<size_t>(si.d.seq) + 1);
     auto &w = cap.by_seq[static_cast<size_t>(si.d.seq)];
     w.clear();
     for (const auto &a : si.d.outs) {
@@ -312,7 +319,8 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
   const engines::ArchParams ap = engines::builtin_arch(arch);
 
   // The BIR as `neuronsim encode` would write it: what each bundle should carry.
-  const isa::Program expected = lower_to_stream(bir, ap);
+  // (with data-dependent control: along the path these inputs take, as `encode` lowers it)
+  const isa::Program expected = lower_to_stream(bir, ap, {}, nullptr, &opt.inputs);
   Lint L = lint_streams(dir, m, expected);
   R.lint = L.lines;
   R.lint_errors = L.errors;
@@ -321,9 +329,10 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
   Capture cb;
   Simulator sb(bir, capture_options(arch, cb));
   cb.by_seq.resize(sb.schedule().insts.size());
-  cb.names = dynamic_names(bir, sb.schedule());
   load_inputs(bir, sb.memory(), opt.inputs);
   const RunResult rb = sb.run();
+  cb.names = dynamic_names(bir, sb.schedule());  // after the run: a data-dependent schedule is built by it
+  cb.by_seq.resize(sb.schedule().insts.size());
 
   // Run 2: the streams (skipped when they do not decode: the lint lines say why).
   std::optional<isa::Program> sp;
@@ -338,7 +347,6 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
     Simulator ss(*sp, capture_options(arch, cs));
     cs.by_seq.resize(ss.schedule().insts.size());
     std::map<std::string, size_t> by_name;
-    for (size_t i = 0; i < ss.schedule().insts.size(); ++i) by_name[ss.schedule().insts[i].d.inst->name] = i;
     load_inputs(*sp, ss.memory(), opt.inputs);
     std::optional<RunResult> rs;
     try {
@@ -346,6 +354,8 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
     } catch (const SimulationError &e) {
       R.divergence = "the bundle run failed: " + e.message();
     }
+    for (size_t i = 0; i < ss.schedule().insts.size(); ++i) by_name[ss.schedule().insts[i].d.inst->name] = i;
+    cs.by_seq.resize(ss.schedule().insts.size());
     if (rs) {
       R.notes.push_back("simulated time: BIR " + num(rb.total_ns) + " ns, bundles " + num(rs->total_ns) + " ns");
       // Per instruction, in the BIR's program order: the first whose written data differ.

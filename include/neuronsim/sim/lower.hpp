@@ -9,6 +9,7 @@
 
 #include "neuronsim/engines/arch.hpp"
 #include "neuronsim/isa/program.hpp"
+#include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 namespace neuronsim::sim {
@@ -34,12 +35,19 @@ struct LowerStats {
 // resolved for the iteration, SBUF/PSUM tensors `allocated` where Memory placed them. Queue q's instructions
 // increment semaphore q; a wait for "queue q has completed n instructions" becomes SemWait{q, GeImm, n}.
 // Programs that already carry their own semaphores keep them. Throws what build_schedule throws.
+// Data-dependent control flow (CompareAndBranch, DynamicForLoop, DoWhile) is lowered along the path the program
+// takes on `inputs` (null or missing ones: generated as `run` generates them; docs/bundle-layout.md "Branches in a
+// stream"): the program is executed on them while it is scheduled, and each dynamic
+// branch is kept with the edge it took as the fall-through ("") and the other edge naming block "off_trace": an
+// Exit after the trace, so that a run of the stream on inputs that leave the path stops there instead of
+// silently following it.
 isa::Program lower_to_stream(const isa::Program &program, const engines::ArchParams &arch,
-                             const LowerOptions &options = {}, LowerStats *stats = nullptr);
+                             const LowerOptions &options = {}, LowerStats *stats = nullptr,
+                             const InputSpec *inputs = nullptr);
 
 // The name of each dynamic instruction of `schedule` (indexed like schedule.insts): the static name, plus
-// "#<k>" for the k-th execution (from 0) of an instruction inside a loop. The bundle side of `validate` matches
-// instructions by these names.
+// "#<k>" for the k-th execution (from 0) of an instruction inside a loop or executed more than once (a branch
+// back edge). The bundle side of `validate` matches instructions by these names.
 std::vector<std::string> dynamic_names(const isa::Program &program, const Schedule &schedule);
 
 // The architecture a bundle generation runs on (V2 = trn1, V3 = trn2, V4 = trn3; isa/tables.hpp CoreGen).
