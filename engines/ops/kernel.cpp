@@ -39,7 +39,7 @@
 // DevicePrint (57): nki.language.device_print(prefix, x) prints the prefix followed by the value of x. Each
 // execution sends one line to the DevicePrint sink (RunOptions::device_print; `neuronsim run` prints to stdout or
 // --device-print FILE):
-//     <prefix> <values of ins[0]> (<instruction name>: <dtype> <shape>)
+//     <prefix> <values of ins[0]> (<instruction name>: <dtype> <shape>)      (no leading space without a prefix)
 // e.g. `x = [[1, 2, 3], [4, 5, 6]] (I-2: float32 [2, 3])`: the values nested like numpy by the access pattern's
 // [partitions, free dims...] counts, floats in the shortest form that reads back as the same fp32 value,
 // integers as integers. Timing-only runs execute no semantics, so they print nothing.
@@ -49,6 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -360,7 +361,7 @@ void exec_device_print(const DynInst &d, Memory &m, EngineState &) {
   const isa::Inst &I = *d.inst;
   const Access &a = in_ap(d, m, 0);
   const std::vector<int64_t> shape = access_shape(a);
-  std::string line = I.f.prefix + " ";
+  std::string line = I.f.prefix.empty() ? std::string() : I.f.prefix + " ";
   int64_t k = 0;
   if (is_int_dtype(a.dtype)) {
     std::vector<int32_t> v(static_cast<size_t>(elems(a)));

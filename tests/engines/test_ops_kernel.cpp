@@ -316,6 +316,7 @@ TEST(OpsDevicePrint, PrintsPrefixValuesNameAndShapeToTheSink) {
   auto n = b.sbuf("n", {1, 3}, Dtype::int32);
   b.add(InstructionType::DevicePrint, {P(x.all())}, {}).prefix("x =");
   b.add(InstructionType::DevicePrint, {P(n.all())}, {}).prefix("n:");
+  b.add(InstructionType::DevicePrint, {P(n.tile(0, 1, 1, 1))}, {});  // no prefix
   isa::Program p = b.finish();
   std::vector<std::string> lines;
   sim::RunOptions o;
@@ -325,7 +326,8 @@ TEST(OpsDevicePrint, PrintsPrefixValuesNameAndShapeToTheSink) {
   write(s, n, {1, -2, 3});
   s.run();
   EXPECT_EQ(lines, (std::vector<std::string>{"x = [[1, 2.5, -3], [4, 0.1, 6]] (I-1: float32 [2, 3])",
-                                             "n: [[1, -2, 3]] (I-2: int32 [1, 3])"}));
+                                             "n: [[1, -2, 3]] (I-2: int32 [1, 3])",
+                                             "[[-2]] (I-3: int32 [1, 1])"}));
 
   // Timing-only runs execute no semantics: nothing is printed.
   lines.clear();
