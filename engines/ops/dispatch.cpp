@@ -151,7 +151,10 @@ const std::array<OpFn, isa::kNumInstructionTypes> &table() {
 
 } // namespace
 
+// Regions (Loop, DynamicForLoop, DoWhile) run through the scheduler (sim/schedule.cpp walks their bodies); every
+// other type through its row above.
 bool executes(isa::InstructionType t) {
+  if (t == IT::Loop || t == IT::DynamicForLoop || t == IT::DoWhile) return true;
   const auto i = static_cast<size_t>(t);
   return i < table().size() && table()[i] != nullptr;
 }
@@ -163,8 +166,6 @@ const char *not_executed_reason(isa::InstructionType t) {
     return "an abstract base type: compiled BIR carries its concrete leaves";
   case IT::Generic: case IT::GenericRelu:
     return "lowered away by the compiler before BIR is emitted; birsim does not execute it either";
-  case IT::Loop: case IT::DynamicForLoop: case IT::DoWhile:
-    return "a region: the scheduler walks its body (sim/schedule.cpp)";
   case IT::NKIKLIRKernel:
     return "carries a compiled KLIR binary, not BIR; birsim skips it too (its 'skip + note' base handler)";
   case IT::InlineASMBytes:
@@ -178,6 +179,10 @@ void execute(const DynInst &d, Memory &mem, EngineState &st) {
   if (!d.inst) throw SimulationError(mem.context(), "execute() without an instruction");
   const auto i = static_cast<size_t>(d.inst->type);
   const OpFn fn = i < table().size() ? table()[i] : nullptr;
+  if (!fn && executes(d.inst->type))
+    throw SemanticError(ops::ctx_field(mem, "opcode"),
+                        std::string(isa::inst_type_name(d.inst->type)) +
+                            " is a region: give it as a loop with its body (the scheduler walks it), not as an instruction");
   if (!fn)
     throw SemanticError(ops::ctx_field(mem, "opcode"),
                         std::string("instruction type '") + isa::inst_type_name(d.inst->type) +

@@ -304,12 +304,7 @@ int cmd_isa(const std::vector<std::string> &a) {
       return 0;
     } else throw UsageError("unknown option '" + o + "'");
   }
-  // Loop pseudo-instructions are executed by the scheduler (unrolled), everything else by engines/ops.
-  // Regions (Loop, DynamicForLoop, DoWhile) are executed by the scheduler, everything else by engines/ops.
-  auto executes = [](isa::InstructionType t) {
-    return engines::executes(t) || t == isa::InstructionType::Loop || t == isa::InstructionType::DynamicForLoop ||
-           t == isa::InstructionType::DoWhile;
-  };
+  const auto executes = [](isa::InstructionType t) { return engines::executes(t); };
   if (json) std::cout << isa::isa_tables_json(executes).dump(1) << "\n";
   else std::cout << isa::isa_tables_text(executes);
   return 0;

@@ -131,7 +131,8 @@ TEST(OpsDispatch, ExecutesTableAndDefaultEngines) {
                IT::Exponential, IT::NoOp})
     EXPECT_TRUE(engines::executes(t)) << isa::inst_type_name(t);
   EXPECT_TRUE(engines::executes(IT::CompareAndBranch));   // the scheduler picks the successor; no memory effect
-  EXPECT_FALSE(engines::executes(IT::DoWhile));          // region ops are not executed yet
+  EXPECT_TRUE(engines::executes(IT::DoWhile));           // a region: the scheduler walks its body
+  EXPECT_FALSE(engines::executes(IT::InlineASMBytes));   // raw bytes birsim skips too
   EXPECT_EQ(engines::default_engine(IT::Matmult), E::PE);
   EXPECT_EQ(engines::default_engine(IT::Activation), E::Activation);
   EXPECT_EQ(engines::default_engine(IT::TensorTensor), E::DVE);
