@@ -57,6 +57,40 @@ isa::Inst concrete(const ScheduledInst &si, const std::string &name) {
     in.given.reset(static_cast<size_t>(isa::Field::queue));
   }
   in.dependencies.clear();
+  // A DMABlock has no opcode (instruction_wire.def: a region carrier); in the stream its descriptors follow the
+  // trigger that fired it. Its place on the queue (and the semaphore count of that queue) is kept by a pure sync
+  // carrier, as for any extra wait.
+  using IT = isa::InstructionType;
+  if (in.type == IT::DMABlock) {
+    in.type = IT::EventSemaphore;
+    in.f = isa::InstFields{};
+    in.given.reset();
+  }
+  // DMA descriptors have no opcode either: they live in DMA rings, not in an engine's instruction stream. birsim
+  // runs each through DMACopy's mode bodies (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md 5;
+  // engines/ops/dma_copy.cpp), so the stream carries each as the DMACopy of the same mode, on the same queue.
+  const auto mode = [&](isa::CopyMode m) {
+    in.f.copy_mode = m;
+    in.given.set(static_cast<size_t>(isa::Field::copy_mode));
+  };
+  switch (in.type) {
+  case IT::DMADescriptor: mode(in.f.copy_mode); break;
+  case IT::DMADescriptorCopy: mode(isa::CopyMode::Copy); break;
+  case IT::DMADescriptorTranspose: mode(isa::CopyMode::Transpose); break;
+  case IT::DMADescriptorReplicate: mode(isa::CopyMode::Replicate); break;
+  case IT::DMADescriptorCCE:
+    mode(isa::CopyMode::CCE);
+    in.f.cce_op = in.f.op;
+    in.given.set(static_cast<size_t>(isa::Field::cce_op));
+    in.f.op = isa::AluOp::bypass;
+    in.given.reset(static_cast<size_t>(isa::Field::op));
+    break;
+  default: break;
+  }
+  if (in.type >= IT::DMADescriptor && in.type <= IT::DMADescriptorReplicate) {
+    in.type = IT::DMACopy;
+    in.given.reset(static_cast<size_t>(isa::Field::num_tiling_dimensions));
+  }
   return in;
 }
 

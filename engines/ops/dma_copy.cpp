@@ -72,9 +72,12 @@ void dma_replicate(const DynInst &d, Memory &m) {
 void dma_cce(const DynInst &d, Memory &m) {
   const Access &out = out_ap(d, m, 0);
   const int64_t n = elems(out);
-  const auto op = d.inst->f.cce_op;
+  // DMACopy names the reduction `cce_op`, DMADescriptorCCE names it `op` (reference bir-json.md 2.2).
+  const bool descriptor = d.inst->type == isa::InstructionType::DMADescriptorCCE;
+  const auto op = descriptor ? d.inst->f.op : d.inst->f.cce_op;
   if (op != isa::AluOp::add && op != isa::AluOp::max && op != isa::AluOp::min)
-    unsupported(m, "cce_op", std::string("DMA CCE reduces with add, max or min, not '") + isa::alu_name(op) + "'");
+    unsupported(m, descriptor ? "op" : "cce_op",
+                std::string("DMA CCE reduces with add, max or min, not '") + isa::alu_name(op) + "'");
   const auto &consts = d.inst->f.constants;
   std::vector<float> acc(static_cast<size_t>(n), 0.0f), x(static_cast<size_t>(n));
   size_t k = 0;

@@ -311,11 +311,15 @@ TEST(OpsDma, CceAddMaxAndDescriptorCopy) {
   h.b.add(InstructionType::DMACopy, {P(a.all()), P(b.all())}, {P(mx.all())})
       .copy_mode(isa::CopyMode::CCE).cce_op(AluOp::max);
   h.b.add(InstructionType::DMADescriptorCopy, {P(b.all())}, {P(c.all())});
+  // The descriptor form names its reduction `op`: 2a + 0.5b again.
+  auto sd = h.b.sbuf("sd", {1, 3});
+  h.b.add(InstructionType::DMADescriptorCCE, {P(a.all()), P(b.all())}, {P(sd.all())}).op(AluOp::add).constants({2.0, 0.5});
   h.place();
   h.set(a, {-1, 2, -3});
   h.set(b, {-4, 4, -2});
   h.run();
   EXPECT_EQ(h.get(s), (V{-4, 6, -7}));
+  EXPECT_EQ(h.get(sd), (V{-4, 6, -7}));
   EXPECT_EQ(h.get(mx), (V{-1, 4, -2}));
   EXPECT_EQ(h.get(c), (V{-4, 4, -2}));
 }
