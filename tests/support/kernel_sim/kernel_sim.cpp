@@ -89,6 +89,10 @@ int run(const std::string &config) {
 
 } // namespace
 
+// The .npy code comes from neuronsim_engines, which links the SystemC library; that library wants an sc_main, which
+// this program never starts (as the fuzz targets do).
+extern "C" int sc_main(int, char **) { return 0; }
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     std::cerr << "usage: neuronsim_test_kernel_sim CONFIG.json\n";
