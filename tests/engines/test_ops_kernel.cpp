@@ -176,10 +176,6 @@ TEST(OpsKernel, MissingKernelSimIsRefusedBeforeTheRun) {
     EXPECT_EQ(e.message(), "CustomOp 'add_one' runs an external kernel: pass --kernel-sim PROG");
     EXPECT_EQ(e.exit_code(), 3);
   }
-  sim::RunOptions timing;
-  timing.timing_only = true;
-  EXPECT_EQ(sim::Simulator(c.p, timing).run().dynamic_instructions, 1);  // timing needs no kernel program
-
   Harness h;
   auto x = h.b.sbuf("x", {1, 2});
   h.b.add(InstructionType::BIRKernel, {P(x.all())}, {P(x.all())}).kernel_name("k");
@@ -191,6 +187,11 @@ TEST(OpsKernel, MissingKernelSimIsRefusedBeforeTheRun) {
     EXPECT_EQ(e.context().field, "kernel_name");
     EXPECT_EQ(e.message(), "BIRKernel 'k' runs an external kernel: pass --kernel-sim PROG");
   }
+  // Last: once SystemC has run in this process, an exception thrown afterwards trips ASan's stack bookkeeping
+  // (Debian's SystemC coroutines carry no sanitizer annotations; .ci/run).
+  sim::RunOptions timing;
+  timing.timing_only = true;
+  EXPECT_EQ(sim::Simulator(c.p, timing).run().dynamic_instructions, 1);  // timing needs no kernel program
 }
 
 TEST(OpsKernel, KernelProgramThatDoesNotExistIsRefusedBeforeTheRun) {
