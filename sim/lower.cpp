@@ -61,7 +61,9 @@ isa::Inst concrete(const ScheduledInst &si, const std::string &name) {
   // trigger that fired it. Its place on the queue (and the semaphore count of that queue) is kept by a pure sync
   // carrier, as for any extra wait.
   using IT = isa::InstructionType;
-  if (in.type == IT::DMABlock) {
+  // Break has no opcode either (opcode-master.md: debug/control, no setupHeader); in a trace the region it left is
+  // already unrolled, so its place is kept by a sync carrier too.
+  if (in.type == IT::DMABlock || in.type == IT::Break) {
     in.type = IT::EventSemaphore;
     in.f = isa::InstFields{};
     in.given.reset();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,11 @@
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/lower.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/validate.hpp"
+#include "neuronsim/isa/bundle.hpp"
+#include "neuronsim/engines/arch.hpp"
 
 using namespace neuronsim;
 using json = nlohmann::json;
@@ -380,4 +385,41 @@ TEST(Coverage, EveryTypeBirsimExecutesExecutesHere) {
                  InstructionType::ResetQueueInstance, InstructionType::GroupResetSemaphores,
                  InstructionType::Rng, InstructionType::NonzeroWithCount})
     EXPECT_TRUE(engines::executes(t)) << isa::inst_type_name(t);
+}
+
+// Break (reference sim-control-sync-customop.md 2.3: it nulls the successor slot, which the region walk reads as
+// "leave the enclosing region"): for i in 0..4 { for j in 0..3 { t += 1; Break } ; t += 10 }. The inner loop stops
+// after its first iteration each time, the outer loop runs on: t = 4 x (1 + 10) = 44. Dynamic instructions:
+// memset + 4 x (add + Break + add) + save = 14.
+TEST(Control, BreakLeavesOnlyTheInnermostRegion) {
+  builder::Builder b("break");
+  auto o = b.output("o", {4, 4});
+  auto t = b.sbuf("t", {4, 4});
+  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(0.0);
+  b.loop("i", 0, 4, 1, [&](builder::Aff) {
+    b.loop("j", 0, 3, 1, [&](builder::Aff) {
+      b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), builder::Builder::imm(1.0)}, {b.ap(t.all())})
+          .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
+      b.add(InstructionType::Break, {}, {});
+    });
+    b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), builder::Builder::imm(10.0)}, {b.ap(t.all())})
+        .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
+  });
+  b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.all())});
+  for (const isa::Program &p : {b.program(), isa::parse_bir(isa::to_bir_json(b.program()), "break.bir.json")}) {
+    sim::Simulator s(p, {});
+    auto r = s.run();
+    EXPECT_EQ(r.dynamic_instructions, 14);
+    for (float v : sim::tensor_f32(p, s.memory(), 0)) EXPECT_EQ(v, 44.0f);
+  }
+  // In a bundle stream each Break executed keeps its place as a sync carrier (Break has no opcode), and the
+  // streams agree with the BIR.
+  const std::string dir = ::testing::TempDir() + "/neuronsim-break-v3";
+  std::filesystem::remove_all(dir);
+  const isa::Program low = sim::lower_to_stream(b.program(), engines::builtin_arch("trn2"), {});
+  isa::write_bundle_dir(low, isa::CoreGen::V3, dir);
+  const sim::ValidateReport v = sim::validate_bundles(b.program(), dir, {});
+  EXPECT_TRUE(v.agree) << v.summary;
+  EXPECT_EQ(v.lint_errors, 0) << v.summary;
+  std::filesystem::remove_all(dir);
 }
