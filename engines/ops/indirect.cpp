@@ -21,7 +21,9 @@
 //                   ins[0] the table (Load) / the values (Save), ins[1..] one index tensor per indirect dim, named
 //                   by `indirect_dims` (W=0, Z=1, Y=2, X=3 of the table access padded to 4 dims). The element
 //                   position is sum_d coef_d * idx_d[e] with coef_d the product of the table dims inboard of d.
-//                   Save writes with `cce_op` bypass (copy) or add (reference 6.4: only {copy, add} survive).
+//                   Save writes with its `op` (default add; reference bir-json.md 2.2 "GenericIndirectSave |
+//                   DMA + indirect_dims; op:AluOp?=add", json-schema-catalog.md `op` +0x140): bypass copies, add
+//                   accumulates (reference 6.4: only {copy, add} survive AluOpType2MemoryReduction).
 //   TensorCopyDynamicSrc / Dst
 //                   ins[0] source, outs[0] destination, ins[1] the runtime offset (register, immediate or the
 //                   first element of an access) in elements, times `scale` when given; the source (Src) or the
@@ -209,9 +211,12 @@ void exec_generic_indirect_load(const DynInst &d, Memory &m, EngineState &) {
 void exec_generic_indirect_save(const DynInst &d, Memory &m, EngineState &) {
   const Access &vals = in_ap(d, m, 0);
   const Access &table = out_ap(d, m, 0);
-  const auto op = d.inst->f.cce_op;
+  // The reduction is GenericIndirectSave's own `op` key, default add (reference bir-json.md 2.2,
+  // json-schema-catalog.md InstGenericIndirectSave `op` +0x140). It was read from `cce_op` (DMACopy's key, default
+  // bypass), so a compiler-written "op": "add" scatter overwrote instead of accumulating.
+  const auto op = d.inst->has(isa::Field::op) ? d.inst->f.op : isa::AluOp::add;
   if (op != isa::AluOp::bypass && op != isa::AluOp::add)
-    unsupported(m, "cce_op", "only bypass (copy) and add reach the scatter (AluOpType2MemoryReduction)");
+    unsupported(m, "op", "only bypass (copy) and add reach the scatter (AluOpType2MemoryReduction)");
   apply_moves(m, vals, table, generic_moves(d, m, table, elems(vals), true), op == isa::AluOp::add);
 }
 
