@@ -303,6 +303,16 @@ TEST(Bundle, HeaderIsOpcode10_0_0) {
   ASSERT_EQ(mb.size(), 2u);
   EXPECT_EQ(mb[0][0], 0x01);
   EXPECT_EQ(mb[1][0], 0x02);
+  EXPECT_EQ(mb[1][0x24], 0);  // perf mode None
+  // DoubleColumn (ordinal 2) in the perf-opt byte +0x24, the weights zero point 7 in LoadStationary's +0x27, the
+  // ifmap zero point 128 in MatMul's +0x29 (docs/bundle-layout.md: neuronsim's bytes).
+  mm.f.perf_mode = MatmultPerfMode::DoubleColumn;
+  mm.f.weights_quant_offset = 7;
+  mm.f.ifmap_quant_offset = 128;
+  mb = encode(mm, p, CoreGen::V3);
+  EXPECT_EQ(mb[1][0x24], 2);
+  EXPECT_EQ(mb[0][0x27], 7);
+  EXPECT_EQ(mb[1][0x29], 128);
 }
 
 TEST(Bundle, ComparisonOpsUseTheReorderedBytes) {

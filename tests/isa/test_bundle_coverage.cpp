@@ -215,6 +215,15 @@ std::vector<Inst> representatives(IT t, CoreGen g) {
     Inst t1 = make(t, {tile(A, F, 128, 64)}, {ap(PS, F, {{128, 64}, {1, 128}})});
     t1.f.is_transpose = true;
     v.push_back(t1);
+    // A perf mode and both zero points (uint8 offsets).
+    Inst pm = in;
+    pm.f.perf_mode = MatmultPerfMode::DoubleRow;
+    pm.f.weights_quant_offset = 3;
+    pm.f.ifmap_quant_offset = 250;
+    pm.given.set(static_cast<size_t>(Field::perf_mode));
+    pm.given.set(static_cast<size_t>(Field::weights_quant_offset));
+    pm.given.set(static_cast<size_t>(Field::ifmap_quant_offset));
+    v.push_back(pm);
     break;
   }
   case IT::MatmultSparse:
