@@ -177,10 +177,20 @@ void exec_indirect_save(const DynInst &d, Memory &m, EngineState &) {
     count = I.f.num_indices;
   }
   const int64_t step = (acc && I.f.entry_step_elements > 0) ? I.f.entry_step_elements : e;
+  // IndirectSaveAccumulate reduces with its own `op` (default add, bir-json.md 2.2) through
+  // AluOpType2MemoryReduction, which keeps only copy and add (reference sim-elementwise-datamove.md 6.2 / 6.4):
+  // bypass overwrites, add accumulates.
+  bool add = false;
+  if (acc) {
+    const auto op = I.has(isa::Field::op) ? I.f.op : isa::AluOp::add;
+    if (op != isa::AluOp::bypass && op != isa::AluOp::add)
+      unsupported(m, "op", "only bypass (copy) and add reach the scatter (AluOpType2MemoryReduction)");
+    add = op == isa::AluOp::add;
+  }
   Moves mv;
   for (int64_t i = 0; i < count; ++i)
     if (idx[static_cast<size_t>(i)] >= 0) mv.add_entry(idx[static_cast<size_t>(i)] * step, i * e, e);
-  apply_moves(m, vals, table, mv, acc);
+  apply_moves(m, vals, table, mv, add);
 }
 
 void exec_gather(const DynInst &d, Memory &m, EngineState &) {

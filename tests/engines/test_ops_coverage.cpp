@@ -281,6 +281,32 @@ TEST(OpsIndirect, LoadSaveAccumulateGather) {
   EXPECT_EQ(h.get(go), (V{13, 10, 21, 21}));
 }
 
+// IndirectSaveAccumulate's `op` goes through AluOpType2MemoryReduction ({copy, add}): bypass overwrites (the last
+// duplicate wins: 2 at entry 1, 3 at entry 3 over a table of 5s), explicit add accumulates onto the 5s
+// (5 + 1 + 2 = 8, 5 + 3 = 8), max is refused naming `op`.
+TEST(OpsIndirect, SaveAccumulateFollowsItsOp) {
+  for (AluOp op : {AluOp::bypass, AluOp::add, AluOp::max}) {
+    Harness h;
+    auto acc = h.b.sbuf("acc", {1, 4}), vals = h.b.sbuf("vals", {1, 3}), idx = h.b.sbuf("idx", {1, 3}, Dtype::int32);
+    h.b.add(InstructionType::IndirectSaveAccumulate, {P(vals.all()), P(idx.all())}, {P(acc.all())}).op(op);
+    h.place();
+    h.set(acc, {5, 5, 5, 5});
+    h.set(vals, {1, 2, 3});
+    h.set(idx, {1, 1, 3});
+    if (op == AluOp::max) {
+      try {
+        h.run();
+        FAIL();
+      } catch (const SemanticError &e) {
+        EXPECT_EQ(e.context().field, "op");
+      }
+      continue;
+    }
+    h.run();
+    EXPECT_EQ(h.get(acc), op == AluOp::add ? (V{5, 8, 5, 8}) : (V{5, 2, 5, 3})) << alu_name(op);
+  }
+}
+
 // GenericIndirectLoad on a [2, 3] table (dims padded to [1, 1, 2, 3]: coef Y = 3, X = 1): (y, x) = (1, 2) -> 5,
 // (0, 1) -> 1. TensorCopyDynamicSrc: the source start moves by the register value (2 elements).
 TEST(OpsIndirect, GenericIndirectAndDynamicCopy) {
