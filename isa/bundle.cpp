@@ -1671,6 +1671,11 @@ std::vector<Bundle> encode(const Inst &in, const Program &prog, CoreGen gen, con
     for (const Cond &cd : f->conds)
       if (cd.kind == CK::FIELD) declared.insert(static_cast<int>(cd.fields[0]));
   }
+  // IndirectSaveAccumulate: an absent `op` means add (bir-json.md 2.2), a present bypass overwrites; the bundle holds
+  // the op byte only, and bypass is also the field's table default, so an explicit bypass would decode as absent.
+  if (in.type == InstructionType::IndirectSaveAccumulate && in.has(Field::op) && in.f.op == AluOp::bypass)
+    throw SemanticError(c.at("op"), "an explicit op 'bypass' (overwrite) cannot be told apart from an absent op "
+                                    "(add) in the bundle");
   const InstFields defaults;
   for (int k = 0; k < kNumFields; ++k) {
     const Field fk = static_cast<Field>(k);

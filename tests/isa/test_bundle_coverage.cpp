@@ -334,6 +334,11 @@ std::vector<Inst> representatives(IT t, CoreGen g) {
     Inst in = make(t, {tile(A, F), ap(M, Dtype::int32, {{64, 128}})}, {ap(DOUT, F, {{64, 128}, {1, 64}})});
     if (t == IT::IndirectSaveAccumulate) in.f.num_indices = 5, in.f.entry_step_elements = 64;
     v.push_back(in);
+    if (t == IT::IndirectSaveAccumulate) {  // an explicit reduction op
+      in.f.op = AluOp::add;
+      in.given.set(static_cast<size_t>(Field::op));
+      v.push_back(in);
+    }
     break;
   }
   case IT::RegisterMove: v.push_back(make(t, {reg("r3")}, {reg("r4")})); break;
@@ -560,4 +565,19 @@ TEST(BundleCoverage, ControlQueueCallAndCustomRepresentativesRoundTrip) {
       ASSERT_FALSE(reps.empty());
       for (size_t k = 0; k < reps.size(); ++k) EXPECT_EQ(round_trip(reps[k], p, g, true), "") << "representative #" << k;
     }
+}
+
+// IndirectSaveAccumulate's op: add round-trips (the representative above); an explicit bypass (overwrite) would
+// decode as an absent op (add), so encoding refuses it and names the field.
+TEST(BundleCoverage, IndirectSaveAccumulateExplicitBypassIsRefused) {
+  const Program p = make_prog();
+  Inst in = representatives(IT::IndirectSaveAccumulate, CoreGen::V3).at(0);
+  in.f.op = AluOp::bypass;
+  in.given.set(static_cast<size_t>(Field::op));
+  try {
+    encode(in, p, CoreGen::V3);
+    FAIL();
+  } catch (const SemanticError &e) {
+    EXPECT_EQ(e.context().field, "op");
+  }
 }
