@@ -624,6 +624,12 @@ private:
     return out;
   }
 
+  // A block's name (branch targets name blocks), "" when it has none.
+  static std::string block_name(const json &b) {
+    const json *bn = b.is_object() ? get(b, "name") : nullptr;
+    return bn && bn->is_string() ? bn->get<std::string>() : "";
+  }
+
   // ---------------------------------------------------------------------------------------- instructions
   void read_instruction(const json &j, std::vector<Node> &out) {
     Inst inst;
@@ -789,8 +795,7 @@ private:
     call_stack_.push_back(callee);
     const json &blocks = as_arr(need(fn, "blocks", ffield + ".blocks"), ffield + ".blocks");
     for (size_t b = 0; b < blocks.size(); ++b) {
-      const json *bn = blocks[b].is_object() ? get(blocks[b], "name") : nullptr;
-      node.blocks.emplace_back(bn && bn->is_string() ? bn->get<std::string>() : "", node.body.size());
+      node.blocks.emplace_back(block_name(blocks[b]), node.body.size());
       read_block(blocks[b], ffield + ".blocks[" + std::to_string(b) + "]", node.body);
     }
     call_stack_.pop_back();
@@ -895,8 +900,10 @@ private:
     const std::string region = cur_name_;
     cur_name_.clear();
     if (node.var >= 0) scope_.push_back(node.var);
-    for (size_t b = 0; b < blocks.size(); ++b)
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      node.blocks.emplace_back(block_name(blocks[b]), node.body.size());
       read_block(blocks[b], "blocks[" + std::to_string(b) + "]", node.body);
+    }
     if (node.var >= 0) scope_.pop_back();
     out.push_back(std::move(node));
   }
@@ -927,8 +934,10 @@ private:
     const json &blocks = as_arr(need(j, "blocks", "blocks"), "blocks");
     cur_name_.clear();
     scope_.push_back(node.var);
-    for (size_t b = 0; b < blocks.size(); ++b)
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      node.blocks.emplace_back(block_name(blocks[b]), node.body.size());
       read_block(blocks[b], "blocks[" + std::to_string(b) + "]", node.body);
+    }
     scope_.pop_back();
     out.push_back(std::move(node));
   }
@@ -1093,8 +1102,7 @@ private:
     const json &blocks = as_arr(need(fn, "blocks", "blocks"), "blocks");
     for (size_t b = 0; b < blocks.size(); ++b) {
       // Branch targets name these blocks (reference neuronx-cc/bir/sim-control-sync-customop.md section 2).
-      const json *bn = blocks[b].is_object() ? get(blocks[b], "name") : nullptr;
-      p_.blocks.push_back(Program::Block{bn && bn->is_string() ? bn->get<std::string>() : "", p_.body.size()});
+      p_.blocks.push_back(Program::Block{block_name(blocks[b]), p_.body.size()});
       read_block(blocks[b], "blocks[" + std::to_string(b) + "]", p_.body);
     }
     // Pass 2 (json-loader.md): a DMATrigger's blocks must exist ("Block does not exist!"), and so must the block a
@@ -1339,10 +1347,28 @@ struct Writer {
         loop["name"] = "Loop-" + var;
         loop["LoopAxis"] = {{"name", var}, {"lb", n.lb}, {"ub", n.ub}, {"stride", n.stride}};
       }
-      json block;
-      block["name"] = "Block" + std::to_string(++block_counter);
-      block["instructions"] = nodes(n.body, block_counter);
-      loop["blocks"] = json::array({block});
+      // The region's own blocks (branch targets inside it), or one block holding the whole body.
+      json blocks = json::array();
+      size_t from = 0;
+      auto emit = [&](const std::string &name, size_t to) {
+        std::vector<Node> part(n.body.begin() + static_cast<std::ptrdiff_t>(from),
+                               n.body.begin() + static_cast<std::ptrdiff_t>(to));
+        json block;
+        block["name"] = name.empty() ? "Block" + std::to_string(++block_counter) : name;
+        block["instructions"] = nodes(part, block_counter);
+        blocks.push_back(block);
+        from = to;
+      };
+      bool named = false;
+      for (const auto &b : n.blocks) named = named || !b.first.empty();
+      if (!named) {
+        emit("", n.body.size());
+      } else {
+        if (n.blocks.front().second > 0) emit("", n.blocks.front().second);
+        for (size_t b = 0; b < n.blocks.size(); ++b)
+          emit(n.blocks[b].first, b + 1 < n.blocks.size() ? n.blocks[b + 1].second : n.body.size());
+      }
+      loop["blocks"] = blocks;
       a.push_back(loop);
     }
     return a;

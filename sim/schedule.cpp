@@ -222,11 +222,11 @@ private:
         rewind(inst);
         break;
       case InstructionType::UnconditionalBranch:
-        next = jump(inst, inst.f.target, "target", top, next);
+        next = jump(inst, inst.f.target, "target", next);
         break;
       case InstructionType::CompareAndBranch:
-        next = compare(inst) ? jump(inst, inst.f.on_true, "on_true", top, next)
-                             : jump(inst, inst.f.on_false, "on_false", top, next);
+        next = compare(inst) ? jump(inst, inst.f.on_true, "on_true", next)
+                             : jump(inst, inst.f.on_false, "on_false", next);
         break;
       default:
         break;
@@ -239,8 +239,17 @@ private:
   // Loop, DynamicForLoop and DoWhile (reference neuronx-cc/bir/sim-control-sync-customop.md section 1): a Loop
   // has constant bounds; a DynamicForLoop evaluates lb/stride from the affine environment and its upper bound
   // from a register when it starts; a DoWhile runs its body, then repeats while its register is non-zero. A Break
-  // in the body leaves the region.
+  // in the body leaves the region. The body's blocks are branch targets for the branches in it (birsim's CFG driver
+  // runs a loop's blocks in control-flow mode, section 2.5).
   Flow region(const isa::Node &n) {
+    const auto *saved = blocks_;
+    blocks_ = &n.blocks;
+    const Flow f = region_trips(n);
+    blocks_ = saved;
+    return f;
+  }
+
+  Flow region_trips(const isa::Node &n) {
     auto body = [&](int64_t v) {
       lv_[static_cast<size_t>(n.var)] = v;
       return walk(n.body, false);
@@ -370,18 +379,19 @@ private:
     }
   }
 
-  // The index in the top-level body where block `name` starts; an empty name falls through.
-  size_t jump(const isa::Inst &inst, const std::string &name, const char *field, bool top, size_t fallthrough) {
+  // Where block `name` starts in the node list being walked: the function's top-level blocks, a callee's, or the
+  // enclosing region's (a branch names a block of its own CFG). An empty name falls through.
+  size_t jump(const isa::Inst &inst, const std::string &name, const char *field, size_t fallthrough) {
     ErrorContext ctx{prog_.file, inst.index, inst.name, field};
     if (name.empty()) return fallthrough;
-    if (!top) throw SemanticError(ctx, "a branch inside a Loop body is not supported (Loop bodies are regions)");
     if (blocks_) {
       for (const auto &b : *blocks_)
         if (b.first == name) return b.second;
-    } else {
-      for (const auto &b : prog_.blocks)
-        if (b.name == name) return b.first;
+      throw SemanticError(ctx, "no basic block named '" + name + "' in the enclosing region or callee (a branch "
+                               "stays within its own blocks)");
     }
+    for (const auto &b : prog_.blocks)
+      if (b.name == name) return b.first;
     throw SemanticError(ctx, "no basic block named '" + name + "'");
   }
 
@@ -569,7 +579,8 @@ private:
   int64_t barrier_ = -1;                                   // the latest AllEngineBarrier/Drain
   std::array<bool, kMaxQueues> after_barrier_{};           // queue already ordered after it
   std::array<engines::EngineState, kMaxQueues> states_;
-  const std::vector<std::pair<std::string, size_t>> *blocks_ = nullptr;  // the callee's blocks, or null: main's
+  // The blocks of the CFG being walked (a callee's or a region's), or null: the function's top-level blocks.
+  const std::vector<std::pair<std::string, size_t>> *blocks_ = nullptr;
   std::unordered_map<std::string, const isa::Node *> dma_blocks_;       // DMABlock regions by name
   std::unordered_set<std::string> triggered_;                           // blocks some DMATrigger fires
   std::unordered_map<int, int64_t> fire_count_;                         // per DMATrigger: blocks fired so far

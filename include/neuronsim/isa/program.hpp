@@ -176,7 +176,9 @@ struct Node {
   enum class Kind { Inst, Loop, DynamicForLoop, DoWhile, Call, DMABlock } kind = Kind::Inst;
   int inst = -1;              // Kind::Inst / Call / DMABlock: index into Program::insts
   std::string name;           // Kind::DMABlock: the block's name
-  std::vector<std::pair<std::string, size_t>> blocks;  // Kind::Call: callee block name -> index into body
+  // Kind::Call and the loop regions: each block's name -> where it starts in body (branch targets of the branches
+  // in it).
+  std::vector<std::pair<std::string, size_t>> blocks;
   int var = -1;               // Kind::Loop / DynamicForLoop: index into Program::loop_vars
   int64_t lb = 0, ub = 0, stride = 1;
   Expr lb_expr, ub_expr, stride_expr;  // Kind::DynamicForLoop
