@@ -4,12 +4,14 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "neuronsim/builder.hpp"
 #include "neuronsim/engines/arch.hpp"
 #include "neuronsim/engines/memory.hpp"
 #include "neuronsim/engines/ops.hpp"
+#include "neuronsim/sim/simulator.hpp"
 
 namespace neuronsim::testing {
 
@@ -36,6 +38,28 @@ inline Access access(const Ap &a) {
 
 // The whole tensor as a [P, row] access.
 inline Access whole(const TensorHandle &t) { return access(t.all()); }
+
+// Operand shorthands: an access pattern, an fp32 immediate, a register.
+inline isa::Arg P(const Ap &a) { return Builder::ap(a); }
+inline isa::Arg I(double v) { return Builder::imm(v); }
+inline isa::Arg R(const std::string &name) {
+  isa::Arg a;
+  a.kind = isa::ArgKind::Register;
+  a.reg = name;
+  a.json_kind = "register_access";
+  return a;
+}
+
+// A whole tensor of a Simulator's memory as fp32 values, and back.
+inline std::vector<float> read(sim::Simulator &s, const TensorHandle &t) {
+  Access a = whole(t);
+  std::vector<float> v(static_cast<size_t>(a.partitions() * a.free_elements()));
+  s.memory().read_f32(a, v.data());
+  return v;
+}
+inline void write(sim::Simulator &s, const TensorHandle &t, const std::vector<float> &v) {
+  s.memory().write_f32(whole(t), v.data());
+}
 
 inline DynInst dyn(const isa::Program &p, int index) {
   DynInst d;

@@ -14,7 +14,6 @@ using isa::AluOp;
 
 namespace {
 isa::Arg Ap_(const Ap &a) { return Builder::ap(a); }
-isa::Arg I(double v) { return Builder::imm(v); }
 using V = std::vector<float>;
 } // namespace
 

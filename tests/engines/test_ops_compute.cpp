@@ -11,7 +11,6 @@ using isa::ActivationFunctionType;
 
 namespace {
 isa::Arg A(const Ap &a) { return Builder::ap(a); }
-isa::Arg I(double v) { return Builder::imm(v); }
 using V = std::vector<float>;
 } // namespace
 

@@ -12,15 +12,6 @@ using namespace neuronsim::testing;
 using isa::AluOp;
 
 namespace {
-isa::Arg P(const Ap &a) { return Builder::ap(a); }
-isa::Arg I(double v) { return Builder::imm(v); }
-isa::Arg R(const std::string &name) {
-  isa::Arg a;
-  a.kind = isa::ArgKind::Register;
-  a.reg = name;
-  a.json_kind = "register_access";
-  return a;
-}
 using V = std::vector<float>;
 } // namespace
 

@@ -10,7 +10,6 @@ using isa::AxisListType;
 
 namespace {
 isa::Arg A(const Ap &a) { return Builder::ap(a); }
-isa::Arg I(double v) { return Builder::imm(v); }
 using V = std::vector<float>;
 } // namespace
 

@@ -28,17 +28,7 @@ namespace {
 using V = std::vector<float>;
 const std::string kKernelSim = NEURONSIM_TEST_KERNEL_SIM;
 
-isa::Arg P(const Ap &a) { return Builder::ap(a); }
 
-std::vector<float> read(sim::Simulator &s, const TensorHandle &t) {
-  Access a = whole(t);
-  std::vector<float> v(static_cast<size_t>(a.partitions() * a.free_elements()));
-  s.memory().read_f32(a, v.data());
-  return v;
-}
-void write(sim::Simulator &s, const TensorHandle &t, const std::vector<float> &v) {
-  s.memory().write_f32(whole(t), v.data());
-}
 
 sim::RunOptions kernel_opts(const std::string &prog = kKernelSim) {
   sim::RunOptions o;

@@ -10,7 +10,6 @@ using namespace neuronsim;
 using namespace neuronsim::testing;
 
 namespace {
-isa::Arg P(const Ap &a) { return Builder::ap(a); }
 using V = std::vector<float>;
 std::vector<uint8_t> raw(const Harness &h, const TensorHandle &t) {
   Access a = whole(t);
