@@ -14,10 +14,7 @@ using namespace neuronsim::testing;
 using isa::AluOp;
 
 namespace {
-
 using V = std::vector<float>;
-
-
 } // namespace
 
 // A reduce over the loop k of the columns of x = 1 5 2 / -1 -4 3 into acc [2, 1]: the first iteration is peeled

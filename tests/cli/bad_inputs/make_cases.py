@@ -34,6 +34,13 @@ def alloc(m, name):
     return next(a for a in fn(m)["allocations"] if a["name"] == name)
 
 
+def strip_tensor_scalar_ptr(i):
+    """Drops I-4's TensorScalarPtr keys, so the instruction can become another opcode."""
+    for k in ["op0", "op1", "reverse0", "reverse1", "is_scalar_tensor_tensor", "is_tensor_scalar_addr",
+              "is_tensor_tensor_scan"]:
+        i.pop(k)
+
+
 def dump(m):
     return json.dumps(m, separators=(",", ":")) + "\n"
 
@@ -93,9 +100,7 @@ bir_case("unknown_dtype_allocation", "allocation dtype in numpy spelling", lambd
 def to_activation(func):
     def f(m):
         i = insts(m)[1]
-        for k in ["op0", "op1", "reverse0", "reverse1", "is_scalar_tensor_tensor", "is_tensor_scalar_addr",
-                  "is_tensor_tensor_scan"]:
-            i.pop(k)
+        strip_tensor_scalar_ptr(i)
         i["opcode"] = "Activation"
         i["func"] = func
         i["ins"] = i["ins"][:1]
@@ -217,9 +222,7 @@ def copy_predicated_cast(m):
     # CopyPredicated moves bits, so it cannot cast (engines/ops/select.cpp; reference
     # sim-elementwise-datamove.md asserts dst dtype == src dtype for the copy-only DVE ops).
     i = insts(m)[1]
-    for k in ["op0", "op1", "reverse0", "reverse1", "is_scalar_tensor_tensor", "is_tensor_scalar_addr",
-              "is_tensor_tensor_scan"]:
-        i.pop(k)
+    strip_tensor_scalar_ptr(i)
     i["opcode"] = "CopyPredicated"
     i["ins"] = [copy.deepcopy(i["ins"][0]), copy.deepcopy(i["ins"][0])]
     t7 = alloc(m, "tile.7_set")
@@ -235,9 +238,7 @@ bir_case("dtype_mismatch_copy_predicated", "CopyPredicated from float32 into bfl
 
 def call_unknown_target(m):
     i = insts(m)[1]
-    for k in ["op0", "op1", "reverse0", "reverse1", "is_scalar_tensor_tensor", "is_tensor_scalar_addr",
-              "is_tensor_tensor_scan"]:
-        i.pop(k)
+    strip_tensor_scalar_ptr(i)
     i["opcode"] = "Call"
     i["target"] = "kernel_body"
     i["ins"] = [i["ins"][0]]
@@ -343,9 +344,7 @@ bundle_case("bundle_deadlock", "an instruction waiting for semaphore 7 >= 1, whi
 def to_tensor_tensor(op):
     def f(m):
         i = insts(m)[1]
-        for k in ["op0", "op1", "reverse0", "reverse1", "is_scalar_tensor_tensor", "is_tensor_scalar_addr",
-                  "is_tensor_tensor_scan"]:
-            i.pop(k)
+        strip_tensor_scalar_ptr(i)
         i["opcode"] = "TensorTensor"
         i["engine"] = "DVE"
         i["op"] = op
