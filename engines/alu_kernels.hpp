@@ -157,7 +157,7 @@ NS_I(mod_int) { return x == 0 || x == -1 ? 0 : a % x; } NS_END
     return fn(F_##name{}, I_##name{});
 template <typename Fn> decltype(auto) dispatch(isa::AluOp op, Fn &&fn) {
   switch (op) {
-#include "../isa/tables/alu_ops.def"
+#include "neuronsim/isa/tables/alu_ops.def"
   }
   return fn(F_bypass{}, I_bypass{});  // unreachable for a valid enum; keeps -Wreturn-type quiet
 }

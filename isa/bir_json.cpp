@@ -23,14 +23,14 @@ using json = nlohmann::json;
 namespace only_sel {
 constexpr int ANY = -1;
 #define NS_IT(ord, name, family) constexpr int name = ord;
-#include "tables/instruction_types.def"
+#include "neuronsim/isa/tables/instruction_types.def"
 #undef NS_IT
 } // namespace only_sel
 
 const char *inst_family(InstructionType t) {
 #define NS_IT(ord, name, family) family,
   static const char *families[] = {
-#include "tables/instruction_types.def"
+#include "neuronsim/isa/tables/instruction_types.def"
   };
 #undef NS_IT
   int i = static_cast<int>(t);
@@ -261,7 +261,7 @@ private:
       inst.given.set(static_cast<int>(Field::member));                                                       \
     }                                                                                                        \
   }
-#include "tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   }
 
@@ -1298,7 +1298,7 @@ struct Writer {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   if ((only_sel::only < 0 || only_sel::only == type) && in.has(Field::member))                               \
     j[key] = write_value(in.f.member);
-#include "tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
     j["dependencies"] = in.dependencies;
     if (in.source_line >= 0)

@@ -1,4 +1,5 @@
-// Renders the ISA tables (isa/tables/*.def via tables.hpp) as JSON and as aligned text. No fact lives here.
+// Renders the ISA tables (the .def tables via tables.hpp and bundle.hpp) as JSON and as aligned text. No fact
+// lives here.
 #include "neuronsim/isa/dump.hpp"
 
 #include "neuronsim/isa/bundle.hpp"

@@ -78,7 +78,7 @@ int64_t Program::dynamic_count() const { return count_nodes(body); }
 const char *field_key(Field f) {
   static const char *keys[] = {
 #define NS_FIELD(member, key, kind, ctype, def, only) key,
-#include "tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   };
   int i = static_cast<int>(f);

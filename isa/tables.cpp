@@ -1,4 +1,5 @@
-// Lookups over the .def tables. No ISA fact is written here: every value comes from isa/tables/*.def.
+// Lookups over the .def tables. No ISA fact is written here: every value comes from the tables
+// (include/neuronsim/isa/tables/*.def, isa/tables/instruction_wire.def).
 #include "neuronsim/isa/tables.hpp"
 
 #include <algorithm>
@@ -24,7 +25,7 @@ const std::array<AluOpInfo, kNumAluOps> &alu_ops() {
   AluOpInfo{AluOp::name, #name, cls_##cls, bitvec != 0,                                                       \
             {wire_of(int64_t(v2)), wire_of(int64_t(v3)), wire_of(int64_t(v4))}},
   static const std::array<AluOpInfo, kNumAluOps> table = {{
-#include "tables/alu_ops.def"
+#include "neuronsim/isa/tables/alu_ops.def"
   }};
 #undef NS_ALU
   return table;
@@ -139,7 +140,7 @@ struct ItNameRow {
 const ItNameRow *it_name_rows() {
 #define NS_IT(ord, name, family) ItNameRow{#name, family},
   static const ItNameRow rows[] = {
-#include "tables/instruction_types.def"
+#include "neuronsim/isa/tables/instruction_types.def"
   };
 #undef NS_IT
   static_assert(sizeof(rows) / sizeof(rows[0]) == kNumInstructionTypes, "instruction_types.def must have 110 rows");

@@ -27,7 +27,7 @@ Engine queue_engine(int q) {
 namespace {
 
 // Instructions that move data through the DMA rings rather than an engine's datapath: the "dma" and
-// "memory/dma" families and the indirect DMA family of the InstructionType table (isa/tables/instruction_types.def;
+// "memory/dma" families and the indirect DMA family of the InstructionType table (instruction_types.def;
 // reference neuronx-cc/bir/instruction-type.md: the SRDMA mask {19, 22, 32, 68-72} plus the indirect loads/saves).
 bool is_dma(InstructionType t) {
   const std::string_view f = isa::inst_type_family(t);

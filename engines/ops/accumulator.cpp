@@ -88,7 +88,7 @@ void drain_accumulator(Memory &m, const EngineState &st, const Access &out, bool
 
 // ReadActivationAccumulator / ActivationReadAccumulator / DveReadAccumulator: outs[0] ([P, 1]) = the registers,
 // a plain overwrite (reference sim-matmul-mx.md 7: memcpy of the live buffer, then Memory.write with accMode 0).
-// DveReadAccumulator's `negated` key has no row in isa/tables/inst_fields.def; `negate` is honoured instead
+// DveReadAccumulator's `negated` key has no row in inst_fields.def; `negate` is honoured instead
 // (INFERRED stand-in, reference json-schema-catalog.md: InstDveReadAccumulator `negated` +0xF0).
 void exec_read_accumulator(const DynInst &d, Memory &m, EngineState &st) {
   drain_accumulator(m, st, out_ap(d, m, 0), d.inst->f.negate, "outs[0]");

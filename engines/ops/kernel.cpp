@@ -132,7 +132,7 @@ std::vector<int64_t> operand_shape(const Memory &m, const std::vector<std::vecto
   return declared[i];
 }
 
-// The fields of an instruction as BIR JSON values (the generic field table, isa/tables/inst_fields.def).
+// The fields of an instruction as BIR JSON values (the generic field table, inst_fields.def).
 template <typename T> json field_json(const T &v) {
   if constexpr (std::is_same_v<T, isa::AluOp>) return isa::alu_name(v);
   else if constexpr (std::is_enum_v<T>) return isa::enum_name(v);
@@ -147,7 +147,7 @@ json fields_json(const isa::Inst &I) {
   json j = json::object();
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                         \
   if (I.has(isa::Field::member)) j[key] = field_json(I.f.member);
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   return j;
 }

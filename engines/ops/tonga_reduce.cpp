@@ -9,7 +9,7 @@
 //   A reduce over a loop is written as two instructions: the first iteration with is_first_reduce = true (a peeled
 //   iteration), the others with is_first_reduce = false.
 //
-// `op` must be a reduction: commutative in isa/tables/alu_ops.def and with a fold identity (alu_has_identity:
+// `op` must be a reduction: commutative in alu_ops.def and with a fold identity (alu_has_identity:
 // add, mult, max, min, abs_max, abs_min, the bitwise and logical and/or/xor), on the first iteration too (it
 // names the reduce the carrier belongs to). Bit-vector ops work on the int32
 // bit pattern, the rest in fp32. Every name in reduce_axes must be a loop axis of the program.

@@ -66,8 +66,8 @@ struct TensorHandle {
   Ap at(Aff start, std::vector<ApDim> dims) const;
 };
 
-// A handle on an emitted instruction; its setters are generated from isa/tables/inst_fields.def and mark the
-// field as given.
+// A handle on an emitted instruction; its setters are generated from neuronsim/isa/tables/inst_fields.def and
+// mark the field as given.
 class InstRef {
 public:
   InstRef(Builder *b, int index) : b_(b), index_(index) {}
@@ -94,7 +94,7 @@ public:
   using DGEType = isa::DGEType;
   using TransposeOps = isa::TransposeOps;
   using BranchCompareOp = isa::BranchCompareOp;
-#include "../../isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   InstRef &engine(isa::Engine e);
   InstRef &name(const std::string &n);

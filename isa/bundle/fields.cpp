@@ -1,6 +1,6 @@
-// An InstFields member reached by its Field (isa/tables/inst_fields.def): the bundle rows name fields, so the
-// codec reads and writes them generically -- as an integer, a number, a list, a string or a stream-pool
-// entry.
+// An InstFields member reached by its Field (include/neuronsim/isa/tables/inst_fields.def): the bundle rows
+// name fields, so the codec reads and writes them generically -- as an integer, a number, a list, a string or
+// a stream-pool entry.
 #include <stdexcept>
 #include <type_traits>
 
@@ -60,7 +60,7 @@ int64_t get_i(const InstFields &f, Field k) {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   case Field::member:                                                                                        \
     return to_i64(f.member);
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;
@@ -73,7 +73,7 @@ void set_i(InstFields &f, Field k, int64_t x) {
   case Field::member:                                                                                        \
     from_i64(f.member, x);                                                                                   \
     return;
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;
@@ -84,7 +84,7 @@ double get_d(const InstFields &f, Field k) {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   case Field::member:                                                                                        \
     return to_dbl(f.member);
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;
@@ -97,7 +97,7 @@ void set_d(InstFields &f, Field k, double x) {
   case Field::member:                                                                                        \
     from_dbl(f.member, x);                                                                                   \
     return;
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;
@@ -108,7 +108,7 @@ bool field_same(const InstFields &a, const InstFields &b, Field k) {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   case Field::member:                                                                                        \
     return field_eq(a.member, b.member);
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;
@@ -130,7 +130,7 @@ std::vector<int64_t> &ilist_field(InstFields &f, Field k) {
   case Field::member:                                                                                        \
     p = as_ilist(f.member);                                                                                  \
     break;
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;
@@ -157,7 +157,7 @@ std::string &str_field(InstFields &f, Field k) {
   case Field::member:                                                                                        \
     p = as_str(f.member);                                                                                    \
     break;
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;
@@ -220,7 +220,7 @@ std::optional<PoolEntry> field_to_pool(const InstFields &f, Field k) {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   case Field::member:                                                                                        \
     return to_pool(f.member);
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;
@@ -232,7 +232,7 @@ bool field_from_pool(InstFields &f, Field k, const PoolEntry &e) {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   case Field::member:                                                                                        \
     return from_pool(f.member, e);
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;
@@ -245,7 +245,7 @@ const char *field_member_name(Field k) {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   case Field::member:                                                                                        \
     return #member;
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   default:
     break;

@@ -194,7 +194,7 @@ void expect_same_program(const Program &a, const Program &b) {
       expect_same_arg(x.outs[k], y.outs[k], w + " outs " + std::to_string(k));
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   EXPECT_TRUE(same_field(x.f.member, y.f.member)) << w << " field " << key;
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   }
   EXPECT_EQ(a.loop_vars, b.loop_vars);

@@ -203,7 +203,7 @@ struct FieldRow {
 };
 #define NS_FIELD(member, key, kind, ctype, def, only) FieldRow{#member, key, #ctype},
 const FieldRow kFields[] = {
-#include "isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 };
 #undef NS_FIELD
 } // namespace

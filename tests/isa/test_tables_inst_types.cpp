@@ -1,6 +1,6 @@
 // Pins spec 003 (master opcode reference) and reference bir/instruction-type.md as carried by
-// isa/tables/instruction_types.def + instruction_wire.def. Expected values are literal, checkable against the
-// spec text; they are never read back from the table under test.
+// include/neuronsim/isa/tables/instruction_types.def + isa/tables/instruction_wire.def. Expected values are
+// literal, checkable against the spec text; they are never read back from the table under test.
 #include <gtest/gtest.h>
 
 #include <algorithm>

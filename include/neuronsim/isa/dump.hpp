@@ -1,5 +1,5 @@
 // Every ISA table as the simulator knows it, for `neuronsim isa [--json]` (DESIGN.md section 5). Both forms are
-// generated from the same rows as the codecs (isa/tables/*.def), so the dump cannot drift from what runs.
+// generated from the same rows as the codecs (the .def tables), so the dump cannot drift from what runs.
 #pragma once
 
 #include <functional>

@@ -82,7 +82,7 @@ struct Arg {
 // ---------------------------------------------------------------------------------------------- fields
 enum class Field : int {
 #define NS_FIELD(member, key, kind, ctype, def, only) member,
-#include "../../../isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   kCount
 };
@@ -90,7 +90,7 @@ inline constexpr int kNumFields = static_cast<int>(Field::kCount);
 
 struct InstFields {
 #define NS_FIELD(member, key, kind, ctype, def, only) ctype member = def;
-#include "../../../isa/tables/inst_fields.def"
+#include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
 };
 

@@ -1,5 +1,7 @@
-// The ISA facts as C++: every enum and table here is generated from isa/tables/*.def, the single source of
-// truth read by the BIR JSON codec, the bundle codec, the CLI dump (`neuronsim isa`) and the tests.
+// The ISA facts as C++: every enum and table here is generated from the .def tables, the single source of
+// truth read by the BIR JSON codec, the bundle codec, the CLI dump (`neuronsim isa`) and the tests. The tables
+// this header expands live next to it (neuronsim/isa/tables/*.def), so the public headers need nothing outside
+// include/; the opcode bytes per generation (isa/tables/instruction_wire.def) reach it through tables.cpp.
 #pragma once
 
 #include <array>
@@ -16,7 +18,7 @@ namespace neuronsim::isa {
 // ---------------------------------------------------------------------------------------------- AluOpType
 #define NS_ALU(ord, name, cls, bitvec, v2, v3, v4) name = ord,
 enum class AluOp : int {
-#include "../../../isa/tables/alu_ops.def"
+#include "neuronsim/isa/tables/alu_ops.def"
 };
 #undef NS_ALU
 inline constexpr int kNumAluOps = 33;
@@ -53,7 +55,7 @@ std::optional<uint32_t> alu_wire(AluOp op, CoreGen gen);
 // ---------------------------------------------------------------------------------------------- mode enums
 #define NS_V(name, ord) name = ord,
 #define NS_DECL_ENUM(T, key, src) enum class T : int { NEURONSIM_ENUM_##T(NS_V) };
-#include "../../../isa/tables/enums.def"
+#include "neuronsim/isa/tables/enums.def"
 NEURONSIM_ENUMS(NS_DECL_ENUM)
 #undef NS_DECL_ENUM
 #undef NS_V
@@ -118,7 +120,7 @@ Dtype parse_dtype(std::string_view s, const ErrorContext &ctx = {});
 // ---------------------------------------------------------------------------------------------- InstructionType
 #define NS_IT(ord, name, family) name = ord,
 enum class InstructionType : int {
-#include "../../../isa/tables/instruction_types.def"
+#include "neuronsim/isa/tables/instruction_types.def"
 };
 #undef NS_IT
 inline constexpr int kNumInstructionTypes = 110;
