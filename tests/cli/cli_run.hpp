@@ -9,6 +9,8 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "support/temp_dir.hpp"
+
 namespace clitest {
 
 struct Result {
@@ -23,15 +25,13 @@ inline std::string read_file(const std::string &p) {
   return s.str();
 }
 
-inline std::string temp_dir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "neuronsim-cli-XXXXXX").string();
-  char *d = mkdtemp(tmpl.data());
-  return d ? std::string(d) : std::string();
-}
+// A fresh directory in the running test's temporary folder, removed when the test ends (support/temp_dir.hpp).
+inline std::string temp_dir() { return neuronsim::testing::temp_dir("cli"); }
 
-// Runs `neuronsim <args>` (args already shell-quoted where needed) with a time limit.
+// Runs `neuronsim <args>` (args already shell-quoted where needed) with a time limit. Its stdout and stderr go
+// through two files in the running test's temporary folder.
 inline Result run(const std::string &args, int timeout_s = 120) {
-  static const std::string dir = temp_dir();
+  const std::string dir = neuronsim::testing::test_folder();
   const std::string out = dir + "/stdout", err = dir + "/stderr";
   const std::string cmd = "timeout " + std::to_string(timeout_s) + " " + NEURONSIM_BINARY + " " + args + " >" +
                           out + " 2>" + err;

@@ -15,6 +15,7 @@
 
 #include "cli/bad_inputs/run_process.hpp"
 #include "neuronsim/sim/npy.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using neuronsim::testing::ProcessResult;
@@ -109,7 +110,7 @@ class BadInput : public ::testing::TestWithParam<size_t> {};
 TEST_P(BadInput, GivesItsErrorAndExitCode) {
   const Case &c = catalogue().at(GetParam());
   SCOPED_TRACE(c.name + ": " + c.why);
-  const std::string scratch = neuronsim::testing::make_temp_dir("bad-" + c.name);
+  const std::string scratch = neuronsim::testing::temp_dir("bad-" + c.name);
   ASSERT_FALSE(scratch.empty());
   const std::string outdir = scratch + "/out";
 

@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "cli/bad_inputs/run_process.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
-using neuronsim::testing::make_temp_dir;
+using neuronsim::testing::temp_dir;
 using neuronsim::testing::read_file;
 using neuronsim::testing::run_process;
 using neuronsim::testing::snapshot;
@@ -47,7 +48,7 @@ Run run_once(const std::vector<std::string> &kernel_args, const std::string &dir
 }
 
 void expect_same_twice(const std::vector<std::string> &kernel_args) {
-  const std::string a = make_temp_dir("det-a"), b = make_temp_dir("det-b");
+  const std::string a = temp_dir("det-a"), b = temp_dir("det-b");
   ASSERT_FALSE(a.empty() || b.empty());
   const Run r1 = run_once(kernel_args, a), r2 = run_once(kernel_args, b);
   ASSERT_FALSE(r1.outputs.empty()) << "no outputs written";

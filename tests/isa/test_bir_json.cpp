@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "neuronsim/isa/bir_json.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace neuronsim;
 using namespace neuronsim::isa;
@@ -505,7 +506,7 @@ TEST(BirJson, EveryArgumentKind) {
 
 // ------------------------------------------------------------------------------------------------ errors
 TEST(BirJson, MalformedJsonNamesFileAndPosition) {
-  std::string path = ::testing::TempDir() + "bir_malformed.json";
+  const std::string path = neuronsim::testing::temp_dir("bir") + "/bir_malformed.json";
   {
     std::ofstream f(path);
     f << "{\n  \"version\": 2,\n  \"functions\": [ }\n";

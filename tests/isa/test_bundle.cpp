@@ -8,6 +8,7 @@
 
 #include "neuronsim/isa/bundle.hpp"
 #include "isa/bundle_test_util.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace neuronsim;
 using namespace neuronsim::isa;
@@ -502,8 +503,7 @@ TEST(Bundle, StreamDirRoundTripAndTruncation) {
     in.name = "I-" + std::to_string(in.index);
     p.insts.push_back(in);
   }
-  const std::string dir = (std::filesystem::temp_directory_path() / "neuronsim_bundle_test").string();
-  std::filesystem::remove_all(dir);
+  const std::string dir = neuronsim::testing::temp_dir("bundles");
   write_bundle_dir(p, CoreGen::V3, dir);
   EXPECT_TRUE(std::filesystem::exists(dir + "/DVE.bin"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/manifest.json"));

@@ -10,6 +10,7 @@
 
 #include "isa/bundle_test_util.hpp"
 #include "neuronsim/isa/bundle.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace neuronsim;
 using namespace neuronsim::isa;
@@ -211,8 +212,7 @@ TEST(BundleControl, StreamDirKeepsBlockTableAndPool) {
   u.type = IT::UnconditionalBranch, u.engine = Engine::SP, u.f.target = "entry";
   add(u);
   p.blocks = {{"entry", 0}, {"loop", 1}, {"exit", 3}};
-  const std::string dir = ::testing::TempDir() + "/neuronsim_bundle_control";
-  std::filesystem::remove_all(dir);
+  const std::string dir = neuronsim::testing::temp_dir("bundles");
   write_bundle_dir(p, CoreGen::V3, dir);
   const Program q = read_bundle_dir(dir);
   ASSERT_EQ(q.blocks.size(), 3u);

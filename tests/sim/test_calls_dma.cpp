@@ -18,6 +18,7 @@
 #include "neuronsim/sim/validate.hpp"
 #include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/engines/arch.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace neuronsim;
 using json = nlohmann::json;
@@ -414,8 +415,7 @@ TEST(Control, BreakLeavesOnlyTheInnermostRegion) {
   }
   // In a bundle stream each Break executed keeps its place as a sync carrier (Break has no opcode), and the
   // streams agree with the BIR.
-  const std::string dir = ::testing::TempDir() + "/neuronsim-break-v3";
-  std::filesystem::remove_all(dir);
+  const std::string dir = neuronsim::testing::temp_dir("bundles");
   const isa::Program low = sim::lower_to_stream(b.program(), engines::builtin_arch("trn2"), {});
   isa::write_bundle_dir(low, isa::CoreGen::V3, dir);
   const sim::ValidateReport v = sim::validate_bundles(b.program(), dir, {});

@@ -11,6 +11,7 @@
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/lower.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace neuronsim;
 using builder::Builder;
@@ -126,8 +127,7 @@ TEST(Lower, FittedToBundlesRoundTripsThroughTheStreams) {
     EXPECT_DOUBLE_EQ(l.r.total_ns, orig.r.total_ns);
   }
 
-  const std::string dir = (std::filesystem::temp_directory_path() / "neuronsim-test-lower").string();
-  std::filesystem::remove_all(dir);
+  const std::string dir = neuronsim::testing::temp_dir("bundles");
   isa::write_bundle_dir(low, isa::CoreGen::V2, dir);
   const isa::Program back = isa::read_bundle_dir(dir);
   ASSERT_EQ(back.insts.size(), low.insts.size());

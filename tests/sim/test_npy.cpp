@@ -1,7 +1,6 @@
 // .npy I/O: exact header bytes, a hand-written file, round trips for every dtype, loading conversions, each
 // malformed case raising InputError that names the file, and the atomic write.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include "neuronsim/engines/dtype.hpp"
 #include "neuronsim/error.hpp"
 #include "neuronsim/sim/npy.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace neuronsim;
 using namespace neuronsim::sim;
@@ -53,13 +53,7 @@ void expect_bad(const std::vector<uint8_t> &img, const std::string &what) {
 }
 
 struct TmpDir {
-  fs::path dir;
-  TmpDir() {
-    dir = fs::temp_directory_path() / ("neuronsim_npy_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
+  fs::path dir = neuronsim::testing::temp_dir("npy");
   ~TmpDir() { fs::remove_all(dir); }
 };
 }  // namespace

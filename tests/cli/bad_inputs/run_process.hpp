@@ -38,15 +38,6 @@ inline std::string read_file(const std::string &path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// A fresh empty directory under the system temp dir; removed by the caller (or left for inspection).
-inline std::string make_temp_dir(const std::string &tag) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / ("neuronsim-" + tag + "-XXXXXX")).string();
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!::mkdtemp(buf.data())) return {};
-  return std::string(buf.data());
-}
-
 // Runs `binary args...` with stdout/stderr redirected to files in `scratch`; kills it with SIGKILL after
 // `timeout_s` seconds.
 inline ProcessResult run_process(const std::string &binary, const std::vector<std::string> &args,
