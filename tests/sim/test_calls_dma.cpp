@@ -1,24 +1,17 @@
 // Call / NKIKernel (callee expanded in place), DMATrigger / DMABlock (software-DGE descriptor lists), Switch- /
-// ResetQueueInstance (trigger cursors) and GroupResetSemaphores (semaphore groups), run end to end through the
-// BIR reader, the scheduler and the SystemC core. Reference neuronx-cc/bir/sim-control-sync-customop.md 2.4, 5.1,
-// 5.2, 6.2 and sim-bn-rng-collective-dma.md. Every expected value below is worked out by hand in its comment.
+// ResetQueueInstance (trigger cursors) and branches between the blocks of a loop body, written as BIR JSON and run
+// end to end through the BIR reader, the scheduler and the SystemC core. Reference
+// neuronx-cc/bir/sim-control-sync-customop.md 2.4, 2.5, 5.1, 5.2, 6.2 and sim-bn-rng-collective-dma.md. Every
+// expected value below is worked out by hand in its comment.
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <filesystem>
-#include <set>
 #include <nlohmann/json.hpp>
 
 #include "neuronsim/builder.hpp"
-#include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/sim/io.hpp"
-#include "neuronsim/sim/lower.hpp"
 #include "neuronsim/sim/simulator.hpp"
-#include "neuronsim/sim/validate.hpp"
-#include "neuronsim/isa/bundle.hpp"
-#include "neuronsim/engines/arch.hpp"
-#include "support/temp_dir.hpp"
 
 using namespace neuronsim;
 using json = nlohmann::json;
@@ -310,118 +303,6 @@ TEST(DmaTrigger, UnknownBlocksAreRefusedByName) {
   b["blocks"][0]["instructions"].push_back(inst("x", "TensorTensor", json::array({ap("a"), ap("a")}), json::array({ap("o")})));
   e = error_of(module(json::array({b}), json::array({alloc("a", "ExternalInput"), alloc("o", "ExternalOutput")})));
   EXPECT_NE(e.find("only DMA instructions"), std::string::npos) << e;
-}
-
-namespace {
-
-// SP adds 5 to semaphore 9; GroupResetSemaphores {9} (when `reset`); SP adds 2. DVE waits for semaphore 9 == 2:
-// with the reset the value goes 5 -> 0 -> 2 and DVE runs; without it, 5 -> 7 and DVE never runs (deadlock).
-isa::Program semaphore_program(bool reset) {
-  builder::Builder b("sema");
-  auto t = b.sbuf("t", {4, 4});
-  b.add(InstructionType::EventSemaphore, {}, {}).engine(isa::Engine::SP).inst().updates.push_back(
-      isa::SemUpdate{9, isa::SemUpdate::Mode::Add, 5});
-  if (reset) b.add(InstructionType::GroupResetSemaphores, {}, {}).engine(isa::Engine::SP).sema_group({9});
-  b.add(InstructionType::EventSemaphore, {}, {}).engine(isa::Engine::SP).inst().updates.push_back(
-      isa::SemUpdate{9, isa::SemUpdate::Mode::Add, 2});
-  auto m = b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0)
-               .engine(isa::Engine::DVE);
-  m.inst().waits.push_back(isa::SemWait{9, isa::SemWait::Mode::EqImm, 2, ""});
-  return b.finish();
-}
-
-} // namespace
-
-TEST(Semaphores, GroupResetSemaphoresZeroesItsGroup) {
-  isa::Program p = semaphore_program(true);
-  sim::Simulator s(p, {});
-  EXPECT_EQ(s.run().dynamic_instructions, 4);
-  isa::Program q = semaphore_program(false);
-  sim::Simulator s2(q, {});
-  try {
-    s2.run();
-    FAIL() << "expected a deadlock without the reset";
-  } catch (const SimulationError &e) {
-    EXPECT_NE(std::string(e.what()).find("semaphore 9 == 2 (is 7)"), std::string::npos) << e.what();
-  }
-}
-
-TEST(Semaphores, GroupIdsOutOfRangeAreRefused) {
-  builder::Builder b("sema");
-  b.add(InstructionType::GroupResetSemaphores, {}, {}).sema_group({3, 300});
-  isa::Program p = b.finish();
-  try {
-    sim::Simulator s(p, {});
-    FAIL();
-  } catch (const SemanticError &e) {
-    EXPECT_EQ(e.context().field, "sema_group[1]");
-  }
-}
-
-// Issue 5's bar: every type birsim executes, plus Rng and NonzeroWithCount. Reference
-// neuronx-cc/bir/sim-dispatch-state.md 1.4 (the 110-row dispatch table): 93 "mapped" rows, the 3 "noop" rows
-// (NoOp, EventSemaphore, AllEngineBarrier) and the 3 "preCF" regions (Loop, DynamicForLoop, DoWhile) execute; the
-// 11 "base" rows do not. Of those 11, neuronsim also runs DMADescriptor (its descriptor copy), Rng and
-// NonzeroWithCount; the remaining 8 are abstract bases (Generic, MatmultBase, DMA, Collective, Terminator), a leaf
-// lowered away (GenericRelu) and the two blobs birsim skips (NKIKLIRKernel, InlineASMBytes).
-TEST(Coverage, EveryTypeBirsimExecutesExecutesHere) {
-  const std::set<InstructionType> not_run = {
-      InstructionType::Generic,    InstructionType::GenericRelu, InstructionType::MatmultBase,
-      InstructionType::DMA,        InstructionType::Collective,  InstructionType::Terminator,
-      InstructionType::NKIKLIRKernel, InstructionType::InlineASMBytes};
-  int running = 0;
-  for (int i = 0; i < isa::kNumInstructionTypes; ++i) {
-    const auto t = static_cast<InstructionType>(i);
-    if (not_run.count(t)) {
-      EXPECT_FALSE(engines::executes(t)) << isa::inst_type_name(t);
-      EXPECT_STRNE(engines::not_executed_reason(t), "not implemented") << isa::inst_type_name(t);
-    } else {
-      EXPECT_TRUE(engines::executes(t)) << isa::inst_type_name(t);
-      running += engines::executes(t) ? 1 : 0;
-    }
-  }
-  EXPECT_EQ(running, 102);
-  for (auto t : {InstructionType::Call, InstructionType::NKIKernel, InstructionType::DMATrigger,
-                 InstructionType::DMABlock, InstructionType::SwitchQueueInstance,
-                 InstructionType::ResetQueueInstance, InstructionType::GroupResetSemaphores,
-                 InstructionType::Rng, InstructionType::NonzeroWithCount})
-    EXPECT_TRUE(engines::executes(t)) << isa::inst_type_name(t);
-}
-
-// Break (reference sim-control-sync-customop.md 2.3: it nulls the successor slot, which the region walk reads as
-// "leave the enclosing region"): for i in 0..4 { for j in 0..3 { t += 1; Break } ; t += 10 }. The inner loop stops
-// after its first iteration each time, the outer loop runs on: t = 4 x (1 + 10) = 44. Dynamic instructions:
-// memset + 4 x (add + Break + add) + save = 14.
-TEST(Control, BreakLeavesOnlyTheInnermostRegion) {
-  builder::Builder b("break");
-  auto o = b.output("o", {4, 4});
-  auto t = b.sbuf("t", {4, 4});
-  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(0.0);
-  b.loop("i", 0, 4, 1, [&](builder::Aff) {
-    b.loop("j", 0, 3, 1, [&](builder::Aff) {
-      b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), builder::Builder::imm(1.0)}, {b.ap(t.all())})
-          .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
-      b.add(InstructionType::Break, {}, {});
-    });
-    b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), builder::Builder::imm(10.0)}, {b.ap(t.all())})
-        .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
-  });
-  b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.all())});
-  for (const isa::Program &p : {b.program(), isa::parse_bir(isa::to_bir_json(b.program()), "break.bir.json")}) {
-    sim::Simulator s(p, {});
-    auto r = s.run();
-    EXPECT_EQ(r.dynamic_instructions, 14);
-    for (float v : sim::tensor_f32(p, s.memory(), 0)) EXPECT_EQ(v, 44.0f);
-  }
-  // In a bundle stream each Break executed keeps its place as a sync carrier (Break has no opcode), and the
-  // streams agree with the BIR.
-  const std::string dir = neuronsim::testing::temp_dir("bundles");
-  const isa::Program low = sim::lower_to_stream(b.program(), engines::builtin_arch("trn2"), {});
-  isa::write_bundle_dir(low, isa::CoreGen::V3, dir);
-  const sim::ValidateReport v = sim::validate_bundles(b.program(), dir, {});
-  EXPECT_TRUE(v.agree) << v.summary;
-  EXPECT_EQ(v.lint_errors, 0) << v.summary;
-  std::filesystem::remove_all(dir);
 }
 
 namespace {

@@ -1,8 +1,9 @@
 // Control and sync types through the scheduler and the SystemC core, with hand-checked times and values: Drain
 // orders every queue like AllEngineBarrier (sim/schedule.cpp), Exit ends the run (reference
 // neuronx-cc/bir/sim-control-sync-customop.md 4: birsim throws InstExitException, unwinding the whole simulation),
-// and a DynamicForLoop read from BIR JSON takes its upper bound from a register (sim-control-sync-customop.md 1.2,
-// isa/bir_json.cpp read_region).
+// a DynamicForLoop read from BIR JSON takes its upper bound from a register (sim-control-sync-customop.md 1.2,
+// isa/bir_json.cpp read_region), GroupResetSemaphores zeroes its semaphore group, and Break leaves only the
+// innermost region (sim-control-sync-customop.md 2.3).
 // Cost figures, trn1 (engines/cost/cost.cpp; see tests/sim/test_simulator.cpp):
 //   DVE memset [128, 512] fp32: 512 cycles / 1.12 GHz = 457.14 ns, + latency 160 / 1.12 = 142.86 -> done at 600 ns
 //   ACT memset [128, 512] fp32: 512 cycles / 1.4 GHz = 365.71 ns, + latency 160 / 1.4 = 114.29 -> 480 ns
@@ -10,13 +11,19 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "neuronsim/builder.hpp"
+#include "neuronsim/engines/arch.hpp"
 #include "neuronsim/engines/memory.hpp"
 #include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/lower.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/validate.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace neuronsim;
 using builder::Builder;
@@ -59,7 +66,7 @@ void fill_dram(sim::Simulator &s, int tensor, float v, int n) {
 // With a Drain between them the Drain (SP) waits for everything issued before it -- it starts at 600 ns, after
 // the later of the two completions -- and t3 starts after the Drain completes, 600 + 0.714 ns; the run ends
 // 480 ns later at 1080.71 ns. The Drain touches no memory: t1, t2, t3 hold 1, 2, 3.
-TEST(SimControlMore, DrainOrdersEveryQueueLikeAllEngineBarrier) {
+TEST(ControlSync, DrainOrdersEveryQueueLikeAllEngineBarrier) {
   std::vector<builder::TensorHandle> ts;
   auto build = [&](bool drain) {
     Builder b("drain");
@@ -95,7 +102,7 @@ TEST(SimControlMore, DrainOrdersEveryQueueLikeAllEngineBarrier) {
 
 // Exit at the top level: memset t = 1, save t -> o, Exit; the memset t = 9 and the second save after it never
 // run. o keeps 1, t keeps 1, and 3 dynamic instructions ran (memset, save, exit).
-TEST(SimControlMore, ExitEndsTheRunAtTheTopLevel) {
+TEST(ControlSync, ExitEndsTheRunAtTheTopLevel) {
   Builder b("exit");
   auto o = b.output("o", {4, 4});
   auto t = b.sbuf("t", {4, 4});
@@ -117,7 +124,7 @@ TEST(SimControlMore, ExitEndsTheRunAtTheTopLevel) {
 // keeps the 5.0 it was given. Dynamic instructions: memset, add, exit = 3 (an Exit that only left the loop would
 // give 1 + 4 x 2 + 1 = 10, or 1 + 2 + 1 = 4 had it acted like Break).
 // The same program read back from BIR JSON behaves the same.
-TEST(SimControlMore, ExitInsideALoopEndsTheWholeRun) {
+TEST(ControlSync, ExitInsideALoopEndsTheWholeRun) {
   Builder b("exitloop");
   auto o = b.output("o", {2, 4});
   auto t = b.sbuf("t", {2, 4});
@@ -200,7 +207,7 @@ json dynfor_module(int64_t n, int64_t lb, int64_t stride) {
 //   n = 3, lb 0, stride 1: i = 0, 1, 2 -> each row 1 1 1 0 0 0; 2 + 3 + 1 = 6 dynamic instructions.
 //   n = 5, lb 1, stride 2: i = 1, 3   -> each row 0 1 0 1 0 0; 2 + 2 + 1 = 5.
 //   n = 0: no iteration               -> all 0;                 2 + 0 + 1 = 3.
-TEST(SimControlMore, DynamicForLoopFromBirJsonReadsItsRegisterUpperBound) {
+TEST(ControlSync, DynamicForLoopFromBirJsonReadsItsRegisterUpperBound) {
   struct Case {
     int64_t n, lb, stride;
     std::vector<float> row;
@@ -220,4 +227,86 @@ TEST(SimControlMore, DynamicForLoopFromBirJsonReadsItsRegisterUpperBound) {
     want.insert(want.end(), c.row.begin(), c.row.end());
     EXPECT_EQ(sim::tensor_f32(p, s.memory(), 0), want) << "n = " << c.n;
   }
+}
+
+namespace {
+
+// SP adds 5 to semaphore 9; GroupResetSemaphores {9} (when `reset`); SP adds 2. DVE waits for semaphore 9 == 2:
+// with the reset the value goes 5 -> 0 -> 2 and DVE runs; without it, 5 -> 7 and DVE never runs (deadlock).
+isa::Program semaphore_program(bool reset) {
+  builder::Builder b("sema");
+  auto t = b.sbuf("t", {4, 4});
+  b.add(InstructionType::EventSemaphore, {}, {}).engine(isa::Engine::SP).inst().updates.push_back(
+      isa::SemUpdate{9, isa::SemUpdate::Mode::Add, 5});
+  if (reset) b.add(InstructionType::GroupResetSemaphores, {}, {}).engine(isa::Engine::SP).sema_group({9});
+  b.add(InstructionType::EventSemaphore, {}, {}).engine(isa::Engine::SP).inst().updates.push_back(
+      isa::SemUpdate{9, isa::SemUpdate::Mode::Add, 2});
+  auto m = b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0)
+               .engine(isa::Engine::DVE);
+  m.inst().waits.push_back(isa::SemWait{9, isa::SemWait::Mode::EqImm, 2, ""});
+  return b.finish();
+}
+
+} // namespace
+
+TEST(Semaphores, GroupResetSemaphoresZeroesItsGroup) {
+  isa::Program p = semaphore_program(true);
+  sim::Simulator s(p, {});
+  EXPECT_EQ(s.run().dynamic_instructions, 4);
+  isa::Program q = semaphore_program(false);
+  sim::Simulator s2(q, {});
+  try {
+    s2.run();
+    FAIL() << "expected a deadlock without the reset";
+  } catch (const SimulationError &e) {
+    EXPECT_NE(std::string(e.what()).find("semaphore 9 == 2 (is 7)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Semaphores, GroupIdsOutOfRangeAreRefused) {
+  builder::Builder b("sema");
+  b.add(InstructionType::GroupResetSemaphores, {}, {}).sema_group({3, 300});
+  isa::Program p = b.finish();
+  try {
+    sim::Simulator s(p, {});
+    FAIL();
+  } catch (const SemanticError &e) {
+    EXPECT_EQ(e.context().field, "sema_group[1]");
+  }
+}
+
+// Break (reference sim-control-sync-customop.md 2.3: it nulls the successor slot, which the region walk reads as
+// "leave the enclosing region"): for i in 0..4 { for j in 0..3 { t += 1; Break } ; t += 10 }. The inner loop stops
+// after its first iteration each time, the outer loop runs on: t = 4 x (1 + 10) = 44. Dynamic instructions:
+// memset + 4 x (add + Break + add) + save = 14.
+TEST(Control, BreakLeavesOnlyTheInnermostRegion) {
+  builder::Builder b("break");
+  auto o = b.output("o", {4, 4});
+  auto t = b.sbuf("t", {4, 4});
+  b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(0.0);
+  b.loop("i", 0, 4, 1, [&](builder::Aff) {
+    b.loop("j", 0, 3, 1, [&](builder::Aff) {
+      b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), builder::Builder::imm(1.0)}, {b.ap(t.all())})
+          .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
+      b.add(InstructionType::Break, {}, {});
+    });
+    b.add(InstructionType::TensorScalarPtr, {b.ap(t.all()), builder::Builder::imm(10.0)}, {b.ap(t.all())})
+        .op0(isa::AluOp::add).op1(isa::AluOp::bypass);
+  });
+  b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.all())});
+  for (const isa::Program &p : {b.program(), isa::parse_bir(isa::to_bir_json(b.program()), "break.bir.json")}) {
+    sim::Simulator s(p, {});
+    auto r = s.run();
+    EXPECT_EQ(r.dynamic_instructions, 14);
+    for (float v : sim::tensor_f32(p, s.memory(), 0)) EXPECT_EQ(v, 44.0f);
+  }
+  // In a bundle stream each Break executed keeps its place as a sync carrier (Break has no opcode), and the
+  // streams agree with the BIR.
+  const std::string dir = neuronsim::testing::temp_dir("bundles");
+  const isa::Program low = sim::lower_to_stream(b.program(), engines::builtin_arch("trn2"), {});
+  isa::write_bundle_dir(low, isa::CoreGen::V3, dir);
+  const sim::ValidateReport v = sim::validate_bundles(b.program(), dir, {});
+  EXPECT_TRUE(v.agree) << v.summary;
+  EXPECT_EQ(v.lint_errors, 0) << v.summary;
+  std::filesystem::remove_all(dir);
 }

@@ -1,0 +1,83 @@
+// Activation, Reciprocal and Exponential (engines/ops/activation.cpp).
+// Every expected value is worked out by hand in the comment beside it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engines/program_builder.hpp"
+
+using namespace neuronsim;
+using namespace neuronsim::testing;
+using isa::ActivationFunctionType;
+
+namespace {
+using V = std::vector<float>;
+} // namespace
+
+TEST(OpsActivation, ReluExpSigmoidWithScaleAndPerPartitionBias) {
+  Harness h;
+  auto x = h.b.sbuf("x", {2, 3}), bias = h.b.sbuf("bias", {2, 1});
+  auto relu = h.b.sbuf("relu", {2, 3}), ex = h.b.sbuf("ex", {2, 3}), sg = h.b.sbuf("sg", {2, 3});
+  // ins: [data, scale, bias]
+  h.b.add(InstructionType::Activation, {P(x.all()), I(2.0), P(bias.all())}, {P(relu.all())})
+      .act_func(ActivationFunctionType::Relu);
+  h.b.add(InstructionType::Activation, {P(x.all()), I(0.5)}, {P(ex.all())}).act_func(ActivationFunctionType::Exp);
+  h.b.add(InstructionType::Activation, {P(x.all()), I(1.0), I(-1.0)}, {P(sg.all())})
+      .act_func(ActivationFunctionType::Sigmoid);
+  h.place();
+  h.set(x, {-1, 0, 1, 2, 3, -4});
+  h.set(bias, {0.5f, -5.0f});
+  h.run();
+  // relu(2x + b[p]): p0 b=0.5 -> -1.5,0.5,2.5 ; p1 b=-5 -> -1,1,-13
+  EXPECT_EQ(h.get(relu), (V{0, 0.5f, 2.5f, 0, 1, 0}));
+  auto e = h.get(ex);
+  const float xs[6] = {-1, 0, 1, 2, 3, -4};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(e[i], float(std::exp(double(xs[i] * 0.5f)))) << i;
+  auto s = h.get(sg);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(s[i], float(1.0 / (std::exp(-double(xs[i] - 1.0f)) + 1.0))) << i;
+  EXPECT_NEAR(s[2], 0.5f, 0.0f);  // sigmoid(0)
+}
+
+TEST(OpsActivation, ScaleFieldPreluAlphaAndAccumulator) {
+  Harness h;
+  auto x = h.b.sbuf("x", {2, 2}), y = h.b.sbuf("y", {2, 2});
+  h.b.add(InstructionType::Activation, {P(x.all())}, {P(y.all())})
+      .act_func(ActivationFunctionType::Prelu).scale(3.0).alpha(0.25)
+      .acc(isa::EngineAccumulationType::ZeroAccumulate);
+  h.place();
+  h.set(x, {-4, 1, 2, -2});
+  h.run();
+  EXPECT_EQ(h.get(y), (V{-3, 3, 6, -1.5f}));  // prelu(3x; 0.25)
+  EXPECT_EQ(h.st.acc[0], 0.0f);              // -3 + 3
+  EXPECT_EQ(h.st.acc[1], 4.5f);              // 6 - 1.5
+}
+
+TEST(OpsActivation, UnknownFunctionIsSemanticErrorNamingFunc) {
+  Harness h;
+  auto x = h.b.sbuf("x", {1, 1});
+  h.b.add(InstructionType::Activation, {P(x.all())}, {P(x.all())}).act_func(ActivationFunctionType::Unknown);
+  h.place();
+  h.set(x, {1});
+  try {
+    h.run();
+    FAIL();
+  } catch (const SemanticError &e) {
+    EXPECT_EQ(e.context().field, "func");
+  }
+}
+
+TEST(OpsReciprocalExponential, ExactReciprocalAndExpMinusRowMaxWithRunningSum) {
+  Harness h;
+  auto x = h.b.sbuf("x", {1, 3}), r = h.b.sbuf("r", {1, 3}), e = h.b.sbuf("e", {1, 3});
+  h.b.add(InstructionType::Reciprocal, {P(x.all())}, {P(r.all())});
+  h.b.add(InstructionType::Exponential, {P(x.all()), I(4.0)}, {P(e.all())})
+      .acc(isa::EngineAccumulationType::ZeroAccumulate);
+  h.place();
+  h.set(x, {2, 4, -0.5f});
+  h.run();
+  EXPECT_EQ(h.get(r), (V{0.5f, 0.25f, -2.0f}));
+  auto ev = h.get(e);
+  EXPECT_EQ(ev[1], 1.0f);
+  EXPECT_EQ(ev[0], std::exp(-2.0f));
+  EXPECT_EQ(h.st.acc[0], (std::exp(-2.0f) + 1.0f) + std::exp(-4.5f));
+}
