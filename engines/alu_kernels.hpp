@@ -4,13 +4,12 @@
 // rounds differently).
 //
 // Sources:
-//   [SPEC]  /work/shared/spec/000_*.txt "Commutativity": redFn(acc, x), acc = running LHS / first input.
-//   [ARITH] /work/shared/reference/neuronx-cc/bir/sim-core-arithmetic.md (minss/maxss NaN rule, integer wrap).
-//   [ELEM]  /work/shared/reference/neuronx-cc/bir/sim-elementwise-datamove.md 2.1 (ts_ops / ts_int_ops
-//           membership; ts_int_ops arithmetic is the saturating sq_* family; average = acc + (1/N)*x in
-//           TensorReduce).
-//   [ARCH]  /work/shared/reference/neuron-arch.md 3.4 (abs_max/abs_min "return the signed input with the
-//           larger/smaller |x|").
+//   [SPEC]  spec 000 "Commutativity": redFn(acc, x), acc = running LHS / first input.
+//   [ARITH] reference neuronx-cc/bir/sim-core-arithmetic.md (minss/maxss NaN rule, integer wrap).
+//   [ELEM]  reference neuronx-cc/bir/sim-elementwise-datamove.md 2.1 (ts_ops / ts_int_ops membership;
+//           ts_int_ops arithmetic is the saturating sq_* family; average = acc + (1/N)*x in TensorReduce).
+//   [ARCH]  reference neuron-arch.md 3.4 (abs_max/abs_min "return the signed input with the larger/smaller
+//           |x|").
 // Where none of these gives a functor body (the reference lists membership, not bodies), the rule is the plain
 // C/IEEE meaning of the name, marked INFERRED.
 #pragma once
