@@ -13,8 +13,8 @@ namespace fs = std::filesystem;
 using neuronsim::testing::temp_dir;
 using neuronsim::testing::test_folder;
 
-// Two directories of one test: distinct, empty, both inside the test's folder, which sits in the system temp dir
-// and is named after the test.
+// Two directories of one test: distinct, empty, both inside the test's folder, which sits in the system temp
+// dir and is named after the test.
 TEST(TempDir, DirectoriesOfATestShareItsFolder) {
   const std::string folder = test_folder();
   const std::string a = temp_dir("x"), b = temp_dir("x");
@@ -24,7 +24,8 @@ TEST(TempDir, DirectoriesOfATestShareItsFolder) {
   EXPECT_EQ(fs::path(a).parent_path(), fs::path(folder));
   EXPECT_EQ(fs::path(b).parent_path(), fs::path(folder));
   EXPECT_TRUE(fs::equivalent(fs::path(folder).parent_path(), fs::temp_directory_path())) << folder;
-  EXPECT_EQ(fs::path(folder).filename().string().rfind("neuronsim-test-TempDir.DirectoriesOfATestShareItsFolder-", 0),
+  EXPECT_EQ(fs::path(folder).filename().string().rfind(
+                "neuronsim-test-TempDir.DirectoriesOfATestShareItsFolder-", 0),
             0u)
       << folder;
 }

@@ -15,11 +15,11 @@ namespace neuronsim::testing {
 namespace {
 
 struct Folder {
-  std::string path;  // empty until made
-  int next = 0;      // the n of the next temp_dir
+  std::string path; // empty until made
+  int next = 0;     // the n of the next temp_dir
 };
-Folder g_test;     // the running test's
-Folder g_process;  // made outside any test
+Folder g_test;    // the running test's
+Folder g_process; // made outside any test
 
 std::string running_test_name() {
   const ::testing::TestInfo *t = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -37,10 +37,13 @@ std::string safe(const std::string &s) {
   return out.substr(0, 120);
 }
 
-Folder &current() { return running_test_name().empty() ? g_process : g_test; }
+Folder &current() {
+  return running_test_name().empty() ? g_process : g_test;
+}
 
 void remove(Folder &f) {
-  if (f.path.empty()) return;
+  if (f.path.empty())
+    return;
   std::error_code ec;
   fs::remove_all(f.path, ec);
   f = Folder{};
@@ -65,7 +68,8 @@ std::string test_folder() {
             .string();
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
-    if (!::mkdtemp(buf.data())) throw std::runtime_error("cannot make a temporary folder like " + tmpl);
+    if (!::mkdtemp(buf.data()))
+      throw std::runtime_error("cannot make a temporary folder like " + tmpl);
     f.path = buf.data();
   }
   return f.path;
@@ -79,6 +83,8 @@ std::string temp_dir(const std::string &tag) {
   return dir;
 }
 
-::testing::TestEventListener *new_temp_folder_cleaner() { return new Cleaner; }
+::testing::TestEventListener *new_temp_folder_cleaner() {
+  return new Cleaner;
+}
 
 } // namespace neuronsim::testing

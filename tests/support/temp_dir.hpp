@@ -1,8 +1,8 @@
 // Temporary directories for the tests. Every directory a test makes lives under one folder of its own,
-// <system temp dir>/neuronsim-test-<Suite.Name>-XXXXXX, which is removed with everything in it when the test ends
-// -- passed, failed, or left early by an ASSERT -- so a whole ctest run leaves nothing in the system temp folder.
-// Made outside a test (a static, a test-suite fixture), the folder is the process's and goes when the program
-// ends. The removal is a GoogleTest listener that sc_main (tests/support/sc_main.cpp) installs.
+// <system temp dir>/neuronsim-test-<Suite.Name>-XXXXXX, removed with everything in it when the test ends
+// (passed, failed, or left early by an ASSERT), so a whole ctest run leaves nothing in the system temp
+// folder. Made outside a test (a static, a test-suite fixture), the folder is the process's and goes when the
+// program ends. The removal is a GoogleTest listener that sc_main (tests/support/sc_main.cpp) installs.
 #pragma once
 
 #include <string>
