@@ -268,7 +268,11 @@ void enc_npart(const EncodeRow &e) {
     throw SemanticError(e.c.at(e.what), "partition count " + std::to_string(p) + " not in 1..255");
   e.b[e.r.off] = static_cast<uint8_t>(p);
 }
+// An access covers 1 to 128 partitions (reference neuron-arch.md 1.4: SBUF and PSUM have 128 partitions); 0 would run the
+// instruction on nothing, so it is refused by name.
 void dec_npart(const DecodeRow &d) {
+  if (d.b[d.r.off] == 0)
+    throw InputError(d.c.at(d.what), "partition count byte is 0; an access covers 1 to 128 partitions");
   d.npart_role.push_back(d.r.role);
   d.npart_val.push_back(d.b[d.r.off]);
 }

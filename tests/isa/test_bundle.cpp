@@ -389,6 +389,16 @@ TEST(Bundle, DecodeErrorsNameOffsetAndField) {
   } catch (const InputError &e) {
     EXPECT_NE(std::string(e.what()).find("op (+0x0e)"), std::string::npos) << e.what();
   }
+  // A partition count of 0 (num_active_partitions, +0x0f) would run the instruction on nothing.
+  auto z = encode(in, p, CoreGen::V2)[0];
+  z[0x0F] = 0;
+  try {
+    decode(z.data(), CoreGen::V2, 5, p);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_NE(std::string(e.what()).find("(+0x0f)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("partition count byte is 0"), std::string::npos) << e.what();
+  }
   // 0x9A is TensorScalar(Ptr)'s fused reduce and TensorScalarCache's Reduce ([col]): no hint, no decode.
   Inst ts = make(InstructionType::TensorScalarCache, Engine::DVE, {tile(0, Dtype::float32), imm(1)}, {tile(1, Dtype::float32)});
   auto tb = encode(ts, p, CoreGen::V2)[0];
