@@ -183,7 +183,12 @@ void add_input(sim::InputSpec &spec, const std::string &v) {
     throw UsageError("--input " + name + " is given twice ('" + spec.files[name] + "' and '" + file + "')");
 }
 
-// Stats and trace documents: written in full or not at all (sim/atomic_file.hpp).
+// What the reader ignored (unknown keys), one line each on stderr before the run.
+void print_warnings(const isa::Program &p) {
+  for (const auto &w : p.warnings) std::cerr << "neuronsim: warning: " << one_line(w) << "\n";
+}
+
+// Stats and trace documents: written in full or not at all (isa/file_output.hpp).
 void write_json_file(const std::string &path, const nlohmann::json &j) {
   isa::write_file_atomic(path, j.dump(1) + "\n");
 }
@@ -254,7 +259,7 @@ int cmd_run(const std::vector<std::string> &a) {
     prog = isa::read_bir_file(kp.bir);
     read_files.push_back(kp.bir);
   }
-  for (const auto &w : prog.warnings) std::cerr << "neuronsim: warning: " << one_line(w) << "\n";
+  print_warnings(prog);
   if (spec.dir.empty()) spec.dir = kp.inputs;
   if (expect.empty() && !opts.timing_only) expect = kp.expected;
   if (!tol_given && !kp.tolerance.empty() && !opts.timing_only) {
@@ -463,6 +468,7 @@ int cmd_encode(const std::vector<std::string> &a) {
   if (arch.empty()) arch = sim::arch_for_gen(*gen);
   const KernelPaths kp = resolve_kernel(kernel);
   const isa::Program prog = isa::read_bir_file(kp.bir);
+  print_warnings(prog);
   sim::LowerStats st;
   const isa::Program low = sim::lower_to_stream(prog, engines::builtin_arch(arch), {}, &st);
   prepare_encode_dir(out);
@@ -568,6 +574,7 @@ int cmd_validate(const std::vector<std::string> &a) {
   const KernelPaths kp = resolve_kernel(bir);
   if (vo.inputs.dir.empty()) vo.inputs.dir = kp.inputs;
   const isa::Program prog = isa::read_bir_file(kp.bir);
+  print_warnings(prog);
   const sim::ValidateReport r = sim::validate_bundles(prog, bundles, vo);
   for (const auto &l : r.lint) std::cout << l << "\n";
   for (const auto &l : r.notes) std::cout << "note: " << l << "\n";
