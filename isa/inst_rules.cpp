@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <unordered_set>
 
 namespace neuronsim::isa {
 
@@ -80,9 +81,19 @@ const std::vector<std::string> &base_instruction_keys() {
 const InstKeys &inst_keys(InstructionType t) { return key_table().at(static_cast<size_t>(t)); }
 
 bool is_known_key(InstructionType t, std::string_view key) {
-  const auto has = [&](const std::vector<std::string> &v) { return std::find(v.begin(), v.end(), key) != v.end(); };
-  const InstKeys &k = inst_keys(t);
-  return has(base_instruction_keys()) || has(k.required) || has(k.optional);
+  // One hash set per type (base + required + optional): the reader asks for every key of every instruction.
+  static const std::array<std::unordered_set<std::string>, kNumInstructionTypes> known = [] {
+    std::array<std::unordered_set<std::string>, kNumInstructionTypes> a;
+    for (int i = 0; i < kNumInstructionTypes; ++i) {
+      const InstKeys &k = inst_keys(static_cast<InstructionType>(i));
+      auto &set = a[static_cast<size_t>(i)];
+      set.insert(base_instruction_keys().begin(), base_instruction_keys().end());
+      set.insert(k.required.begin(), k.required.end());
+      set.insert(k.optional.begin(), k.optional.end());
+    }
+    return a;
+  }();
+  return known.at(static_cast<size_t>(t)).count(std::string(key)) != 0;
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {
