@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <set>
 #include <type_traits>
@@ -794,6 +795,11 @@ private:
           break;
         }
     if (!ref) fail(key, "no function named '" + callee + "' in the module");
+    // Each call expands its callee in place: a call graph that doubles at every level would take exponential
+    // time and memory to read, so its size is counted first.
+    if (static_cast<int64_t>(p_.insts.size()) + expanded_size(callee, 0) > kMaxStaticInstructions)
+      fail(key, "calling '" + callee + "' expands to more than " + std::to_string(kMaxStaticInstructions) +
+                    " instructions (calls expand their callee in place)");
     for (const auto &c : call_stack_)
       if (c == callee) fail(key, "function '" + callee + "' calls itself (recursion is not supported)");
     const json &fn = *ref->fn;
@@ -888,6 +894,45 @@ private:
     cur_index_ = saved_index;
     cur_name_ = saved_name;
   }
+
+  // The instructions a function expands to (its own plus, per call, its callee's expansion), saturating just past
+  // kMaxStaticInstructions; memoized per function. Deeper than kMaxBlockNesting counts nothing more (reading it
+  // fails on the nesting limit).
+  int64_t expanded_size(const std::string &fname, int depth) {
+    if (auto it = sizes_.find(fname); it != sizes_.end()) return it->second;
+    if (depth > kMaxBlockNesting) return 0;
+    const json *fn = nullptr;
+    for (const auto &f : fns_)
+      if (f.first == fname) fn = f.second.fn;
+    if (!fn) return 0;
+    sizes_[fname] = 0;  // while it is counted: a call cycle counts nothing more (reading it is refused anyway)
+    int64_t n = 0;
+    const std::function<void(const json &)> count = [&](const json &blocks) {
+      if (!blocks.is_array()) return;
+      for (const auto &b : blocks) {
+        const json *list = get(b, "instructions");
+        if (!list || !list->is_array()) continue;
+        for (const auto &i : *list) {
+          if (n > kMaxStaticInstructions) return;
+          if (!i.is_object()) continue;
+          if (get(i, "instructions")) {
+            count(json::array({i}));
+            continue;
+          }
+          if (const json *sub = get(i, "blocks")) count(*sub);
+          ++n;
+          const json *op = get(i, "opcode");
+          const char *key = op && op->is_string() && *op == "NKIKernel" ? "func" : "target";
+          if (op && op->is_string() && (*op == "Call" || *op == "NKIKernel"))
+            if (const json *t = get(i, key); t && t->is_string())
+              n += expanded_size(t->get<std::string>(), depth + 1);
+        }
+      }
+    };
+    if (const json *blocks = get(*fn, "blocks")) count(*blocks);
+    return sizes_[fname] = std::min(n, kMaxStaticInstructions + 1);
+  }
+  std::unordered_map<std::string, int64_t> sizes_;
 
   // DMABlock {name, queue, blocks | instructions}: a software-DGE descriptor list (reference
   // sim-bn-rng-collective-dma.md: "DMATrigger -> DMABlock -> descriptors"; json-schema-catalog.md InstDMABlock).

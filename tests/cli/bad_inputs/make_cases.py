@@ -763,7 +763,8 @@ bir_case("depth_call_chain_2000", "a chain of 2000 calls (overflowed the native 
          ["function 'f63'", "calls nested deeper than 64 levels"],
          text=json.dumps(call_chain(2000), separators=(",", ":")))
 bir_case("calls_expand_exponentially", "each of 24 functions calls the next twice: 2^24 instructions", None,
-         ["more than 250000 instructions"], text=json.dumps(call_chain(24, 2), separators=(",", ":")))
+         ["instruction 1 'I-3'", "field 'target'", "expands to more than 250000 instructions"],
+         text=json.dumps(call_chain(24, 2), separators=(",", ":")))
 
 # ---------------------------------------------------------------------------------------- regular files only
 cases.append({"name": "fifo_kernel", "why": "a FIFO as the kernel (open() blocked forever)",
