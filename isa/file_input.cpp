@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -186,6 +187,22 @@ uint64_t regular_file_size(const std::string &path, const std::string &what) {
   uint64_t size = 0;
   ::close(open_regular(path, UINT64_MAX, what, size));
   return size;
+}
+
+std::vector<uint8_t> read_regular_file_head(const std::string &path, uint64_t max_head, const std::string &what,
+                                            uint64_t &size) {
+  const int fd = open_regular(path, UINT64_MAX, what, size);
+  std::vector<uint8_t> buf(static_cast<size_t>(std::min(size, max_head)));
+  size_t off = 0;
+  while (off < buf.size()) {
+    const ssize_t r = ::read(fd, buf.data() + off, buf.size() - off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    off += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  buf.resize(off);
+  return buf;
 }
 
 std::string read_regular_file(const std::string &path, uint64_t max_bytes, const std::string &what) {

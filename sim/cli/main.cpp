@@ -284,8 +284,11 @@ int cmd_run(const std::vector<std::string> &a) {
     for (const auto &f : {stats, trace}) if (!f.empty()) out_files.push_back(f);
     if (!device_print.empty() && !opts.timing_only) out_files.push_back(device_print);
     for (const auto &f : sim::input_files(prog, spec)) read_files.push_back(f);
-    if (!expect.empty())
+    if (!expect.empty()) {
+      // Expected files are checked now (shape, dtype, regular file): a wrong one is reported before the run.
+      sim::check_expected_files(prog, expect);
       for (const auto &f : sim::expected_files(prog, expect)) read_files.push_back(f);
+    }
     sim::prepare_output_paths(opts.timing_only ? std::vector<std::string>{} : std::vector<std::string>{outdir},
                               out_files, read_files);
   }

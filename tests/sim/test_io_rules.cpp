@@ -204,3 +204,23 @@ TEST(IoRules, TolerancesAreFiniteAndNonNegative) {
   EXPECT_THROW(sim::check_tolerances(0, -1, "t"), InputError);
   EXPECT_THROW(sim::check_tolerances(INFINITY, 0, "t"), InputError);
 }
+
+// Expected files are checked from their headers before a run: shape, dtype, regular file, data size.
+TEST(IoRules, ExpectedFilesAreCheckedBeforeTheRun) {
+  TempDir d;
+  const isa::Program p = isa::read_bir_file(kSample);
+  sim::write_npy(d / "b.npy", f32_array({10, 10}));
+  const sim::NpyArray head = sim::read_npy_header(d / "b.npy");
+  EXPECT_EQ(head.shape, (std::vector<int64_t>{10, 10}));
+  EXPECT_EQ(head.dtype, isa::Dtype::float32);
+  EXPECT_TRUE(head.data.empty());
+  EXPECT_NO_THROW(sim::check_expected_files(p, d.path));
+  sim::write_npy(d / "b.npy", f32_array({100}));
+  EXPECT_NE(message_of([&] { sim::check_expected_files(p, d.path); }).find("expected 'b' has shape [100]"),
+            std::string::npos);
+  // A header promising more data than the file holds is refused from the header read as from the full read.
+  fs::resize_file(d / "b.npy", fs::file_size(d / "b.npy") - 4);
+  EXPECT_NE(message_of([&] { sim::read_npy_header(d / "b.npy"); }).find("truncated .npy data"), std::string::npos);
+  fs::remove(d / "b.npy");
+  EXPECT_NO_THROW(sim::check_expected_files(p, d.path));  // a missing expected file is a mismatch after the run
+}

@@ -26,6 +26,11 @@ void require_regular_file(const std::string &path, const std::string &what);
 // The size of a regular file (refused like read_regular_file when it is not one), without reading it.
 uint64_t regular_file_size(const std::string &path, const std::string &what);
 
+// The first at most `max_head` bytes of a regular file (refused like read_regular_file when it is not one), and in
+// `size` its whole size.
+std::vector<uint8_t> read_regular_file_head(const std::string &path, uint64_t max_head, const std::string &what,
+                                            uint64_t &size);
+
 // The whole content of a regular file of at most `max_bytes` bytes. The file is opened non-blocking, so a FIFO
 // is refused rather than waited on; `what` ("kernel", "bundle stream", ".npy file") goes into messages.
 std::string read_regular_file(const std::string &path, uint64_t max_bytes, const std::string &what);

@@ -87,6 +87,9 @@ std::optional<Mismatch> compare_output(const isa::Program &p, const engines::Mem
 // wrong shape or dtype an InputError. Returns one entry per output that differs, empty when all agree.
 std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &dir,
                                       double rtol, double atol, std::vector<std::string> *checked = nullptr);
+// Checks before a run what compare_outputs will read from `dir`: every expected file that exists is a regular .npy
+// file whose shape and dtype suit its output (check_array), read from its header only. InputError otherwise.
+void check_expected_files(const isa::Program &p, const std::string &dir);
 // The expected files compare_outputs would read from `dir` (those that exist), for prepare_output_paths.
 std::vector<std::string> expected_files(const isa::Program &p, const std::string &dir);
 // The input files load_inputs would read for `spec` (for prepare_output_paths).
