@@ -114,8 +114,8 @@ int32_t alu_fold_i32(AluOp op, int32_t acc, const int32_t *x, int64_t n) {
 }
 
 // Left identities (id op x == x for every x, NaN aside). max's -Inf and min's +Inf are identities under the
-// maxss/minss rule for every non-NaN x; abs_max's 0 returns x unless |x| == 0, where it returns +0 (a -0 input
-// becomes +0: the one value it does not preserve). logical ops normalise to 1/0, so their identities hold for
+// maxss/minss rule for every non-NaN x; abs_max's 0 and abs_min's +Inf return x for every x (a tie of
+// magnitudes returns the second operand, x). logical ops normalise to 1/0, so their identities hold for
 // 1/0 inputs (the only values a logical result takes).
 bool alu_has_identity(AluOp op) {
   switch (op) {

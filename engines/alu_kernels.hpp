@@ -96,9 +96,12 @@ NS_F(pow) { return std::pow(a, x); } NS_END     // powf(acc, x)
 NS_F(mod) { return std::fmod(a, x); } NS_END
 NS_F(rsqrt) { (void)x; return 1.0f / std::sqrt(a); } NS_END  // exact sqrt then divide (no approximation)
 NS_F(abs) { (void)x; return std::fabs(a); } NS_END
-// [ARCH] signed input with the larger / smaller magnitude; ties and NaN keep acc (same shape as max/min).
-NS_F(abs_max) { return std::fabs(x) > std::fabs(a) ? x : a; } NS_END
-NS_F(abs_min) { return std::fabs(x) < std::fabs(a) ? x : a; } NS_END
+// [ARCH] signed input with the larger / smaller magnitude. The public NKI pages give the rule with examples
+// (nki.language.abs_max / abs_min: "x if |x| > |y|, else y" / "x if |x| < |y|, else y", with x the first operand
+// = acc here): a tie of magnitudes returns the second operand, abs_max(1, -1) = -1. A NaN operand takes the same
+// formula's else branch (comparisons with NaN are false), so it returns x (INFERRED: the pages show no NaN case).
+NS_F(abs_max) { return std::fabs(a) > std::fabs(x) ? a : x; } NS_END
+NS_F(abs_min) { return std::fabs(a) < std::fabs(x) ? a : x; } NS_END
 // mod_int in the fp32 lane: integer remainder of the truncated operands (C sign rule), computed in float,
 // which is exact for |values| < 2^24; x = 0 -> NaN. INFERRED.
 NS_F(mod_int) { return std::fmod(std::trunc(a), std::trunc(x)); } NS_END
@@ -142,8 +145,8 @@ NS_I(pow) { return f2i32(std::pow(double(a), double(x))); } NS_END  // INFERRED:
 NS_I(mod) { return x == 0 || x == -1 ? 0 : a % x; } NS_END
 NS_I(rsqrt) { (void)x; return f2i32(1.0f / std::sqrt(float(a))); } NS_END
 NS_I(abs) { (void)x; return a == INT32_MIN ? INT32_MAX : (a < 0 ? -a : a); } NS_END  // saturating
-NS_I(abs_max) { return std::llabs(int64_t(x)) > std::llabs(int64_t(a)) ? x : a; } NS_END
-NS_I(abs_min) { return std::llabs(int64_t(x)) < std::llabs(int64_t(a)) ? x : a; } NS_END
+NS_I(abs_max) { return std::llabs(int64_t(a)) > std::llabs(int64_t(x)) ? a : x; } NS_END  // ties: x (as fp32)
+NS_I(abs_min) { return std::llabs(int64_t(a)) < std::llabs(int64_t(x)) ? a : x; } NS_END
 NS_I(mod_int) { return x == 0 || x == -1 ? 0 : a % x; } NS_END
 
 #undef NS_F

@@ -119,40 +119,55 @@ struct MemoryWalker {
     // compiler writes, reference bir-json.md 1.9); any other step counts partitions (the NKI [1, P] form).
     nparts = a.ap.empty() ? 1 : a.ap[0].num;
     const int64_t step0 = a.ap.empty() ? 0 : a.ap[0].step;
-    if (onchip)
-      pstep_e = (step0 % F == 0) ? step0 : step0 * F;
-    else
-      pstep_e = step0;
+    // The partition step in elements, the span and the offset range are computed in 128 bits: the input's steps
+    // and start may be anywhere in int64, and an overflowed bound would pass the check below (the bounds check
+    // is what keeps every later pointer inside its buffer).
+    const __int128 pstep = onchip && step0 % F != 0 ? static_cast<__int128>(step0) * F : step0;
     if (nparts < 0) fail(tname() + ": negative partition count " + std::to_string(nparts));
     check_size();
-    int64_t per_part = 0;
-    if (with_runs) {
-      build_runs();
-      for (const auto &r : runs) per_part += r.second;
-    } else {
-      per_part = free_extent();
-    }
+    const int64_t per_part = free_extent();
     count = 0;
-    if (nparts == 0 || per_part == 0) return;
-    count = nparts * per_part;
+    pstep_e = 0;
+    if (nparts == 0 || per_part == 0) {
+      runs.clear();
+      return;
+    }
+    count = nparts * per_part;  // <= kMaxAccessElements (check_size)
     // Every element lies within [emin, emax] and both ends are attained, so this bounds check is exact.
-    const int64_t span = (nparts - 1) * pstep_e;
-    const int64_t emin = a.start + std::min<int64_t>(0, span) + minoff;
-    const int64_t emax = a.start + std::max<int64_t>(0, span) + maxoff;
+    const __int128 span = static_cast<__int128>(nparts - 1) * pstep;
+    const __int128 emin = a.start + std::min<__int128>(0, span) + lo_;
+    const __int128 emax = a.start + std::max<__int128>(0, span) + hi_;
     if (emin < 0 || emax >= total) {
-      const int64_t bad = emin < 0 ? emin : emax;
+      const __int128 bad = emin < 0 ? emin : emax;
       std::ostringstream os;
       os << "access out of bounds of " << tname() << " (" << mem_name(t->mem) << ", ";
-      if (onchip)
+      if (onchip && bad >= INT64_MIN && bad <= INT64_MAX)
         os << t->partitions << " partitions x " << F << " " << isa::enum_name(a.dtype) << " elements): element "
-           << bad << " = partition " << floor_div(bad, F) << ", free element " << floor_mod(bad, F);
+           << i128(bad) << " = partition " << floor_div(static_cast<int64_t>(bad), F) << ", free element "
+           << floor_mod(static_cast<int64_t>(bad), F);
       else
-        os << total << " " << isa::enum_name(a.dtype) << " elements): element " << bad;
+        os << (onchip ? t->partitions * F : total) << " " << isa::enum_name(a.dtype) << " elements): element "
+           << i128(bad);
       os << " (start " << a.start << ", ap [";
       for (size_t i = 0; i < a.ap.size(); ++i) os << (i ? ", " : "") << "[" << a.ap[i].step << ", " << a.ap[i].num << "]";
       os << "])";
       fail(os.str());
     }
+    // In bounds: every offset below lies in [emin - start, emax - start] and fits in int64.
+    pstep_e = nparts > 1 ? static_cast<int64_t>(pstep) : 0;
+    minoff = static_cast<int64_t>(lo_);
+    maxoff = static_cast<int64_t>(hi_);
+    if (with_runs) build_runs();
+  }
+
+  // A 128-bit integer as decimal text (out-of-range bounds in messages).
+  static std::string i128(__int128 v) {
+    if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(static_cast<int64_t>(v));
+    const bool neg = v < 0;
+    unsigned __int128 u = neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+    std::string s;
+    while (u) s.insert(s.begin(), char('0' + int(u % 10))), u /= 10;
+    return (neg ? "-" : "") + s;
   }
 
   // Refuses a pattern too big to walk (see kMaxRunsPerPartition) before build_runs starts on it.
@@ -179,11 +194,11 @@ struct MemoryWalker {
   }
 
   // What build_runs derives from the runs, without listing them: elements per partition (0 when a count is 0)
-  // and minoff/maxoff. Every combination of free-dim indices is walked, so the offset range is the sum of each
-  // dim's own range.
+  // and the offset range [lo_, hi_] (128-bit: steps may be anywhere in int64). Every combination of free-dim
+  // indices is walked, so the offset range is the sum of each dim's own range.
   int64_t free_extent() {
     const size_t nd = a.ap.size();
-    minoff = maxoff = 0;
+    lo_ = hi_ = 0;
     if (nd <= 1) return 1;
     for (size_t i = 1; i < nd; ++i) {
       if (a.ap[i].num < 0) fail(tname() + ": negative count in ap pair " + std::to_string(i));
@@ -191,12 +206,13 @@ struct MemoryWalker {
     }
     int64_t n = 1;
     for (size_t i = 1; i < nd; ++i) {
-      const int64_t ext = a.ap[i].step * (a.ap[i].num - 1);
-      (ext < 0 ? minoff : maxoff) += ext;
-      n *= a.ap[i].num;
+      const __int128 ext = static_cast<__int128>(a.ap[i].step) * (a.ap[i].num - 1);
+      (ext < 0 ? lo_ : hi_) += ext;
+      n *= a.ap[i].num;  // <= kMaxAccessElements (check_size ran first)
     }
     return n;
   }
+  __int128 lo_ = 0, hi_ = 0;
 
   // The free-dim element offsets (relative to the partition base), as maximal contiguous runs. Computed once
   // per access and reused for every partition.
@@ -360,14 +376,21 @@ Memory::Memory(const isa::Program &program, const ArchParams &arch) : program_(p
     int64_t addr = t.addr;
     // PSUM: a bank id with a bank-relative address (addr below one bank) names bank * 2 KiB + addr. The reference
     // does not pin which form allocated BIR uses; both read the same way under this rule.
-    if (psum && t.bank > 0 && psum_bank > 0 && addr < psum_bank) addr += t.bank * psum_bank;
-    if (t.base_partition < 0 || t.base_partition + t.partitions > arch_.partitions)
-      capacity_error(t, "partitions [" + std::to_string(t.base_partition) + ", " +
-                            std::to_string(t.base_partition + t.partitions) + ") exceed the core's " +
+    if (psum && t.bank > 0 && psum_bank > 0 && addr < psum_bank) {
+      if (t.bank >= arch_.psum_banks)
+        capacity_error(t, "bank " + std::to_string(t.bank) + " does not exist (PSUM has " +
+                              std::to_string(arch_.psum_banks) + " banks)");
+      addr += t.bank * psum_bank;
+    }
+    // Compared without forming base + count or addr + size: the input may put them anywhere in int64.
+    if (t.base_partition < 0 || t.partitions < 0 || t.base_partition > arch_.partitions - t.partitions)
+      capacity_error(t, "base partition " + std::to_string(t.base_partition) + " + " + std::to_string(t.partitions) +
+                            " partitions exceed the core's " +
                             std::to_string(arch_.partitions));
-    if (addr < 0 || addr + t.bytes_per_partition > cap)
-      capacity_error(t, "bytes [" + std::to_string(addr) + ", " + std::to_string(addr + t.bytes_per_partition) +
-                            ") per partition exceed the capacity of " + std::to_string(cap));
+    if (addr < 0 || t.bytes_per_partition < 0 || addr > cap - t.bytes_per_partition)
+      capacity_error(t, "bytes [" + std::to_string(addr) + ", " + std::to_string(addr) + " + " +
+                            std::to_string(t.bytes_per_partition) + ") per partition exceed the capacity of " +
+                            std::to_string(cap));
     place_[i] = {addr, t.base_partition};
     used.push_back({psum, t.base_partition, t.base_partition + t.partitions, addr, addr + t.bytes_per_partition});
     (psum ? ps_hw : sb_hw) = std::max(psum ? ps_hw : sb_hw, addr + t.bytes_per_partition);

@@ -2,15 +2,26 @@
 //
 // The reader never trusts the document: every value's JSON type is checked before it is converted, and every
 // problem becomes an InputError carrying the file, the instruction index/name and the key. Nulls count as
-// absent (reference bir-json.md 1.10: KLR writes `Option` fields as null). Unknown extra keys are ignored
-// (same page: Lean's FromJson ignores them, and the compiler writes bookkeeping keys -- descendants, order,
-// predicates, loopnest -- that the simulator does not need).
+// absent (reference bir-json.md 1.10: KLR writes `Option` fields as null). An instruction's keys are checked
+// against isa/tables/inst_keys.def: a missing or null required key is an InputError (the compiler's loader reads
+// it with json.at() and throws, reference neuronx-cc/bir/json-schema-catalog.md "Required vs optional"); a key
+// the table does not list for the type is ignored with one warning per key name (Program::warnings), naming the
+// closest known key. The base header's bookkeeping keys (descendants, order, predicates, loopnest, ...) are known.
+//
+// Depth: loops, blocks and calls nest at most kMaxBlockNesting levels and expressions kMaxExprDepth levels
+// (bir_json.hpp); the document itself is parsed with a bounded depth (file_input.hpp). Every size, offset and
+// coefficient read is combined with checked 64-bit arithmetic.
 #include "neuronsim/isa/bir_json.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <functional>
 #include <limits>
+#include <set>
 #include <type_traits>
+
+#include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/isa/inst_rules.hpp"
 
 namespace neuronsim::isa {
 
@@ -86,6 +97,18 @@ private:
   std::vector<std::string> call_stack_;                  // functions being expanded (recursion guard)
   std::string name_prefix_;                              // "<call>/" while a callee is read
   std::unordered_map<std::string, std::unordered_map<std::string, int>> fn_locals_;  // per callee: its own tensors
+  int block_depth_ = 0;            // read_block nesting (kMaxBlockNesting)
+  mutable int expr_depth_ = 0;     // read_expr nesting (kMaxExprDepth)
+  std::set<std::string> warned_;   // unknown keys already warned about (one warning per key name)
+
+  // Counts one level of a recursive reader for as long as it is in scope.
+  struct Depth {
+    int &d;
+    explicit Depth(int &x) : d(x) { ++d; }
+    ~Depth() { --d; }
+    Depth(const Depth &) = delete;
+    Depth &operator=(const Depth &) = delete;
+  };
 
   // ---------------------------------------------------------------------------------------- errors
   ErrorContext ctx(const std::string &field) const {
@@ -199,16 +222,27 @@ private:
   std::vector<ApDim> as_pattern(const json &v, const std::string &field) const {
     std::vector<ApDim> out;
     const json &a = as_arr(v, field);
-    for (size_t i = 0; i < a.size(); ++i)
+    int64_t count = 1;
+    for (size_t i = 0; i < a.size(); ++i) {
       out.push_back(as_pair(a[i], field + "[" + std::to_string(i) + "]"));
+      if (__builtin_mul_overflow(count, out.back().num, &count))
+        fail(field, "the access pattern's element count overflows 64 bits");
+    }
     return out;
   }
 
-  // Sizes multiply; a document with absurd sizes must give an error, not signed overflow.
+  // Sizes, offsets and coefficients combine with checked arithmetic: a document with absurd values gives an
+  // error naming the field, not signed overflow.
   int64_t mul(int64_t a, int64_t b, const std::string &field) const {
     int64_t r = 0;
     if (__builtin_mul_overflow(a, b, &r))
-      fail(field, "size overflows 64 bits");
+      fail(field, std::to_string(a) + " * " + std::to_string(b) + " overflows 64 bits");
+    return r;
+  }
+  int64_t add(int64_t a, int64_t b, const std::string &field) const {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r))
+      fail(field, std::to_string(a) + " + " + std::to_string(b) + " overflows 64 bits");
     return r;
   }
 
@@ -335,6 +369,9 @@ private:
   // A pelican QuasiAffineExpr, v2 {kind: ...} tree or v1 flat affine with optional {op, op_param}
   // (reference neuronx-cc/bir/wire-versioning.md; per-kind keys from the public pelican-wire page).
   Expr read_expr(const json &e, const std::string &field) const {
+    Depth depth(expr_depth_);
+    if (expr_depth_ > kMaxExprDepth)
+      fail(field, "expression nested deeper than " + std::to_string(kMaxExprDepth) + " levels");
     if (e.is_number())
       return Expr::constant(as_int(e, field)); // tolerance: a bare integer
     as_obj(e, field);
@@ -366,7 +403,7 @@ private:
       for (size_t i = 0; i < a.size(); ++i) {
         Expr t = read_expr(a[i], field + ".terms[" + std::to_string(i) + "]");
         if (t.is_const())
-          s.c += t.c; // constants fold into Sum::c (the writer emits c as a constant term)
+          s.c = add(s.c, t.c, field + ".terms"); // constants fold into Sum::c (the writer emits c as a constant term)
         else
           s.kids.push_back(std::move(t));
       }
@@ -436,11 +473,11 @@ private:
   }
 
   // addrs[d] * stride, folded into `constant` when it is a constant, otherwise appended as a term.
-  static void add_scaled(Expr e, int64_t stride, int64_t &constant, std::vector<Expr> &terms) {
+  void add_scaled(Expr e, int64_t stride, int64_t &constant, std::vector<Expr> &terms, const std::string &f) const {
     if (stride == 0)
       return;
     if (e.is_const()) {
-      constant += e.c * stride;
+      constant = add(constant, mul(e.c, stride, f), f);
       return;
     }
     if (stride == 1) {
@@ -449,8 +486,8 @@ private:
     }
     if (e.kind == Expr::Kind::Affine) {
       for (auto &c : e.coeffs)
-        c *= stride;
-      e.c *= stride;
+        c = mul(c, stride, f);
+      e.c = mul(e.c, stride, f);
       terms.push_back(std::move(e));
       return;
     }
@@ -495,9 +532,10 @@ private:
     std::vector<int64_t> strides = row_major_strides(shape, field + ".addrs");
     int64_t constant = 0;
     std::vector<Expr> terms;
-    for (size_t d = 0; d < addrs.size(); ++d)
-      add_scaled(read_expr(addrs[d], field + ".addrs[" + std::to_string(d) + "]"), strides[d], constant,
-                 terms);
+    for (size_t d = 0; d < addrs.size(); ++d) {
+      const std::string f = field + ".addrs[" + std::to_string(d) + "]";
+      add_scaled(read_expr(addrs[d], f), strides[d], constant, terms, f);
+    }
     if (terms.empty())
       return Expr::constant(constant);
     if (terms.size() == 1 && constant == 0)
@@ -508,13 +546,13 @@ private:
     if (all_affine) {
       Expr aff = std::move(terms[0]);
       for (size_t i = 1; i < terms.size(); ++i) {
-        aff.c += terms[i].c;
+        aff.c = add(aff.c, terms[i].c, field + ".addrs");
         for (size_t k = 0; k < terms[i].kids.size(); ++k) {
           aff.kids.push_back(std::move(terms[i].kids[k]));
           aff.coeffs.push_back(terms[i].coeffs[k]);
         }
       }
-      aff.c += constant;
+      aff.c = add(aff.c, constant, field + ".addrs");
       return aff;
     }
     Expr s;
@@ -630,8 +668,51 @@ private:
     return bn && bn->is_string() ? bn->get<std::string>() : "";
   }
 
+  // ---------------------------------------------------------------------------------------- keys and engines
+  // Keys the table does not list for the type: one warning per key name, naming the closest known key.
+  void warn_unknown_keys(const json &j, InstructionType type) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string &k = it.key();
+      if (is_known_key(type, k) || !warned_.insert(k).second) continue;
+      const std::string near = closest_key(type, k);
+      p_.warnings.push_back(Error::format(ctx(k), std::string("unknown key for ") + inst_type_name(type) +
+                                                      ", ignored" + (near.empty() ? "" : " (did you mean '" + near + "'?)")));
+    }
+  }
+
+  // Required keys (inst_keys.def, after reference neuronx-cc/bir/json-schema-catalog.md "Required vs optional"):
+  // the compiler's loader reads them with json.at(), so a missing or null one is an error here too, never a
+  // default. A present key that is one edit away is named as the likely misspelling.
+  void check_required_keys(const json &j, InstructionType type) const {
+    for (const auto &key : inst_keys(type).required) {
+      if (get(j, key.c_str())) continue;
+      std::string hint;
+      for (auto it = j.begin(); it != j.end(); ++it)
+        if (!is_known_key(type, it.key()) && closest_key(type, it.key()) == key) hint = it.key();
+      const bool null = j.contains(key);
+      fail(key, std::string(null ? "required key '" + key + "' is null" : "missing required key '" + key + "'") +
+                    " (" + inst_type_name(type) + " requires: " + join(inst_keys(type).required) + ")" +
+                    (hint.empty() ? "" : "; the instruction has '" + hint + "': misspelt?"));
+    }
+  }
+  static std::string join(const std::vector<std::string> &v) {
+    std::string s;
+    for (const auto &x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  }
+
+  // An engine the type's table row does not list (instruction_wire.def + engines_allowed.def).
+  void check_engine(InstructionType type, Engine e) const {
+    if (!engine_allowed(type, e))
+      fail("engine", std::string(inst_type_name(type)) + " cannot run on " + enum_name(e) + " (it runs on " +
+                         allowed_engines_text(type) + ")");
+  }
+
   // ---------------------------------------------------------------------------------------- instructions
   void read_instruction(const json &j, std::vector<Node> &out) {
+    if (static_cast<int64_t>(p_.insts.size()) >= kMaxStaticInstructions)
+      fail("", "more than " + std::to_string(kMaxStaticInstructions) +
+                   " instructions (calls expand their callee in place): refusing to read further");
     Inst inst;
     inst.index = static_cast<int>(p_.insts.size());
     cur_index_ = inst.index;
@@ -646,10 +727,13 @@ private:
     inst.type = *type;
     if (const json *e = get(j, "engine"))
       inst.engine = parse_enum<Engine>(as_str(*e, "engine"), ctx("engine"));
+    check_engine(inst.type, inst.engine);
     bool need_ops = needs_operands(inst.type);
     inst.ins = read_args(j, "ins", need_ops);
     inst.outs = read_args(j, "outs", need_ops);
     read_fields(j, inst);
+    check_required_keys(j, inst.type);
+    warn_unknown_keys(j, inst.type);
     // dependencies: a bare name (a Flow edge) or [name, kind] (json-loader.md, pass 2); {id|name, kind}
     // objects as the writer page describes them are accepted too. Only the names are kept.
     if (const json *d = get(j, "dependencies")) {
@@ -711,6 +795,11 @@ private:
           break;
         }
     if (!ref) fail(key, "no function named '" + callee + "' in the module");
+    // Each call expands its callee in place: a call graph that doubles at every level would take exponential
+    // time and memory to read, so its size is counted first.
+    if (static_cast<int64_t>(p_.insts.size()) + expanded_size(callee, 0) > kMaxStaticInstructions)
+      fail(key, "calling '" + callee + "' expands to more than " + std::to_string(kMaxStaticInstructions) +
+                    " instructions (calls expand their callee in place)");
     for (const auto &c : call_stack_)
       if (c == callee) fail(key, "function '" + callee + "' calls itself (recursion is not supported)");
     const json &fn = *ref->fn;
@@ -806,6 +895,45 @@ private:
     cur_name_ = saved_name;
   }
 
+  // The instructions a function expands to (its own plus, per call, its callee's expansion), saturating just past
+  // kMaxStaticInstructions; memoized per function. Deeper than kMaxBlockNesting counts nothing more (reading it
+  // fails on the nesting limit).
+  int64_t expanded_size(const std::string &fname, int depth) {
+    if (auto it = sizes_.find(fname); it != sizes_.end()) return it->second;
+    if (depth > kMaxBlockNesting) return 0;
+    const json *fn = nullptr;
+    for (const auto &f : fns_)
+      if (f.first == fname) fn = f.second.fn;
+    if (!fn) return 0;
+    sizes_[fname] = 0;  // while it is counted: a call cycle counts nothing more (reading it is refused anyway)
+    int64_t n = 0;
+    const std::function<void(const json &)> count = [&](const json &blocks) {
+      if (!blocks.is_array()) return;
+      for (const auto &b : blocks) {
+        const json *list = get(b, "instructions");
+        if (!list || !list->is_array()) continue;
+        for (const auto &i : *list) {
+          if (n > kMaxStaticInstructions) return;
+          if (!i.is_object()) continue;
+          if (get(i, "instructions")) {
+            count(json::array({i}));
+            continue;
+          }
+          if (const json *sub = get(i, "blocks")) count(*sub);
+          ++n;
+          const json *op = get(i, "opcode");
+          const char *key = op && op->is_string() && *op == "NKIKernel" ? "func" : "target";
+          if (op && op->is_string() && (*op == "Call" || *op == "NKIKernel"))
+            if (const json *t = get(i, key); t && t->is_string())
+              n += expanded_size(t->get<std::string>(), depth + 1);
+        }
+      }
+    };
+    if (const json *blocks = get(*fn, "blocks")) count(*blocks);
+    return sizes_[fname] = std::min(n, kMaxStaticInstructions + 1);
+  }
+  std::unordered_map<std::string, int64_t> sizes_;
+
   // DMABlock {name, queue, blocks | instructions}: a software-DGE descriptor list (reference
   // sim-bn-rng-collective-dma.md: "DMATrigger -> DMABlock -> descriptors"; json-schema-catalog.md InstDMABlock).
   // The reference does not give the key of its body; this reader takes `blocks` (as a Loop's) or `instructions`.
@@ -819,6 +947,7 @@ private:
     inst.name = name_prefix_ + cur_name_;
     inst.engine = Engine::DMA;
     read_fields(j, inst);
+    warn_unknown_keys(j, InstructionType::DMABlock);
     Node node;
     node.kind = Node::Kind::DMABlock;
     node.inst = inst.index;
@@ -889,12 +1018,16 @@ private:
       node.lb_expr = get(*ax, "lb") ? bound(*get(*ax, "lb"), "DynamicForLoopAxis.lb") : Expr::constant(0);
       node.ub_expr = bound(need(*ax, "ub", "DynamicForLoopAxis.ub"), "DynamicForLoopAxis.ub");
       node.stride_expr = get(*ax, "stride") ? bound(*get(*ax, "stride"), "DynamicForLoopAxis.stride") : Expr::constant(1);
-      if (node.stride_expr.is_const() && node.stride_expr.c == 0) fail("DynamicForLoopAxis.stride", "loop stride is 0");
+      if (node.stride_expr.is_const() && node.stride_expr.c <= 0)
+        fail("DynamicForLoopAxis.stride",
+             "loop stride is " + std::to_string(node.stride_expr.c) + ": it must be positive");
       node.var = loop_var_for(name);
+      warn_unknown_keys(j, InstructionType::DynamicForLoop);
     } else {
       node.kind = Node::Kind::DoWhile;
       cur_name_ = "DoWhile";
       node.cond = read_expr(need(j, "cond", "cond"), "cond");
+      warn_unknown_keys(j, InstructionType::DoWhile);
     }
     const json &blocks = as_arr(need(j, "blocks", "blocks"), "blocks");
     const std::string region = cur_name_;
@@ -928,9 +1061,12 @@ private:
     node.ub = as_int(need(*ax, "ub", "LoopAxis.ub"), "LoopAxis.ub");
     if (const json *st = get(*ax, "stride"))
       node.stride = as_int(*st, "LoopAxis.stride");
-    if (node.stride == 0)
-      fail("LoopAxis.stride", "loop stride is 0");
+    // A Loop counts up (the compiler writes lb < ub with a positive stride); a stride of 0 never ends and a
+    // negative one is refused rather than guessed at.
+    if (node.stride <= 0)
+      fail("LoopAxis.stride", "loop stride is " + std::to_string(node.stride) + ": it must be positive");
     node.var = loop_var_for(axis_name);
+    warn_unknown_keys(j, InstructionType::Loop);
     const json &blocks = as_arr(need(j, "blocks", "blocks"), "blocks");
     cur_name_.clear();
     scope_.push_back(node.var);
@@ -945,6 +1081,9 @@ private:
   // Block elements: an object with "instructions" is a nested block, opcode "Loop" a loop, anything else an
   // instruction (the KLR reader's rule, bir-json.md 1.1).
   void read_block(const json &b, const std::string &field, std::vector<Node> &out) {
+    Depth depth(block_depth_);
+    if (block_depth_ > kMaxBlockNesting)
+      fail(field, "loops, blocks and calls nested deeper than " + std::to_string(kMaxBlockNesting) + " levels");
     as_obj(b, field);
     const json &insts = as_arr(need(b, "instructions", field), field + ".instructions");
     for (size_t i = 0; i < insts.size(); ++i) {
@@ -1053,6 +1192,12 @@ private:
     for (auto s : t.shape)
       if (s < 0)
         fail(field + ".tensor_shape", "negative dimension");
+    // The tensor's byte size must be a 64-bit number (every later size computation relies on it).
+    int64_t elems = 1, bytes = 0;
+    for (auto s : t.shape)
+      if (__builtin_mul_overflow(elems, s, &elems)) fail(field + ".tensor_shape", "the element count overflows 64 bits");
+    if (__builtin_mul_overflow(elems, esize, &bytes))
+      fail(field + ".tensor_shape", "the byte size overflows 64 bits");
     if (p_.find_tensor(t.name) >= 0 || p_.find_tensor(t.set_name) >= 0)
       fail(field + ".name", "duplicate allocation '" + t.set_name + "'");
     p_.tensors.push_back(std::move(t));
@@ -1295,8 +1440,14 @@ struct Writer {
     j["outs"] = outs;
     const int type = static_cast<int>(in.type);
     (void)type;
+  // Given fields, and every key the type requires (inst_keys.def) with its value, so that the reader, which
+  // insists on required keys, reads back what was written.
+  const auto &required = inst_keys(in.type).required;
+  const auto is_required = [&](const char *key) {
+    return std::find(required.begin(), required.end(), key) != required.end();
+  };
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
-  if ((only_sel::only < 0 || only_sel::only == type) && in.has(Field::member))                               \
+  if ((only_sel::only < 0 || only_sel::only == type) && (in.has(Field::member) || is_required(key)))         \
     j[key] = write_value(in.f.member);
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
@@ -1489,19 +1640,8 @@ Program parse_bir(const json &j, const std::string &file_for_messages) {
 }
 
 Program read_bir_file(const std::string &path) {
-  ErrorContext c;
-  c.file = path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(c, "cannot open file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error &e) {
-    // nlohmann's message carries the line and column; the byte offset is added for tools.
-    throw InputError(c, std::string("malformed JSON (byte ") + std::to_string(e.byte) + "): " + e.what());
-  }
-  return parse_bir(j, path);
+  // A regular file of bounded size, parsed with a bounded depth; errors name the byte offset or JSON path.
+  return parse_bir(read_json_file(path, "kernel"), path);
 }
 
 json to_bir_json(const Program &p) {

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "neuronsim/isa/bundle.hpp"
+#include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/isa/inst_rules.hpp"
 
 namespace neuronsim::isa {
 
@@ -118,14 +120,8 @@ namespace {
 Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const CodecOptions &opt_in) {
   namespace fs = std::filesystem;
   const std::string mpath = (fs::path(dir) / "manifest.json").string();
-  std::ifstream ms(mpath);
-  if (!ms) throw InputError(ErrorContext{mpath, -1, "", ""}, "cannot open the bundle manifest");
-  json m;
-  try {
-    ms >> m;
-  } catch (const json::exception &e) {
-    throw InputError(ErrorContext{mpath, -1, "", ""}, std::string("invalid JSON: ") + e.what());
-  }
+  // A regular file of bounded size and depth (isa/file_input.hpp), like every stream it names.
+  const json m = read_json_file(mpath, "bundle manifest");
   ErrorContext mctx{mpath, -1, "", ""};
   auto need = [&](const json &j, const char *key) -> const json & {
     if (!j.is_object() || !j.contains(key)) {
@@ -186,17 +182,33 @@ Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const Cod
   BundlePool pool;
   if (m.contains("pool")) pool = pool_from_json(m.at("pool").dump(), prog, mctx);
   std::map<std::string, std::vector<uint8_t>> files;
+  // Each stream is a regular file no larger than the manifest's `files` entry declares (bundles x 64 bytes).
   auto load = [&](const std::string &name) -> const std::vector<uint8_t> & {
     auto it = files.find(name);
     if (it != files.end()) return it->second;
     const std::string path = (fs::path(dir) / name).string();
-    std::ifstream is(path, std::ios::binary);
-    if (!is) throw InputError(ErrorContext{path, -1, "", ""}, "cannot open bundle stream");
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
+    uint64_t declared_bytes = kMaxInputFileBytes;
+    if (m.contains("files") && m.at("files").is_object() && m.at("files").contains(name)) {
+      const json &declared = m.at("files").at(name);
+      if (!declared.is_number_unsigned() || declared.get<uint64_t>() > kMaxInputFileBytes / 64)
+        throw InputError(ErrorContext{mpath, -1, "", "files." + name}, "declares " + declared.dump() +
+                                                                         " bundles: expected a count of at most " +
+                                                                         std::to_string(kMaxInputFileBytes / 64));
+      declared_bytes = declared.get<uint64_t>() * 64;
+    }
+    // A stream longer than declared is refused before it is read; up to 63 bytes more are allowed so that a
+    // cut-off last bundle is reported as such.
+    const uint64_t size = regular_file_size(path, "bundle stream");
+    if (size / 64 > declared_bytes / 64)
+      throw InputError(ErrorContext{path, -1, "", ""}, "holds " + std::to_string(size / 64) +
+                                                           " bundles, the manifest declares " +
+                                                           std::to_string(declared_bytes / 64));
+    std::vector<uint8_t> bytes = read_regular_file_bytes(path, declared_bytes + 63, "bundle stream");
     if (bytes.size() % 64 != 0)
       throw InputError(ErrorContext{path, -1, "", ""},
                        "truncated bundle at byte offset " + std::to_string(bytes.size() - bytes.size() % 64) +
                            ": " + std::to_string(bytes.size() % 64) + " of 64 bytes");
+
     return files[name] = std::move(bytes);
   };
   std::map<std::string, size_t> cursor;
@@ -206,6 +218,10 @@ Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const Cod
     const InstructionType type = parse_inst_type(ji.at("type").get<std::string>(), ictx);
     const Engine eng = parse_enum<Engine>(ji.at("engine").get<std::string>(), ictx);
     const std::string fname = ji.value("file", engine_file_name(eng));
+    if (!engine_allowed(type, eng))
+      throw InputError(ErrorContext{mpath, static_cast<long>(i), ji.value("name", ""), "engine"},
+                       std::string(inst_type_name(type)) + " cannot run on " + enum_name(eng) + " (it runs on " +
+                           allowed_engines_text(type) + ")");
     // Streams live in the bundle directory itself: no path components from the manifest.
     if (fname.empty() || fname.find('/') != std::string::npos || fname == "." || fname == "..")
       throw InputError(ErrorContext{mpath, static_cast<long>(i), ji.value("name", ""), "file"},

@@ -3,6 +3,7 @@
 #include "neuronsim/isa/dump.hpp"
 
 #include "neuronsim/isa/bundle.hpp"
+#include "neuronsim/isa/inst_rules.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -118,6 +119,11 @@ json isa_tables_json(const std::function<bool(InstructionType)> &executes) {
   j["enums"] = enums;
   j["enum_info"] = info;
 
+  const auto engine_names = [](const std::vector<Engine> &v) {
+    json a = json::array();
+    for (auto e : v) a.push_back(enum_name(e));
+    return a;
+  };
   json its = json::array();
   for (const auto &it : inst_type_infos()) {
     json engines = json::array();
@@ -143,6 +149,10 @@ json isa_tables_json(const std::function<bool(InstructionType)> &executes) {
                    {"shared", names_json(it.shared)},
                    {"confidence", it.confidence},
                    {"executes", executes ? executes(it.type) : false},
+                   // inst_keys.def / engines_allowed.def (isa/inst_rules.hpp)
+                   {"required_keys", inst_keys(it.type).required},
+                   {"optional_keys", inst_keys(it.type).optional},
+                   {"allowed_engines", engine_names(allowed_engines(it.type))},
                    {"bundle", {{"encodable", bundle_summary(it).encodable},
                                {"layout", bundle_summary(it).layout.empty() ? json(nullptr)
                                                                             : json(bundle_summary(it).layout)}}}});

@@ -3,8 +3,27 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <string>
 
 namespace neuronsim::isa {
+
+namespace {
+// Expressions come from the input: every step is checked, and an overflow is a SemanticError that the caller
+// (the scheduler, which knows the instruction and the argument) reports with its context.
+[[noreturn]] void overflow(const char *what) {
+  throw SemanticError({}, std::string("address expression overflows 64 bits (") + what + ")");
+}
+int64_t cadd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) overflow("sum");
+  return r;
+}
+int64_t cmul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) overflow("product");
+  return r;
+}
+} // namespace
 
 int64_t Expr::eval(const int64_t *lv) const {
   switch (kind) {
@@ -12,25 +31,29 @@ int64_t Expr::eval(const int64_t *lv) const {
     return c;
   case Kind::Affine: {
     int64_t v = c;
-    for (size_t i = 0; i < kids.size(); ++i) v += coeffs[i] * kids[i].eval(lv);
+    for (size_t i = 0; i < kids.size(); ++i) v = cadd(v, cmul(coeffs[i], kids[i].eval(lv)));
     return v;
   }
   case Kind::Sum: {
     int64_t v = c;
-    for (const auto &k : kids) v += k.eval(lv);
+    for (const auto &k : kids) v = cadd(v, k.eval(lv));
     return v;
   }
   case Kind::Mult:
-    return k * kids.at(0).eval(lv);
+    return cmul(k, kids.at(0).eval(lv));
   case Kind::LoopVar:
     return lv ? lv[var] : 0;
   case Kind::FloorDiv: {
     int64_t n = kids.at(0).eval(lv);
+    if (k == 0) overflow("division by zero");
+    if (k == -1 && n == INT64_MIN) overflow("quotient");
     int64_t q = n / k;
     if ((n % k != 0) && ((n < 0) != (k < 0))) --q;  // floor, not truncation
     return q;
   }
   case Kind::Mod: {
+    if (k == 0) overflow("division by zero");
+    if (k == -1) return 0;
     int64_t r = kids.at(0).eval(lv) % k;
     if (r != 0 && ((r < 0) != (k < 0))) r += k;  // Python-style modulo, result has the divisor's sign
     return r;

@@ -3,19 +3,13 @@
 // boundary and ended by '\n', then the raw data). Conventions for non-NumPy dtypes: include/neuronsim/sim/npy.hpp.
 #include "neuronsim/sim/npy.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
 #include "neuronsim/engines/dtype.hpp"
 #include "neuronsim/error.hpp"
+#include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/isa/file_output.hpp"
 
 namespace neuronsim::sim {
 
@@ -54,6 +48,14 @@ bool descr_to_dtype(const std::string &s, Dtype &d) {
   else if (t == "u8") d = Dtype::uint64;
   else return false;
   return true;
+}
+
+// What to do about an unsupported descr: float64 (NumPy's default) gets the conversion to write.
+std::string descr_hint(const std::string &descr) {
+  if (descr == "<f8" || descr == "=f8" || descr == ">f8" || descr == "float64")
+    return " (float64: save it as float32 with np.save(path, a.astype(np.float32)); supported: <f4 <f2 |i1 <i2 <i4 "
+           "<i8 |u1 <u2 <u4 <u8 |b1, little-endian)";
+  return " (supported: <f4 <f2 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1, little-endian)";
 }
 
 // ---------------------------------------------------------------------------------- header dict parser
@@ -283,65 +285,75 @@ NpyArray parse_npy_impl(const std::vector<uint8_t> &b, const std::string &file, 
 NpyArray parse_npy(const std::vector<uint8_t> &b, const std::string &file) { return parse_npy_impl(b, file, nullptr); }
 
 namespace {
-// `owned`, when given, is `b` itself: its data bytes move into the array instead of being copied.
-NpyArray parse_npy_impl(const std::vector<uint8_t> &b, const std::string &file, std::vector<uint8_t> *owned) {
+// The preamble and header of the file whose first `n` bytes are `b` and whose size is `total`: the array's dtype
+// and shape (no data), the data offset, and the data size checked against the shape.
+NpyArray parse_head(const uint8_t *b, size_t n, uint64_t total, const std::string &file, size_t &data_offset) {
   static const uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-  if (b.size() < 10) fail(file, "truncated .npy file: " + std::to_string(b.size()) + " bytes, shorter than the 10-byte preamble");
-  if (std::memcmp(b.data(), kMagic, 6) != 0) fail(file, "not a .npy file (bad magic, expected \\x93NUMPY)");
+  if (n < 10) fail(file, "truncated .npy file: " + std::to_string(n) + " bytes, shorter than the 10-byte preamble");
+  if (std::memcmp(b, kMagic, 6) != 0) fail(file, "not a .npy file (bad magic, expected \\x93NUMPY)");
   const int major = b[6];
   size_t hlen, hstart;
   if (major == 1) {
     hlen = size_t(b[8]) | size_t(b[9]) << 8;
     hstart = 10;
   } else if (major == 2 || major == 3) {  // v3 = v2 with a UTF-8 header
-    if (b.size() < 12) fail(file, "truncated .npy file: v2 preamble needs 12 bytes");
+    if (n < 12) fail(file, "truncated .npy file: v2 preamble needs 12 bytes");
     hlen = size_t(b[8]) | size_t(b[9]) << 8 | size_t(b[10]) << 16 | size_t(b[11]) << 24;
     hstart = 12;
   } else {
     fail(file, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(int(b[7])));
   }
-  if (b.size() < hstart + hlen)
+  if (n < hstart + hlen)
     fail(file, "truncated .npy header: needs " + std::to_string(hlen) + " bytes, file has " +
-                   std::to_string(b.size() - hstart));
-  std::string text(reinterpret_cast<const char *>(b.data() + hstart), hlen);
+                   std::to_string(total - hstart));
+  std::string text(reinterpret_cast<const char *>(b + hstart), hlen);
   Header h = parse_header(text, file);
   if (h.fortran) fail(file, "fortran_order True is not supported (save with np.ascontiguousarray / C order)");
   NpyArray a;
   if (!descr_to_dtype(h.descr, a.dtype))
-    fail(file, "unsupported .npy dtype '" + h.descr +
-                   "' (supported: <f4 <f2 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1, little-endian)");
+    fail(file, "unsupported .npy dtype '" + h.descr + "'" + descr_hint(h.descr));
   a.shape = h.shape;
-  const int64_t n = checked_numel(a.shape, file);
-  const size_t need = size_t(n) * size_t(isa::dtype_size(a.dtype));
-  const size_t have = b.size() - hstart - hlen;
+  const int64_t count = checked_numel(a.shape, file);
+  const uint64_t need = uint64_t(count) * uint64_t(isa::dtype_size(a.dtype));
+  const uint64_t have = total - hstart - hlen;
   if (have < need)
     fail(file, "truncated .npy data: shape " + shape_str(a.shape) + " of " + h.descr + " needs " + std::to_string(need) +
                    " bytes, file has " + std::to_string(have));
   if (have > need)
     fail(file, "malformed .npy: " + std::to_string(have - need) + " bytes after the data of shape " + shape_str(a.shape));
+  data_offset = hstart + hlen;
+  return a;
+}
+
+// `owned`, when given, is `b` itself: its data bytes move into the array instead of being copied.
+NpyArray parse_npy_impl(const std::vector<uint8_t> &b, const std::string &file, std::vector<uint8_t> *owned) {
+  size_t off = 0;
+  NpyArray a = parse_head(b.data(), b.size(), b.size(), file, off);
   if (owned) {
-    owned->erase(owned->begin(), owned->begin() + std::ptrdiff_t(hstart + hlen));
+    owned->erase(owned->begin(), owned->begin() + std::ptrdiff_t(off));
     a.data = std::move(*owned);
   } else {
-    a.data.assign(b.begin() + std::ptrdiff_t(hstart + hlen), b.end());
+    a.data.assign(b.begin() + std::ptrdiff_t(off), b.end());
   }
   return a;
 }
 } // namespace
 
-NpyArray read_npy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open .npy file: ") + std::strerror(errno));
-  // Read at the file's size in one go (growing a vector byte by byte would hold up to twice the file).
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size < 0) fail(path, "cannot determine the file size");
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  if (size > 0) in.read(reinterpret_cast<char *>(bytes.data()), size);
-  if (in.bad() || in.gcount() != size) fail(path, "read error");
+NpyArray read_npy_header(const std::string &path) {
+  uint64_t size = 0;
+  // The header is at most 1 MiB (NumPy writes ~128 bytes); the rest of the file is not read.
+  const std::vector<uint8_t> head = isa::read_regular_file_head(path, uint64_t(1) << 20, ".npy file", size);
+  size_t off = 0;
+  return parse_head(head.data(), head.size(), size, path, off);
+}
+
+NpyArray read_npy(const std::string &path, uint64_t max_bytes) {
+  // A regular file (a FIFO or device is refused without blocking), read at its size in one go.
+  std::vector<uint8_t> bytes = isa::read_regular_file_bytes(path, max_bytes, ".npy file");
   return parse_npy_impl(bytes, path, &bytes);
 }
+
+bool npy_dtype_from_descr(const std::string &descr, Dtype &d) { return descr_to_dtype(descr, d); }
 
 namespace {
 // The header bytes (magic, version, length, dict, padding) of an array; its data follows them in the file.
@@ -383,37 +395,13 @@ std::vector<uint8_t> npy_header(const NpyArray &a) {
 } // namespace
 
 void write_npy(const std::string &path, const NpyArray &a) {
-  // Header, then the data straight from the array: no whole-file copy of a large tensor.
+  // Header, then the data straight from the array: no whole-file copy of a large tensor. Through a temporary in
+  // the same directory renamed into place (AtomicFile), so readers never see a half-written file.
   const std::vector<uint8_t> header = npy_header(a);
-  // Temporary in the same directory (rename is atomic only within a filesystem), unique per process and call.
-  static std::atomic<unsigned> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, std::string("cannot create temporary file for writing: ") + std::strerror(errno));
-  for (const std::vector<uint8_t> *part : {&header, &a.data}) {
-    size_t off = 0;
-    while (off < part->size()) {
-      ssize_t w = ::write(fd, part->data() + off, part->size() - off);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        int e = errno;
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        fail(path, std::string("write failed: ") + std::strerror(e));
-      }
-      off += size_t(w);
-    }
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    fail(path, std::string("write failed: ") + std::strerror(e));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    fail(path, std::string("cannot rename temporary file into place: ") + std::strerror(e));
-  }
+  isa::AtomicFile f(path);
+  f.write(header.data(), header.size());
+  f.write(a.data.data(), a.data.size());
+  f.commit();
 }
 
 NpyArray npy_from_f32(const std::vector<float> &values, const std::vector<int64_t> &shape, Dtype d) {

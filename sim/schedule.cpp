@@ -162,13 +162,21 @@ public:
 
   Schedule build() {
     for (const auto &i : prog_.insts) s_.explicit_sync |= !i.waits.empty() || !i.updates.empty();
-    // Without run-time control flow the dynamic count is known: size the schedule once.
+    // Without run-time control flow the dynamic count and the schedule's size are known: both are checked, then
+    // the schedule is sized once.
     if (!exec_) {
       const int64_t count = prog_.dynamic_count();
       if (count > kMaxDynamicInstructions)
         throw SemanticError({prog_.file, -1, "", "LoopAxis"},
                             "the loops unroll to " + std::to_string(count) + " dynamic instructions, more than the " +
                                 std::to_string(kMaxDynamicInstructions) + " one run can hold");
+      const __int128 bytes = static_cast<__int128>(count) * static_cast<__int128>(sizeof(ScheduledInst)) +
+                             operand_bytes(prog_.body);
+      if (bytes > kMaxScheduleBytes)
+        throw SemanticError({prog_.file, -1, "", "LoopAxis"},
+                            "the schedule of " + std::to_string(count) + " dynamic instructions would need about " +
+                                std::to_string(static_cast<int64_t>(bytes >> 20)) + " MiB, more than the " +
+                                std::to_string(kMaxScheduleBytes >> 20) + " MiB one run may use");
       s_.insts.reserve(static_cast<size_t>(count));
     }
     index_dma_blocks(prog_.body);
@@ -181,10 +189,50 @@ private:
   // the successor block; Break exits the enclosing region; Return/Exit end the run).
   enum class Flow { Next, Break, Return, Stop };
 
+  // The schedule memory of one dynamic instance's operands (resolved accesses, immediates) plus its share of
+  // the queue index (schedule memory estimate, kMaxScheduleBytes).
+  static int64_t inst_operand_bytes(const isa::Inst &inst) {
+    return static_cast<int64_t>((inst.ins.size() + inst.outs.size()) * sizeof(Access) +
+                                inst.ins.size() * sizeof(double) + 2 * sizeof(int64_t));
+  }
+  // The same summed over the dynamic instances of `nodes` (loops multiply, saturating; run-time regions count
+  // once, as Program::dynamic_count does).
+  __int128 operand_bytes(const std::vector<isa::Node> &nodes) const {
+    constexpr __int128 kCap = static_cast<__int128>(1) << 100;
+    __int128 n = 0;
+    for (const auto &node : nodes) {
+      if (node.kind == isa::Node::Kind::Inst || node.kind == isa::Node::Kind::Call ||
+          node.kind == isa::Node::Kind::DMABlock)
+        if (node.inst >= 0) n += inst_operand_bytes(prog_.insts[static_cast<size_t>(node.inst)]);
+      __int128 body = operand_bytes(node.body);
+      if (node.kind == isa::Node::Kind::Loop) {
+        __int128 trips = 0;
+        if (node.stride > 0 && node.ub > node.lb)
+          trips = ((__int128)node.ub - node.lb + node.stride - 1) / node.stride;
+        body = trips > 0 && body > kCap / trips ? kCap : body * trips;
+      }
+      n = std::min(kCap, n + body);
+    }
+    return n;
+  }
+
+  // One loop trip (kMaxLoopTrips over the whole run).
+  void count_trip(const isa::Node &n) {
+    if (++trips_ <= kMaxLoopTrips) return;
+    const char *what = n.kind == isa::Node::Kind::DoWhile ? "DoWhile" : n.kind == isa::Node::Kind::Loop ? "Loop"
+                                                                                                         : "DynamicForLoop";
+    throw SemanticError({prog_.file, -1, what, ""}, "the loops run more than " + std::to_string(kMaxLoopTrips) +
+                                                       " trips in all: does a loop never end?");
+  }
+
   // Walks nodes in order. At the top level, branches jump between the function's blocks as birsim's CFG driver
   // does: after a block, control follows the successor a terminator named, else falls through.
   Flow walk(const std::vector<isa::Node> &nodes, bool top) {
     size_t i = 0;
+    // Without run-time control flow the walk is deterministic: a backward branch taken a second time in the same
+    // walk repeats forever (nothing it passes can change the path), so it is refused at once instead of filling
+    // the schedule to its limit.
+    std::vector<int> back_jumps;
     while (i < nodes.size()) {
       const isa::Node &n = nodes[i];
       if (n.kind == isa::Node::Kind::Call) {
@@ -223,6 +271,13 @@ private:
         break;
       case InstructionType::UnconditionalBranch:
         next = jump(inst, inst.f.target, "target", next);
+        if (!exec_ && next <= i) {
+          if (std::find(back_jumps.begin(), back_jumps.end(), inst.index) != back_jumps.end())
+            throw SemanticError({prog_.file, inst.index, inst.name, "target"},
+                                "branches back to block '" + inst.f.target + "' forever: nothing between the block "
+                                "and the branch can leave the loop (the program has no run-time branch)");
+          back_jumps.push_back(inst.index);
+        }
         break;
       case InstructionType::CompareAndBranch:
         next = compare(inst) ? jump(inst, inst.f.on_true, "on_true", next)
@@ -250,29 +305,31 @@ private:
   }
 
   Flow region_trips(const isa::Node &n) {
-    auto body = [&](int64_t v) {
-      lv_[static_cast<size_t>(n.var)] = v;
-      return walk(n.body, false);
-    };
-    int64_t lb = n.lb, ub = n.ub, stride = n.stride;
     if (n.kind == isa::Node::Kind::DoWhile) {
       for (;;) {
+        count_trip(n);
         if (Flow f = walk(n.body, false); f != Flow::Next) return f == Flow::Break ? Flow::Next : f;
         if (runtime(n.cond, "cond") == 0) return Flow::Next;
       }
     }
+    int64_t lb = n.lb, ub = n.ub, stride = n.stride;
+    const char *where = "LoopAxis.stride";
     if (n.kind == isa::Node::Kind::DynamicForLoop) {
       lb = runtime(n.lb_expr, "DynamicForLoopAxis.lb");
       ub = runtime(n.ub_expr, "DynamicForLoopAxis.ub");
       stride = runtime(n.stride_expr, "DynamicForLoopAxis.stride");
-      if (stride == 0) throw SemanticError({prog_.file, -1, "DynamicForLoop", "DynamicForLoopAxis.stride"}, "stride 0");
+      where = "DynamicForLoopAxis.stride";
     }
-    if (stride > 0) {
-      for (int64_t v = lb; v < ub; v += stride)
-        if (Flow f = body(v); f != Flow::Next) return f == Flow::Break ? Flow::Next : f;
-    } else if (stride < 0) {
-      for (int64_t v = lb; v > ub; v += stride)
-        if (Flow f = body(v); f != Flow::Next) return f == Flow::Break ? Flow::Next : f;
+    if (stride <= 0)
+      throw SemanticError({prog_.file, -1, n.kind == isa::Node::Kind::Loop ? "Loop" : "DynamicForLoop", where},
+                          "loop stride " + std::to_string(stride) + ": it must be positive");
+    // The trip count in 128 bits and the variable computed from it: lb + t * stride never steps past ub, so it
+    // cannot overflow even when ub is near 2^63.
+    const __int128 trips = ub > lb ? ((__int128)ub - lb + stride - 1) / stride : 0;
+    for (__int128 t = 0; t < trips; ++t) {
+      count_trip(n);
+      lv_[static_cast<size_t>(n.var)] = static_cast<int64_t>(lb + t * stride);
+      if (Flow f = walk(n.body, false); f != Flow::Next) return f == Flow::Break ? Flow::Next : f;
     }
     return Flow::Next;
   }
@@ -360,22 +417,41 @@ private:
     }
     case K::Affine: {
       int64_t v = e.c;
-      for (size_t k = 0; k < e.kids.size(); ++k) v += e.coeffs[k] * runtime(e.kids[k], field);
+      for (size_t k = 0; k < e.kids.size(); ++k) v = checked_add(v, checked_mul(e.coeffs[k], runtime(e.kids[k], field), field), field);
       return v;
     }
     case K::Sum: {
       int64_t v = e.c;
-      for (const auto &k : e.kids) v += runtime(k, field);
+      for (const auto &k : e.kids) v = checked_add(v, runtime(k, field), field);
       return v;
     }
-    case K::Mult: return e.k * runtime(e.kids.at(0), field);
+    case K::Mult: return checked_mul(e.k, runtime(e.kids.at(0), field), field);
     case K::FloorDiv:
     case K::Mod: {
       isa::Expr c = e;
       c.kids[0] = isa::Expr::constant(runtime(e.kids.at(0), field));
-      return c.eval(lv_.data());
+      return eval_in(c, field);
     }
-    default: return e.eval(lv_.data());
+    default: return eval_in(e, field);
+    }
+  }
+  int64_t checked_add(int64_t a, int64_t b, const char *field) const {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+      throw SemanticError({prog_.file, -1, "", field}, "run-time bound overflows 64 bits");
+    return r;
+  }
+  int64_t checked_mul(int64_t a, int64_t b, const char *field) const {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+      throw SemanticError({prog_.file, -1, "", field}, "run-time bound overflows 64 bits");
+    return r;
+  }
+  int64_t eval_in(const isa::Expr &e, const char *field) const {
+    try {
+      return e.eval(lv_.data());
+    } catch (const Error &x) {
+      throw SemanticError({prog_.file, -1, "", field}, x.message());
     }
   }
 
@@ -462,7 +538,75 @@ private:
     return engine_queue(e);
   }
 
+  // The limits of one run, checked before this instruction's memory is taken (kMaxDynamicInstructions,
+  // kMaxScheduleBytes): a runaway branch loop stops here with the schedule at most the budget in size.
+  void reserve_for(const isa::Inst &inst) {
+    if (static_cast<int64_t>(s_.insts.size()) >= kMaxDynamicInstructions)
+      throw SemanticError({prog_.file, inst.index, inst.name, ""}, "more than " + std::to_string(kMaxDynamicInstructions) +
+                                   " dynamic instructions: do the program's branches loop forever?");
+    arena_bytes_ += inst_operand_bytes(inst);
+    const auto budget_error = [&] {
+      return SemanticError({prog_.file, inst.index, inst.name, ""},
+                           "the schedule reached the " + std::to_string(kMaxScheduleBytes >> 20) + " MiB one run may use (" +
+                               std::to_string(s_.insts.size()) + " dynamic instructions): do the program's branches "
+                               "loop forever?");
+    };
+    const int64_t per = static_cast<int64_t>(sizeof(ScheduledInst));
+    if (s_.insts.size() < s_.insts.capacity()) {
+      if (arena_bytes_ + static_cast<int64_t>(s_.insts.capacity()) * per > kMaxScheduleBytes) throw budget_error();
+      return;
+    }
+    // Grow the instruction vector ourselves, never past the budget (a doubling could overshoot it by half).
+    int64_t cap = std::max<int64_t>(1024, 2 * static_cast<int64_t>(s_.insts.capacity()));
+    cap = std::min(cap, (kMaxScheduleBytes - std::min(arena_bytes_, kMaxScheduleBytes)) / per);
+    if (cap <= static_cast<int64_t>(s_.insts.size())) throw budget_error();
+    s_.insts.reserve(static_cast<size_t>(cap));
+  }
+
+  // Tile limits of the PE array (reference neuron-arch.md 2.1 [ARCH2, ISA]): stationary partitions (K) <= 128
+  // and stationary free <= 128; moving free <= 512 (one PSUM bank of fp32) on NeuronCore-v2/v3, up to 4096
+  // (fp32 out) / 8192 (bf16 out) on v4; DoubleRow / DoublePixel carry two K-rows per partition, doubling the
+  // free sizes (neuron-arch.md 2.1: stationary [128, 2, M], moving [128, 2, N]). A matmul writes one 2 KiB PSUM
+  // bank per partition on v2/v3 (neuron-arch.md 1.4: "moving free <= 512 (one PSUM bank)"); v4 may span all 8.
+  void check_pe_limits(const engines::DynInst &d, const isa::Inst &inst) const {
+    const bool gen4 = arch_.gen == isa::CoreGen::V4;
+    const int64_t factor = (inst.f.perf_mode == isa::MatmultPerfMode::DoubleRow ||
+                            inst.f.perf_mode == isa::MatmultPerfMode::DoublePixel) ? 2 : 1;
+    const auto fail = [&](const std::string &field, const std::string &msg) {
+      throw SemanticError({prog_.file, inst.index, inst.name, field}, msg);
+    };
+    const auto limit = [&](size_t k, const char *what, int64_t max_free) {
+      if (k >= d.ins.size() || d.ins[k].tensor < 0) return;
+      const Access &a = d.ins[k];
+      const std::string f = "ins[" + std::to_string(k) + "]";
+      if (a.partitions() > arch_.partitions)
+        fail(f, std::string(what) + " has " + std::to_string(a.partitions()) + " partitions; the PE array takes at most " +
+                    std::to_string(arch_.partitions));
+      if (max_free > 0 && a.free_elements() > max_free)
+        fail(f, std::string(what) + " has " + std::to_string(a.free_elements()) +
+                    " elements per partition; the PE array takes at most " + std::to_string(max_free) +
+                    (factor > 1 ? " with this perf_mode" : "") + " on " + arch_.name);
+    };
+    const bool sized = inst.type != InstructionType::MatmultMx;  // MX packs x4 containers: only K is checked
+    limit(0, "the stationary operand", sized ? 128 * factor : 0);
+    if (inst.type == InstructionType::MatmultSparse) return;  // ins[1] is dense K, ins[2] the indices
+    int64_t moving = 512;
+    if (gen4) moving = (!d.outs.empty() && d.outs[0].dtype == isa::Dtype::bfloat16) ? 8192 : 4096;
+    limit(1, "the moving operand", sized ? moving * factor : 0);
+    if (gen4 || out_fp_.empty() || d.outs.empty() || d.outs[0].tensor < 0) return;
+    const isa::Tensor &t = prog_.tensors[static_cast<size_t>(d.outs[0].tensor)];
+    const int64_t bank = arch_.psum_banks > 0 ? arch_.psum_bytes_per_partition / arch_.psum_banks : 0;
+    const Footprint &fp = out_fp_.front();
+    if (t.mem != isa::MemoryType::PSUM || bank <= 0 || fp.b1 <= fp.b0) return;
+    if (fp.b0 / bank != (fp.b1 - 1) / bank)
+      fail("outs[0]", "the output covers PSUM bytes [" + std::to_string(fp.b0) + ", " + std::to_string(fp.b1) +
+                          ") of each partition, across banks " + std::to_string(fp.b0 / bank) + " and " +
+                          std::to_string((fp.b1 - 1) / bank) + ": a matmul writes one " + std::to_string(bank) +
+                          "-byte PSUM bank on " + arch_.name);
+  }
+
   void add(const isa::Inst &inst) {
+    reserve_for(inst);
     const int64_t idx = static_cast<int64_t>(s_.insts.size());
     ScheduledInst si(s_.arena.get());
     si.d.inst = &inst;
@@ -486,14 +630,17 @@ private:
     in_fp_.clear();
     out_fp_.clear();
     for (size_t i = 0; i < inst.ins.size(); ++i) {
-      si.d.imm.push_back(inst.ins[i].immediate(lv_.data()));
-      si.d.ins.push_back(resolve(inst.ins[i]));
+      si.d.imm.push_back(evaluate(inst, "ins", i, [&] { return inst.ins[i].immediate(lv_.data()); }));
+      si.d.ins.push_back(evaluate(inst, "ins", i, [&] { return resolve(inst.ins[i]); }));
       if (si.d.ins.back().tensor >= 0) in_fp_.push_back(check(si.d.ins.back(), inst, "ins", i));
     }
     for (size_t i = 0; i < inst.outs.size(); ++i) {
-      si.d.outs.push_back(resolve(inst.outs[i]));
+      si.d.outs.push_back(evaluate(inst, "outs", i, [&] { return resolve(inst.outs[i]); }));
       if (si.d.outs.back().tensor >= 0) out_fp_.push_back(check(si.d.outs.back(), inst, "outs", i));
     }
+    if (inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultSparse ||
+        inst.type == InstructionType::MatmultMx)
+      check_pe_limits(si.d, inst);
     si.queue = pick_queue(inst);
     si.pos = static_cast<int64_t>(s_.queues[si.queue].size());
 
@@ -538,9 +685,6 @@ private:
     for (int q = 0; q < kMaxQueues; ++q)
       if (need[q] > 0) si.waits.push_back(QueueWait{q, need[q]});
 
-    if (static_cast<int64_t>(s_.insts.size()) >= kMaxDynamicInstructions)
-      throw SemanticError({prog_.file, inst.index, inst.name, ""}, "more than " + std::to_string(kMaxDynamicInstructions) +
-                                   " dynamic instructions: do the program's branches loop forever?");
     if (exec_) {
       // Program order is a valid execution order: every dependency points backwards.
       exec_->set_context(ErrorContext{prog_.file, inst.index, inst.name, ""});
@@ -552,6 +696,19 @@ private:
     }
     s_.queues[si.queue].push_back(idx);
     s_.insts.push_back(std::move(si));
+  }
+
+  // An operand's start / immediate for this iteration; an expression that overflows (isa::Expr::eval) is reported
+  // with the instruction and the argument.
+  template <typename Fn>
+  auto evaluate(const isa::Inst &inst, const char *kind, size_t i, Fn &&fn) const -> decltype(fn()) {
+    try {
+      return fn();
+    } catch (const Error &e) {
+      if (e.context().inst_index >= 0) throw;
+      throw SemanticError({prog_.file, inst.index, inst.name, std::string(kind) + "[" + std::to_string(i) + "]"},
+                          e.message());
+    }
   }
 
   // Validates an access (Memory::footprint checks it as Memory::check does) and returns its footprint. The
@@ -584,6 +741,8 @@ private:
   std::unordered_map<std::string, const isa::Node *> dma_blocks_;       // DMABlock regions by name
   std::unordered_set<std::string> triggered_;                           // blocks some DMATrigger fires
   std::unordered_map<int, int64_t> fire_count_;                         // per DMATrigger: blocks fired so far
+  int64_t trips_ = 0;                                                   // loop trips so far (kMaxLoopTrips)
+  int64_t arena_bytes_ = 0;                                             // operand memory so far (kMaxScheduleBytes)
   int forced_queue_ = -1;                                               // queue of the DMABlock being run
 };
 

@@ -14,7 +14,10 @@
 //                value, one-to-one over duplicates, 0xFFFFFFFF when absent (reference 3.2).
 //   MatchReplace ins[0] vals [P, 8], ins[1] data -> outs[0] data with each matched value struck out by
 //                `imm_value` (or an immediate ins[2]); MaxIndexAndMatchReplace also writes outs[1] = the uint32
-//                indices of the matches (reference 3.3; the data loop is outer, vals k ascending inner).
+//                indices of the matches (reference 3.3: the data loop is outer). The vals loop runs k = 7 down to 0
+//                (reference neuron-arch.md 3.3 "walks vals from i = 7 down to 0"; the public nki.isa.nc_match_replace8
+//                page's example: data [1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8], vals [3, 8 x 7] -> dst_idx
+//                [2, 10, 9, 8, 7, 6, 5, 4]), so duplicate vals take their matches highest slot first.
 //   NonzeroWithCount  ins[0] [P, T] -> outs[0] [P, T+1] int32: indices of nonzero elements (+ index_offset =
 //                immediate ins[1], default 0), then padding (immediate ins[2], default -1), then the count (NKI
 //                nonzero_with_count; birsim has no kernel). INFERRED: every given partition is processed (the
@@ -64,7 +67,7 @@ void match_replace(const DynInst &d, Memory &m, bool with_indices) {
     bool matched[kTop] = {};
     for (int64_t i = 0; i < n; ++i) {
       const float v = x(p, i);
-      for (int64_t k = 0; k < kTop; ++k) {
+      for (int64_t k = kTop - 1; k >= 0; --k) {
         if (matched[k] || !(v == vals(p, k))) continue;
         matched[k] = true;
         x(p, i) = sentinel;

@@ -2,7 +2,9 @@
 // Exit codes: 0 success; 1 outputs differ from --expect / validation divergence; 2 usage; 3 invalid input;
 // 4 simulation error.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -19,6 +21,8 @@
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/isa/dump.hpp"
+#include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/isa/file_output.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/lower.hpp"
 #include "neuronsim/sim/simulator.hpp"
@@ -78,11 +82,12 @@ run options:
   --inputs DIR             DIR/<tensor>.npy for every input found there
   --outdir DIR             where <tensor>.npy is written for every output (default: neuronsim-out)
   --expect DIR             compare outputs with DIR/<tensor>.npy; exit 1 when outside tolerance
-  --rtol R --atol A        comparison tolerance |got-want| <= A + R*|want| (default 1e-5, 1e-6)
+  --rtol R --atol A        comparison tolerance |got-want| <= A + R*|want| (default 1e-5, 1e-6; finite, >= 0)
   --arch trn1|trn2|trn3    NeuronCore-v2 / v3 / v4 (default trn1)
   --stats FILE.json        per-engine statistics
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
+                           (so --input, --inputs and --expect cannot be given with it)
   --kernel-sim PROG        run CustomOp / BIRKernel instructions with the external program PROG, as
                            `PROG DIR/config.json` (operands as DIR/in<i>.npy, results read from
                            DIR/out<i>.npy; DIR is a fresh temporary directory; README "External kernels")
@@ -90,6 +95,10 @@ run options:
 
 Inputs that are not given are generated deterministically (floats uniform in [-1,1), integers small),
 seeded by the tensor name. bf16 and fp8 .npy files hold raw bit patterns as uint16 / uint8.
+Input and expected arrays must have exactly the tensor's shape. Outputs are written as <tensor>.npy inside
+--outdir ('/' and control characters in a name become '_'); no output may be the kernel, an input or an expected
+file, and every output path is checked before the run. A key a type does not have is warned about; a required
+key that is missing is an error (README "Bad input").
 
 exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error (deadlock, fault)
 )";
@@ -150,15 +159,38 @@ double parse_double(const std::string &opt, const std::string &v) {
   throw UsageError("option " + opt + " needs a number, got '" + v + "'");
 }
 
+// --rtol / --atol: a finite number >= 0 (a NaN tolerance would pass every comparison).
+double parse_tolerance(const std::string &opt, const std::string &v) {
+  const double d = parse_double(opt, v);
+  if (!std::isfinite(d) || d < 0) throw UsageError("option " + opt + " needs a finite number >= 0, got '" + v + "'");
+  return d;
+}
+
+// An option whose value names a file or directory: an empty value is a usage error, not "the current directory".
+std::string need_path(const std::vector<std::string> &a, size_t &i) {
+  std::string v = need_value(a, i);
+  if (v.empty()) throw UsageError("option " + a[i - 1] + " needs a path, got an empty one");
+  return v;
+}
+
+// --input NAME=FILE.npy: both parts non-empty, each NAME once.
+void add_input(sim::InputSpec &spec, const std::string &v) {
+  const auto eq = v.find('=');
+  if (eq == std::string::npos || eq == 0) throw UsageError("--input takes NAME=FILE.npy, got '" + v + "'");
+  const std::string name = v.substr(0, eq), file = v.substr(eq + 1);
+  if (file.empty()) throw UsageError("--input " + name + "= needs a file name after '='");
+  if (!spec.files.emplace(name, file).second)
+    throw UsageError("--input " + name + " is given twice ('" + spec.files[name] + "' and '" + file + "')");
+}
+
+// What the reader ignored (unknown keys), one line each on stderr before the run.
+void print_warnings(const isa::Program &p) {
+  for (const auto &w : p.warnings) std::cerr << "neuronsim: warning: " << one_line(w) << "\n";
+}
+
+// Stats and trace documents: written in full or not at all (isa/file_output.hpp).
 void write_json_file(const std::string &path, const nlohmann::json &j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw InputError({path, -1, "", ""}, "cannot write");
-    f << j.dump(1) << "\n";
-    if (!f) throw InputError({path, -1, "", ""}, "write failed");
-  }
-  fs::rename(tmp, path);
+  isa::write_file_atomic(path, j.dump(1) + "\n");
 }
 
 int cmd_run(const std::vector<std::string> &a) {
@@ -169,22 +201,18 @@ int cmd_run(const std::vector<std::string> &a) {
   bool tol_given = false;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
-    if (o == "--input") {
-      std::string v = need_value(a, i);
-      auto eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) throw UsageError("--input takes NAME=FILE.npy, got '" + v + "'");
-      spec.files[v.substr(0, eq)] = v.substr(eq + 1);
-    } else if (o == "--inputs") spec.dir = need_value(a, i);
-    else if (o == "--outdir") outdir = need_value(a, i);
-    else if (o == "--expect") expect = need_value(a, i);
-    else if (o == "--rtol") rtol = parse_double(o, need_value(a, i)), tol_given = true;
-    else if (o == "--atol") atol = parse_double(o, need_value(a, i)), tol_given = true;
+    if (o == "--input") add_input(spec, need_value(a, i));
+    else if (o == "--inputs") spec.dir = need_path(a, i);
+    else if (o == "--outdir") outdir = need_path(a, i);
+    else if (o == "--expect") expect = need_path(a, i);
+    else if (o == "--rtol") rtol = parse_tolerance(o, need_value(a, i)), tol_given = true;
+    else if (o == "--atol") atol = parse_tolerance(o, need_value(a, i)), tol_given = true;
     else if (o == "--arch") {
       opts.arch = need_value(a, i);
       if (opts.arch != "trn1" && opts.arch != "trn2" && opts.arch != "trn3")
         throw UsageError("--arch takes trn1, trn2 or trn3, got '" + opts.arch + "'");
-    } else if (o == "--stats") stats = need_value(a, i);
-    else if (o == "--trace") trace = need_value(a, i);
+    } else if (o == "--stats") stats = need_path(a, i);
+    else if (o == "--trace") trace = need_path(a, i);
     else if (o == "--timing-only") opts.timing_only = true;
     else if (o == "--kernel-sim") {
       opts.kernel_sim = need_value(a, i);
@@ -199,43 +227,79 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (kernel.empty()) kernel = o;
     else throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
   }
+  // Directories given on the command line must exist (a misspelt one would silently mean "no inputs").
+  std::error_code dir_ec;
+  if (!spec.dir.empty() && !fs::is_directory(spec.dir, dir_ec))
+    throw UsageError("--inputs " + spec.dir + ": " + (fs::exists(spec.dir, dir_ec) ? "not a directory" : "no such directory"));
+  if (!expect.empty() && !fs::is_directory(expect, dir_ec))
+    throw UsageError("--expect " + expect + ": " + (fs::exists(expect, dir_ec) ? "not a directory" : "no such directory"));
+  // A timing-only run does no numerics: data and expectations given for it would be silently ignored.
+  if (opts.timing_only && (!spec.files.empty() || !spec.dir.empty() || !expect.empty() || tol_given))
+    throw UsageError(std::string("--timing-only runs no numerics: ") +
+                     (!expect.empty() || tol_given ? "--expect/--rtol/--atol" : "--input/--inputs") +
+                     " cannot be used with it");
   const bool bundled = kernel.empty();
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
   // A directory written by `neuronsim encode` (manifest.json + <engine>.bin) runs its streams.
-  const bool streams = fs::is_regular_file(fs::path(kernel) / "manifest.json");
+  // (Any manifest.json counts: one that is not a regular file is refused by the reader, naming it.)
+  std::error_code mec;
+  const bool streams = fs::is_directory(kernel, mec) && fs::exists(fs::path(kernel) / "manifest.json", mec);
   KernelPaths kp;
   isa::Program prog;
+  std::vector<std::string> read_files;  // every file the run reads: no output may be one of them
   if (streams) {
     isa::CoreGen gen = isa::CoreGen::V2;
     prog = isa::read_bundle_dir(kernel, &gen);
     kp.bir = kernel + " (bundle streams, " + isa::core_gen_name(gen) + ")";
     if (std::find(a.begin(), a.end(), "--arch") == a.end()) opts.arch = sim::arch_for_gen(gen);
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(kernel, ec)) read_files.push_back(e.path().string());
   } else {
     kp = resolve_kernel(kernel);
     prog = isa::read_bir_file(kp.bir);
+    read_files.push_back(kp.bir);
   }
+  print_warnings(prog);
   if (spec.dir.empty()) spec.dir = kp.inputs;
-  if (expect.empty()) expect = kp.expected;
-  if (!tol_given && !kp.tolerance.empty()) {
+  if (expect.empty() && !opts.timing_only) expect = kp.expected;
+  if (!tol_given && !kp.tolerance.empty() && !opts.timing_only) {
     // A workload states the tolerance its dtypes justify (workloads/<name>/README.md explains it).
-    nlohmann::json t;
-    try {
-      std::ifstream f(kp.tolerance);
-      t = nlohmann::json::parse(f);
-      rtol = t.at("rtol").get<double>();
-      atol = t.at("atol").get<double>();
-    } catch (const std::exception &e) {
-      throw InputError({kp.tolerance, -1, "", "rtol/atol"}, std::string("cannot read the tolerance: ") + e.what());
-    }
+    const nlohmann::json t = isa::read_json_file(kp.tolerance, "tolerance file");
+    for (const char *key : {"rtol", "atol"})
+      if (!t.is_object() || !t.contains(key) || !t.at(key).is_number())
+        throw InputError({kp.tolerance, -1, "", key}, "the tolerance file needs a number under this key");
+    rtol = t.at("rtol").get<double>();
+    atol = t.at("atol").get<double>();
+    sim::check_tolerances(rtol, atol, kp.tolerance);
+    read_files.push_back(kp.tolerance);
   }
 
-  // DevicePrint lines: on stdout as they happen (so before the summary), or into --device-print FILE. A
-  // timing-only run prints nothing and creates no file.
-  std::ofstream print_file;
+  // Every output path is checked (and the output directory created) before the run: a path that cannot be
+  // written fails now, not after the simulation, and no output may overwrite the kernel, an input or an
+  // expected file (--expect equal to --outdir would rewrite the expectations before comparing them).
+  {
+    std::vector<std::string> out_files;
+    if (!opts.timing_only)
+      for (const auto &[t, path] : sim::output_files(prog, outdir)) out_files.push_back(path), (void)t;
+    for (const auto &f : {stats, trace}) if (!f.empty()) out_files.push_back(f);
+    if (!device_print.empty() && !opts.timing_only) out_files.push_back(device_print);
+    for (const auto &f : sim::input_files(prog, spec)) read_files.push_back(f);
+    if (!expect.empty()) {
+      // Expected files are checked now (shape, dtype, regular file): a wrong one is reported before the run.
+      sim::check_expected_files(prog, expect);
+      for (const auto &f : sim::expected_files(prog, expect)) read_files.push_back(f);
+    }
+    sim::prepare_output_paths(opts.timing_only ? std::vector<std::string>{} : std::vector<std::string>{outdir},
+                              out_files, read_files);
+  }
+
+  // DevicePrint lines: on stdout as they happen (so before the summary), or into --device-print FILE, written
+  // through a temporary that only a successful run renames into place. A timing-only run prints nothing and
+  // creates no file.
+  std::unique_ptr<isa::AtomicFile> print_file;
   if (!device_print.empty() && !opts.timing_only) {
-    print_file.open(device_print, std::ios::trunc);
-    if (!print_file) throw InputError({device_print, -1, "", ""}, "cannot write the DevicePrint file (--device-print)");
-    opts.device_print = [&print_file](const std::string &l) { print_file << l << "\n"; };
+    print_file = std::make_unique<isa::AtomicFile>(device_print);
+    opts.device_print = [f = print_file.get()](const std::string &l) { f->write(l + "\n"); };
   } else {
     opts.device_print = [](const std::string &l) { std::cout << l << "\n"; };
   }
@@ -243,8 +307,7 @@ int cmd_run(const std::vector<std::string> &a) {
   std::vector<std::string> in_lines;
   if (!opts.timing_only) in_lines = sim::load_inputs(prog, simulator.memory(), spec);
   sim::RunResult r = simulator.run();
-  if (print_file.is_open() && !print_file.flush())
-    throw InputError({device_print, -1, "", ""}, "write failed (--device-print)");
+  if (print_file) print_file->commit();
 
   std::cout << "neuronsim run: " << kp.bir << (bundled ? " (bundled default workload)" : "") << "\n";
   std::cout << "arch " << r.arch << ", " << prog.insts.size() << " instructions, " << r.dynamic_instructions
@@ -408,6 +471,7 @@ int cmd_encode(const std::vector<std::string> &a) {
   if (arch.empty()) arch = sim::arch_for_gen(*gen);
   const KernelPaths kp = resolve_kernel(kernel);
   const isa::Program prog = isa::read_bir_file(kp.bir);
+  print_warnings(prog);
   sim::LowerStats st;
   const isa::Program low = sim::lower_to_stream(prog, engines::builtin_arch(arch), {}, &st);
   prepare_encode_dir(out);
@@ -443,10 +507,10 @@ int cmd_disasm(const std::vector<std::string> &a) {
   std::vector<std::string> files;
   std::map<std::pair<std::string, size_t>, std::string> names;  // (file, bundle offset) -> instruction name
   const fs::path mpath = dir / "manifest.json";
-  if (fs::is_regular_file(mpath)) {
-    std::ifstream ms(mpath);
-    nlohmann::json m = nlohmann::json::parse(ms, nullptr, false);
-    if (m.is_discarded() || !m.is_object()) throw InputError({mpath.string(), -1, "", ""}, "invalid JSON");
+  std::error_code mec;
+  if (fs::exists(mpath, mec)) {
+    const nlohmann::json m = isa::read_json_file(mpath.string(), "bundle manifest");
+    if (!m.is_object()) throw InputError({mpath.string(), -1, "", ""}, "the manifest is not a JSON object");
     if (!gen && m.contains("generation")) gen = parse_gen(m.at("generation").get<std::string>());
     if (m.contains("files"))
       for (const auto &[f, n] : m.at("files").items()) files.push_back(f), (void)n;
@@ -463,9 +527,9 @@ int cmd_disasm(const std::vector<std::string> &a) {
   if (!gen) throw UsageError("disasm of a lone .bin file needs --gen v2|v3|v4");
   for (const auto &f : files) {
     const fs::path p = dir / f;
-    std::ifstream is(p, std::ios::binary);
-    if (!is) throw InputError({p.string(), -1, "", ""}, "cannot open bundle stream");
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
+    if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..")
+      throw InputError({mpath.string(), -1, "", "files"}, "stream file name '" + f + "' must be a plain file name");
+    const std::vector<uint8_t> bytes = isa::read_regular_file_bytes(p.string(), isa::kMaxInputFileBytes, "bundle stream");
     const std::string engine = fs::path(f).stem().string();
     for (size_t off = 0; off + 64 <= bytes.size(); off += 64) {
       std::ostringstream os;
@@ -495,14 +559,10 @@ int cmd_validate(const std::vector<std::string> &a) {
     const std::string &o = a[i];
     if (o == "--bir") bir = need_value(a, i);
     else if (o == "--bundles") bundles = need_value(a, i);
-    else if (o == "--input") {
-      std::string v = need_value(a, i);
-      auto eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) throw UsageError("--input takes NAME=FILE.npy, got '" + v + "'");
-      vo.inputs.files[v.substr(0, eq)] = v.substr(eq + 1);
-    } else if (o == "--inputs") vo.inputs.dir = need_value(a, i);
-    else if (o == "--rtol") vo.rtol = parse_double(o, need_value(a, i));
-    else if (o == "--atol") vo.atol = parse_double(o, need_value(a, i));
+    else if (o == "--input") add_input(vo.inputs, need_value(a, i));
+    else if (o == "--inputs") vo.inputs.dir = need_path(a, i);
+    else if (o == "--rtol") vo.rtol = parse_tolerance(o, need_value(a, i));
+    else if (o == "--atol") vo.atol = parse_tolerance(o, need_value(a, i));
     else if (o == "--arch") vo.arch = parse_arch(need_value(a, i));
     else if (o == "--help" || o == "-h") {
       std::cout << kValidateHelp;
@@ -510,9 +570,14 @@ int cmd_validate(const std::vector<std::string> &a) {
     } else throw UsageError("unknown argument '" + o + "' (validate takes --bir KERNEL --bundles DIR)");
   }
   if (bir.empty() || bundles.empty()) throw UsageError("validate needs --bir KERNEL and --bundles DIR");
+  std::error_code dir_ec;
+  if (!vo.inputs.dir.empty() && !fs::is_directory(vo.inputs.dir, dir_ec))
+    throw UsageError("--inputs " + vo.inputs.dir + ": " +
+                     (fs::exists(vo.inputs.dir, dir_ec) ? "not a directory" : "no such directory"));
   const KernelPaths kp = resolve_kernel(bir);
   if (vo.inputs.dir.empty()) vo.inputs.dir = kp.inputs;
   const isa::Program prog = isa::read_bir_file(kp.bir);
+  print_warnings(prog);
   const sim::ValidateReport r = sim::validate_bundles(prog, bundles, vo);
   for (const auto &l : r.lint) std::cout << l << "\n";
   for (const auto &l : r.notes) std::cout << "note: " << l << "\n";
@@ -547,6 +612,17 @@ int sc_main(int argc, char **argv) {
   } catch (const Error &e) {
     std::cerr << "neuronsim: " << one_line(e.what()) << "\n";
     return e.exit_code();
+  } catch (const fs::filesystem_error &e) {
+    // A file-system call on a user's path (a directory listing, a permission): the path and the OS reason.
+    std::cerr << "neuronsim: " << one_line(e.path1().string()) << ": " << one_line(e.code().message()) << "\n";
+    return 3;
+  } catch (const nlohmann::json::exception &e) {
+    // A JSON value of the wrong type in a document only the CLI reads (a manifest entry).
+    std::cerr << "neuronsim: invalid JSON value: " << one_line(e.what()) << "\n";
+    return 3;
+  } catch (const std::bad_alloc &) {
+    std::cerr << "neuronsim: out of host memory\n";
+    return 4;
   } catch (const std::exception &e) {
     std::cerr << "neuronsim: internal error: " << one_line(e.what()) << "\n";
     return 4;

@@ -1,15 +1,20 @@
 // Every malformed input of tests/cli/bad_inputs/catalogue.json, run through the real `neuronsim` binary (one
 // child process per case, with a timeout): the exit code is the documented one (DESIGN.md section 5), stderr is
 // one line naming the file, instruction and field (section 7), nothing crashed or hung, the inputs are byte for
-// byte what they were, and the --outdir holds no half-written .npy.
+// byte what they were, the --outdir holds no half-written .npy and no temporary file is left anywhere in the
+// case's scratch directory. A case may first set up its scratch directory ("setup": FIFOs, symlinks to devices,
+// copies of workloads to alter), which the catalogue cannot hold as committed files.
 #include <gtest/gtest.h>
 
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -31,16 +36,60 @@ struct Case {
   std::vector<std::string> args;
   int exit = 0;
   std::vector<std::string> stderr_has;
+  nlohmann::json setup = nlohmann::json::array();
 };
 
-std::string subst(std::string s, const std::string &out) {
+// Placeholders: {dir} this folder, {kernel1} workloads/kernel1, {scratch} the case's fresh scratch directory,
+// {out} = {scratch}/out (not created).
+std::string subst(std::string s, const std::string &scratch) {
   auto rep = [&](const std::string &key, const std::string &val) {
     for (size_t p; (p = s.find(key)) != std::string::npos;) s.replace(p, key.size(), val);
   };
   rep("{dir}", kCasesDir);
   rep("{kernel1}", std::string(NEURONSIM_SOURCE_DIR) + "/workloads/kernel1");
-  rep("{out}", out);
+  rep("{out}", scratch + "/out");
+  rep("{scratch}", scratch);
   return s;
+}
+
+// One setup step: {"mkfifo": P}, {"symlink": [TARGET, LINK]}, {"mkdir": P}, {"copy": [SRC, DST]} (a file or a
+// whole directory), {"write": [P, TEXT]}, {"nest": ...} (below), {"remove": P}.
+void run_setup(const nlohmann::json &step, const std::string &scratch) {
+  const auto str = [&](const nlohmann::json &v) { return subst(v.get<std::string>(), scratch); };
+  std::error_code ec;
+  if (step.contains("mkfifo")) {
+    ASSERT_EQ(::mkfifo(str(step["mkfifo"]).c_str(), 0644), 0) << step.dump();
+  } else if (step.contains("symlink")) {
+    fs::create_symlink(str(step["symlink"][0]), str(step["symlink"][1]), ec);
+    ASSERT_FALSE(ec) << step.dump() << ": " << ec.message();
+  } else if (step.contains("mkdir")) {
+    fs::create_directories(str(step["mkdir"]), ec);
+    ASSERT_FALSE(ec) << step.dump();
+  } else if (step.contains("copy")) {
+    fs::copy(str(step["copy"][0]), str(step["copy"][1]), fs::copy_options::recursive, ec);
+    ASSERT_FALSE(ec) << step.dump() << ": " << ec.message();
+  } else if (step.contains("write")) {
+    std::ofstream(str(step["write"][0]), std::ios::binary) << step["write"][1].get<std::string>();
+  } else if (step.contains("nest")) {
+    // {"nest": [TEMPLATE, OUT, OPEN, CORE, CLOSE, N]}: TEMPLATE with "@NEST@" replaced by OPEN x N, CORE, CLOSE x N
+    // (documents nested thousands of levels deep, made here rather than committed).
+    const auto &a = step["nest"];
+    std::ifstream in(str(a[0]), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find("@NEST@");
+    ASSERT_NE(at, std::string::npos) << step.dump();
+    std::string nested;
+    const int n = a[5].get<int>();
+    for (int k = 0; k < n; ++k) nested += a[2].get<std::string>();
+    nested += a[3].get<std::string>();
+    for (int k = 0; k < n; ++k) nested += a[4].get<std::string>();
+    text.replace(at, 6, nested);
+    std::ofstream(str(a[1]), std::ios::binary) << text;
+  } else if (step.contains("remove")) {
+    fs::remove_all(str(step["remove"]), ec);
+  } else {
+    FAIL() << "unknown setup step " << step.dump();
+  }
 }
 
 std::vector<Case> load_catalogue() {
@@ -56,6 +105,7 @@ std::vector<Case> load_catalogue() {
     if (c.contains("args")) k.args = c["args"].get<std::vector<std::string>>();
     k.exit = c.value("exit", -1);
     k.stderr_has = c.value("stderr", std::vector<std::string>{});
+    if (c.contains("setup")) k.setup = c["setup"];
     cases.push_back(k);
   }
   return cases;
@@ -87,15 +137,19 @@ void expect_one_line_naming(const std::string &err, const Case &c) {
   for (const auto &s : c.stderr_has) EXPECT_NE(err.find(s), std::string::npos) << c.name << ": '" << s << "' missing in:\n" << err;
 }
 
-// After a failed run the output folder may hold complete .npy files (written before a later failure) but no
-// temporaries and nothing truncated.
-void expect_no_partial_outputs(const std::string &outdir, const std::string &name) {
+// After a failed run the output folder may hold complete .npy files (written before a later failure) but nothing
+// truncated, and no temporary (an output's ".tmp.<pid>.<n>", a writability probe) is left anywhere in the
+// scratch directory.
+void expect_no_partial_outputs(const std::string &scratch, const std::string &outdir, const std::string &name) {
   std::error_code ec;
+  for (const auto &e : fs::recursive_directory_iterator(scratch, ec)) {
+    const std::string f = e.path().filename().string();
+    EXPECT_EQ(f.find(".tmp."), std::string::npos) << name << ": temporary file left behind: " << e.path();
+    EXPECT_EQ(f.find(".neuronsim-probe"), std::string::npos) << name << ": probe file left behind: " << e.path();
+  }
   if (!fs::exists(outdir, ec)) return;
   for (const auto &e : fs::recursive_directory_iterator(outdir, ec)) {
-    const std::string f = e.path().filename().string();
-    EXPECT_EQ(f.find(".tmp"), std::string::npos) << name << ": temporary file left behind: " << e.path();
-    if (e.path().extension() == ".npy") {
+    if (e.path().extension() == ".npy" && e.is_regular_file()) {
       try {
         neuronsim::sim::read_npy(e.path().string());
       } catch (const std::exception &x) {
@@ -113,9 +167,13 @@ TEST_P(BadInput, GivesItsErrorAndExitCode) {
   const std::string scratch = neuronsim::testing::temp_dir("bad-" + c.name);
   ASSERT_FALSE(scratch.empty());
   const std::string outdir = scratch + "/out";
+  for (const auto &step : c.setup) {
+    run_setup(step, scratch);
+    if (HasFatalFailure()) return;
+  }
 
   std::vector<std::string> args;
-  for (const auto &a : c.args) args.push_back(subst(a, outdir));
+  for (const auto &a : c.args) args.push_back(subst(a, scratch));
   std::map<std::string, std::map<std::string, std::string>> before;
   for (const auto &p : input_paths(args)) before[p] = snapshot(p);
 
@@ -126,7 +184,7 @@ TEST_P(BadInput, GivesItsErrorAndExitCode) {
   EXPECT_EQ(r.exit_code, c.exit) << "stderr: " << r.err;
   expect_one_line_naming(r.err, c);
   for (const auto &[p, snap] : before) EXPECT_EQ(snapshot(p), snap) << c.name << ": input " << p << " changed";
-  expect_no_partial_outputs(outdir, c.name);
+  expect_no_partial_outputs(scratch, outdir, c.name);
   fs::remove_all(scratch);
 }
 

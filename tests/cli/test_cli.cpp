@@ -197,3 +197,39 @@ TEST(Cli, WorkloadFolderSuppliesItsTolerance) {
   auto exact = run("run " + src("workloads/matmul_tiled") + " --outdir " + out + " --rtol 0 --atol 0");
   EXPECT_EQ(exact.code, 1) << exact.out;
 }
+
+// A key kernel1's TensorScalarPtr does not have: the run goes on (exit 0) and stderr says which key was ignored
+// and what it may have meant (isa/tables/inst_keys.def); the real compiler output itself gives no warning.
+TEST(Cli, UnknownKeysAreWarnedAboutWithTheClosestKey) {
+  const std::string dir = clitest::temp_dir();
+  auto m = nlohmann::json::parse(clitest::read_file(kKernel));
+  m["functions"][0]["blocks"][0]["instructions"][1]["revers0"] = false;
+  std::ofstream(dir + "/k.bir.json") << m.dump();
+  auto r = run("run " + dir + "/k.bir.json --input a=" + kInput + " --outdir " + dir + "/out");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("neuronsim: warning: " + dir +
+                       "/k.bir.json: instruction 1 'I-4' field 'revers0': unknown key for TensorScalarPtr, ignored "
+                       "(did you mean 'reverse0'?)"),
+            std::string::npos)
+      << r.err;
+  auto clean = run("run " + kKernel + " --input a=" + kInput + " --outdir " + dir + "/out");
+  EXPECT_EQ(clean.err, "");
+  fs::remove_all(dir);
+}
+
+// An output tensor whose name would leave --outdir ("../b") is written inside it, with '/' as '_'.
+TEST(Cli, OutputNamesStayInsideTheOutdir) {
+  const std::string dir = clitest::temp_dir();
+  auto m = nlohmann::json::parse(clitest::read_file(kKernel));
+  for (auto &a : m["functions"][0]["allocations"])
+    if (a["name"] == "b_set") a["memorylocations"][0]["name"] = "../b";
+  for (auto &arg : m["functions"][0]["blocks"][0]["instructions"][2]["outs"]) arg["memsetref"] = "b_set";
+  std::ofstream(dir + "/k.bir.json") << m.dump();
+  auto r = run("run " + dir + "/k.bir.json --input a=" + kInput + " --outdir " + dir + "/out");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/out/.._b.npy")) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/b.npy"));
+  const auto b = floats(dir + "/out/.._b.npy"), a = floats(kInput);
+  EXPECT_EQ(b[7], a[7] - 1.0f);
+  fs::remove_all(dir);
+}

@@ -108,7 +108,7 @@ TEST(AluClasses, UnaryIgnoresXAndCommutativeIsSymmetric) {
     SCOPED_TRACE(info.name);
     for (int k = 0; k < 200; ++k) {
       float a = d(rng), x = d(rng);
-      if (std::fabs(a) == std::fabs(x)) continue;  // signed ties make max/abs_max pick acc
+      if (std::fabs(a) == std::fabs(x)) continue;  // signed ties: max picks acc, abs_max/abs_min pick x
       int32_t ia = int32_t(rng() % 1000) - 500, ix = int32_t(rng() % 1000) - 500;
       if (ia == -ix) continue;
       if (info.order == isa::OperandOrder::Unary) {
@@ -133,7 +133,6 @@ TEST(AluClasses, IdentityIsALeftIdentity) {
     bool logical = info.op == AluOp::logical_and || info.op == AluOp::logical_or || info.op == AluOp::logical_xor;
     for (float x : xs) {
       if (logical && U(x) != U(0.0f) && x != 1.0f) continue;  // logical results are +0 / 1
-      if (info.op == AluOp::abs_max && x == 0.0f) continue;  // documented: -0 -> +0
       EXPECT_TRUE(same(alu_apply(info.op, alu_identity(info.op), x), x)) << x;
     }
     for (int32_t x : {5, -9, 0, 1, INT32_MAX}) {
@@ -216,8 +215,33 @@ TEST(AluOrder, MaxMinFollowMaxssWithAccAsSecondOperand) {
   EXPECT_EQ(alu_apply(AluOp::abs_max, -3.0f, 2.0f), -3.0f);
   EXPECT_EQ(alu_apply(AluOp::abs_max, 2.0f, -3.0f), -3.0f);
   EXPECT_EQ(alu_apply(AluOp::abs_min, -3.0f, 2.0f), 2.0f);
-  EXPECT_EQ(alu_apply(AluOp::abs_max, -2.0f, 2.0f), -2.0f);  // tie keeps acc
+  EXPECT_EQ(alu_apply(AluOp::abs_max, -2.0f, 2.0f), 2.0f);  // tie: the second operand
   EXPECT_EQ(alu_apply_i32(AluOp::abs_max, 5, -7), -7);
+}
+
+// The public NKI pages' own examples (nki.language.abs_max / abs_min: "x if |x| > |y|, else y" and
+// "x if |x| < |y|, else y"; x = the first operand = acc): abs_max(-5, 3) = -5, abs_min(5, -3) = -3, and the
+// tie-breaking examples abs_max(1, -1) = -1 and abs_min(1, -1) = -1 (a tie returns y).
+TEST(AluOrder, AbsMaxAbsMinFollowTheDocumentedExamples) {
+  EXPECT_EQ(alu_apply(AluOp::abs_max, -5.0f, 3.0f), -5.0f);
+  EXPECT_EQ(alu_apply(AluOp::abs_min, 5.0f, -3.0f), -3.0f);
+  EXPECT_EQ(alu_apply(AluOp::abs_max, 1.0f, -1.0f), -1.0f);
+  EXPECT_EQ(alu_apply(AluOp::abs_min, 1.0f, -1.0f), -1.0f);
+  // The same examples the other way round give the other signed value on a tie: the rule is positional.
+  EXPECT_EQ(alu_apply(AluOp::abs_max, -1.0f, 1.0f), 1.0f);
+  EXPECT_EQ(alu_apply(AluOp::abs_min, -1.0f, 1.0f), 1.0f);
+  // The int32 lane and the vector kernels (a [128, 512] tile against a [128, 1] broadcast, as on the pages).
+  EXPECT_EQ(alu_apply_i32(AluOp::abs_max, 1, -1), -1);
+  EXPECT_EQ(alu_apply_i32(AluOp::abs_min, 1, -1), -1);
+  EXPECT_EQ(alu_apply_i32(AluOp::abs_max, -5, 3), -5);
+  std::vector<float> a(512, 1.0f), out(512);
+  alu_vs(AluOp::abs_max, a.data(), -1.0f, out.data(), 512);
+  EXPECT_EQ(out, std::vector<float>(512, -1.0f));
+  alu_vs(AluOp::abs_min, a.data(), -1.0f, out.data(), 512);
+  EXPECT_EQ(out, std::vector<float>(512, -1.0f));
+  std::vector<float> b(512, -5.0f);
+  alu_vs(AluOp::abs_max, b.data(), 3.0f, out.data(), 512);
+  EXPECT_EQ(out, std::vector<float>(512, -5.0f));
 }
 
 TEST(AluOrder, ShiftsAndBitVectors) {

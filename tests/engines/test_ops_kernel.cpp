@@ -370,7 +370,8 @@ TEST(OpsDevicePrint, CliStdoutOrFile) {
   EXPECT_EQ(r.out.find("[[1, 2, 3]"), std::string::npos) << r.out;
   EXPECT_EQ(clitest::read_file(dir + "/prints.txt"), line);
 
-  r = clitest::run(base + " --timing-only");
+  // --timing-only takes no --input (it would ignore it): the same kernel without one.
+  r = clitest::run("run " + dir + "/k.bir.json --timing-only");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.find("[[1, 2, 3]"), std::string::npos) << r.out;
 

@@ -30,8 +30,29 @@ TEST(OpsSearch, Max8MaxIndexMatchReplace) {
   EXPECT_EQ(idx, (std::vector<uint32_t>{2, 3, 7, 5, 8, 0, 9, 4}));
   EXPECT_EQ(h.get(mr), (V{-100, 1, -100, -100, -100, -100, 2, -100, -100, -100}));
   EXPECT_EQ(h.get(mr2), h.get(mr));
+  // MatchReplace walks vals from slot 7 down to 0 (nki.isa.nc_match_replace8): the two 9s are paired with their
+  // matches highest slot first, slot 1 takes position 2 and slot 0 position 3 (MaxIndex above: ascending).
   h.mem->read_raw(whole(ix2), reinterpret_cast<uint8_t *>(idx.data()));
-  EXPECT_EQ(idx, (std::vector<uint32_t>{2, 3, 7, 5, 8, 0, 9, 4}));
+  EXPECT_EQ(idx, (std::vector<uint32_t>{3, 2, 7, 5, 8, 0, 9, 4}));
+}
+
+// The public nki.isa.nc_match_replace8 page's duplicate-vals example: data [1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8],
+// vals [3, 8, 8, 8, 8, 8, 8, 8] -> dst_idx [2, 10, 9, 8, 7, 6, 5, 4] (vals walked from slot 7 down: slot 7 takes
+// the first 8 at position 4, slot 1 the last at 10; slot 0's 3 is at 2). Every match is replaced by imm.
+TEST(OpsSearch, MatchReplace8DuplicateValsFollowTheDocumentedExample) {
+  Harness h;
+  auto x = h.b.sbuf("x", {1, 11}), v = h.b.sbuf("v", {1, 8});
+  auto mr = h.b.sbuf("mr", {1, 11}), ix = h.b.sbuf("ix", {1, 8}, Dtype::uint32);
+  h.b.add(InstructionType::MaxIndexAndMatchReplace, {P(v.all()), P(x.all())}, {P(mr.all()), P(ix.all())})
+      .imm_value(-1);
+  h.place();
+  h.set(x, {1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8});
+  h.set(v, {3, 8, 8, 8, 8, 8, 8, 8});
+  h.run();
+  std::vector<uint32_t> idx(8);
+  h.mem->read_raw(whole(ix), reinterpret_cast<uint8_t *>(idx.data()));
+  EXPECT_EQ(idx, (std::vector<uint32_t>{2, 10, 9, 8, 7, 6, 5, 4}));
+  EXPECT_EQ(h.get(mr), (V{1, 2, -1, 4, -1, -1, -1, -1, -1, -1, -1}));
 }
 
 TEST(OpsSearch, MaxIndexMissIsAllOnes) {

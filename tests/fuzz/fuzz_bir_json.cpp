@@ -21,6 +21,7 @@
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 using namespace neuronsim;
@@ -102,8 +103,15 @@ void run_small(const isa::Program &p) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return 0;  // read_bir_file turns a parse error into an InputError; nothing more to test
+  // The bounded parser read_bir_file uses (depth limit, numbers that overflow a double, error paths).
+  nlohmann::json j;
+  try {
+    j = isa::parse_json_text(std::string(reinterpret_cast<const char *>(data), size), "fuzz.bir.json");
+  } catch (const Error &) {
+    return 0;
+  } catch (const std::exception &e) {
+    finding("parse_json_text threw a non-neuronsim exception", e.what());
+  }
   isa::Program p;
   try {
     p = isa::parse_bir(j, "fuzz.bir.json");

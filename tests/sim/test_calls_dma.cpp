@@ -47,6 +47,7 @@ json scale_function(const std::string &fname, double k, bool with_return) {
                             inst("st", "Save", json::array({ap("t")}), json::array({ap("y")}))});
   insts[1]["op0"] = "mult";
   insts[1]["op1"] = "bypass";
+  insts[1]["reverse0"] = insts[1]["reverse1"] = false;
   if (with_return) insts.push_back(inst("ret", "Return", json::array(), json::array()));
   return {{"name", fname},
           {"allocations", json::array({alloc("x", "ExternalInput"), alloc("y", "ExternalOutput"), alloc("t", "Internal", "SB")})},
@@ -301,6 +302,7 @@ TEST(DmaTrigger, UnknownBlocksAreRefusedByName) {
   // A compute instruction inside a DMABlock.
   json b = block("blk0", 0);
   b["blocks"][0]["instructions"].push_back(inst("x", "TensorTensor", json::array({ap("a"), ap("a")}), json::array({ap("o")})));
+  b["blocks"][0]["instructions"].back()["op"] = "add";
   e = error_of(module(json::array({b}), json::array({alloc("a", "ExternalInput"), alloc("o", "ExternalOutput")})));
   EXPECT_NE(e.find("only DMA instructions"), std::string::npos) << e;
 }
@@ -312,6 +314,7 @@ json add_to(const std::string &name, double k) {
   json i = inst(name, "TensorScalarPtr", json::array({ap("t"), imm(k)}), json::array({ap("t")}));
   i["op0"] = "add";
   i["op1"] = "bypass";
+  i["reverse0"] = i["reverse1"] = false;
   return i;
 }
 

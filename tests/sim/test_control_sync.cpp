@@ -177,7 +177,7 @@ json dynfor_module(int64_t n, int64_t lb, int64_t stride) {
                  {"addrs", json::array({cst(0), aff_i(1, 0)})},
                  {"access_shape", {2, 6}}};
   json add = {{"name", "add"},   {"opcode", "TensorScalarPtr"}, {"engine", "Unassigned"}, {"op0", "add"},
-              {"op1", "bypass"}, {"ins", json::array({column, {{"kind", "imm_value"}, {"dtype", "float32"}, {"value", 1.0}}})},
+              {"op1", "bypass"}, {"reverse0", false}, {"reverse1", false}, {"ins", json::array({column, {{"kind", "imm_value"}, {"dtype", "float32"}, {"value", 1.0}}})},
               {"outs", json::array({column})}};
   json loop = {{"opcode", "DynamicForLoop"},
                {"name", "DynamicForLoop-i"},

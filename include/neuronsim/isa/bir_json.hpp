@@ -29,7 +29,18 @@
 
 namespace neuronsim::isa {
 
-// Reads and parses a BIR JSON file. Any problem (unreadable file, malformed JSON, unknown opcode, ...) throws
+// Reader limits: deeper or larger input is an InputError naming where it is, never a stack overflow or an
+// unbounded expansion.
+//  - loops, blocks, DMA blocks and calls nest at most kMaxBlockNesting levels (counting the function's own
+//    blocks; a callee's blocks are one level below its call);
+//  - an address/bound expression nests at most kMaxExprDepth levels;
+//  - calls expand their callee in place: at most kMaxStaticInstructions instructions in all;
+//  - the JSON document itself nests at most kMaxJsonDepth levels (file_input.hpp).
+inline constexpr int kMaxBlockNesting = 64;
+inline constexpr int kMaxExprDepth = 64;
+inline constexpr int64_t kMaxStaticInstructions = 250'000;  // ~3 KB each: ~0.75 GB
+
+// Reads and parses a BIR JSON file (a regular file, see file_input.hpp). Any problem (unreadable file, malformed JSON, unknown opcode, ...) throws
 // InputError naming the file and, where it applies, the instruction index/name and the JSON key.
 Program read_bir_file(const std::string &path);
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <bitset>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,9 +62,11 @@ struct Arg {
   std::string reg;
   std::string json_kind;  // the BIR spelling it came from ("symbolic_ap", "imm_value", ...), for messages
 
+  // Saturates at INT64_MAX (the reader refuses patterns whose count overflows; a built program may not).
   int64_t num_elements() const {
     int64_t n = 1;
-    for (const auto &d : ap) n *= d.num;
+    for (const auto &d : ap)
+      if (__builtin_mul_overflow(n, d.num, &n)) return INT64_MAX;
     return n;
   }
   // Immediate value for the current loop values: a symbolic_imm_value with several values keeps them in
@@ -155,9 +158,11 @@ struct Tensor {
     return kind == TensorKind::ExternalOutput || kind == TensorKind::ExternalOutputParameter ||
            kind == TensorKind::Output;
   }
+  // Saturates at INT64_MAX (the reader refuses shapes whose byte size overflows; a built program may not).
   int64_t num_elements() const {
     int64_t n = 1;
-    for (auto s : shape) n *= s;
+    for (auto s : shape)
+      if (__builtin_mul_overflow(n, s, &n)) return INT64_MAX;
     return n;
   }
 };
@@ -207,6 +212,9 @@ struct Program {
     std::string json;
   };
   std::vector<Callee> callees;
+  // What the reader ignored and why, one line each ("file: instruction 3 'I-4' field 'opp': unknown key ...");
+  // the CLI prints them as warnings before running.
+  std::vector<std::string> warnings;
 
   int find_tensor(const std::string &name) const;  // by memory-location or set name, -1 when absent
   // Number of dynamic instruction instances (loops unrolled).

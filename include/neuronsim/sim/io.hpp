@@ -3,28 +3,74 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "neuronsim/engines/memory.hpp"
+#include "neuronsim/sim/npy.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 namespace neuronsim::sim {
 
 struct InputSpec {
   std::map<std::string, std::string> files;  // tensor name -> .npy path (--input NAME=FILE)
-  std::string dir;                           // --inputs DIR: <tensor name>.npy for every input found there
+  std::string dir;                           // --inputs DIR: <tensor file name> for every input found there
 };
 
+// ------------------------------------------------------------------------------------------ tensors by name
+// The input (resp. output) tensor called `name` (memory-location or set name). An unknown name is an InputError
+// naming `source` (a path, "--input", "inputs['x']") that lists the valid names and says when the name is an
+// output (resp. an input) instead.
+int input_tensor(const isa::Program &p, const std::string &name, const std::string &source);
+int output_tensor(const isa::Program &p, const std::string &name, const std::string &source);
+
+// The file name a tensor is written as (outputs) and looked up as (--inputs DIR, --expect DIR): its name with
+// '/', '\\', NUL and other control characters replaced by '_' ("", "." and ".." become "_", "_." and "_.."),
+// plus ".npy" -- never a path out of the directory. InputError when the result exceeds 255 bytes (NAME_MAX).
+std::string tensor_file_name(const std::string &tensor_name);
+
+// ------------------------------------------------------------------------------------------ arrays for tensors
+// "[128, 512]".
+std::string shape_text(const std::vector<int64_t> &shape);
+// Whether an array of this shape and dtype may fill input tensor `t` (role "input") or be compared with output
+// tensor `t` (role "expected"). The shape must equal the tensor's exactly (the message shows both); the dtype
+// must be one npy_to_dtype accepts for the tensor (npy.hpp: the tensor's own, its raw-bits container, <f4/<f2
+// for a float tensor, an integer dtype for an integer tensor). Throws InputError naming `source`.
+void check_array(const isa::Tensor &t, const std::vector<int64_t> &shape, isa::Dtype dtype, const std::string &source,
+                 const std::string &role);
+// Fills input tensor `tensor` from an array already in memory (a .npy file's content, or a numpy array handed
+// over by the Python module): check_array, then the bytes converted to the tensor's dtype (npy_to_dtype).
+void load_input(const isa::Program &p, engines::Memory &mem, int tensor, const NpyArray &a, const std::string &source);
+
 // Fills every input tensor of the program; returns one line per tensor saying where its data came from.
-// Inputs not given are generated deterministically: floats uniform in [-1, 1), signed integers in [-8, 8),
-// unsigned in [0, 16), from a 64-bit Mersenne Twister seeded with the FNV-1a hash of the tensor name.
+// --input names must be input tensors (input_tensor), given once; --inputs DIR must be a directory, and its
+// files are looked up by tensor_file_name. Inputs not given are generated deterministically: floats uniform in
+// [-1, 1), signed integers in [-8, 8), unsigned in [0, 16), from a 64-bit Mersenne Twister seeded with the
+// FNV-1a hash of the tensor name. Files must be regular .npy files (read_npy) of exactly the tensor's shape.
 std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem, const InputSpec &spec);
 
-// Writes <outdir>/<tensor>.npy for every ExternalOutput (atomically); returns the paths written.
+// The files write_outputs writes: (tensor index, <outdir>/<tensor_file_name>) for every ExternalOutput, in
+// tensor order. InputError when two outputs map to one file name.
+std::vector<std::pair<int, std::string>> output_files(const isa::Program &p, const std::string &outdir);
+
+// Writes <outdir>/<tensor_file_name>.npy for every ExternalOutput (each atomically); returns the paths written.
 std::vector<std::string> write_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &outdir);
+
+// Checks a run's output paths before it starts, so that a bad path fails at once rather than after the run:
+// every directory in `dirs` (--outdir) is created (with its parents) and must be a writable directory; every
+// file in `files` (outputs, --stats, --trace, --device-print) must not be a directory, and its directory must
+// exist and be writable (probed with a temporary file, removed); and no output may be the same file as any of
+// `inputs` (the kernel, input and expected files: same path after resolving symlinks, or same inode), nor two
+// outputs one file. Creates nothing else and truncates nothing. InputError naming the path and the OS reason.
+void prepare_output_paths(const std::vector<std::string> &dirs, const std::vector<std::string> &files,
+                          const std::vector<std::string> &inputs);
+
+// Tolerances for comparisons: finite and non-negative, else InputError naming `source` and the value.
+void check_tolerances(double rtol, double atol, const std::string &source);
 
 struct Mismatch {
   std::string tensor;
@@ -32,10 +78,22 @@ struct Mismatch {
   double got = 0, want = 0;
   std::string message;
 };
-// Compares every output with <dir>/<tensor>.npy: |got - want| <= atol + rtol * |want| element-wise (NaN equals
-// NaN). Returns one entry per output that differs (the worst element), empty when all agree.
+// Compares output tensor `tensor` with an expected array in memory: |got - want| <= atol + rtol * |want|
+// element-wise (NaN equals NaN). check_array(role "expected") first: a wrong shape or dtype is an InputError, not a
+// mismatch. Returns the worst element when any is outside the tolerance.
+std::optional<Mismatch> compare_output(const isa::Program &p, const engines::Memory &mem, int tensor,
+                                       const NpyArray &want, double rtol, double atol, const std::string &source);
+// Compares every output with <dir>/<tensor_file_name>: a missing file is a Mismatch (message), a file of the
+// wrong shape or dtype an InputError. Returns one entry per output that differs, empty when all agree.
 std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &dir,
                                       double rtol, double atol, std::vector<std::string> *checked = nullptr);
+// Checks before a run what compare_outputs will read from `dir`: every expected file that exists is a regular .npy
+// file whose shape and dtype suit its output (check_array), read from its header only. InputError otherwise.
+void check_expected_files(const isa::Program &p, const std::string &dir);
+// The expected files compare_outputs would read from `dir` (those that exist), for prepare_output_paths.
+std::vector<std::string> expected_files(const isa::Program &p, const std::string &dir);
+// The input files load_inputs would read for `spec` (for prepare_output_paths).
+std::vector<std::string> input_files(const isa::Program &p, const InputSpec &spec);
 
 // Output tensor values as fp32 (for comparisons and tests).
 std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem, int tensor);

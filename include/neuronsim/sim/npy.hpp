@@ -36,9 +36,16 @@ struct NpyArray {
   int64_t numel() const;
 };
 
-// Reads and validates a file. Truncated/bad magic/unsupported version or descr/fortran_order True/bad shape/data
-// shorter than the shape -> InputError naming the file and what is wrong.
-NpyArray read_npy(const std::string &path);
+// Reads and validates a file. Not a regular file (a FIFO, a device, a directory)/larger than max_bytes/
+// truncated/bad magic/unsupported version or descr (float64 with the conversion to write)/fortran_order True/bad
+// shape/data shorter or longer than the shape -> InputError naming the file and what is wrong.
+NpyArray read_npy(const std::string &path, uint64_t max_bytes = uint64_t(1) << 36);
+// The dtype and shape of a .npy file (NpyArray::data left empty), checked like read_npy (the data size against the
+// shape) without reading the data: for checks before a run.
+NpyArray read_npy_header(const std::string &path);
+// The dtype of a NumPy descr string ("<f4", "|u1", ...) as read_npy accepts it; false for any other (float64,
+// big-endian, structured). For callers that hold an array in memory (the Python module).
+bool npy_dtype_from_descr(const std::string &descr, isa::Dtype &d);
 // The same on bytes already in memory; `name` is used in error messages.
 NpyArray parse_npy(const std::vector<uint8_t> &bytes, const std::string &name);
 

@@ -68,9 +68,17 @@ bool has_data_dependent_control(const isa::Program &program);
 // compares. The caller restores `mem` before the timed run, which executes the same trace again.
 Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch);
 
-// Upper bound on the dynamic instructions of one run (a schedule holds ~0.5 KB per dynamic instruction): a
-// program whose loops or branches go past it is reported instead of exhausting memory or hanging.
+// Upper bounds on one run, each checked before the memory it stands for is committed: a program whose loops or
+// branches go past them is reported (SemanticError) instead of exhausting memory or hanging.
+//  - dynamic instructions (a static program's count is known before scheduling; one with run-time control flow
+//    is stopped when it reaches the limit);
+//  - the schedule's memory (~0.2 KB per dynamic instruction + ~0.15 KB per operand): estimated before a static
+//    program is scheduled, tracked as a run-time-controlled one grows (its instruction vector never grows past it);
+//  - loop trips, counted over every region, so that an empty-bodied loop with a huge trip count or a DoWhile
+//    whose register never clears ends instead of spinning.
 inline constexpr int64_t kMaxDynamicInstructions = 10'000'000;
+inline constexpr int64_t kMaxScheduleBytes = int64_t(2) << 30;  // 2 GiB
+inline constexpr int64_t kMaxLoopTrips = 10'000'000;
 
 struct QueueStats {
   std::string name;

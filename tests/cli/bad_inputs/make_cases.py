@@ -35,9 +35,10 @@ def alloc(m, name):
 
 
 def strip_tensor_scalar_ptr(i):
-    """Drops I-4's TensorScalarPtr keys, so the instruction can become another opcode."""
+    """Drops I-4's TensorScalarPtr keys, so the instruction can become another opcode (without keys that type
+    does not have: they would be warned about, isa/tables/inst_keys.def)."""
     for k in ["op0", "op1", "reverse0", "reverse1", "is_scalar_tensor_tensor", "is_tensor_scalar_addr",
-              "is_tensor_tensor_scan"]:
+              "is_tensor_tensor_scan", "duplicate", "can_read_uninit"]:
         i.pop(k)
 
 
@@ -277,11 +278,11 @@ f32 = struct.pack("<100f", *[float(i) for i in range(100)])
 npy_case("npy_float64", "float64 data for a float32 tensor (np.save of a default array)",
          npy_bytes("<f8", (10, 10), struct.pack("<100d", *range(100))), ["unsupported .npy dtype '<f8'"])
 npy_case("npy_int32", "int32 data for a float32 tensor", npy_bytes("<i4", (10, 10), struct.pack("<100i", *range(100))),
-         ["int32", "cannot be loaded into a float32 tensor"])
+         ["int32", "cannot be used for a float32 tensor"])
 npy_case("npy_big_endian", "big-endian float32", npy_bytes(">f4", (10, 10), struct.pack(">100f", *range(100))),
          ["unsupported .npy dtype '>f4'"])
 npy_case("npy_wrong_shape", "5x5 data for a 10x10 tensor", npy_bytes("<f4", (5, 5), f32[:100]),
-         ["'a'", "shape 5x5", "10x10"])
+         ["input 'a'", "shape [5, 5]", "declares [10, 10]"])
 npy_case("npy_truncated_header", "file ends inside the header dict", npy_bytes("<f4", (10, 10), f32)[:40],
          ["truncated .npy header"])
 npy_case("npy_truncated_data", "header promises 100 floats, file holds 60", npy_bytes("<f4", (10, 10), f32[:240]),
@@ -361,6 +362,450 @@ for op in ["average", "elemwise_mul"]:
     cases.append({"name": "encode_alu_" + op, "why": op + " on the TensorTensor ALU byte (no wire value)",
                   "args": ["encode", "{dir}/" + path, "--gen", "v3", "-o", "{out}"], "exit": 3,
                   "stderr": [path, "instruction 1 'I-4'", "field 'op", op]})
+
+# ======================================================================================== issue 14: no silent
+# wrong answers. Every case below ran to exit 0 with a wrong result, crashed, hung or touched a file it must not
+# before; each now gets its one-line error.
+
+def mutate_i4(opcode, keys, engine=None, ins=None):
+    """I-4 (TensorScalarPtr) turned into `opcode` with exactly the op-specific `keys` (None = leave out)."""
+    def f(m):
+        i = insts(m)[1]
+        strip_tensor_scalar_ptr(i)
+        i["opcode"] = opcode
+        for k, v in keys.items():
+            i[k] = v
+        if engine:
+            i["engine"] = engine
+        if ins is not None:
+            i["ins"] = ins(i)
+    return f
+
+
+ACT_KEYS = {"scale": 1.0, "alpha": 0.0, "func": "Identity", "acc": "Idle", "op0": "bypass", "op1": "bypass",
+            "reduce_op": "bypass"}
+
+
+def without(d, *keys):
+    return {k: v for k, v in d.items() if k not in keys}
+
+
+def first_in(i):
+    return [copy.deepcopy(i["ins"][0])]
+
+
+def two_ins(i):
+    return [copy.deepcopy(i["ins"][0]), copy.deepcopy(i["ins"][0])]
+
+
+# ---------------------------------------------------------------------------------------- required keys
+# reference neuronx-cc/bir/json-schema-catalog.md "Required vs optional": the compiler's loader reads these with
+# json.at() and throws; the simulator used to run the instruction with the key's default.
+REQUIRED = [
+    ("req_tensor_tensor_missing_op", "TensorTensor without op (ran as bypass, returning ins[0])",
+     mutate_i4("TensorTensor", {}, ins=two_ins), "op", []),
+    ("req_tensor_tensor_misspelt_op", "TensorTensor with 'opp' for 'op'",
+     mutate_i4("TensorTensor", {"opp": "add"}, ins=two_ins), "op", ["'opp'", "misspelt"]),
+    ("req_tensor_tensor_null_op", "TensorTensor with op null", mutate_i4("TensorTensor", {"op": None}, ins=two_ins),
+     "op", ["is null"]),
+    ("req_tsp_missing_op1", "TensorScalarPtr without op1", lambda m: insts(m)[1].pop("op1"), "op1", []),
+    ("req_tsp_missing_reverse0", "TensorScalarPtr without reverse0", lambda m: insts(m)[1].pop("reverse0"),
+     "reverse0", []),
+    ("req_activation_missing_scale", "Activation without scale",
+     mutate_i4("Activation", without(ACT_KEYS, "scale"), ins=first_in), "scale", []),
+    ("req_activation_missing_acc", "Activation without acc",
+     mutate_i4("Activation", without(ACT_KEYS, "acc"), ins=first_in), "acc", []),
+    ("req_activation_missing_func", "Activation without func (ran as Identity)",
+     mutate_i4("Activation", without(ACT_KEYS, "func"), ins=first_in), "func", []),
+    ("req_tensor_reduce_missing_axis", "TensorReduce without axis",
+     mutate_i4("TensorReduce", {"op": "add"}, ins=first_in), "axis", []),
+    ("req_memset_missing_constant", "Memset without constant", mutate_i4("Memset", {"mode": "Const"}, ins=lambda i: []),
+     "constant", []),
+    ("req_memset_missing_mode", "Memset without mode", mutate_i4("Memset", {"constant": 0}, ins=lambda i: []),
+     "mode", []),
+    ("req_tensor_scalar_missing_const1", "TensorScalar without const1",
+     mutate_i4("TensorScalar", {"op0": "add", "const0": 1.0, "reverse0": False, "op1": "bypass", "reverse1": False},
+               ins=first_in), "const1", []),
+    ("req_iota_missing_pattern", "Iota without pattern", mutate_i4("Iota", {"base": 0}, ins=lambda i: []), "pattern", []),
+    ("req_affine_select_missing_compare_op", "TensorScalarAffineSelect without compare_op",
+     mutate_i4("TensorScalarAffineSelect", {"base": 0, "pattern": [[1, 10]]}, ins=first_in), "compare_op", []),
+    ("req_pool_missing_func", "Pool without func (ran as Max)", mutate_i4("Pool", {}, ins=first_in), "func", []),
+    ("req_bnstats_missing_apply_transpose", "BNStats without apply_transpose", mutate_i4("BNStats", {}, ins=first_in),
+     "apply_transpose", []),
+    ("req_match_replace_missing_imm_value", "MatchReplace without imm_value",
+     mutate_i4("MatchReplace", {}, ins=two_ins), "imm_value", []),
+    ("req_exponential_missing_reduce_cmd", "Exponential without reduce_cmd",
+     mutate_i4("Exponential", {}, ins=first_in), "reduce_cmd", []),
+    ("req_set_rand_state_missing_rng_engine", "SetRandState without rng_engine",
+     mutate_i4("SetRandState", {}, ins=first_in), "rng_engine", []),
+    ("req_rand_missing_params", "Rand without params",
+     mutate_i4("Rand", {"random_algorithm": "LFSR", "rand_num_steps": 1, "distribution": "Uniform"}, ins=lambda i: []),
+     "params", []),
+    ("req_indirect_copy_missing_num_valid_indices", "IndirectCopy without num_valid_indices",
+     mutate_i4("IndirectCopy", {}, ins=two_ins), "num_valid_indices", []),
+    ("req_collective_send_missing_peer_id", "CollectiveSend without peer_id",
+     mutate_i4("CollectiveSend", {}, ins=first_in), "peer_id", []),
+    ("req_get_global_rank_id_missing_world_size", "GetGlobalRankId without world_size",
+     mutate_i4("GetGlobalRankId", {}, ins=lambda i: []), "world_size", []),
+    ("req_stream_shuffle_missing_mask", "StreamShuffle without mask", mutate_i4("StreamShuffle", {}, ins=first_in),
+     "mask", []),
+    ("req_bnbackprop_missing_total_elements", "BNBackprop without total_elements",
+     mutate_i4("BNBackprop", {}, ins=first_in), "total_elements", []),
+]
+for name, why, mutate, key, extra in REQUIRED:
+    what = ["is null"] if "is null" in extra else ["missing required key '" + key + "'"]
+    bir_case(name, why, mutate, ["instruction 1 'I-4'", "field '" + key + "'"] + what + [e for e in extra if e != "is null"])
+
+# ---------------------------------------------------------------------------------------- engine legality
+# isa/tables/instruction_wire.def + engines_allowed.def: an engine the type's row does not list.
+bir_case("engine_tensor_tensor_on_pe", "TensorTensor assigned to the PE array",
+         mutate_i4("TensorTensor", {"op": "add"}, engine="PE", ins=two_ins),
+         ["instruction 1 'I-4'", "field 'engine'", "TensorTensor cannot run on PE", "DVE"])
+bir_case("engine_matmult_on_dve", "Matmult assigned to the vector engine",
+         mutate_i4("Matmult", {}, engine="DVE", ins=two_ins),
+         ["instruction 1 'I-4'", "field 'engine'", "Matmult cannot run on DVE", "(it runs on PE)"])
+bir_case("engine_activation_on_pool", "Activation assigned to GpSimd",
+         mutate_i4("Activation", ACT_KEYS, engine="Pool", ins=first_in),
+         ["instruction 1 'I-4'", "field 'engine'", "Activation cannot run on Pool"])
+bir_case("engine_tensor_scalar_ptr_on_pe", "TensorScalarPtr (real compiler output) assigned to PE",
+         set_field(1, "engine", "PE"), ["instruction 1 'I-4'", "field 'engine'", "TensorScalarPtr cannot run on PE"])
+
+
+# ---------------------------------------------------------------------------------------- PE size limits
+def pe_module(st_free=128, mv_free=512, ps_shape=(128, 512), out_ap=None, out_offset=0):
+    """One Matmult on PE: stationary SB [128, st_free], moving SB [128, mv_free] -> PSUM ps_shape (fp32)."""
+    def alloc_(name, mem, shape, kind="Internal"):
+        return {"Skind": "memory_location_set", "name": name + "_set", "kind": kind, "dtype": "float32",
+                "tensor_shape": list(shape),
+                "memorylocations": [{"Skind": "memory_location", "name": name, "type": mem,
+                                     "dims": [shape[0], shape[1] * 4]}]}
+    def ap(name, pattern, offset=0):
+        return {"kind": "physical_ap", "memsetref": name + "_set", "dtype": "float32", "ap": pattern, "offset": offset}
+    inst = {"opcode": "Matmult", "name": "I-1", "engine": "PE", "start_tensor_calc": True,
+            "ins": [ap("st", [[st_free, 128], [1, st_free]]), ap("mv", [[mv_free, 128], [1, mv_free]])],
+            "outs": [ap("ps", out_ap or [[ps_shape[1], ps_shape[0]], [1, ps_shape[1]]], out_offset)]}
+    return {"version": 2, "functions": [{"name": "main", "allocations": [
+        alloc_("st", "SB", (128, st_free)), alloc_("mv", "SB", (128, mv_free)), alloc_("ps", "PSUM", ps_shape)],
+        "blocks": [{"name": "b0", "instructions": [inst]}]}]}
+
+
+def module_case(name, why, module, stderr, exit_code=3, extra_args=()):
+    bir_case(name, why, None, stderr, exit_code=exit_code, text=json.dumps(module) + "\n", extra_args=extra_args)
+
+
+module_case("pe_stationary_free_over_128", "a stationary operand of 129 columns (the PE array has 128)",
+            pe_module(st_free=129), ["instruction 0 'I-1'", "field 'ins[0]'", "129 elements per partition", "at most 128"])
+module_case("pe_moving_free_over_512", "a moving operand of 513 columns on trn1 (one PSUM bank holds 512 fp32)",
+            pe_module(mv_free=513, ps_shape=(128, 513)), ["instruction 0 'I-1'", "field 'ins[1]'",
+                                                           "513 elements per partition", "at most 512"])
+module_case("pe_output_spans_two_psum_banks", "a [128, 512] fp32 matmul output starting 1 KiB into a bank",
+            pe_module(ps_shape=(128, 1024), out_ap=[[1024, 128], [1, 512]], out_offset=256),
+            ["instruction 0 'I-1'", "field 'outs[0]'", "across banks 0 and 1", "one 2048-byte PSUM bank"])
+
+
+# ---------------------------------------------------------------------------------------- shapes and dtypes
+npy_case("input_same_count_other_shape", "a [100] array for the [10, 10] tensor (matched by count before)",
+         npy_bytes("<f4", (100,), f32), ["input 'a'", "shape [100]", "declares [10, 10]"])
+npy_case("input_transposed_shape", "a [5, 20] array for the [10, 10] tensor", npy_bytes("<f4", (5, 20), f32),
+         ["input 'a'", "shape [5, 20]", "declares [10, 10]"])
+npy_case("input_float64_hint", "float64 data (np.save of a default array): the conversion is named",
+         npy_bytes("<f8", (10, 10), struct.pack("<100d", *range(100))), ["'<f8'", "a.astype(np.float32)"])
+npy_case("input_name_is_output", "--input for the kernel's output tensor", npy_bytes("<f4", (10, 10), f32),
+         ["'b' is an output", "its inputs: 'a'"], tensor="b")
+npy_case("input_unknown_lists_inputs", "--input for a misspelt name: the valid inputs are listed",
+         npy_bytes("<f4", (10, 10), f32), ["no input tensor named 'aa'", "its inputs: 'a'"], tensor="aa")
+
+# expected files of the wrong shape / dtype
+for name, why, content, stderr in [
+        ("expect_wrong_shape", "an expected [100] array for the [10, 10] output", npy_bytes("<f4", (100,), f32),
+         ["expected 'b'", "shape [100]", "declares [10, 10]"]),
+        ("expect_wrong_dtype", "an expected int32 array for the float32 output",
+         npy_bytes("<i4", (10, 10), struct.pack("<100i", *range(100))), ["expected 'b'", "int32", "float32 tensor"])]:
+    path = name + ".npy"
+    with open(os.path.join(HERE, path), "wb") as f:
+        f.write(content)
+    cases.append({"name": name, "why": why, "setup": [{"mkdir": "{scratch}/exp"},
+                                                    {"copy": ["{dir}/" + path, "{scratch}/exp/b.npy"]}],
+                  "args": ["run", "{kernel1}/kernel1.bir.json", "--expect", "{scratch}/exp", "--outdir", "{out}"],
+                  "exit": 3, "stderr": ["exp/b.npy"] + stderr})
+
+cli_case("cli_duplicate_input", "the same input given twice",
+         ["run", "{kernel1}/kernel1.bir.json", "--input", "a={kernel1}/inputs/a.npy", "--input",
+          "a={kernel1}/inputs/a.npy", "--outdir", "{out}"], ["--input a is given twice"])
+cli_case("cli_input_empty_path", "--input a= (no file)", ["run", "{kernel1}", "--input", "a=", "--outdir", "{out}"],
+         ["--input a= needs a file name"])
+cli_case("cli_inputs_missing_dir", "--inputs naming no directory",
+         ["run", "{kernel1}", "--inputs", "{scratch}/no_such_dir", "--outdir", "{out}"],
+         ["--inputs", "no_such_dir", "no such directory"])
+cli_case("cli_inputs_is_a_file", "--inputs naming a file",
+         ["run", "{kernel1}", "--inputs", "{kernel1}/kernel1.bir.json", "--outdir", "{out}"],
+         ["--inputs", "not a directory"])
+cli_case("cli_expect_missing_dir", "--expect naming no directory",
+         ["run", "{kernel1}", "--expect", "{scratch}/no_such_dir", "--outdir", "{out}"],
+         ["--expect", "no such directory"])
+cli_case("cli_outdir_empty", "--outdir ''", ["run", "{kernel1}", "--outdir", ""], ["--outdir needs a path"])
+cli_case("cli_stats_empty", "--stats ''", ["run", "{kernel1}", "--outdir", "{out}", "--stats", ""],
+         ["--stats needs a path"])
+
+# ---------------------------------------------------------------------------------------- CLI values
+cli_case("cli_rtol_nan", "--rtol nan would pass every comparison", ["run", "{kernel1}", "--outdir", "{out}", "--rtol", "nan"],
+         ["--rtol needs a finite number >= 0", "nan"])
+cli_case("cli_atol_negative", "a negative tolerance", ["run", "{kernel1}", "--outdir", "{out}", "--atol", "-1e-3"],
+         ["--atol needs a finite number >= 0"])
+cli_case("cli_rtol_inf", "an infinite tolerance", ["run", "{kernel1}", "--outdir", "{out}", "--rtol", "inf"],
+         ["--rtol needs a finite number >= 0"])
+cli_case("cli_timing_only_with_expect", "--timing-only computes nothing to compare",
+         ["run", "{kernel1}", "--timing-only", "--expect", "{kernel1}/expected"], ["--timing-only", "--expect"])
+cli_case("cli_timing_only_with_input", "--timing-only would ignore the data",
+         ["run", "{kernel1}/kernel1.bir.json", "--timing-only", "--input", "a={kernel1}/inputs/a.npy"],
+         ["--timing-only", "--input"])
+bir_case("json_number_overflows_double", "1e400 in an immediate (a double cannot hold it)", None,
+         ["field 'functions[0].blocks[0].instructions[1].ins[1].value_list[0].value'", "'1e400' overflows a double"],
+         text=VALID.replace('"value":1.0', '"value":1e400', 1))
+cases.append({"name": "tolerance_file_negative", "why": "a workload's tolerance.json with rtol -1",
+              "setup": [{"copy": ["{kernel1}", "{scratch}/w"]}, {"write": ["{scratch}/w/tolerance.json", "{\"rtol\": -1, \"atol\": 0}\n"]}],
+              "args": ["run", "{scratch}/w", "--outdir", "{out}"], "exit": 3,
+              "stderr": ["tolerance.json", "field 'rtol'", "finite number >= 0"]})
+
+# ---------------------------------------------------------------------------------------- output paths
+K1 = "{kernel1}/kernel1.bir.json"
+cases.append({"name": "out_expect_is_outdir", "why": "--expect equal to --outdir: b.npy would overwrite the expectation",
+              "setup": [{"copy": ["{kernel1}/expected", "{scratch}/exp"]}],
+              "args": ["run", K1, "--expect", "{scratch}/exp", "--outdir", "{scratch}/exp"], "exit": 3,
+              "stderr": ["exp/b.npy", "overwrite the input file"]})
+cases.append({"name": "out_stats_is_kernel", "why": "--stats naming the kernel being run",
+              "setup": [{"copy": [K1, "{scratch}/k.bir.json"]}],
+              "args": ["run", "{scratch}/k.bir.json", "--outdir", "{out}", "--stats", "{scratch}/k.bir.json"], "exit": 3,
+              "stderr": ["k.bir.json", "overwrite the input file"]})
+cases.append({"name": "out_trace_is_input", "why": "--trace naming an input .npy",
+              "setup": [{"copy": ["{kernel1}/inputs/a.npy", "{scratch}/a.npy"]}],
+              "args": ["run", K1, "--input", "a={scratch}/a.npy", "--outdir", "{out}", "--trace", "{scratch}/a.npy"],
+              "exit": 3, "stderr": ["a.npy", "overwrite the input file"]})
+cases.append({"name": "out_device_print_is_kernel", "why": "--device-print naming the kernel (was truncated at once)",
+              "setup": [{"copy": [K1, "{scratch}/k.bir.json"]}],
+              "args": ["run", "{scratch}/k.bir.json", "--outdir", "{out}", "--device-print", "{scratch}/k.bir.json"],
+              "exit": 3, "stderr": ["k.bir.json", "overwrite the input file"]})
+cases.append({"name": "out_stats_through_symlink_to_kernel", "why": "--stats naming a symlink to the kernel",
+              "setup": [{"copy": [K1, "{scratch}/k.bir.json"]}, {"symlink": ["{scratch}/k.bir.json", "{scratch}/s.json"]}],
+              "args": ["run", "{scratch}/k.bir.json", "--outdir", "{out}", "--stats", "{scratch}/s.json"], "exit": 3,
+              "stderr": ["s.json", "overwrite the input file"]})
+cases.append({"name": "out_outdir_under_a_file", "why": "an --outdir that cannot be created (its parent is a file)",
+              "setup": [{"write": ["{scratch}/f", "x"]}],
+              "args": ["run", K1, "--outdir", "{scratch}/f/out"], "exit": 3,
+              "stderr": ["f/out", "cannot create the output directory"]})
+cases.append({"name": "out_stats_under_a_file", "why": "a --stats path whose directory cannot exist (checked before the run)",
+              "setup": [{"write": ["{scratch}/f", "x"]}],
+              "args": ["run", K1, "--outdir", "{out}", "--stats", "{scratch}/f/s.json"], "exit": 3,
+              "stderr": ["f/s.json", "is not a directory"]})
+cases.append({"name": "out_trace_dir_missing", "why": "a --trace path in a directory that does not exist (failed after the run)",
+              "args": ["run", K1, "--outdir", "{out}", "--trace", "{scratch}/no/such/t.json"], "exit": 3,
+              "stderr": ["no/such/t.json", "does not exist"]})
+cases.append({"name": "out_trace_is_a_directory", "why": "--trace naming a directory",
+              "setup": [{"mkdir": "{scratch}/t"}],
+              "args": ["run", K1, "--outdir", "{out}", "--trace", "{scratch}/t"], "exit": 3,
+              "stderr": ["t", "is a directory"]})
+cases.append({"name": "out_device_print_kept_when_run_fails", "why": "an existing --device-print file stays as it was when the run fails",
+              "setup": [{"write": ["{scratch}/prints.txt", "earlier prints\n"]}],
+              "args": ["run", "{dir}/ap_outside_tensor.bir.json", "--outdir", "{out}", "--device-print",
+                       "{scratch}/prints.txt"], "exit": 3,
+              "stderr": ["ap_outside_tensor.bir.json", "instruction 0 'I-2'", "out of bounds"]})
+cases.append({"name": "out_stats_kept_when_run_fails", "why": "an existing --stats file stays as it was when the run fails",
+              "setup": [{"write": ["{scratch}/s.json", "{\"old\": 1}\n"]}],
+              "args": ["run", "{dir}/ap_outside_tensor.bir.json", "--outdir", "{out}", "--stats", "{scratch}/s.json"],
+              "exit": 3, "stderr": ["ap_outside_tensor.bir.json", "out of bounds"]})
+
+
+def two_outputs(a, b):
+    def f(m):
+        o1 = copy.deepcopy(alloc(m, "b_set"))
+        o1["name"] = a + "_set"
+        o1["memorylocations"][0]["name"] = a
+        o2 = copy.deepcopy(alloc(m, "b_set"))
+        o2["name"] = b + "_set"
+        o2["memorylocations"][0]["name"] = b
+        fn(m)["allocations"] += [o1, o2]
+    return f
+
+
+bir_case("out_names_collide_after_sanitizing", "outputs 'x/y' and 'x_y' would both be written as x_y.npy",
+         two_outputs("x/y", "x_y"), ["'x/y' and 'x_y'", "both be written as x_y.npy"])
+bir_case("out_name_too_long", "an output tensor name of 300 bytes (no file name can hold it)",
+         two_outputs("n" * 300, "m"), ["too long for a file name"])
+
+# ---------------------------------------------------------------------------------------- checked arithmetic
+def physical(i, side, k, **kw):
+    def f(m):
+        a = insts(m)[i][side][k]
+        a.pop("addrs", None)
+        a.pop("access_shape", None)
+        a["kind"] = "physical_ap"
+        a.update(kw)
+    return f
+
+
+bir_case("overflow_ap_offset_near_2_63", "a physical_ap offset of 2^63 - 10 (overflowed the bounds check: heap corruption)",
+         physical(0, "outs", 0, offset=2**63 - 10), ["instruction 0 'I-2'", "field 'outs[0]'", "out of bounds"])
+bir_case("overflow_ap_step_near_2_63", "a partition step of 2^62 over 10 partitions",
+         physical(0, "outs", 0, ap=[[2**62, 10], [1, 10]]), ["instruction 0 'I-2'", "field 'outs[0]'", "out of bounds"])
+bir_case("overflow_ap_count", "an access pattern of 2^40 x 2^40 elements",
+         lambda m: insts(m)[1]["ins"][0].update(ap=[[10, 10], [1, 2**40], [1, 2**40]]),
+         ["instruction 1 'I-4'", "field 'ins[0].ap'", "element count overflows 64 bits"])
+bir_case("overflow_addr_coefficient", "an address coefficient of 2^62 times the row stride 10",
+         lambda m: insts(m)[1]["ins"][0]["addrs"].__setitem__(0, {"c": 2**62, "kind": "AffExprKind", "terms": []}),
+         ["instruction 1 'I-4'", "field 'ins[0].addrs[0]'", "overflows 64 bits"])
+bir_case("overflow_tensor_shape", "a tensor_shape of 2^32 x 2^32 elements",
+         lambda m: alloc(m, "a_set").update(tensor_shape=[2**32, 2**32]),
+         ["field 'allocations[0].tensor_shape'", "overflows 64 bits"])
+bir_case("overflow_sbuf_addr_allocated", "an allocated SBUF tile at byte address 2^63 - 8",
+         lambda m: (alloc(m, "tile.9_set")["memorylocations"][0].update(addr=2**63 - 8, allocated=True)),
+         ["tile.9", "exceed the capacity"])
+bir_case("overflow_base_partition_allocated", "an allocated SBUF tile at base partition 2^63 - 1",
+         lambda m: (alloc(m, "tile.9_set")["memorylocations"][0].update(base=2**63 - 1, allocated=True)),
+         ["tile.9", "base partition 9223372036854775807"])
+bir_case("overflow_psum_bank", "a PSUM tile in bank 2^60",
+         lambda m: (alloc(m, "tile.7_set").update(tensor_class="NeuronPSUMTensor"),
+                    alloc(m, "tile.7_set")["memorylocations"][0].update(type="PSUM", bank=2**60, allocated=True)),
+         ["tile.7", "bank 1152921504606846976 does not exist"])
+bir_case("overflow_loop_trip_count", "a loop from 0 to 2^63 - 1 (its trip count overflowed past the limit)",
+         loop(1, ub=2**63 - 1), ["field 'LoopAxis'", "dynamic instructions, more than"])
+bir_case("loop_negative_stride", "a loop with stride -1", loop(-1), ["Loop 'i0'", "field 'LoopAxis.stride'", "must be positive"])
+
+
+def empty_loop(m):
+    insts(m).insert(1, {"opcode": "Loop", "name": "Loop-e", "LoopAxis": {"name": "e", "lb": 0, "ub": 2**62, "stride": 1},
+                        "blocks": [{"name": "Be", "instructions": []}]})
+
+
+bir_case("loop_empty_body_2_62_trips", "a loop of 2^62 trips with an empty body (spun forever)", empty_loop,
+         ["Loop", "more than 10000000 trips"])
+
+
+def runtime_overflow(m):
+    loop(1, axis_ref="i0", ub=2)(m)
+    insts(m)[1]["LoopAxis"]["lb"] = 1
+    body = insts(m)[1]["blocks"][0]["instructions"][0]
+    # addrs[1] (innermost, stride 1) = 2^62 + 2^62 * i0: each part reads, their sum at i0 = 1 is 2^63.
+    body["ins"][0]["addrs"][1] = {"c": 2**62, "kind": "AffExprKind",
+                                  "terms": [{"coeff": 2**62, "idx": {"axis": "i0", "kind": "AffIVKind"}}]}
+
+
+bir_case("overflow_address_at_run_time", "an address 2^62 + 2^62 * i that overflows in the loop's first trip",
+         runtime_overflow, ["instruction 1 'I-4'", "field 'ins[0]'", "address expression overflows 64 bits"])
+
+
+def self_branch(m):
+    fn(m)["blocks"][0]["name"] = "B0"
+    insts(m).append({"opcode": "UnconditionalBranch", "name": "I-8", "target": "B0"})
+
+
+bir_case("branch_to_itself_forever", "a block that branches back to itself (filled 5 GB before the limit)",
+         self_branch, ["instruction 3 'I-8'", "field 'target'", "branches back to block 'B0' forever"])
+
+# ---------------------------------------------------------------------------------------- nesting depth
+# Deep documents are made by the test from a template (kernel1 with "@NEST@" in one place), so that thousands of
+# levels need not be committed: nest_template (I-4 replaced), nest_expr_template (I-4's immediate selector
+# expression replaced), nest_key_template (an extra key "x" on I-4).
+I4 = json.dumps(insts(BASE)[1], separators=(",", ":"))
+
+
+def write_template(name, mutate):
+    m = copy.deepcopy(BASE)
+    mutate(m)
+    with open(os.path.join(HERE, name), "w") as f:
+        f.write(dump(m).replace('"@NEST@"', "@NEST@"))
+
+
+write_template("nest_template.bir.json", lambda m: insts(m).__setitem__(1, "@NEST@"))
+write_template("nest_expr_template.bir.json", lambda m: insts(m)[1]["ins"][1].update(expr="@NEST@"))
+write_template("nest_key_template.bir.json", lambda m: insts(m)[1].update(x="@NEST@"))
+
+
+def nest_case(name, why, template, open_, core, close, n, stderr):
+    cases.append({"name": name, "why": why,
+                  "setup": [{"nest": ["{dir}/" + template, "{scratch}/deep.bir.json", open_, core, close, n]}],
+                  "args": ["run", "{scratch}/deep.bir.json", "--outdir", "{out}"], "exit": 3,
+                  "stderr": ["deep.bir.json"] + stderr})
+
+
+LOOP_OPEN = '{"opcode":"Loop","name":"L","LoopAxis":{"name":"i","lb":0,"ub":1,"stride":1},"blocks":[{"name":"B","instructions":['
+EXPR_OPEN = '{"kind":"MultKind","scale":1,"var":'
+ZERO = '{"c":0,"kind":"AffExprKind","terms":[]}'
+nest_case("depth_loops_10000", "10^4 nested loops (overflowed the native stack)", "nest_template.bir.json",
+          LOOP_OPEN, I4, "]}]}", 10000, ["JSON nested deeper than 512 levels"])
+nest_case("depth_loops_100", "100 nested loops: within the JSON limit, past the reader's", "nest_template.bir.json",
+          LOOP_OPEN, I4, "]}]}", 100, ["nested deeper than 64 levels"])
+nest_case("depth_blocks_10000", "10^4 nested blocks", "nest_template.bir.json", '{"instructions":[', I4, "]}", 10000,
+          ["JSON nested deeper than 512 levels"])
+nest_case("depth_expression_10000", "an address expression nested 10^4 levels", "nest_expr_template.bir.json",
+          EXPR_OPEN, ZERO, "}", 10000, ["JSON nested deeper than 512 levels"])
+nest_case("depth_expression_100", "an expression nested 100 levels: within the JSON limit, past the reader's",
+          "nest_expr_template.bir.json", EXPR_OPEN, ZERO, "}", 100,
+          ["instruction 1 'I-4'", "expression nested deeper than 64 levels"])
+nest_case("depth_arrays_100000", "10^5 nested arrays under a key nobody reads", "nest_key_template.bir.json",
+          "[", "0", "]", 100000, ["JSON nested deeper than 512 levels"])
+
+
+def call_chain(n, fanout=1):
+    """main calls f0; f_k calls f_{k+1} `fanout` times; the last function holds one NoOp."""
+    m = copy.deepcopy(BASE)
+    funcs = []
+    for k in range(n):
+        body = [{"opcode": "Call", "name": "c%d_%d" % (k, j), "target": "f%d" % (k + 1)} for j in range(fanout)]
+        funcs.append({"name": "f%d" % k, "blocks": [{"name": "b", "instructions": body}]})
+    funcs.append({"name": "f%d" % n, "blocks": [{"name": "b", "instructions": [{"opcode": "NoOp", "name": "n"}]}]})
+    fn(m)["name"] = "main"
+    insts(m).insert(1, {"opcode": "Call", "name": "I-3", "target": "f0"})
+    m["functions"] += funcs
+    return m
+
+
+bir_case("depth_call_chain_2000", "a chain of 2000 calls (overflowed the native stack)", None,
+         ["function 'f63'", "calls nested deeper than 64 levels"],
+         text=json.dumps(call_chain(2000), separators=(",", ":")))
+bir_case("calls_expand_exponentially", "each of 24 functions calls the next twice: 2^24 instructions", None,
+         ["instruction 1 'I-3'", "field 'target'", "expands to more than 250000 instructions"],
+         text=json.dumps(call_chain(24, 2), separators=(",", ":")))
+
+# ---------------------------------------------------------------------------------------- regular files only
+cases.append({"name": "fifo_kernel", "why": "a FIFO as the kernel (open() blocked forever)",
+              "setup": [{"mkfifo": "{scratch}/k.bir.json"}],
+              "args": ["run", "{scratch}/k.bir.json", "--outdir", "{out}"], "exit": 3,
+              "stderr": ["k.bir.json", "kernel is a FIFO (named pipe), not a regular file"]})
+cases.append({"name": "fifo_input", "why": "a FIFO as an input .npy",
+              "setup": [{"mkfifo": "{scratch}/a.npy"}],
+              "args": ["run", K1, "--input", "a={scratch}/a.npy", "--outdir", "{out}"], "exit": 3,
+              "stderr": ["a.npy", "is a FIFO"]})
+cases.append({"name": "devzero_input", "why": "an input .npy that is a symlink to /dev/zero (endless)",
+              "setup": [{"symlink": ["/dev/zero", "{scratch}/a.npy"]}],
+              "args": ["run", K1, "--input", "a={scratch}/a.npy", "--outdir", "{out}"], "exit": 3,
+              "stderr": ["a.npy", "is a character device"]})
+cases.append({"name": "directory_input", "why": "a directory as an input .npy",
+              "setup": [{"mkdir": "{scratch}/a.npy"}],
+              "args": ["run", K1, "--input", "a={scratch}/a.npy", "--outdir", "{out}"], "exit": 3,
+              "stderr": ["a.npy", "is a directory"]})
+cases.append({"name": "fifo_in_inputs_dir", "why": "a FIFO found in --inputs DIR",
+              "setup": [{"mkdir": "{scratch}/in"}, {"mkfifo": "{scratch}/in/a.npy"}],
+              "args": ["run", K1, "--inputs", "{scratch}/in", "--outdir", "{out}"], "exit": 3,
+              "stderr": ["in/a.npy", "is a FIFO"]})
+cases.append({"name": "fifo_expected", "why": "a FIFO as an expected file",
+              "setup": [{"mkdir": "{scratch}/exp"}, {"mkfifo": "{scratch}/exp/b.npy"}],
+              "args": ["run", K1, "--expect", "{scratch}/exp", "--outdir", "{out}"], "exit": 3,
+              "stderr": ["exp/b.npy", "is a FIFO"]})
+for name, why, step, stderr in [
+        ("bundle_stream_devzero", "a bundle stream that is a symlink to /dev/zero (endless: internal error before)",
+         {"symlink": ["/dev/zero", "{scratch}/b/DVE.bin"]}, ["DVE.bin", "is a character device"]),
+        ("bundle_stream_directory", "a bundle stream that is a directory", {"mkdir": "{scratch}/b/DVE.bin"},
+         ["DVE.bin", "is a directory"]),
+        ("bundle_stream_longer_than_manifest", "a stream holding more bundles than its manifest declares",
+         {"write": ["{scratch}/b/DVE.bin", "\u0000" * 192]}, ["DVE.bin", "holds 3 bundles, the manifest declares 1"]),
+        ("bundle_manifest_fifo", "a FIFO as the bundle manifest", {"mkfifo": "{scratch}/b/manifest.json"},
+         ["manifest.json", "is a FIFO"])]:
+    setup = [{"copy": ["{dir}/bundle_deadlock", "{scratch}/b"]}, {"remove": step.get("symlink", [0, 0])[1]
+                                                                   if "symlink" in step else
+                                                                   step.get("mkdir") or step.get("mkfifo") or
+                                                                   step["write"][0]}, step]
+    cases.append({"name": name, "why": why, "setup": setup, "args": ["run", "{scratch}/b", "--outdir", "{out}"],
+                  "exit": 3, "stderr": stderr})
 
 with open(os.path.join(HERE, "catalogue.json"), "w") as f:
     json.dump({"about": "Malformed inputs and the one-line error neuronsim must give for each; written by "
