@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "neuronsim/engines/dtype.hpp"
@@ -45,39 +46,63 @@ void generate(const isa::Tensor &t, std::vector<uint8_t> &bytes) {
 
 } // namespace
 
+std::string array_source(const std::string &what, const std::string &name) { return what + "['" + name + "']"; }
+
+namespace {
+
+// One input tensor's bytes from an array (read from `source`, a file or an in-memory array), under the rules of
+// npy.hpp: the element count the kernel declares, the tensor's dtype or one that converts to it.
+void fill_input(const isa::Tensor &t, const NpyArray &a, const std::string &source, std::vector<uint8_t> &bytes) {
+  int64_t count = 1;
+  for (auto s : a.shape) count *= s;
+  if (count != t.num_elements()) {
+    std::string want, got;
+    for (auto s : t.shape) want += (want.empty() ? "" : "x") + std::to_string(s);
+    for (auto s : a.shape) got += (got.empty() ? "" : "x") + std::to_string(s);
+    throw InputError({source, -1, "", "shape"}, "input '" + t.name + "' has shape " + got + ", the kernel declares " + want);
+  }
+  if (a.dtype == t.dtype && a.data.size() <= bytes.size()) {
+    std::copy(a.data.begin(), a.data.end(), bytes.begin());  // same dtype: no converted copy
+  } else {
+    std::vector<uint8_t> data = npy_to_dtype(a, t.dtype, source);
+    std::copy(data.begin(), data.end(), bytes.begin());
+  }
+}
+
+bool is_input_tensor(const isa::Program &p, const std::string &name) {
+  return p.find_tensor(name) >= 0 && p.tensors[p.find_tensor(name)].is_input();
+}
+
+} // namespace
+
 std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem, const InputSpec &spec) {
   std::vector<std::string> lines;
   for (const auto &[name, file] : spec.files)
-    if (p.find_tensor(name) < 0 || !p.tensors[p.find_tensor(name)].is_input())
+    if (!is_input_tensor(p, name))
       throw InputError({file, -1, "", "--input"}, "the kernel has no input tensor named '" + name + "'");
+  for (const auto &[name, array] : spec.arrays)
+    if (!is_input_tensor(p, name))
+      throw InputError({array_source("inputs", name), -1, "", ""}, "the kernel has no input tensor named '" + name + "'");
   for (size_t i = 0; i < p.tensors.size(); ++i) {
     const auto &t = p.tensors[i];
     if (!t.is_input() || !t.is_dram()) continue;
+    auto &bytes = mem.dram(static_cast<int>(i));
+    if (auto it = spec.arrays.find(t.name); it != spec.arrays.end()) {
+      const std::string source = array_source("inputs", t.name);
+      fill_input(t, it->second, source, bytes);
+      lines.push_back(t.name + ": " + source);
+      continue;
+    }
     std::string file;
     if (auto it = spec.files.find(t.name); it != spec.files.end()) file = it->second;
     else if (!spec.dir.empty() && fs::exists(fs::path(spec.dir) / (t.name + ".npy")))
       file = (fs::path(spec.dir) / (t.name + ".npy")).string();
-    auto &bytes = mem.dram(static_cast<int>(i));
     if (file.empty()) {
       generate(t, bytes);
       lines.push_back(t.name + ": generated (deterministic, seeded by name)");
       continue;
     }
-    NpyArray a = read_npy(file);
-    int64_t count = 1;
-    for (auto s : a.shape) count *= s;
-    if (count != t.num_elements()) {
-      std::string want, got;
-      for (auto s : t.shape) want += (want.empty() ? "" : "x") + std::to_string(s);
-      for (auto s : a.shape) got += (got.empty() ? "" : "x") + std::to_string(s);
-      throw InputError({file, -1, "", "shape"}, "input '" + t.name + "' has shape " + got + ", the kernel declares " + want);
-    }
-    if (a.dtype == t.dtype && a.data.size() <= bytes.size()) {
-      std::copy(a.data.begin(), a.data.end(), bytes.begin());  // same dtype: no converted copy
-    } else {
-      std::vector<uint8_t> data = npy_to_dtype(a, t.dtype, file);
-      std::copy(data.begin(), data.end(), bytes.begin());
-    }
+    fill_input(t, read_npy(file), file, bytes);
     lines.push_back(t.name + ": " + file);
   }
   return lines;
@@ -124,6 +149,43 @@ std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem,
   return out;
 }
 
+namespace {
+
+// One output against its expected values (read from `source`): |got - want| <= atol + rtol * |want| element-wise,
+// NaN equal to NaN. Returns the worst element when some element is outside the tolerance.
+std::optional<Mismatch> compare_output(const isa::Tensor &t, const uint8_t *src, const NpyArray &want,
+                                       const std::string &source, double rtol, double atol) {
+  // The expected values as fp32 (read in place when they already are), the tensor converted a block at a time: a
+  // comparison holds one extra copy of the expected data, not three.
+  std::vector<uint8_t> converted;
+  if (want.dtype != isa::Dtype::float32) converted = npy_to_dtype(want, isa::Dtype::float32, source);
+  const std::vector<uint8_t> &wbytes = want.dtype == isa::Dtype::float32 ? want.data : converted;
+  const int64_t n = t.num_elements();
+  if (static_cast<int64_t>(wbytes.size()) != n * 4)
+    return Mismatch{t.name, -1, 0, 0, "expected " + source + " has a different element count"};
+  const float *w = reinterpret_cast<const float *>(wbytes.data());
+  const int esz = isa::dtype_size(t.dtype);
+  constexpr int64_t kBlock = 1 << 16;
+  std::vector<float> got(static_cast<size_t>(std::min(n, kBlock)));
+  double worst = 0, worst_got = 0;
+  int64_t worst_i = -1;
+  for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
+    const int64_t m = std::min(kBlock, n - b0);
+    engines::load_f32(t.dtype, src + b0 * esz, got.data(), m);
+    for (int64_t k = 0; k < m; ++k) {
+      const double g = got[static_cast<size_t>(k)], e = w[b0 + k];
+      if (std::isnan(g) && std::isnan(e)) continue;
+      const double err = std::fabs(g - e);
+      const double excess = std::isnan(err) ? INFINITY : err - (atol + rtol * std::fabs(e));
+      if (excess > 0 && (worst_i < 0 || excess > worst)) worst = excess, worst_i = b0 + k, worst_got = g;
+    }
+  }
+  if (worst_i < 0) return std::nullopt;
+  return Mismatch{t.name, worst_i, worst_got, w[worst_i], ""};
+}
+
+} // namespace
+
 std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &dir,
                                       double rtol, double atol, std::vector<std::string> *checked) {
   std::vector<Mismatch> bad;
@@ -135,38 +197,39 @@ std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memo
       bad.push_back(Mismatch{t.name, -1, 0, 0, "no expected file " + file});
       continue;
     }
-    // The expected file as fp32 (read in place when it already is), the tensor converted a block at a time: a
-    // comparison holds one extra copy of the expected data, not three.
-    NpyArray want = read_npy(file);
-    std::vector<uint8_t> converted;
-    if (want.dtype != isa::Dtype::float32) converted = npy_to_dtype(want, isa::Dtype::float32, file);
-    const std::vector<uint8_t> &wbytes = want.dtype == isa::Dtype::float32 ? want.data : converted;
-    const int64_t n = t.num_elements();
-    if (static_cast<int64_t>(wbytes.size()) != n * 4) {
-      bad.push_back(Mismatch{t.name, -1, 0, 0, "expected " + file + " has a different element count"});
+    const NpyArray want = read_npy(file);
+    const auto m = compare_output(t, mem.dram(static_cast<int>(i)).data(), want, file, rtol, atol);
+    if (m && m->index < 0) {
+      bad.push_back(*m);
       continue;
     }
-    const float *w = reinterpret_cast<const float *>(wbytes.data());
-    const uint8_t *src = mem.dram(static_cast<int>(i)).data();
-    const int esz = isa::dtype_size(t.dtype);
-    constexpr int64_t kBlock = 1 << 16;
-    std::vector<float> got(static_cast<size_t>(std::min(n, kBlock)));
-    double worst = 0, worst_got = 0;
-    int64_t worst_i = -1;
-    for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
-      const int64_t m = std::min(kBlock, n - b0);
-      engines::load_f32(t.dtype, src + b0 * esz, got.data(), m);
-      for (int64_t k = 0; k < m; ++k) {
-        const double g = got[static_cast<size_t>(k)], e = w[b0 + k];
-        if (std::isnan(g) && std::isnan(e)) continue;
-        const double err = std::fabs(g - e);
-        const double excess = std::isnan(err) ? INFINITY : err - (atol + rtol * std::fabs(e));
-        if (excess > 0 && (worst_i < 0 || excess > worst)) worst = excess, worst_i = b0 + k, worst_got = g;
-      }
+    if (checked) checked->push_back(t.name);
+    if (m) bad.push_back(*m);
+  }
+  return bad;
+}
+
+std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const ExpectSpec &e,
+                                      double rtol, double atol, std::vector<std::string> *checked) {
+  if (!e.dir.empty()) return compare_outputs(p, mem, e.dir, rtol, atol, checked);
+  for (const auto &[name, array] : e.arrays) {
+    const int i = p.find_tensor(name);
+    if (i < 0 || !p.tensors[i].is_output())
+      throw InputError({array_source("expect", name), -1, "", ""}, "the kernel has no output tensor named '" + name + "'");
+  }
+  std::vector<Mismatch> bad;
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const auto &t = p.tensors[i];
+    auto it = e.arrays.find(t.name);
+    if (!t.is_output() || it == e.arrays.end()) continue;
+    const auto m = compare_output(t, mem.dram(static_cast<int>(i)).data(), it->second,
+                                  array_source("expect", t.name), rtol, atol);
+    if (m && m->index < 0) {
+      bad.push_back(*m);
+      continue;
     }
     if (checked) checked->push_back(t.name);
-    if (worst_i >= 0)
-      bad.push_back(Mismatch{t.name, worst_i, worst_got, w[worst_i], ""});
+    if (m) bad.push_back(*m);
   }
   return bad;
 }

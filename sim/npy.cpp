@@ -276,6 +276,14 @@ std::string npy_descr(Dtype d) {
   }
 }
 
+Dtype npy_descr_dtype(const std::string &descr, const std::string &file) {
+  Dtype d = Dtype::float32;
+  if (!descr_to_dtype(descr, d))
+    fail(file, "unsupported .npy dtype '" + descr +
+                   "' (supported: <f4 <f2 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1, little-endian)");
+  return d;
+}
+
 namespace {
 NpyArray parse_npy_impl(const std::vector<uint8_t> &b, const std::string &file, std::vector<uint8_t> *owned);
 } // namespace
@@ -307,9 +315,7 @@ NpyArray parse_npy_impl(const std::vector<uint8_t> &b, const std::string &file, 
   Header h = parse_header(text, file);
   if (h.fortran) fail(file, "fortran_order True is not supported (save with np.ascontiguousarray / C order)");
   NpyArray a;
-  if (!descr_to_dtype(h.descr, a.dtype))
-    fail(file, "unsupported .npy dtype '" + h.descr +
-                   "' (supported: <f4 <f2 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1, little-endian)");
+  a.dtype = npy_descr_dtype(h.descr, file);
   a.shape = h.shape;
   const int64_t n = checked_numel(a.shape, file);
   const size_t need = size_t(n) * size_t(isa::dtype_size(a.dtype));

@@ -21,6 +21,7 @@
 #include "neuronsim/isa/dump.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/validate.hpp"
 #include "neuronsim/sim/version.hpp"
@@ -32,32 +33,6 @@ namespace {
 
 // SystemC prints its banner from its own main() before sc_main; a simulator's output should be its own.
 const bool kQuietSystemC = [] { return setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0; }();
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Error messages may quote the input (a JSON parser's "last read" bytes, a .npy header): the user still gets one
-// printable line -- control characters and bytes that are not valid UTF-8 as \xNN escapes.
-std::string one_line(const std::string &m) {
-  static const char *hex = "0123456789ABCDEF";
-  std::string s;
-  for (size_t i = 0; i < m.size();) {
-    const unsigned char c = static_cast<unsigned char>(m[i]);
-    size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 1;
-    for (size_t k = 1; k < n; ++k)
-      if (i + k >= m.size() || (static_cast<unsigned char>(m[i + k]) & 0xC0) != 0x80) n = 0;
-    if (n > 1) {
-      s.append(m, i, n);
-      i += n;
-      continue;
-    }
-    if (c >= 0x20 && c < 0x7F) s += static_cast<char>(c);
-    else s += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    ++i;
-  }
-  return s;
-}
 
 const char *kHelp = R"(neuronsim - cycle-level simulator of an AWS NeuronCore (PE, ACT, POOL, DVE, SP)
 
@@ -105,36 +80,6 @@ std::string find_workloads_dir() {
   return std::string(NEURONSIM_SOURCE_DIR) + "/workloads";
 }
 
-struct KernelPaths {
-  std::string bir;
-  std::string inputs;    // workload inputs/ folder, if any
-  std::string expected;  // workload expected/ folder, if any
-  std::string tolerance; // workload tolerance.json ({"rtol": R, "atol": A}), if any
-};
-
-KernelPaths resolve_kernel(const std::string &arg) {
-  KernelPaths k;
-  fs::path p = arg;
-  if (!fs::exists(p)) throw InputError({arg, -1, "", ""}, "no such file or directory");
-  if (fs::is_directory(p)) {
-    std::vector<fs::path> birs;
-    for (const auto &e : fs::directory_iterator(p)) {
-      const std::string n = e.path().filename().string();
-      if (e.is_regular_file() && n.size() > 9 && n.substr(n.size() - 9) == ".bir.json") birs.push_back(e.path());
-    }
-    if (birs.size() != 1)
-      throw InputError({arg, -1, "", ""}, "a workload directory must hold exactly one *.bir.json file (found " +
-                                              std::to_string(birs.size()) + ")");
-    k.bir = birs[0].string();
-    if (fs::is_directory(p / "inputs")) k.inputs = (p / "inputs").string();
-    if (fs::is_directory(p / "expected")) k.expected = (p / "expected").string();
-    if (fs::is_regular_file(p / "tolerance.json")) k.tolerance = (p / "tolerance.json").string();
-  } else {
-    k.bir = p.string();
-  }
-  return k;
-}
-
 std::string need_value(const std::vector<std::string> &a, size_t &i) {
   if (i + 1 >= a.size()) throw UsageError("option " + a[i] + " needs a value");
   return a[++i];
@@ -150,40 +95,25 @@ double parse_double(const std::string &opt, const std::string &v) {
   throw UsageError("option " + opt + " needs a number, got '" + v + "'");
 }
 
-void write_json_file(const std::string &path, const nlohmann::json &j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw InputError({path, -1, "", ""}, "cannot write");
-    f << j.dump(1) << "\n";
-    if (!f) throw InputError({path, -1, "", ""}, "write failed");
-  }
-  fs::rename(tmp, path);
-}
-
 int cmd_run(const std::vector<std::string> &a) {
   std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print;
-  sim::InputSpec spec;
-  sim::RunOptions opts;
-  double rtol = 1e-5, atol = 1e-6;
-  bool tol_given = false;
+  sim::RunSettings set;
+  sim::RunOptions &opts = set.options;
+  opts.arch.clear();  // unset: the kernel decides (sim::complete_settings)
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
     if (o == "--input") {
       std::string v = need_value(a, i);
       auto eq = v.find('=');
       if (eq == std::string::npos || eq == 0) throw UsageError("--input takes NAME=FILE.npy, got '" + v + "'");
-      spec.files[v.substr(0, eq)] = v.substr(eq + 1);
-    } else if (o == "--inputs") spec.dir = need_value(a, i);
+      set.inputs.files[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (o == "--inputs") set.inputs.dir = need_value(a, i);
     else if (o == "--outdir") outdir = need_value(a, i);
     else if (o == "--expect") expect = need_value(a, i);
-    else if (o == "--rtol") rtol = parse_double(o, need_value(a, i)), tol_given = true;
-    else if (o == "--atol") atol = parse_double(o, need_value(a, i)), tol_given = true;
-    else if (o == "--arch") {
-      opts.arch = need_value(a, i);
-      if (opts.arch != "trn1" && opts.arch != "trn2" && opts.arch != "trn3")
-        throw UsageError("--arch takes trn1, trn2 or trn3, got '" + opts.arch + "'");
-    } else if (o == "--stats") stats = need_value(a, i);
+    else if (o == "--rtol") set.rtol = parse_double(o, need_value(a, i));
+    else if (o == "--atol") set.atol = parse_double(o, need_value(a, i));
+    else if (o == "--arch") opts.arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--stats") stats = need_value(a, i);
     else if (o == "--trace") trace = need_value(a, i);
     else if (o == "--timing-only") opts.timing_only = true;
     else if (o == "--kernel-sim") {
@@ -201,33 +131,11 @@ int cmd_run(const std::vector<std::string> &a) {
   }
   const bool bundled = kernel.empty();
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
-  // A directory written by `neuronsim encode` (manifest.json + <engine>.bin) runs its streams.
-  const bool streams = fs::is_regular_file(fs::path(kernel) / "manifest.json");
-  KernelPaths kp;
-  isa::Program prog;
-  if (streams) {
-    isa::CoreGen gen = isa::CoreGen::V2;
-    prog = isa::read_bundle_dir(kernel, &gen);
-    kp.bir = kernel + " (bundle streams, " + isa::core_gen_name(gen) + ")";
-    if (std::find(a.begin(), a.end(), "--arch") == a.end()) opts.arch = sim::arch_for_gen(gen);
-  } else {
-    kp = resolve_kernel(kernel);
-    prog = isa::read_bir_file(kp.bir);
-  }
-  if (spec.dir.empty()) spec.dir = kp.inputs;
-  if (expect.empty()) expect = kp.expected;
-  if (!tol_given && !kp.tolerance.empty()) {
-    // A workload states the tolerance its dtypes justify (workloads/<name>/README.md explains it).
-    nlohmann::json t;
-    try {
-      std::ifstream f(kp.tolerance);
-      t = nlohmann::json::parse(f);
-      rtol = t.at("rtol").get<double>();
-      atol = t.at("atol").get<double>();
-    } catch (const std::exception &e) {
-      throw InputError({kp.tolerance, -1, "", "rtol/atol"}, std::string("cannot read the tolerance: ") + e.what());
-    }
-  }
+  const sim::Kernel k = sim::load_kernel(kernel);
+  const isa::Program &prog = k.program;
+  if (!expect.empty()) set.expect = sim::ExpectSpec{expect, {}};
+  sim::complete_settings(k, set);
+  const double rtol = *set.rtol, atol = *set.atol;
 
   // DevicePrint lines: on stdout as they happen (so before the summary), or into --device-print FILE. A
   // timing-only run prints nothing and creates no file.
@@ -239,17 +147,16 @@ int cmd_run(const std::vector<std::string> &a) {
   } else {
     opts.device_print = [](const std::string &l) { std::cout << l << "\n"; };
   }
-  sim::Simulator simulator(prog, opts);
-  std::vector<std::string> in_lines;
-  if (!opts.timing_only) in_lines = sim::load_inputs(prog, simulator.memory(), spec);
-  sim::RunResult r = simulator.run();
+  sim::Run run = sim::run_kernel(k, set);
+  const sim::Simulator &simulator = *run.simulator;
+  const sim::RunResult &r = run.result;
   if (print_file.is_open() && !print_file.flush())
     throw InputError({device_print, -1, "", ""}, "write failed (--device-print)");
 
-  std::cout << "neuronsim run: " << kp.bir << (bundled ? " (bundled default workload)" : "") << "\n";
+  std::cout << "neuronsim run: " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
   std::cout << "arch " << r.arch << ", " << prog.insts.size() << " instructions, " << r.dynamic_instructions
             << " executed" << (opts.timing_only ? " (timing only)" : "") << "\n";
-  for (const auto &l : in_lines) std::cout << "  input  " << l << "\n";
+  for (const auto &l : run.input_lines) std::cout << "  input  " << l << "\n";
   std::cout << "simulated time: " << std::fixed << std::setprecision(1) << r.total_ns << " ns\n";
   std::cout << "  queue   insts    busy ns   util   cycles\n";
   for (int q = 0; q < sim::kNumEngines + simulator.schedule().dma_queues; ++q) {
@@ -269,27 +176,23 @@ int cmd_run(const std::vector<std::string> &a) {
     std::cout << "\nbottleneck: " << shares.front().first << "\n";
   }
   if (!stats.empty()) {
-    write_json_file(stats, sim::stats_json(r, simulator.schedule(), prog));
+    sim::write_json_file(stats, sim::stats_json(r, simulator.schedule(), prog));
     std::cout << "stats: " << stats << "\n";
   }
   if (!trace.empty()) {
-    write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));
+    sim::write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));
     std::cout << "trace: " << trace << "\n";
   }
   if (opts.timing_only) return 0;
-  for (const auto &p : sim::write_outputs(prog, simulator.memory(), outdir)) std::cout << "  output " << p << "\n";
-  if (!expect.empty()) {
+  for (const auto &p : sim::write_outputs(prog, run.simulator->memory(), outdir))
+    std::cout << "  output " << p << "\n";
+  if (set.expect) {
     std::vector<std::string> checked;
-    auto bad = sim::compare_outputs(prog, simulator.memory(), expect, rtol, atol, &checked);
+    const auto bad = sim::check_outputs(k, run, set, &checked);
     std::cout << std::setprecision(6) << std::defaultfloat;
-    for (const auto &m : bad) {
-      if (m.index < 0) std::cout << "MISMATCH " << m.tensor << ": " << m.message << "\n";
-      else
-        std::cout << "MISMATCH " << m.tensor << "[" << m.index << "]: got " << m.got << ", expected " << m.want
-                  << " (rtol " << rtol << ", atol " << atol << ")\n";
-    }
+    for (const auto &m : bad) std::cout << sim::mismatch_line(m, rtol, atol) << "\n";
     if (!bad.empty()) return 1;
-    std::cout << "outputs match " << expect << " (" << checked.size() << " tensors, rtol " << rtol << ", atol "
+    std::cout << "outputs match " << set.expect->dir << " (" << checked.size() << " tensors, rtol " << rtol << ", atol "
               << atol << ")\n";
   }
   return 0;
@@ -345,56 +248,14 @@ streams: header words, opcodes, bytes that decode to no op, ALU bytes that decod
 exit codes: 0 they agree, 1 divergence or lint error, 2 usage, 3 invalid input
 )";
 
-isa::CoreGen parse_gen(const std::string &v) {
-  if (v == "v2" || v == "V2") return isa::CoreGen::V2;
-  if (v == "v3" || v == "V3") return isa::CoreGen::V3;
-  if (v == "v4" || v == "V4") return isa::CoreGen::V4;
-  throw UsageError("--gen takes v2, v3 or v4, got '" + v + "'");
-}
-
-std::string parse_arch(const std::string &v) {
-  if (v != "trn1" && v != "trn2" && v != "trn3") throw UsageError("--arch takes trn1, trn2 or trn3, got '" + v + "'");
-  return v;
-}
-
-// A directory `neuronsim encode` may write into: missing, empty, or a previous encode output (manifest.json with
-// our format tag, and nothing but *.bin files besides). Anything else may be a user's data: refuse.
-void prepare_encode_dir(const std::string &dir) {
-  fs::path d = dir;
-  if (!fs::exists(d)) return;
-  if (!fs::is_directory(d)) throw InputError({dir, -1, "", ""}, "exists and is not a directory");
-  std::vector<fs::path> ours;
-  bool manifest = false;
-  for (const auto &e : fs::directory_iterator(d)) {
-    const std::string n = e.path().filename().string();
-    if (n == "manifest.json" && e.is_regular_file()) {
-      std::ifstream is(e.path());
-      nlohmann::json m = nlohmann::json::parse(is, nullptr, false);
-      manifest = !m.is_discarded() && m.is_object() && m.value("format", "") == "neuronsim-bundles";
-      ours.push_back(e.path());
-    } else if (e.is_regular_file() && e.path().extension() == ".bin") {
-      ours.push_back(e.path());
-    } else {
-      manifest = false;
-      ours.clear();
-      break;
-    }
-  }
-  if (ours.empty() && fs::is_empty(d)) return;
-  if (!manifest)
-    throw InputError({dir, -1, "", ""},
-                     "directory is not empty and is not a previous `neuronsim encode` output; refusing to write there");
-  for (const auto &p : ours) fs::remove(p);
-}
-
 int cmd_encode(const std::vector<std::string> &a) {
   std::string kernel, out, arch;
   std::optional<isa::CoreGen> gen;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
-    if (o == "--gen") gen = parse_gen(need_value(a, i));
+    if (o == "--gen") gen = sim::parse_gen(need_value(a, i), "--gen");
     else if (o == "-o" || o == "--outdir") out = need_value(a, i);
-    else if (o == "--arch") arch = parse_arch(need_value(a, i));
+    else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
     else if (o == "--help" || o == "-h") {
       std::cout << kEncodeHelp;
       return 0;
@@ -406,15 +267,11 @@ int cmd_encode(const std::vector<std::string> &a) {
   if (!gen) throw UsageError("encode needs --gen v2|v3|v4");
   if (out.empty()) throw UsageError("encode needs -o DIR");
   if (arch.empty()) arch = sim::arch_for_gen(*gen);
-  const KernelPaths kp = resolve_kernel(kernel);
-  const isa::Program prog = isa::read_bir_file(kp.bir);
-  sim::LowerStats st;
-  const isa::Program low = sim::lower_to_stream(prog, engines::builtin_arch(arch), {}, &st);
-  prepare_encode_dir(out);
-  isa::write_bundle_dir(low, *gen, out);
-  std::ifstream ms(fs::path(out) / "manifest.json");
-  const nlohmann::json m = nlohmann::json::parse(ms);
-  std::cout << "neuronsim encode: " << kp.bir << " -> " << out << " (" << isa::core_gen_name(*gen) << ", arch "
+  const sim::Kernel k = sim::load_kernel(kernel, sim::KernelForms::BirOnly);
+  const sim::EncodeSummary e = sim::encode_kernel(k, *gen, arch, out);
+  const sim::LowerStats &st = e.lowered;
+  const nlohmann::json &m = e.manifest;
+  std::cout << "neuronsim encode: " << k.label << " -> " << out << " (" << isa::core_gen_name(*gen) << ", arch "
             << arch << ")\n";
   std::cout << "  " << st.instructions << " instructions: " << (st.instructions - st.carriers)
             << " dynamic + " << st.carriers << " sync carriers (" << st.waits_dropped
@@ -429,7 +286,7 @@ int cmd_disasm(const std::vector<std::string> &a) {
   std::optional<isa::CoreGen> gen;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
-    if (o == "--gen") gen = parse_gen(need_value(a, i));
+    if (o == "--gen") gen = sim::parse_gen(need_value(a, i), "--gen");
     else if (o == "--help" || o == "-h") {
       std::cout << kDisasmHelp;
       return 0;
@@ -447,7 +304,7 @@ int cmd_disasm(const std::vector<std::string> &a) {
     std::ifstream ms(mpath);
     nlohmann::json m = nlohmann::json::parse(ms, nullptr, false);
     if (m.is_discarded() || !m.is_object()) throw InputError({mpath.string(), -1, "", ""}, "invalid JSON");
-    if (!gen && m.contains("generation")) gen = parse_gen(m.at("generation").get<std::string>());
+    if (!gen && m.contains("generation")) gen = sim::parse_gen(m.at("generation").get<std::string>(), "--gen");
     if (m.contains("files"))
       for (const auto &[f, n] : m.at("files").items()) files.push_back(f), (void)n;
     if (m.contains("instructions"))
@@ -503,21 +360,16 @@ int cmd_validate(const std::vector<std::string> &a) {
     } else if (o == "--inputs") vo.inputs.dir = need_value(a, i);
     else if (o == "--rtol") vo.rtol = parse_double(o, need_value(a, i));
     else if (o == "--atol") vo.atol = parse_double(o, need_value(a, i));
-    else if (o == "--arch") vo.arch = parse_arch(need_value(a, i));
+    else if (o == "--arch") vo.arch = sim::parse_arch(need_value(a, i), "--arch");
     else if (o == "--help" || o == "-h") {
       std::cout << kValidateHelp;
       return 0;
     } else throw UsageError("unknown argument '" + o + "' (validate takes --bir KERNEL --bundles DIR)");
   }
   if (bir.empty() || bundles.empty()) throw UsageError("validate needs --bir KERNEL and --bundles DIR");
-  const KernelPaths kp = resolve_kernel(bir);
-  if (vo.inputs.dir.empty()) vo.inputs.dir = kp.inputs;
-  const isa::Program prog = isa::read_bir_file(kp.bir);
-  const sim::ValidateReport r = sim::validate_bundles(prog, bundles, vo);
-  for (const auto &l : r.lint) std::cout << l << "\n";
-  for (const auto &l : r.notes) std::cout << "note: " << l << "\n";
-  if (!r.divergence.empty()) std::cout << "divergence: " << r.divergence << "\n";
-  std::cout << r.summary << "\n";
+  const sim::Kernel k = sim::load_kernel(bir, sim::KernelForms::BirOnly);
+  const sim::ValidateReport r = sim::validate_kernel(k, bundles, vo);
+  std::cout << sim::report_text(r);
   return r.agree ? 0 : 1;
 }
 
@@ -541,14 +393,11 @@ int sc_main(int argc, char **argv) {
     if (args[0] == "disasm") return cmd_disasm(rest);
     if (args[0] == "validate") return cmd_validate(rest);
     throw UsageError("unknown command '" + args[0] + "' (try --help)");
-  } catch (const UsageError &e) {
-    std::cerr << "neuronsim: " << one_line(e.what()) << "\n";
-    return 2;
-  } catch (const Error &e) {
-    std::cerr << "neuronsim: " << one_line(e.what()) << "\n";
+  } catch (const Error &e) {  // UsageError included (exit 2)
+    std::cerr << "neuronsim: " << sim::one_line(e.what()) << "\n";
     return e.exit_code();
   } catch (const std::exception &e) {
-    std::cerr << "neuronsim: internal error: " << one_line(e.what()) << "\n";
+    std::cerr << "neuronsim: internal error: " << sim::one_line(e.what()) << "\n";
     return 4;
   }
 }

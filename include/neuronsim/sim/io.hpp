@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "neuronsim/engines/memory.hpp"
+#include "neuronsim/sim/npy.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 namespace neuronsim::sim {
@@ -16,7 +17,13 @@ namespace neuronsim::sim {
 struct InputSpec {
   std::map<std::string, std::string> files;  // tensor name -> .npy path (--input NAME=FILE)
   std::string dir;                           // --inputs DIR: <tensor name>.npy for every input found there
+  // Arrays held in memory (the Python module's inputs=), under the same rules as a file; named "inputs['NAME']"
+  // in messages. They take precedence over `files` and `dir`.
+  std::map<std::string, NpyArray> arrays;
 };
+
+// The source name of an in-memory array in messages: "inputs['a']", "expect['b']".
+std::string array_source(const std::string &what, const std::string &name);
 
 // Fills every input tensor of the program; returns one line per tensor saying where its data came from.
 // Inputs not given are generated deterministically: floats uniform in [-1, 1), signed integers in [-8, 8),
@@ -35,6 +42,17 @@ struct Mismatch {
 // Compares every output with <dir>/<tensor>.npy: |got - want| <= atol + rtol * |want| element-wise (NaN equals
 // NaN). Returns one entry per output that differs (the worst element), empty when all agree.
 std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &dir,
+                                      double rtol, double atol, std::vector<std::string> *checked = nullptr);
+
+// The expected outputs of a run: a folder (--expect DIR), where every output must have its <tensor>.npy, or
+// arrays held in memory (the Python module's expect=), where exactly the outputs given are compared.
+struct ExpectSpec {
+  std::string dir;
+  std::map<std::string, NpyArray> arrays;  // output name -> expected values; named "expect['NAME']" in messages
+};
+// Compares as above with each expected tensor of `e`: a folder's missing file is a Mismatch, an array naming no
+// output tensor an InputError.
+std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const ExpectSpec &e,
                                       double rtol, double atol, std::vector<std::string> *checked = nullptr);
 
 // Output tensor values as fp32 (for comparisons and tests).

@@ -50,6 +50,9 @@ std::vector<uint8_t> serialize_npy(const NpyArray &a);
 
 // The descr a dtype is written with (see the table above).
 std::string npy_descr(isa::Dtype d);
+// The stored dtype of a descr as read (the table above; NumPy's dtype.str spells it the same way). An unsupported
+// one is an InputError naming `file` and listing the supported descrs.
+isa::Dtype npy_descr_dtype(const std::string &descr, const std::string &file);
 
 // An array of dtype `d` built from fp32 values, converted with the engines' store rule (engines::store_f32).
 NpyArray npy_from_f32(const std::vector<float> &values, const std::vector<int64_t> &shape,
