@@ -71,7 +71,7 @@ pybind11::array from_float32(pybind11::handle array, const std::string &dtype);
 
 // A Kernel object, or a path loaded now (with the GIL released).
 std::shared_ptr<const sim::Kernel> kernel_arg(pybind11::handle kernel, sim::KernelForms forms);
-// inputs=: None, a dict of arrays, or a folder of <name>.npy (--inputs DIR).
+// inputs=: None, a dict of name -> array or .npy path (--input NAME=FILE), or a folder of <name>.npy (--inputs DIR).
 sim::InputSpec inputs_arg(pybind11::handle inputs);
 
 } // namespace neuronsim::python

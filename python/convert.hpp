@@ -25,7 +25,7 @@ pybind11::dtype numpy_dtype(isa::Dtype d);
 // descr string (dtype.str) under the .npy rules -- InvalidInput naming `source` for one that the .npy reader
 // refuses (float64, big-endian, objects, ...).
 sim::NpyArray array_arg(pybind11::handle obj, const std::string &source);
-// A dict of name -> array; `what` names it in messages ("inputs" -> "inputs['a']").
+// A dict of name -> array; `what` names it in messages ("expect" -> "expect['a']").
 std::map<std::string, sim::NpyArray> arrays_arg(pybind11::handle obj, const std::string &what);
 
 // A tensor's bytes as a numpy array of its shape and container dtype (one copy).

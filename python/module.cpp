@@ -35,9 +35,10 @@ Errors raise neuronsim.InvalidInput, SimulationError or UsageError (all neuronsi
 const char *kRunDoc = R"(Runs a kernel and returns a Result.
 
 kernel       a BIR JSON path, a workload folder, a bundle-stream folder, or a Kernel from load()
-inputs       dict of input tensor name -> numpy array (the exact dtype rules of a .npy --input: bf16/fp8 as
-             uint16/uint8 raw bits), or a folder of <name>.npy. Inputs not given come from the workload's inputs/,
-             else are generated deterministically (floats uniform in [-1, 1), seeded by the tensor name).
+inputs       dict of input tensor name -> numpy array (under the rules of a .npy --input: bf16/fp8 as
+             uint16/uint8 raw bits) or .npy path, or a folder of <name>.npy. Inputs not given come from the
+             workload's inputs/, else are generated deterministically (floats uniform in [-1, 1), seeded by the
+             tensor name).
 arch         "trn1", "trn2" or "trn3"; None: trn1, or the generation of bundle streams
 timing_only  the timeline and statistics only: no numerics, no outputs
 expect       dict of output name -> expected array (only those are compared), or a folder of <name>.npy (every

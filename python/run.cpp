@@ -56,8 +56,18 @@ py::dict KernelInfo::instructions() const {
 sim::InputSpec inputs_arg(py::handle inputs) {
   sim::InputSpec spec;
   if (inputs.is_none()) return spec;
-  if (is_path(inputs)) spec.dir = path_arg(inputs, "inputs");
-  else spec.arrays = guarded([&] { return arrays_arg(inputs, "inputs"); });
+  if (is_path(inputs)) {
+    spec.dir = path_arg(inputs, "inputs");
+    return spec;
+  }
+  if (!py::isinstance<py::dict>(inputs))
+    throw py::type_error("inputs must be a dict of tensor name -> numpy array or .npy path, or a folder of <name>.npy");
+  for (const auto &[key, value] : py::reinterpret_borrow<py::dict>(inputs)) {
+    if (!py::isinstance<py::str>(key)) throw py::type_error("inputs keys must be tensor names (str)");
+    const std::string name = key.cast<std::string>();
+    if (is_path(value)) spec.files[name] = path_arg(value, "inputs");  // as --input NAME=FILE.npy
+    else spec.arrays.emplace(name, guarded([&] { return array_arg(value, sim::array_source("inputs", name)); }));
+  }
   return spec;
 }
 
