@@ -209,14 +209,18 @@ std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memo
   return bad;
 }
 
-std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const ExpectSpec &e,
-                                      double rtol, double atol, std::vector<std::string> *checked) {
-  if (!e.dir.empty()) return compare_outputs(p, mem, e.dir, rtol, atol, checked);
+void check_expected_tensors(const isa::Program &p, const ExpectSpec &e) {
   for (const auto &[name, array] : e.arrays) {
     const int i = p.find_tensor(name);
     if (i < 0 || !p.tensors[i].is_output())
       throw InputError({array_source("expect", name), -1, "", ""}, "the kernel has no output tensor named '" + name + "'");
   }
+}
+
+std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const ExpectSpec &e,
+                                      double rtol, double atol, std::vector<std::string> *checked) {
+  if (!e.dir.empty()) return compare_outputs(p, mem, e.dir, rtol, atol, checked);
+  check_expected_tensors(p, e);
   std::vector<Mismatch> bad;
   for (size_t i = 0; i < p.tensors.size(); ++i) {
     const auto &t = p.tensors[i];

@@ -51,6 +51,7 @@ void complete_settings(const Kernel &k, RunSettings &s) {
   if (s.options.arch.empty()) s.options.arch = k.streams ? arch_for_gen(*k.streams) : "trn1";
   if (s.inputs.dir.empty()) s.inputs.dir = k.inputs_dir;
   if (!s.expect && !k.expected_dir.empty()) s.expect = ExpectSpec{k.expected_dir, {}};
+  if (s.expect) check_expected_tensors(k.program, *s.expect);
   if (s.rtol || s.atol) {
     if (!s.rtol) s.rtol = kDefaultRtol;
     if (!s.atol) s.atol = kDefaultAtol;

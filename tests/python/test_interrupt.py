@@ -8,8 +8,10 @@ import textwrap
 import threading
 import time
 
+import pytest
+
 import neuronsim
-from conftest import ROOT
+from conftest import ROOT, SANITIZED
 
 
 def long_kernel(path, iterations):
@@ -40,6 +42,8 @@ def child(script, *args):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+@pytest.mark.skipif(SANITIZED, reason="the stopped run ends with an exception out of the simulation: skipped "
+                                      "under ASan as in .ci/run")
 def test_sigint_stops_a_long_run_and_the_process_runs_again(tmp):
     # 50000 iterations: tens of seconds when not stopped.
     k = long_kernel(tmp / "long.bir.json", 50000)

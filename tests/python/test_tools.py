@@ -62,26 +62,25 @@ def test_validate_agrees_and_prints_as_the_cli(tmp):
 
 
 def test_validate_names_the_first_divergence(tmp):
-    # kernel1's TensorScalarPtr computes a - 1.0 with op0 = subtract: give its bundle another ALU byte.
-    files = neuronsim.encode(K1, "v3", outdir=tmp / "s")
+    # softmax's first TensorReduce (the row max) carries its ALU byte at +0x24 (isa/tables/bundle_fields.def, form
+    # TR): writing min's byte there is an encoder bug that changes the data.
+    files = neuronsim.encode("workloads/softmax", "v3")
     manifest = json.loads(files["manifest.json"])
-    (op,) = [i for i in manifest["instructions"] if i["type"] == "TensorScalarPtr"]
-    good = neuronsim.validate(K1, files)
-    for offset in range(64):  # the first byte whose change makes the bundle compute something else
-        bad = dict(files)
-        stream = bytearray(bad[op["file"]])
-        stream[op["offset"] + offset] ^= 0x01
-        bad[op["file"]] = bytes(stream)
-        rep = neuronsim.validate(K1, bad)
-        if not rep.ok and rep.divergence:
-            break
-    else:
-        pytest.fail("no single-bit change of the TensorScalarPtr bundle was noticed")
-    assert good.ok and rep.summary.startswith("validate: DIFFER")
+    reduce = next(i for i in manifest["instructions"] if i["type"] == "TensorReduce")
+    alu = {op["name"]: op["wire"]["v3"] for op in neuronsim.isa()["alu_ops"]}
+    data = bytearray(files[reduce["file"]])
+    assert data[reduce["offset"] + 0x24] == alu["max"]
+    data[reduce["offset"] + 0x24] = alu["min"]
+    bad = {**files, reduce["file"]: bytes(data)}
+    rep = neuronsim.validate("workloads/softmax", bad)
+    assert not rep.ok and not bool(rep) and rep.lint_errors == 1
+    assert rep.divergence.startswith(f"first divergence after DVE #0 (DVE.bin +0x0000, opcode 0x7c) TensorReduce "
+                                     f"'{reduce['name']}': outs[0] 'neg_max'")
+    assert rep.summary.startswith("validate: DIFFER")
     (tmp / "bad").mkdir()
-    for name, data in bad.items():
-        (tmp / "bad" / name).write_bytes(data)
-    r = cli("validate", "--bir", K1, "--bundles", tmp / "bad", check=False)
+    for name, blob in bad.items():
+        (tmp / "bad" / name).write_bytes(blob)
+    r = cli("validate", "--bir", "workloads/softmax", "--bundles", tmp / "bad", check=False)
     assert r.returncode == 1 and r.stdout == str(rep)
 
 

@@ -50,6 +50,8 @@ struct ExpectSpec {
   std::string dir;
   std::map<std::string, NpyArray> arrays;  // output name -> expected values; named "expect['NAME']" in messages
 };
+// InputError for an array of `e` that names no output tensor (before a run, so that a typo does not cost one).
+void check_expected_tensors(const isa::Program &p, const ExpectSpec &e);
 // Compares as above with each expected tensor of `e`: a folder's missing file is a Mismatch, an array naming no
 // output tensor an InputError.
 std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const ExpectSpec &e,

@@ -51,7 +51,7 @@ struct RunSettings {
 inline constexpr double kDefaultRtol = 1e-5, kDefaultAtol = 1e-6;
 
 // Fills in arch, inputs folder, expected tensors and tolerance (both or neither come from tolerance.json).
-// InputError naming tolerance.json when it does not read.
+// InputError naming tolerance.json when it does not read, or an expected array that names no output tensor.
 void complete_settings(const Kernel &k, RunSettings &s);
 
 // One run: the simulator (its memory holds the outputs) and its result.
