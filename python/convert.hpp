@@ -1,4 +1,5 @@
-// Values between Python and the library: paths, numpy arrays <-> sim::NpyArray, JSON documents -> Python objects.
+// Values between Python and the library: paths, numpy arrays <-> sim::NpyArray, JSON documents -> Python
+// objects.
 #pragma once
 
 #include <map>
@@ -18,7 +19,8 @@ namespace neuronsim::python {
 std::string path_arg(pybind11::handle obj, const char *what);
 bool is_path(pybind11::handle obj);
 
-// The numpy dtype a tensor of dtype `d` is held in: its .npy descr (sim/npy.hpp; bf16 as uint16, fp8 as uint8).
+// The numpy dtype a tensor of dtype `d` is held in: its .npy descr (sim/npy.hpp; bf16 as uint16, fp8 as
+// uint8).
 pybind11::dtype numpy_dtype(isa::Dtype d);
 
 // An array argument as a .npy file holding it would read: np.asarray(obj) in C order, its dtype by numpy's

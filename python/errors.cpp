@@ -14,7 +14,8 @@ PyObject *g_error = nullptr, *g_invalid = nullptr, *g_simulation = nullptr, *g_u
 PyObject *make_class(py::module_ &m, const char *name, const char *doc, PyObject *base) {
   const std::string qualified = std::string("neuronsim.") + name;
   PyObject *cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base, nullptr);
-  if (!cls) throw py::error_already_set();
+  if (!cls)
+    throw py::error_already_set();
   m.add_object(name, py::reinterpret_borrow<py::object>(cls));
   return cls;
 }
@@ -23,7 +24,8 @@ void raise(const Error &e) {
   PyObject *cls = e.exit_code() == 2 ? g_usage : e.exit_code() == 4 ? g_simulation : g_invalid;
   const ErrorContext &c = e.context();
   auto or_none = [](const std::string &s) -> py::object {
-    if (s.empty()) return py::none();
+    if (s.empty())
+      return py::none();
     return py::str(s);
   };
   py::object exc = py::reinterpret_borrow<py::object>(cls)(sim::one_line(e.what()));
@@ -38,26 +40,29 @@ void raise(const Error &e) {
 } // namespace
 
 void register_errors(py::module_ &m) {
-  g_error = make_class(m, "Error",
-                       "Base class of neuronsim's errors. str(e) is the CLI's message; e.exit_code is the CLI's exit\n"
-                       "code; e.file, e.inst_index, e.inst_name and e.field say where (None when not known).",
-                       PyExc_Exception);
-  g_invalid = make_class(m, "InvalidInput",
-                         "The input cannot be read or cannot run: BIR, bundles, arrays, shapes, dtypes (CLI exit 3).",
-                         g_error);
-  g_simulation = make_class(m, "SimulationError",
-                            "A fault while simulating: a deadlock, an out-of-bounds access at run time (CLI exit 4).",
-                            g_error);
+  g_error = make_class(
+      m, "Error",
+      "Base class of neuronsim's errors. str(e) is the CLI's message; e.exit_code is the CLI's exit\n"
+      "code; e.file, e.inst_index, e.inst_name and e.field say where (None when not known).",
+      PyExc_Exception);
+  g_invalid = make_class(
+      m, "InvalidInput",
+      "The input cannot be read or cannot run: BIR, bundles, arrays, shapes, dtypes (CLI exit 3).", g_error);
+  g_simulation = make_class(
+      m, "SimulationError",
+      "A fault while simulating: a deadlock, an out-of-bounds access at run time (CLI exit 4).", g_error);
   g_usage = make_class(m, "UsageError", "An argument is not one the call takes (CLI exit 2).", g_error);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
-      if (p) std::rethrow_exception(p);
+      if (p)
+        std::rethrow_exception(p);
     } catch (const Error &e) {
       raise(e);
     } catch (const sim::RunCancelled &) {
       // Python's own SIGINT handler saw the signal too (python/interrupt.cpp chains to it): running it raises
       // KeyboardInterrupt, or whatever a handler installed meanwhile does.
-      if (PyErr_CheckSignals() == 0) PyErr_SetNone(PyExc_KeyboardInterrupt);
+      if (PyErr_CheckSignals() == 0)
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
     }
   });
 }

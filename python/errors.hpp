@@ -12,14 +12,15 @@
 
 namespace neuronsim::python {
 
-// Creates Error, InvalidInput (exit 3), SimulationError (exit 4) and UsageError (exit 2) in `m`, and translates
-// the library's exceptions into them: the message is the line the CLI prints after "neuronsim: ", and the instance
-// carries exit_code, file, inst_index, inst_name and field (None where the error does not say). A cancelled run
-// (sim::RunCancelled, after Ctrl-C) becomes the KeyboardInterrupt Python's SIGINT handler raises.
+// Creates Error, InvalidInput (exit 3), SimulationError (exit 4) and UsageError (exit 2) in `m`, and
+// translates the library's exceptions into them: the message is the line the CLI prints after "neuronsim: ",
+// and the instance carries exit_code, file, inst_index, inst_name and field (None where the error does not
+// say). A cancelled run (sim::RunCancelled, after Ctrl-C) becomes the KeyboardInterrupt Python's SIGINT
+// handler raises.
 void register_errors(pybind11::module_ &m);
 
-// Runs `f`; an exception that is neither the library's own nor Python's (a JSON or filesystem exception out of a
-// library call) becomes SimulationError "internal error: <what>", as the CLI reports it (exit 4).
+// Runs `f`; an exception that is neither the library's own nor Python's (a JSON or filesystem exception out
+// of a library call) becomes SimulationError "internal error: <what>", as the CLI reports it (exit 4).
 template <typename F> auto guarded(F &&f) -> decltype(f()) {
   try {
     return f();

@@ -13,13 +13,15 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "read and written by a signal handler");
-struct sigaction g_previous;  // Python's handler, chained to
+struct sigaction g_previous; // Python's handler, chained to
 
 void on_sigint(int sig, siginfo_t *info, void *ucontext) {
   g_interrupted.store(true, std::memory_order_relaxed);
-  // Python's C-level handler only records the signal (async-signal-safe); its Python-level handler runs later.
+  // Python's C-level handler only records the signal (async-signal-safe); its Python-level handler runs
+  // later.
   if (g_previous.sa_flags & SA_SIGINFO) {
-    if (g_previous.sa_sigaction) g_previous.sa_sigaction(sig, info, ucontext);
+    if (g_previous.sa_sigaction)
+      g_previous.sa_sigaction(sig, info, ucontext);
   } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
     g_previous.sa_handler(sig);
   }
@@ -27,7 +29,8 @@ void on_sigint(int sig, siginfo_t *info, void *ucontext) {
 
 bool python_handles_sigint_by_default() {
   py::module_ threading = py::module_::import("threading");
-  if (!threading.attr("current_thread")().is(threading.attr("main_thread")())) return false;
+  if (!threading.attr("current_thread")().is(threading.attr("main_thread")()))
+    return false;
   py::module_ signal = py::module_::import("signal");
   return signal.attr("getsignal")(signal.attr("SIGINT")).is(signal.attr("default_int_handler"));
 }
@@ -35,7 +38,8 @@ bool python_handles_sigint_by_default() {
 } // namespace
 
 SigintWatch::SigintWatch() {
-  if (!python_handles_sigint_by_default()) return;
+  if (!python_handles_sigint_by_default())
+    return;
   g_interrupted.store(false);
   struct sigaction sa {};
   sa.sa_sigaction = on_sigint;
@@ -45,7 +49,8 @@ SigintWatch::SigintWatch() {
 }
 
 SigintWatch::~SigintWatch() {
-  if (installed_) sigaction(SIGINT, &g_previous, nullptr);
+  if (installed_)
+    sigaction(SIGINT, &g_previous, nullptr);
 }
 
 std::function<bool()> SigintWatch::hook() const {

@@ -1,5 +1,6 @@
-// The `neuronsim` Python module (project issue 15): run kernels on numpy arrays and get outputs, statistics and the
-// timeline, in process. The functions are in python/run.cpp and python/tools.cpp; README "Python" is the guide.
+// The `neuronsim` Python module (project issue 15): run kernels on numpy arrays and get outputs, statistics
+// and the timeline, in process. The functions are in python/run.cpp and python/tools.cpp; README "Python" is
+// the guide.
 #include <cstdlib>
 #include <systemc>
 
@@ -16,7 +17,9 @@ using namespace neuronsim::python;
 
 // libsystemc's main() calls sc_main, so the shared library refers to it and an extension that links it must
 // define it to load (Python resolves every symbol at import). It is never called: Python has its own main().
-extern "C" __attribute__((visibility("default"))) int sc_main(int, char **) { return 0; }
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char **) {
+  return 0;
+}
 
 namespace {
 
@@ -52,8 +55,10 @@ The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInt
 
 std::string tensor_repr(const TensorInfo &t) {
   std::string shape;
-  for (auto s : t.shape) shape += (shape.empty() ? "" : ", ") + text_of(s);
-  if (t.shape.size() == 1) shape += ",";
+  for (auto s : t.shape)
+    shape += (shape.empty() ? "" : ", ") + text_of(s);
+  if (t.shape.size() == 1)
+    shape += ",";
   return "TensorInfo(name='" + t.name + "', shape=(" + shape + "), dtype=" + text_of(t.dtype) +
          ", bir_dtype='" + t.bir_dtype + "', kind='" + t.kind + "', memory='" + t.memory + "')";
 }
@@ -61,7 +66,7 @@ std::string tensor_repr(const TensorInfo &t) {
 } // namespace
 
 PYBIND11_MODULE(neuronsim, m) {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // a simulator's output should be its own
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); // a simulator's output should be its own
   m.doc() = kModuleDoc;
   m.attr("__version__") = neuronsim::sim::version();
   register_errors(m);
@@ -69,7 +74,8 @@ PYBIND11_MODULE(neuronsim, m) {
   py::class_<TensorInfo>(m, "TensorInfo", "A tensor of a kernel.")
       .def_readonly("name", &TensorInfo::name)
       .def_readonly("shape", &TensorInfo::shape)
-      .def_readonly("dtype", &TensorInfo::dtype, "the numpy dtype its arrays have (bf16 -> uint16, fp8 -> uint8)")
+      .def_readonly("dtype", &TensorInfo::dtype,
+                    "the numpy dtype its arrays have (bf16 -> uint16, fp8 -> uint8)")
       .def_readonly("bir_dtype", &TensorInfo::bir_dtype, "its dtype in the BIR: 'bfloat16', 'float32', ...")
       .def_readonly("kind", &TensorInfo::kind, "'ExternalInput', 'ExternalOutput', 'Internal', ...")
       .def_readonly("memory", &TensorInfo::memory, "'DRAM', 'SB' or 'PSUM'")
@@ -77,34 +83,41 @@ PYBIND11_MODULE(neuronsim, m) {
 
   py::class_<KernelInfo>(m, "Kernel", "A kernel read by load(); run() takes it in place of a path.")
       .def_property_readonly("path", [](const KernelInfo &k) { return k.kernel->path; })
-      .def_property_readonly("label", [](const KernelInfo &k) { return k.kernel->label; },
-                             "how runs name it: the BIR file, or 'DIR (bundle streams, v3)'")
-      .def_property_readonly("streams",
-                             [](const KernelInfo &k) -> py::object {
-                               if (!k.kernel->streams) return py::none();
-                               return py::str(neuronsim::isa::core_gen_name(*k.kernel->streams));
-                             },
-                             "the generation of a bundle-stream folder ('v2', 'v3', 'v4'), else None")
-      .def_property_readonly("inputs", [](const KernelInfo &k) { return k.tensors(true, false); },
-                             "the input tensors run() fills (list of TensorInfo)")
-      .def_property_readonly("outputs", [](const KernelInfo &k) { return k.tensors(false, true); },
-                             "the output tensors (list of TensorInfo)")
-      .def_property_readonly("tensors", [](const KernelInfo &k) { return k.tensors(false, false); },
-                             "every tensor, SBUF and PSUM ones included")
+      .def_property_readonly(
+          "label", [](const KernelInfo &k) { return k.kernel->label; },
+          "how runs name it: the BIR file, or 'DIR (bundle streams, v3)'")
+      .def_property_readonly(
+          "streams",
+          [](const KernelInfo &k) -> py::object {
+            if (!k.kernel->streams)
+              return py::none();
+            return py::str(neuronsim::isa::core_gen_name(*k.kernel->streams));
+          },
+          "the generation of a bundle-stream folder ('v2', 'v3', 'v4'), else None")
+      .def_property_readonly(
+          "inputs", [](const KernelInfo &k) { return k.tensors(true, false); },
+          "the input tensors run() fills (list of TensorInfo)")
+      .def_property_readonly(
+          "outputs", [](const KernelInfo &k) { return k.tensors(false, true); },
+          "the output tensors (list of TensorInfo)")
+      .def_property_readonly(
+          "tensors", [](const KernelInfo &k) { return k.tensors(false, false); },
+          "every tensor, SBUF and PSUM ones included")
       .def_property_readonly("instructions", &KernelInfo::instructions,
                              "static instructions by type: {'TensorScalarPtr': 1, ...}")
-      .def_property_readonly("dynamic_instructions",
-                             [](const KernelInfo &k) { return k.kernel->program.dynamic_count(); },
-                             "instructions a run executes (loops unrolled)")
+      .def_property_readonly(
+          "dynamic_instructions", [](const KernelInfo &k) { return k.kernel->program.dynamic_count(); },
+          "instructions a run executes (loops unrolled)")
       .def("__repr__", [](const KernelInfo &k) {
-        return "<neuronsim.Kernel " + k.kernel->label + ": " + std::to_string(k.kernel->program.insts.size()) +
-               " instructions>";
+        return "<neuronsim.Kernel " + k.kernel->label + ": " +
+               std::to_string(k.kernel->program.insts.size()) + " instructions>";
       });
 
   py::class_<MismatchInfo>(m, "Mismatch", "An output outside the tolerance: its worst element.")
       .def_readonly("tensor", &MismatchInfo::tensor)
-      .def_readonly("index", &MismatchInfo::index, "flat index of the worst element; -1 for a missing tensor or a "
-                                                   "shape error (see message)")
+      .def_readonly("index", &MismatchInfo::index,
+                    "flat index of the worst element; -1 for a missing tensor or a "
+                    "shape error (see message)")
       .def_readonly("got", &MismatchInfo::got)
       .def_readonly("want", &MismatchInfo::want)
       .def_readonly("message", &MismatchInfo::message)
@@ -115,36 +128,45 @@ PYBIND11_MODULE(neuronsim, m) {
       .def_readonly("outputs", &Result::outputs, "output name -> numpy array (empty after a timing-only run)")
       .def_readonly("stats", &Result::stats, "the statistics, as `neuronsim run --stats` writes them")
       .def_readonly("total_ns", &Result::total_ns, "simulated time until the last result is visible, ns")
-      .def_readonly("trace_path", &Result::trace_path, "where the Perfetto timeline was written (trace=), or None")
+      .def_readonly("trace_path", &Result::trace_path,
+                    "where the Perfetto timeline was written (trace=), or None")
       .def_readonly("mismatches", &Result::mismatches,
                     "when outputs were compared: the list of Mismatch (empty: all agree); else None")
       .def_readonly("arch", &Result::arch)
       .def_readonly("kernel", &Result::kernel)
       .def_readonly("dynamic_instructions", &Result::dynamic_instructions)
       .def_readonly("device_prints", &Result::device_prints, "DevicePrint lines, in order")
-      .def_property_readonly("ok", [](const Result &r) { return r.mismatches.is_none() || py::len(r.mismatches) == 0; },
-                             "no mismatch (True when nothing was compared)")
+      .def_property_readonly(
+          "ok", [](const Result &r) { return r.mismatches.is_none() || py::len(r.mismatches) == 0; },
+          "no mismatch (True when nothing was compared)")
       .def("__repr__", [](const Result &r) {
         std::string outs;
-        for (const auto &[name, a] : r.outputs) outs += (outs.empty() ? "" : ", ") + text_of(name);
+        for (const auto &[name, a] : r.outputs)
+          outs += (outs.empty() ? "" : ", ") + text_of(name);
         return "<neuronsim.Result " + r.kernel + " on " + r.arch + ": " + std::to_string(r.total_ns) +
                " ns, outputs [" + outs + "]>";
       });
 
   py::class_<Report>(m, "Report", "What validate() returns: agreement, or the first divergence.")
       .def_property_readonly("ok", [](const Report &r) { return r.report.agree; })
-      .def_property_readonly("summary", [](const Report &r) { return r.report.summary; },
-                             "one line: 'validate: OK ...' or 'validate: DIFFER: <first problem>'")
-      .def_property_readonly("divergence", [](const Report &r) -> py::object {
-        if (r.report.divergence.empty()) return py::none();
-        return py::str(r.report.divergence);
-      }, "the first instruction (BIR order) or output whose data differ, or None")
+      .def_property_readonly(
+          "summary", [](const Report &r) { return r.report.summary; },
+          "one line: 'validate: OK ...' or 'validate: DIFFER: <first problem>'")
+      .def_property_readonly(
+          "divergence",
+          [](const Report &r) -> py::object {
+            if (r.report.divergence.empty())
+              return py::none();
+            return py::str(r.report.divergence);
+          },
+          "the first instruction (BIR order) or output whose data differ, or None")
       .def_property_readonly("lint", [](const Report &r) { return r.report.lint; })
       .def_property_readonly("lint_errors", [](const Report &r) { return r.report.lint_errors; })
       .def_property_readonly("notes", [](const Report &r) { return r.report.notes; })
       .def("__bool__", [](const Report &r) { return r.report.agree; })
-      .def("__str__", [](const Report &r) { return neuronsim::sim::report_text(r.report); },
-           "the report as `neuronsim validate` prints it")
+      .def(
+          "__str__", [](const Report &r) { return neuronsim::sim::report_text(r.report); },
+          "the report as `neuronsim validate` prints it")
       .def("__repr__", [](const Report &r) { return "<neuronsim.Report " + r.report.summary + ">"; });
 
   m.def("run", &run, kRunDoc, py::arg("kernel"), py::arg("inputs") = py::none(), py::kw_only(),
@@ -155,23 +177,28 @@ PYBIND11_MODULE(neuronsim, m) {
         py::arg("kernel"));
   m.def("isa", &isa, "Every ISA table the simulator knows: the `neuronsim isa --json` document as a dict.");
   m.def("encode", &encode,
-        "Lowers a BIR kernel and encodes it as 64-byte bundle streams for gen 'v2', 'v3' or 'v4' (as `neuronsim\n"
-        "encode`): returns {'manifest.json': bytes, '<engine>.bin': bytes, ...}. arch: the architecture lowered for\n"
+        "Lowers a BIR kernel and encodes it as 64-byte bundle streams for gen 'v2', 'v3' or 'v4' (as "
+        "`neuronsim\n"
+        "encode`): returns {'manifest.json': bytes, '<engine>.bin': bytes, ...}. arch: the architecture "
+        "lowered for\n"
         "(default: the generation's). outdir: also write the files there, as the CLI does.",
         py::arg("kernel"), py::arg("gen"), py::kw_only(), py::arg("arch") = py::none(),
         py::arg("outdir") = py::none());
   m.def("validate", &validate,
-        "Runs a BIR kernel and the bundle streams encoded from it (a folder, or the dict encode() returns) on the\n"
+        "Runs a BIR kernel and the bundle streams encoded from it (a folder, or the dict encode() returns) "
+        "on the\n"
         "same inputs, compares what every instruction wrote and lints the streams, as `neuronsim validate`.\n"
         "Returns a Report.",
         py::arg("kernel"), py::arg("bundles"), py::kw_only(), py::arg("inputs") = py::none(),
         py::arg("arch") = py::none(), py::arg("rtol") = 0.0, py::arg("atol") = 0.0);
   m.def("to_float32", &to_float32,
-        "The values of an array of BIR dtype `dtype` ('bfloat16', 'float8e4', 'float16', 'int32', ...), held in its\n"
+        "The values of an array of BIR dtype `dtype` ('bfloat16', 'float8e4', 'float16', 'int32', ...), held "
+        "in its\n"
         "container (bf16 as uint16, fp8 as uint8 raw bits), as float32: the simulator's own conversion.",
         py::arg("array"), py::arg("dtype"));
   m.def("from_float32", &from_float32,
-        "float32 values (other arrays are cast to float32 first) stored as BIR dtype `dtype`, in its container:\n"
+        "float32 values (other arrays are cast to float32 first) stored as BIR dtype `dtype`, in its "
+        "container:\n"
         "the simulator's rounding (round to nearest even, fp8 overflow rules, integer saturation).",
         py::arg("array"), py::arg("dtype"));
 }

@@ -19,8 +19,9 @@ std::shared_ptr<const sim::Kernel> kernel_arg(py::handle kernel, sim::KernelForm
   if (py::isinstance<KernelInfo>(kernel)) {
     auto k = kernel.cast<const KernelInfo &>().kernel;
     if (forms == sim::KernelForms::BirOnly && k->streams)
-      throw InputError({k->path, -1, "", ""}, "bundle streams given where BIR is needed (a .json file or a workload "
-                                              "folder)");
+      throw InputError({k->path, -1, "", ""},
+                       "bundle streams given where BIR is needed (a .json file or a workload "
+                       "folder)");
     return k;
   }
   const std::string path = path_arg(kernel, "kernel");
@@ -30,15 +31,20 @@ std::shared_ptr<const sim::Kernel> kernel_arg(py::handle kernel, sim::KernelForm
   });
 }
 
-KernelInfo load(py::handle kernel) { return KernelInfo{kernel_arg(kernel, sim::KernelForms::Any)}; }
+KernelInfo load(py::handle kernel) {
+  return KernelInfo{kernel_arg(kernel, sim::KernelForms::Any)};
+}
 
 py::list KernelInfo::tensors(bool inputs, bool outputs) const {
   py::list l;
   for (const auto &t : kernel->program.tensors) {
-    if (inputs && !(t.is_input() && t.is_dram())) continue;  // the tensors run() fills
-    if (outputs && !t.is_output()) continue;
+    if (inputs && !(t.is_input() && t.is_dram()))
+      continue; // the tensors run() fills
+    if (outputs && !t.is_output())
+      continue;
     py::tuple shape(t.shape.size());
-    for (size_t k = 0; k < t.shape.size(); ++k) shape[k] = py::int_(t.shape[k]);
+    for (size_t k = 0; k < t.shape.size(); ++k)
+      shape[k] = py::int_(t.shape[k]);
     l.append(TensorInfo{t.name, shape, numpy_dtype(t.dtype), isa::enum_name(t.dtype), isa::enum_name(t.kind),
                         isa::enum_name(t.mem)});
   }
@@ -47,26 +53,33 @@ py::list KernelInfo::tensors(bool inputs, bool outputs) const {
 
 py::dict KernelInfo::instructions() const {
   std::map<std::string, int64_t> counts;
-  for (const auto &inst : kernel->program.insts) ++counts[isa::inst_type_name(inst.type)];
+  for (const auto &inst : kernel->program.insts)
+    ++counts[isa::inst_type_name(inst.type)];
   py::dict d;
-  for (const auto &[name, n] : counts) d[py::str(name)] = n;
+  for (const auto &[name, n] : counts)
+    d[py::str(name)] = n;
   return d;
 }
 
 sim::InputSpec inputs_arg(py::handle inputs) {
   sim::InputSpec spec;
-  if (inputs.is_none()) return spec;
+  if (inputs.is_none())
+    return spec;
   if (is_path(inputs)) {
     spec.dir = path_arg(inputs, "inputs");
     return spec;
   }
   if (!py::isinstance<py::dict>(inputs))
-    throw py::type_error("inputs must be a dict of tensor name -> numpy array or .npy path, or a folder of <name>.npy");
+    throw py::type_error(
+        "inputs must be a dict of tensor name -> numpy array or .npy path, or a folder of <name>.npy");
   for (const auto &[key, value] : py::reinterpret_borrow<py::dict>(inputs)) {
-    if (!py::isinstance<py::str>(key)) throw py::type_error("inputs keys must be tensor names (str)");
+    if (!py::isinstance<py::str>(key))
+      throw py::type_error("inputs keys must be tensor names (str)");
     const std::string name = key.cast<std::string>();
-    if (is_path(value)) spec.files[name] = path_arg(value, "inputs");  // as --input NAME=FILE.npy
-    else spec.arrays.emplace(name, guarded([&] { return array_arg(value, sim::array_source("inputs", name)); }));
+    if (is_path(value))
+      spec.files[name] = path_arg(value, "inputs"); // as --input NAME=FILE.npy
+    else
+      spec.arrays.emplace(name, guarded([&] { return array_arg(value, sim::array_source("inputs", name)); }));
   }
   return spec;
 }
@@ -76,15 +89,19 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
            std::optional<std::string> kernel_sim, py::handle trace) {
   const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
   sim::RunSettings s;
-  s.options.arch.clear();  // unset: the kernel decides (trn1, or the bundle streams' generation)
-  if (arch) s.options.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
+  s.options.arch.clear(); // unset: the kernel decides (trn1, or the bundle streams' generation)
+  if (arch)
+    s.options.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
   s.options.timing_only = timing_only;
-  if (kernel_sim) s.options.kernel_sim = *kernel_sim;
+  if (kernel_sim)
+    s.options.kernel_sim = *kernel_sim;
   s.inputs = inputs_arg(inputs);
   if (!expect.is_none()) {
     sim::ExpectSpec e;
-    if (is_path(expect)) e.dir = path_arg(expect, "expect");
-    else e.arrays = guarded([&] { return arrays_arg(expect, "expect"); });
+    if (is_path(expect))
+      e.dir = path_arg(expect, "expect");
+    else
+      e.arrays = guarded([&] { return arrays_arg(expect, "expect"); });
     s.expect = std::move(e);
   }
   s.rtol = rtol, s.atol = atol;
@@ -110,7 +127,8 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
     });
   }
   // A SIGINT that came while the schedule was built (which is not polled) or after the last poll.
-  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  if (PyErr_CheckSignals() != 0)
+    throw py::error_already_set();
 
   Result out;
   out.kernel = k->label;
@@ -118,8 +136,10 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
   out.total_ns = r.result.total_ns;
   out.dynamic_instructions = r.result.dynamic_instructions;
   out.stats = to_python(stats);
-  if (!trace_file.empty()) out.trace_path = py::str(trace_file);
-  for (const auto &line : prints) out.device_prints.append(line);
+  if (!trace_file.empty())
+    out.trace_path = py::str(trace_file);
+  for (const auto &line : prints)
+    out.device_prints.append(line);
   if (!s.options.timing_only) {
     const auto &p = k->program;
     for (size_t i = 0; i < p.tensors.size(); ++i)
@@ -129,7 +149,8 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
     if (s.expect) {
       py::list l;
       for (const auto &m : bad)
-        l.append(MismatchInfo{m.tensor, m.index, m.got, m.want, m.message, sim::mismatch_line(m, *s.rtol, *s.atol)});
+        l.append(MismatchInfo{m.tensor, m.index, m.got, m.want, m.message,
+                              sim::mismatch_line(m, *s.rtol, *s.atol)});
       out.mismatches = l;
     }
   }

@@ -18,7 +18,8 @@ namespace neuronsim::python {
 
 namespace {
 
-// A fresh folder under the system's temporary directory, removed with everything in it when it goes out of scope.
+// A fresh folder under the system's temporary directory, removed with everything in it when it goes out of
+// scope.
 class TempDir {
 public:
   TempDir() {
@@ -54,8 +55,9 @@ py::dict files_dict(const std::map<std::string, std::vector<uint8_t>> &files) {
 isa::Dtype dtype_arg(const std::string &name) {
   const isa::Dtype d = guarded([&] { return isa::parse_dtype(name); });
   if (!engines::dtype_supported(d))
-    throw InputError({}, std::string("dtype ") + isa::enum_name(d) + " is a packed container; its elements have no "
-                                                                     "single fp32 value");
+    throw InputError({}, std::string("dtype ") + isa::enum_name(d) +
+                             " is a packed container; its elements have no "
+                             "single fp32 value");
   return d;
 }
 
@@ -65,7 +67,8 @@ py::object isa() {
   return to_python(isa::isa_tables_json([](isa::InstructionType t) { return engines::executes(t); }));
 }
 
-py::dict encode(py::handle kernel, const std::string &gen, std::optional<std::string> arch, py::handle outdir) {
+py::dict encode(py::handle kernel, const std::string &gen, std::optional<std::string> arch,
+                py::handle outdir) {
   const isa::CoreGen g = guarded([&] { return sim::parse_gen(gen, "gen"); });
   const std::string a = arch ? guarded([&] { return sim::parse_arch(*arch, "arch"); }) : sim::arch_for_gen(g);
   const auto k = kernel_arg(kernel, sim::KernelForms::BirOnly);
@@ -88,7 +91,8 @@ Report validate(py::handle kernel, py::handle bundles, py::handle inputs, std::o
                 double rtol, double atol) {
   const auto k = kernel_arg(kernel, sim::KernelForms::BirOnly);
   sim::ValidateOptions vo;
-  if (arch) vo.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
+  if (arch)
+    vo.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
   vo.inputs = inputs_arg(inputs);
   vo.rtol = rtol, vo.atol = atol;
   // The streams: a folder, or the files encode() returned (written to a temporary folder for the run).
@@ -100,7 +104,8 @@ Report validate(py::handle kernel, py::handle bundles, py::handle inputs, std::o
     for (const auto &[name, data] : py::reinterpret_borrow<py::dict>(bundles)) {
       const std::string n = text_of(name);
       if (n.empty() || n.find('/') != std::string::npos || n == "." || n == "..")
-        throw InputError({sim::array_source("bundles", n), -1, "", ""}, "a bundle file name must be a plain file name");
+        throw InputError({sim::array_source("bundles", n), -1, "", ""},
+                         "a bundle file name must be a plain file name");
       files[n] = py::bytes(data.cast<py::bytes>()).cast<std::string>();
     }
   } else {
@@ -109,12 +114,14 @@ Report validate(py::handle kernel, py::handle bundles, py::handle inputs, std::o
   sim::ValidateReport r = guarded([&] {
     py::gil_scoped_release nogil;
     std::lock_guard<std::mutex> lock(core_mutex());
-    if (!dir.empty()) return sim::validate_kernel(*k, dir, vo);
+    if (!dir.empty())
+      return sim::validate_kernel(*k, dir, vo);
     TempDir tmp;
     for (const auto &[name, bytes] : files) {
       std::ofstream os(fs::path(tmp.str()) / name, std::ios::binary);
       os.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      if (!os) throw InputError({(fs::path(tmp.str()) / name).string(), -1, "", ""}, "cannot write");
+      if (!os)
+        throw InputError({(fs::path(tmp.str()) / name).string(), -1, "", ""}, "cannot write");
     }
     return sim::validate_kernel(*k, tmp.str(), vo);
   });
@@ -128,10 +135,10 @@ py::array to_float32(py::handle array, const std::string &dtype) {
   const py::dtype container = numpy_dtype(d);
   if (!a.dtype().equal(container))
     throw InputError({}, std::string("to_float32: ") + isa::enum_name(d) + " values are held as " +
-                             text_of(container) + ", got an array of " +
-                             text_of(a.dtype()));
+                             text_of(container) + ", got an array of " + text_of(a.dtype()));
   py::array_t<float> out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
-  guarded([&] { engines::load_f32(d, static_cast<const uint8_t *>(a.data()), out.mutable_data(), a.size()); });
+  guarded(
+      [&] { engines::load_f32(d, static_cast<const uint8_t *>(a.data()), out.mutable_data(), a.size()); });
   return std::move(out);
 }
 

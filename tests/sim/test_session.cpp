@@ -1,6 +1,6 @@
 // sim/session.cpp: what `neuronsim run|encode|validate` and the Python module share. kernel1 is real compiler
-// output computing b = a - 1.0 on a [10, 10] fp32 tile (workloads/kernel1); tensor_add states rtol = atol = 0 in
-// its tolerance.json.
+// output computing b = a - 1.0 on a [10, 10] fp32 tile (workloads/kernel1); tensor_add states rtol = atol = 0
+// in its tolerance.json.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -44,7 +44,7 @@ TEST(Session, KernelFormsAndTheirFolders) {
   EXPECT_EQ(k.expected_dir, kK1 + "/expected");
   EXPECT_EQ(k.tolerance_file, "");
   EXPECT_FALSE(k.streams);
-  EXPECT_EQ(k.program.insts.size(), 3u);  // Load, TensorScalarPtr, Save
+  EXPECT_EQ(k.program.insts.size(), 3u); // Load, TensorScalarPtr, Save
 
   TempDir d;
   const std::string s = d.path + "/s";
@@ -55,7 +55,8 @@ TEST(Session, KernelFormsAndTheirFolders) {
   EXPECT_EQ(streams.label, s + " (bundle streams, v3)");
   EXPECT_EQ(error_of([&] { sim::load_kernel(s, sim::KernelForms::BirOnly); }),
             s + ": a workload directory must hold exactly one *.bir.json file (found 0)");
-  EXPECT_EQ(error_of([&] { sim::load_kernel(d.path + "/none"); }), d.path + "/none: no such file or directory");
+  EXPECT_EQ(error_of([&] { sim::load_kernel(d.path + "/none"); }),
+            d.path + "/none: no such file or directory");
 }
 
 TEST(Session, SettingsComeFromTheKernelUnlessGiven) {
@@ -73,10 +74,10 @@ TEST(Session, SettingsComeFromTheKernelUnlessGiven) {
   const sim::Kernel add = sim::load_kernel(std::string(NEURONSIM_SOURCE_DIR) + "/workloads/tensor_add");
   sim::RunSettings t;
   sim::complete_settings(add, t);
-  EXPECT_EQ(*t.rtol, 0.0);  // tolerance.json
+  EXPECT_EQ(*t.rtol, 0.0); // tolerance.json
   EXPECT_EQ(*t.atol, 0.0);
   sim::RunSettings u;
-  u.rtol = 1e-3;  // one given: the file is not read, the other is the default
+  u.rtol = 1e-3; // one given: the file is not read, the other is the default
   sim::complete_settings(add, u);
   EXPECT_EQ(*u.rtol, 1e-3);
   EXPECT_EQ(*u.atol, 1e-6);
@@ -86,8 +87,8 @@ TEST(Session, SettingsComeFromTheKernelUnlessGiven) {
   sim::RunSettings v;
   v.options.arch.clear();
   sim::complete_settings(sim::load_kernel(d.path + "/s"), v);
-  EXPECT_EQ(v.options.arch, "trn3");  // v4 = trn3
-  EXPECT_FALSE(v.expect);             // no expected/ next to streams
+  EXPECT_EQ(v.options.arch, "trn3"); // v4 = trn3
+  EXPECT_FALSE(v.expect);            // no expected/ next to streams
 }
 
 TEST(Session, InputsAndExpectedValuesInMemory) {
@@ -100,14 +101,17 @@ TEST(Session, InputsAndExpectedValuesInMemory) {
             "inputs['a']: field 'shape': input 'a' has shape 5x5, the kernel declares 10x10");
   sim::RunSettings typo;
   typo.expect = sim::ExpectSpec{"", {{"c", sim::npy_from_f32({1}, {1})}}};
-  EXPECT_EQ(error_of([&] { sim::complete_settings(k, typo); }), "expect['c']: the kernel has no output tensor named 'c'");
+  EXPECT_EQ(error_of([&] { sim::complete_settings(k, typo); }),
+            "expect['c']: the kernel has no output tensor named 'c'");
 
   std::vector<float> a(100);
-  for (int i = 0; i < 100; ++i) a[static_cast<size_t>(i)] = static_cast<float>(i);
+  for (int i = 0; i < 100; ++i)
+    a[static_cast<size_t>(i)] = static_cast<float>(i);
   sim::RunSettings s;
   s.inputs.arrays["a"] = sim::npy_from_f32(a, {10, 10});
   std::vector<float> want(100);
-  for (int i = 0; i < 100; ++i) want[static_cast<size_t>(i)] = static_cast<float>(i) - 1.0f;  // b = a - 1
+  for (int i = 0; i < 100; ++i)
+    want[static_cast<size_t>(i)] = static_cast<float>(i) - 1.0f; // b = a - 1
   want[42] += 0.5f;
   s.expect = sim::ExpectSpec{"", {{"b", sim::npy_from_f32(want, {10, 10})}}};
   sim::complete_settings(k, s);
@@ -118,22 +122,23 @@ TEST(Session, InputsAndExpectedValuesInMemory) {
   EXPECT_EQ(checked, (std::vector<std::string>{"b"}));
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0].index, 42);
-  EXPECT_EQ(bad[0].got, 41.0);   // 42 - 1
-  EXPECT_EQ(bad[0].want, 41.5);  // the planted error
-  EXPECT_EQ(sim::mismatch_line(bad[0], *s.rtol, *s.atol), "MISMATCH b[42]: got 41, expected 41.5 (rtol 1e-05, atol 1e-06)");
-
+  EXPECT_EQ(bad[0].got, 41.0);  // 42 - 1
+  EXPECT_EQ(bad[0].want, 41.5); // the planted error
+  EXPECT_EQ(sim::mismatch_line(bad[0], *s.rtol, *s.atol),
+            "MISMATCH b[42]: got 41, expected 41.5 (rtol 1e-05, atol 1e-06)");
 }
 
 TEST(Session, Texts) {
-  EXPECT_EQ(error_of([] { sim::parse_arch("trn9", "--arch"); }), "--arch takes trn1, trn2 or trn3, got 'trn9'");
+  EXPECT_EQ(error_of([] { sim::parse_arch("trn9", "--arch"); }),
+            "--arch takes trn1, trn2 or trn3, got 'trn9'");
   EXPECT_EQ(error_of([] { sim::parse_gen("v5", "gen"); }), "gen takes v2, v3 or v4, got 'v5'");
   EXPECT_EQ(sim::parse_gen("V3", "--gen"), isa::CoreGen::V3);
   try {
     sim::parse_arch("x", "--arch");
   } catch (const Error &e) {
-    EXPECT_EQ(e.exit_code(), 2);  // UsageError
+    EXPECT_EQ(e.exit_code(), 2); // UsageError
   }
-  EXPECT_EQ(sim::one_line("a\nb\xff\xc3\xa9"), "a\\x0Ab\\xFF\xc3\xa9");  // é (C3 A9) is valid UTF-8: kept
+  EXPECT_EQ(sim::one_line("a\nb\xff\xc3\xa9"), "a\\x0Ab\\xFF\xc3\xa9"); // é (C3 A9) is valid UTF-8: kept
   sim::Mismatch missing{"b", -1, 0, 0, "no expected file x/b.npy"};
   EXPECT_EQ(sim::mismatch_line(missing, 0, 0), "MISMATCH b: no expected file x/b.npy");
   sim::ValidateReport r;
