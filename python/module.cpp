@@ -67,6 +67,12 @@ std::string tensor_repr(const TensorInfo &t) {
 
 PYBIND11_MODULE(neuronsim, m) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); // a simulator's output should be its own
+  try {
+    py::module_::import("numpy");  // arrays in and out, and the dtypes of load()
+  } catch (py::error_already_set &) {
+    throw py::import_error("neuronsim needs numpy: apt install python3-numpy (Debian's python3), or pip install "
+                           "numpy in a virtual environment");
+  }
   m.doc() = kModuleDoc;
   m.attr("__version__") = neuronsim::sim::version();
   register_errors(m);
