@@ -35,6 +35,14 @@ def long_kernel(path, iterations):
     return path
 
 
+def finish(p, timeout):
+    """The rest of a child's stdout and its stderr, once it has ended. (Read through p.stdout: lines after one
+    already read may sit in its buffer, where communicate() would not see them.)"""
+    out, err = p.stdout.read(), p.stderr.read()
+    p.wait(timeout=timeout)
+    return out, err
+
+
 def child(script, *args):
     """A Python child with the default SIGINT disposition (a shell may have started us with SIGINT ignored)."""
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), *map(str, args)], cwd=ROOT,
@@ -65,7 +73,7 @@ def test_sigint_stops_a_long_run_and_the_process_runs_again(tmp):
         p.send_signal(signal.SIGINT)
         assert p.stdout.readline() == "interrupted\n"
         latency = time.monotonic() - sent
-        out, err = p.communicate(timeout=120)
+        out, err = finish(p, 120)
     finally:
         p.kill()
         p.wait()
@@ -88,7 +96,7 @@ def test_a_program_with_its_own_sigint_handler_keeps_it(tmp):
         assert p.stdout.readline() == "running\n"
         time.sleep(0.5)
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=300)
+        out, err = finish(p, 300)
     finally:
         p.kill()
         p.wait()
