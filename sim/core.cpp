@@ -63,6 +63,8 @@ struct Job {
   const engines::ArchParams *arch = nullptr;
   bool timing_only = false;
   const std::function<void(const ScheduledInst &, const engines::Memory &)> *after = nullptr;  // RunOptions hook
+  const std::function<bool()> *cancelled = nullptr;  // RunOptions hook
+  int64_t until_poll = kCancelPollInstructions;      // instructions to issue before `cancelled` is polled again
   int64_t t0 = 0;                                    // ps at the start of the run
   std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
   std::array<std::vector<int64_t>, kMaxQueues> finish;   // per queue position: completion time (ps, absolute)
@@ -194,6 +196,15 @@ SC_MODULE(Core) {
     if (changed) sem_changed.notify(sc_core::SC_ZERO_TIME);
   }
 
+  // Ends the run with `error` (rethrown by Simulator::run): every thread is woken to see `aborted` and park.
+  void abort_run(Job &j, std::exception_ptr error) {
+    j.error = std::move(error);
+    j.aborted = true;
+    for (auto &k : kick) k.notify(sc_core::SC_ZERO_TIME);
+    for (auto &e : issued) e.notify(sc_core::SC_ZERO_TIME);
+    sem_changed.notify(sc_core::SC_ZERO_TIME);
+  }
+
   // Per-queue scratch kept by the (never destroyed) core, not on the thread's coroutine stack, which SystemC
   // never unwinds: a local there would be reported as leaked at exit.
   std::array<std::vector<int>, kMaxQueues> resources_scratch;
@@ -254,7 +265,16 @@ SC_MODULE(Core) {
         wait_until(start);
       }
 
-      // 3. Semantics, then occupancy and completion.
+      // 3. Semantics, then occupancy and completion. Every kCancelPollInstructions instructions (over all queues)
+      // the caller may stop the run; it ends as a failing instruction ends it. (The exception is made, not thrown,
+      // here: nothing unwinds a SystemC thread's stack.)
+      if (j.cancelled && --j.until_poll <= 0) {
+        j.until_poll = kCancelPollInstructions;
+        if ((*j.cancelled)()) {
+          abort_run(j, std::make_exception_ptr(RunCancelled()));
+          continue;
+        }
+      }
       if (!j.timing_only) {
         try {
           // The file is set once per run; per instruction only the (short) index and name change.
@@ -263,11 +283,7 @@ SC_MODULE(Core) {
           engines::execute(si.d, *j.memory, *j.state[q]);
           if (j.after) (*j.after)(si, *j.memory);
         } catch (...) {
-          j.error = std::current_exception();
-          j.aborted = true;
-          for (auto &k : kick) k.notify(sc_core::SC_ZERO_TIME);
-          for (auto &e : issued) e.notify(sc_core::SC_ZERO_TIME);
-          sem_changed.notify(sc_core::SC_ZERO_TIME);
+          abort_run(j, std::current_exception());
           continue;
         }
       }
@@ -384,6 +400,7 @@ RunResult Simulator::run() {
   job->arch = &arch_;
   job->timing_only = options_.timing_only;
   if (options_.after_instruction) job->after = &options_.after_instruction;
+  if (options_.cancelled) job->cancelled = &options_.cancelled;
   job->result = &result;
   job->t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
   job->dma_free = job->t0;

@@ -50,6 +50,8 @@ void generate(const isa::Tensor &t, std::vector<uint8_t> &bytes) {
 
 } // namespace
 
+std::string array_source(const std::string &what, const std::string &name) { return what + "['" + name + "']"; }
+
 // ------------------------------------------------------------------------------------------ tensors by name
 
 namespace {
@@ -171,7 +173,7 @@ std::vector<std::string> input_files(const isa::Program &p, const InputSpec &spe
   std::vector<std::string> files;
   for (const auto &[name, file] : spec.files) files.push_back(file);
   for (const auto &t : p.tensors)
-    if (t.is_input() && t.is_dram() && !spec.files.count(t.name))
+    if (t.is_input() && t.is_dram() && !spec.files.count(t.name) && !spec.arrays.count(t.name))
       if (auto f = input_dir_file(t, spec.dir); !f.empty()) files.push_back(f);
   return files;
 }
@@ -179,11 +181,16 @@ std::vector<std::string> input_files(const isa::Program &p, const InputSpec &spe
 std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem, const InputSpec &spec) {
   std::vector<std::string> lines;
   std::map<int, std::string> given;  // tensor -> file
+  std::map<int, const NpyArray *> arrays;  // tensor -> array held in memory
+  for (const auto &[name, array] : spec.arrays) {
+    const int t = input_tensor(p, name, array_source("inputs", name));
+    arrays[t] = &array;
+  }
   for (const auto &[name, file] : spec.files) {
     const int t = input_tensor(p, name, file);
-    if (given.count(t))
+    if (given.count(t) || arrays.count(t))
       throw InputError({file, -1, "", "--input"}, "input '" + p.tensors[t].name + "' is given twice (also as " +
-                                                      given[t] + ")");
+                                                      (given.count(t) ? given[t] : array_source("inputs", name)) + ")");
     given[t] = file;
   }
   if (!spec.dir.empty()) {
@@ -194,6 +201,12 @@ std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem
   for (size_t i = 0; i < p.tensors.size(); ++i) {
     const auto &t = p.tensors[i];
     if (!t.is_input() || !t.is_dram()) continue;
+    if (auto it = arrays.find(static_cast<int>(i)); it != arrays.end()) {
+      const std::string source = array_source("inputs", t.name);
+      load_input(p, mem, static_cast<int>(i), *it->second, source);
+      lines.push_back(t.name + ": " + source);
+      continue;
+    }
     std::string file;
     if (auto it = given.find(static_cast<int>(i)); it != given.end()) file = it->second;
     else file = input_dir_file(t, spec.dir);
@@ -422,6 +435,31 @@ std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memo
     const NpyArray want = read_npy(file, npy_bound(t));
     if (checked) checked->push_back(t.name);
     if (auto m = compare_output(p, mem, i, want, rtol, atol, file)) bad.push_back(*m);
+  }
+  return bad;
+}
+
+void check_expected(const isa::Program &p, const ExpectSpec &e) {
+  if (!e.dir.empty()) check_expected_files(p, e.dir);
+  for (const auto &[name, array] : e.arrays) {
+    const std::string source = array_source("expect", name);
+    const int t = output_tensor(p, name, source);
+    check_array(p.tensors[static_cast<size_t>(t)], array.shape, array.dtype, source, "expected");
+  }
+}
+
+std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const ExpectSpec &e,
+                                      double rtol, double atol, std::vector<std::string> *checked) {
+  if (!e.dir.empty()) return compare_outputs(p, mem, e.dir, rtol, atol, checked);
+  std::vector<Mismatch> bad;
+  std::map<int, std::pair<std::string, const NpyArray *>> by_tensor;  // in tensor order, as for a folder
+  for (const auto &[name, array] : e.arrays) {
+    const std::string source = array_source("expect", name);
+    by_tensor[output_tensor(p, name, source)] = {source, &array};
+  }
+  for (const auto &[i, want] : by_tensor) {
+    if (checked) checked->push_back(p.tensors[static_cast<size_t>(i)].name);
+    if (auto m = compare_output(p, mem, i, *want.second, rtol, atol, want.first)) bad.push_back(*m);
   }
   return bad;
 }

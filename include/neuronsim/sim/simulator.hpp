@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <memory_resource>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,17 @@ struct RunOptions {
   // DevicePrint: receives one line per execution, in each queue's program order (not in timing-only runs).
   // Unset: the lines are dropped.
   std::function<void(const std::string &line)> device_print;
+  // Polled by the running core once every kCancelPollInstructions issued instructions (so it should be cheap: a
+  // flag read, e.g. one a SIGINT handler sets); returning true stops the run, which then throws RunCancelled and
+  // leaves the simulator and the process usable for the next run. Unset: no cost. Not polled while the schedule
+  // is built (Simulator's constructor, and run()'s first pass over a program with data-dependent branches).
+  std::function<bool()> cancelled;
+};
+inline constexpr int64_t kCancelPollInstructions = 256;
+
+// Thrown by Simulator::run when RunOptions::cancelled asked it to stop. Not an Error: nothing is wrong with the input.
+struct RunCancelled : std::runtime_error {
+  RunCancelled() : std::runtime_error("the run was cancelled") {}
 };
 
 struct RunResult {
