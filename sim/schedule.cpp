@@ -169,7 +169,7 @@ public:
         throw SemanticError({prog_.file, -1, "", "LoopAxis"},
                             "the loops unroll to " + std::to_string(count) + " dynamic instructions, more than the " +
                                 std::to_string(kMaxDynamicInstructions) + " one run can hold");
-      s_.insts.reserve(static_cast<size_t>(count));
+      s_.insts.reserve(static_cast<size_t>(count + (triggers_ ? dma_count(prog_.body) : 0)));
     }
     index_dma_blocks(prog_.body);
     walk(prog_.body, true);
@@ -177,6 +177,27 @@ public:
   }
 
 private:
+  // How many dynamic DMA instructions the nodes run (each gets a trigger entry too), counted as
+  // isa::Program::dynamic_count counts instructions.
+  int64_t dma_count(const std::vector<isa::Node> &nodes) const {
+    int64_t n = 0;
+    for (const auto &node : nodes) {
+      if (node.kind == isa::Node::Kind::Inst) {
+        const isa::Inst &in = prog_.insts[static_cast<size_t>(node.inst)];
+        n += is_dma(in.type) || in.engine == Engine::DMA;
+      } else if (node.kind == isa::Node::Kind::Loop) {
+        int64_t trips = 0;
+        if (node.stride > 0 && node.ub > node.lb) trips = (node.ub - node.lb + node.stride - 1) / node.stride;
+        if (node.stride < 0 && node.ub < node.lb) trips = (node.lb - node.ub - node.stride - 1) / -node.stride;
+        n += trips * dma_count(node.body);
+      } else {
+        n += dma_count(node.body);
+      }
+      if (n > kMaxDynamicInstructions) return kMaxDynamicInstructions;
+    }
+    return n;
+  }
+
   // How a walk over a node list ended (reference neuronx-cc/bir/sim-control-sync-customop.md: a terminator names
   // the successor block; Break exits the enclosing region; Return/Exit end the run).
   enum class Flow { Next, Break, Return, Stop };

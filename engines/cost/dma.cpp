@@ -93,18 +93,23 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
   int used = 0;
   for (int e = 0; e < engines; ++e) used += rows_on[static_cast<size_t>(e)] > 0;
 
-  // The rate: the engine's, at the transpose efficiency, capped by this transfer's share of HBM when it touches
-  // HBM (docs/timing-model.md 2.3).
+  // The rate: the engine's, at the transpose efficiency. A transfer that touches HBM moves no faster than its
+  // share of the NeuronCore's HBM bandwidth over the engines it uses: its engine time on each engine is at least
+  // its bytes there over hbm / engines (the overheads overlap that streaming; docs/timing-model.md 2.3).
   double rate = arch.dma_engine_bytes_per_ns;
   if (t.transpose && arch.dma_transpose_hardware)
     rate *= t.touches_hbm ? arch.dma_transpose_dram_efficiency : arch.dma_transpose_sbuf_efficiency;
-  if (t.touches_hbm) rate = std::min(rate, arch.hbm_bytes_per_ns / used);
   const int64_t desc_ps =
       std::max<int64_t>(1, to_ps(arch.dma_descriptor_overhead_ns + static_cast<double>(t.desc_bytes) / rate));
   for (int e = 0; e < engines; ++e) {
     const int64_t n = rows_on[static_cast<size_t>(e)] * per_row;
     if (n == 0) continue;
-    t.parts.push_back(DmaPart{e, n, desc_ps});
+    int64_t d = desc_ps;
+    if (t.touches_hbm) {
+      const int64_t floor_ps = to_ps(static_cast<double>(n * t.desc_bytes) * used / arch.hbm_bytes_per_ns);
+      if (floor_ps > t.transfer_overhead_ps + n * d) d = ceil_div(floor_ps - t.transfer_overhead_ps, n);
+    }
+    t.parts.push_back(DmaPart{e, n, d});
     t.descriptors += n;
   }
   return t;
@@ -166,22 +171,45 @@ void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t
   for (const auto &p : t.parts) x.all_engines |= 1u << p.engine;
   x.engines = x.all_engines;
   ++in_flight_;
+  x.estimate = x.no_work_at;
   for (const auto &p : t.parts) {
     Engine &e = engines_[static_cast<size_t>(p.engine)];
     advance<true>(e, p.engine, now);
-    e.runs.push_back(Run{slot, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, now + t.fixed_ps});
-    project(p.engine);
+    bool one_queue = true;
+    for (const Run &r : e.runs) one_queue &= r.queue == queue;
+    const Run run{slot, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, now + t.fixed_ps};
+    if (one_queue) {
+      // Only this queue on the engine: the new run follows the runs already there, whose plan does not change.
+      const int64_t after = e.runs.empty()
+                                ? e.free
+                                : xfers_[static_cast<size_t>(e.runs.back().xfer)].projected[static_cast<size_t>(p.engine)];
+      e.runs.push_back(run);
+      const int64_t end = std::max(after, run.eligible) + run.extra + run.n * run.d;
+      x.projected[static_cast<size_t>(p.engine)] = end;
+    } else {
+      e.runs.push_back(run);
+      project(p.engine);
+    }
+  }
+  refresh_estimates(t.parts);
+}
+
+// A transfer's completion as projected now: the latest projected end over its engines.
+void DmaEngines::refresh_estimates(const std::vector<DmaPart> &parts) {
+  uint32_t touched = 0;
+  for (const auto &p : parts) touched |= 1u << p.engine;
+  for (auto &x : xfers_) {
+    if (!x.used || !(x.all_engines & touched)) continue;
+    int64_t c = 0;
+    for (uint32_t m = x.all_engines; m; m &= m - 1) c = std::max(c, x.projected[static_cast<size_t>(__builtin_ctz(m))]);
+    x.estimate = c;
   }
 }
 
 int64_t DmaEngines::next_completion() const {
   int64_t best = INT64_MAX;
-  for (const auto &x : xfers_) {
-    if (!x.used) continue;
-    int64_t c = x.all_engines == 0 ? x.no_work_at : 0;
-    for (uint32_t m = x.all_engines; m; m &= m - 1) c = std::max(c, x.projected[static_cast<size_t>(__builtin_ctz(m))]);
-    best = std::min(best, c);
-  }
+  for (const auto &x : xfers_)
+    if (x.used) best = std::min(best, x.estimate);
   return best;
 }
 
@@ -236,6 +264,7 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
   auto &runs = e.runs;
   std::array<int, kMaxDmaQueueIds> head{};
   std::array<int, kMaxDmaQueueIds> order{};
+  const uint32_t all = queues_ >= 32 ? ~0u : (1u << queues_) - 1;
   while (!runs.empty()) {
     uint32_t heads = 0;
     int64_t earliest = INT64_MAX;
@@ -248,24 +277,29 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
     }
     const int64_t t = std::max(e.free, earliest);
     if (t >= until) break;
-    int n_order = 0;
+    // The queues whose head is available at t, in round-robin order after the one served last.
+    uint32_t ready = 0;
     int64_t next_eligible = INT64_MAX;
-    for (int k = 1; k <= queues_; ++k) {
-      const int q = (e.rr + k + queues_) % queues_;
-      if (!(heads >> q & 1u)) continue;
+    for (uint32_t m = heads; m; m &= m - 1) {
+      const int q = __builtin_ctz(m);
       const Run &r = runs[static_cast<size_t>(head[static_cast<size_t>(q)])];
-      if (r.eligible <= t) order[static_cast<size_t>(n_order++)] = q;
+      if (r.eligible <= t) ready |= 1u << q;
       else next_eligible = std::min(next_eligible, r.eligible);
     }
+    const int first = (e.rr + 1) % queues_;
+    const uint32_t above = ready & (all << first), below = ready & ~(all << first);
+    int n_order = 0;
+    for (uint32_t m = above; m; m &= m - 1) order[static_cast<size_t>(n_order++)] = __builtin_ctz(m);
+    for (uint32_t m = below; m; m &= m - 1) order[static_cast<size_t>(n_order++)] = __builtin_ctz(m);
     const int64_t limit = std::min(until, next_eligible);
 
-    // One pick or a batch of picks of run `r` (count descriptors, the first at `first`, the last ending at `end`).
-    auto take = [&](Run &r, int64_t first, int64_t count, int64_t end, int64_t busy) {
+    // Bookkeeping of `count` picks of run `r`: the first at `first_t`, the last ending at `end`.
+    auto take = [&](Run &r, int64_t first_t, int64_t count, int64_t end, int64_t busy) {
       r.n -= count;
       Xfer &x = xfers_[static_cast<size_t>(r.xfer)];
       if (r.n == 0) x.projected[static_cast<size_t>(ei)] = end;
       if (!Commit) return;
-      x.first_start = std::min(x.first_start, first);
+      x.first_start = std::min(x.first_start, first_t);
       x.busy += busy;
       e.totals.busy_ps += busy;
       e.totals.descriptors += count;
@@ -278,17 +312,23 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
       }
     };
 
-    bool extra = false;
-    for (int k = 0; k < n_order; ++k) extra |= runs[static_cast<size_t>(head[static_cast<size_t>(order[k])])].extra > 0;
-    if (n_order == 1 && !extra) {
+    bool one = n_order == 1;
+    for (int k = 0; k < n_order && !one; ++k)
+      if (runs[static_cast<size_t>(head[static_cast<size_t>(order[k])])].extra > 0) one = true;
+    if (n_order == 1) {
+      // One queue available until `limit`: its picks start at t, t + d + extra, t + 2d + extra, ...
       const int q = order[0];
       Run &r = runs[static_cast<size_t>(head[static_cast<size_t>(q)])];
-      const int64_t k = limit == INT64_MAX ? r.n : std::min(r.n, ceil_div(limit - t, r.d));
-      e.free = t + k * r.d;
+      const int64_t second = t + r.d + r.extra;
+      int64_t k = r.n;
+      if (limit != INT64_MAX) k = std::min(r.n, 1 + (limit > second ? ceil_div(limit - second, r.d) : 0));
+      const int64_t busy = r.extra + k * r.d;
+      r.extra = 0;
+      e.free = t + busy;
       if (Commit && record_) record(ei, t, e.free, r.xfer);
-      take(r, t, k, e.free, k * r.d);
+      take(r, t, k, e.free, busy);
       e.rr = q;
-    } else if (n_order > 1 && !extra) {
+    } else if (!one) {
       // Whole rounds: every available queue once, in round-robin order, while none runs out and no other queue
       // becomes available before a round's last pick.
       int64_t R = 0, m = INT64_MAX;
@@ -303,10 +343,10 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
       if (rounds > 0) {
         int64_t prefix = 0;
         if (Commit && record_) {
-          DmaSlice s{ei, t, t + rounds * R, -1, {}};
+          DmaSlice sl{ei, t, t + rounds * R, -1, {}};
           for (int k = 0; k < n_order; ++k)
-            s.ids.push_back(xfers_[static_cast<size_t>(runs[static_cast<size_t>(head[static_cast<size_t>(order[k])])].xfer)].id);
-          slices_.push_back(std::move(s));
+            sl.ids.push_back(xfers_[static_cast<size_t>(runs[static_cast<size_t>(head[static_cast<size_t>(order[k])])].xfer)].id);
+          slices_.push_back(std::move(sl));
         }
         for (int k = 0; k < n_order; ++k) {
           Run &r = runs[static_cast<size_t>(head[static_cast<size_t>(order[k])])];
@@ -316,10 +356,11 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
         e.free = t + rounds * R;
         e.rr = order[n_order - 1];
       } else {
-        extra = true;  // fall through to one pick
+        one = true;  // fall through to one pick
       }
     }
-    if (extra) {
+    if (one && n_order > 1) {
+      // One descriptor from the next queue in round-robin order.
       const int q = order[0];
       Run &r = runs[static_cast<size_t>(head[static_cast<size_t>(q)])];
       const int64_t dur = r.d + r.extra;
@@ -329,7 +370,8 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
       take(r, t, 1, e.free, dur);
       e.rr = q;
     }
-    runs.erase(std::remove_if(runs.begin(), runs.end(), [](const Run &r) { return r.n == 0; }), runs.end());
+    if (runs[static_cast<size_t>(head[static_cast<size_t>(e.rr)])].n == 0 || n_order > 1)
+      runs.erase(std::remove_if(runs.begin(), runs.end(), [](const Run &r) { return r.n == 0; }), runs.end());
   }
 }
 

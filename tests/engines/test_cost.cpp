@@ -4,6 +4,7 @@
 
 #include "neuronsim/builder.hpp"
 #include "neuronsim/engines/cost.hpp"
+#include "neuronsim/engines/dma.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 using namespace neuronsim;
@@ -168,4 +169,36 @@ TEST(Cost, PeTransposeIsMaxPMin64F) {
 TEST(Cost, CompletionLatencyIsAccessStartupPlusDependentOverhead) {
   auto c = cost_of(tensor_scalar(Dtype::float32, 512), Engine::DVE);
   EXPECT_NEAR(c.latency_ns, (60 + 100) / 1.12, 1e-9);
+}
+
+TEST(Cost, EveryExecutingInstructionTypeHasAChosenCostRule) {
+  // engines/cost/cost_rules.def (STYLE.md 4): no type reaches a default; the message names each one without a row.
+  std::string missing;
+  for (int t = 0; t < isa::kNumInstructionTypes; ++t) {
+    const auto type = static_cast<InstructionType>(t);
+    if (engines::executes(type) && !engines::cost_rule_name(type)) missing += std::string(" ") + isa::inst_type_name(type);
+  }
+  EXPECT_EQ(missing, "") << "executing instruction types without a cost rule:" << missing;
+  // The types only --timing-only runs time (abstract bases, lowered-away forms) have one too.
+  for (int t = 0; t < isa::kNumInstructionTypes; ++t)
+    EXPECT_NE(engines::cost_rule_name(static_cast<InstructionType>(t)), nullptr)
+        << isa::inst_type_name(static_cast<InstructionType>(t));
+  EXPECT_STREQ(engines::cost_rule_name(InstructionType::TensorTensor), "tensor_tensor");
+  EXPECT_STREQ(engines::cost_rule_name(InstructionType::Load), "dma_transfer");
+}
+
+TEST(Cost, DmaTriggersCostTheIssuingEngineByDescriptorSource) {
+  // reference neuron-arch.md 1.5 [DGE]: HWDGE ~600 ns on the issuing ACT/SP; SWDGE the GpSimd descriptor build
+  // (the compiler's 500 on trn1); prebuilt descriptors one sequencer cycle.
+  isa::Inst inst;
+  inst.type = InstructionType::Load;
+  const auto a1 = engines::builtin_arch("trn1"), a2 = engines::builtin_arch("trn2");
+  inst.f.dge_type = isa::DGEType::HWDGE;
+  EXPECT_NEAR(engines::dma_trigger_cost(inst, Engine::Activation, a2).ns, 600.0, 1e-9);
+  EXPECT_EQ(engines::dma_trigger_cost(inst, Engine::Activation, a2).cycles, 720);  // 600 ns x 1.2 GHz
+  inst.f.dge_type = isa::DGEType::SWDGE;
+  EXPECT_NEAR(engines::dma_trigger_cost(inst, Engine::Pool, a1).ns, 500.0, 1e-9);
+  inst.f.dge_type = isa::DGEType::None;
+  EXPECT_EQ(engines::dma_trigger_cost(inst, Engine::SP, a1).cycles, 1);
+  EXPECT_NEAR(engines::dma_trigger_cost(inst, Engine::SP, a1).ns, 1 / 1.4, 1e-12);
 }

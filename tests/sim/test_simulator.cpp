@@ -214,10 +214,10 @@ TEST(Simulator, AddKernelEndToEnd) {
   // Both loads read kernel inputs from SP: one queue (qSyncIO0), in order on every DMA engine
   // (docs/timing-model.md 2). Each is 128 partitions x 256 B: 8 descriptors of 256 B on each of the 16 engines.
   // trn1 (sim/arch/trn1.json): an engine takes t_x = 705.432 ns per transfer plus, per descriptor,
-  // t_d 2.174 + 256 B / 25.625 B/ns (HBM 410 B/ns over the 16 engines, below the engine's 27.2) = 12.164 ns:
-  // 705.432 + 8 x 12.164 = 802.744 ns. Load 0's trigger ends at 1 SP cycle = 0.714 ns, its descriptors are
+  // t_d 2.174 + 256 B / 27.2 B/ns = 11.586 ns: 705.432 + 8 x 11.586 = 798.12 ns (the HBM floor, 8 x 256 B over
+  // 410 / 16 B/ns = 79.9 ns, does not bind). Load 0's trigger ends at 1 SP cycle = 0.714 ns, its descriptors are
   // available 1300 ns later; load 1 follows it on every engine.
-  const double engine_ns = 705.432 + 8 * 12.164, start0 = 1 / 1.4 + 1300.0;
+  const double engine_ns = 705.432 + 8 * 11.586, start0 = 1 / 1.4 + 1300.0;
   EXPECT_NEAR(event_of(r, 0).issue_ns, 1 / 1.4, 1e-3);
   EXPECT_NEAR(event_of(r, 0).start_ns, start0, 1e-3);
   EXPECT_NEAR(event_of(r, 0).end_ns, start0 + engine_ns, 1e-3);

@@ -124,11 +124,13 @@ private:
     int64_t last_end = 0;  // of the descriptors picked so far
     int64_t busy = 0;
     int64_t no_work_at = 0;  // completion of a transfer with no descriptors
+    int64_t estimate = 0;    // projected completion: the latest of `projected` over its engines
     std::array<int64_t, kMaxDmaEngines> projected{};  // per engine: projected end of its last descriptor
   };
 
   template <bool Commit> void advance(Engine &e, int ei, int64_t until);
   void project(int ei);
+  void refresh_estimates(const std::vector<DmaPart> &parts);
   void record(int ei, int64_t start, int64_t end, int xfer);
 
   std::vector<Engine> engines_;
