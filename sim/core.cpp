@@ -663,6 +663,7 @@ RunResult Simulator::run() {
         DmaEngineStats{static_cast<double>(t.busy_ps) / 1000.0, t.descriptors, t.transfers};
   }
   if (options_.record_dma_engine_slices) {
+    job->engines.finish();
     result.dma_slices = job->engines.slices();
     for (auto &sl : result.dma_slices) sl.start_ps -= job->t0, sl.end_ps -= job->t0;
   }

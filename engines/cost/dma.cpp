@@ -168,24 +168,35 @@ void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t
   x.id = id;
   x.queue = queue;
   x.no_work_at = now + t.fixed_ps;
-  for (const auto &p : t.parts) x.all_engines |= 1u << p.engine;
-  x.engines = x.all_engines;
-  ++in_flight_;
   x.estimate = x.no_work_at;
+  ++in_flight_;
+  // Busy times do not depend on how descriptors interleave: counted here, once.
+  for (const auto &p : t.parts) {
+    x.all_engines |= 1u << p.engine;
+    const int64_t busy = t.transfer_overhead_ps + p.descriptors * p.desc_ps;
+    x.busy += busy;
+    DmaEngineTotals &tot = engines_[static_cast<size_t>(p.engine)].totals;
+    tot.busy_ps += busy;
+    tot.descriptors += p.descriptors;
+    ++tot.transfers;
+    queue_busy_[static_cast<size_t>(queue)] += busy;
+    queue_desc_[static_cast<size_t>(queue)] += p.descriptors;
+  }
   for (const auto &p : t.parts) {
     Engine &e = engines_[static_cast<size_t>(p.engine)];
     advance<true>(e, p.engine, now);
     bool one_queue = true;
     for (const Run &r : e.runs) one_queue &= r.queue == queue;
-    const Run run{slot, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, now + t.fixed_ps};
+    const Run run{slot, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, now + t.fixed_ps, false};
     if (one_queue) {
       // Only this queue on the engine: the new run follows the runs already there, whose plan does not change.
       const int64_t after = e.runs.empty()
                                 ? e.free
                                 : xfers_[static_cast<size_t>(e.runs.back().xfer)].projected[static_cast<size_t>(p.engine)];
       e.runs.push_back(run);
-      const int64_t end = std::max(after, run.eligible) + run.extra + run.n * run.d;
-      x.projected[static_cast<size_t>(p.engine)] = end;
+      const int64_t start = std::max(after, run.eligible);
+      x.first[static_cast<size_t>(p.engine)] = start;
+      x.projected[static_cast<size_t>(p.engine)] = start + run.extra + run.n * run.d;
     } else {
       e.runs.push_back(run);
       project(p.engine);
@@ -214,15 +225,13 @@ int64_t DmaEngines::next_completion() const {
 }
 
 void DmaEngines::take_completed(int64_t now, std::vector<Done> &out) {
-  for (size_t e = 0; e < engines_.size(); ++e)
-    if (!engines_[e].runs.empty()) advance<true>(engines_[e], static_cast<int>(e), now);
   const size_t first = out.size();
   for (size_t s = 0; s < xfers_.size(); ++s) {
     Xfer &x = xfers_[s];
-    if (!x.used || x.engines != 0) continue;
-    const int64_t completion = x.all_engines == 0 ? x.no_work_at : x.last_end;
-    if (completion > now) continue;
-    out.push_back(Done{x.id, x.all_engines == 0 ? completion : x.first_start, completion, x.busy});
+    if (!x.used || x.estimate > now) continue;
+    int64_t start = x.all_engines == 0 ? x.estimate : INT64_MAX;
+    for (uint32_t m = x.all_engines; m; m &= m - 1) start = std::min(start, x.first[static_cast<size_t>(__builtin_ctz(m))]);
+    out.push_back(Done{x.id, start, x.estimate, x.busy});
     x.used = false;
     free_slots_.push_back(static_cast<int>(s));
     --in_flight_;
@@ -230,6 +239,11 @@ void DmaEngines::take_completed(int64_t now, std::vector<Done> &out) {
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), [](const Done &a, const Done &b) {
     return a.completion != b.completion ? a.completion < b.completion : a.id < b.id;
   });
+}
+
+void DmaEngines::finish() {
+  if (!record_) return;
+  for (size_t e = 0; e < engines_.size(); ++e) advance<true>(engines_[e], static_cast<int>(e), INT64_MAX);
 }
 
 void DmaEngines::record(int ei, int64_t start, int64_t end, int xfer) {
@@ -293,23 +307,13 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
     for (uint32_t m = below; m; m &= m - 1) order[static_cast<size_t>(n_order++)] = __builtin_ctz(m);
     const int64_t limit = std::min(until, next_eligible);
 
-    // Bookkeeping of `count` picks of run `r`: the first at `first_t`, the last ending at `end`.
-    auto take = [&](Run &r, int64_t first_t, int64_t count, int64_t end, int64_t busy) {
+    // Bookkeeping of `count` picks of run `r`: the first at `first_t`, the last ending at `end`. Its transfer's
+    // projected start and end on this engine are where the picks put them (a committed pick never moves).
+    auto take = [&](Run &r, int64_t first_t, int64_t count, int64_t end, int64_t) {
       r.n -= count;
       Xfer &x = xfers_[static_cast<size_t>(r.xfer)];
+      if (!r.started) x.first[static_cast<size_t>(ei)] = first_t, r.started = true;
       if (r.n == 0) x.projected[static_cast<size_t>(ei)] = end;
-      if (!Commit) return;
-      x.first_start = std::min(x.first_start, first_t);
-      x.busy += busy;
-      e.totals.busy_ps += busy;
-      e.totals.descriptors += count;
-      queue_busy_[static_cast<size_t>(r.queue)] += busy;
-      queue_desc_[static_cast<size_t>(r.queue)] += count;
-      if (r.n == 0) {
-        x.last_end = std::max(x.last_end, end);
-        x.engines &= ~(1u << ei);
-        ++e.totals.transfers;
-      }
     };
 
     bool one = n_order == 1;

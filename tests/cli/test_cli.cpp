@@ -192,13 +192,14 @@ TEST(Cli, InvalidInputExitsThreeWithTheFileName) {
 }
 
 TEST(Cli, WorkloadFolderSuppliesItsTolerance) {
-  // workloads/matmul_tiled/tolerance.json: rtol 0, atol = K u max sum|ab| (bf16 inputs, fp32 accumulation).
+  // workloads/matmul_tiled/tolerance.json: rtol = 2^-8 (the bf16 result's rounding), atol = K u max sum|ab| (1 + 2^-8)
+  // (bf16 inputs, fp32 accumulation).
   const std::string out = clitest::temp_dir();
   auto r = run("run " + src("workloads/matmul_tiled") + " --outdir " + out);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("atol 0.0003173"), std::string::npos) << r.out;
-  // An explicit tolerance overrides it: exact comparison fails for the fp32-accumulated matmul.
+  EXPECT_NE(r.out.find("rtol 0.00390625, atol 0.0003186"), std::string::npos) << r.out;
+  // An explicit tolerance overrides it: exact comparison fails for the bf16 result of an fp32-accumulated matmul.
   auto exact = run("run " + src("workloads/matmul_tiled") + " --outdir " + out + " --rtol 0 --atol 0");
   EXPECT_EQ(exact.code, 1) << exact.out;
 }

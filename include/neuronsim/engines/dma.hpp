@@ -90,9 +90,12 @@ public:
     int64_t completion;   // last descriptor's end
     int64_t busy_ps;      // engine time its descriptors took, over all engines
   };
-  // Fixes every decision before `now` and appends the transfers that completed by `now` (completion <= now),
-  // in completion order (then id).
+  // Appends the transfers that completed by `now` (completion <= now), in completion order (then id). A projected
+  // completion at or before `now` is final: no transfer entering at `now` or later can take a descriptor turn
+  // before it.
   void take_completed(int64_t now, std::vector<Done> &out);
+  // Fixes the remaining decisions (only the activity slices need it: the totals are known at submission).
+  void finish();
 
   const DmaEngineTotals &engine_totals(int e) const { return engines_[static_cast<size_t>(e)].totals; }
   int64_t queue_busy_ps(int q) const { return queue_busy_[static_cast<size_t>(q)]; }
@@ -107,6 +110,7 @@ private:
     int64_t d = 0;      // ps per descriptor
     int64_t extra = 0;  // added to the next descriptor (the per-transfer overhead, first descriptor only)
     int64_t eligible = 0;
+    bool started = false;
   };
   struct Engine {
     std::vector<Run> runs;  // arrival order; a queue's FIFO is the subsequence of its runs
@@ -118,14 +122,12 @@ private:
     bool used = false;
     int64_t id = 0;
     int queue = 0;
-    uint32_t engines = 0;  // engines with descriptors of it still to pick
     uint32_t all_engines = 0;
-    int64_t first_start = INT64_MAX;
-    int64_t last_end = 0;  // of the descriptors picked so far
-    int64_t busy = 0;
+    int64_t busy = 0;        // engine time of all its descriptors (independent of the interleaving)
     int64_t no_work_at = 0;  // completion of a transfer with no descriptors
     int64_t estimate = 0;    // projected completion: the latest of `projected` over its engines
     std::array<int64_t, kMaxDmaEngines> projected{};  // per engine: projected end of its last descriptor
+    std::array<int64_t, kMaxDmaEngines> first{};      // per engine: projected start of its first descriptor
   };
 
   template <bool Commit> void advance(Engine &e, int ei, int64_t until);
