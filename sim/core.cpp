@@ -112,9 +112,12 @@ struct Job {
   int64_t dma_target = INT64_MAX;                 // when the DMA thread next wakes by itself
   std::vector<engines::DmaEngines::Done> done_scratch;
   bool dve_pool_psum_writers = false;             // some DVE/POOL instruction writes PSUM (v2 ACT fence in use)
+  // Per resource, whether two or more queues use it: a resource only one in-order queue uses never delays anything,
+  // so claiming it (a SystemC context switch) is skipped.
+  std::array<bool, kNumResources> contended{};
+  std::array<bool, kMaxQueues> may_claim{};  // the queue can use a contended resource
   // TensorE: the weights loaded in the array and the previous matmul, for the LoadStationary hiding.
-  bool pe_weights = false;
-  engines::Access pe_stationary;
+  const engines::Access *pe_stationary = nullptr;  // the previous matmul's stationary operand (in the schedule)
   int64_t pe_end = INT64_MIN, pe_mm_ps = 0;
   RunResult *result = nullptr;
   std::exception_ptr error;
@@ -324,7 +327,7 @@ SC_MODULE(Core) {
       qs.descriptors += f.descriptors;
       auto ns = [&](int64_t t) { return static_cast<double>(t - j.t0) / 1000.0; };
       j.result->events.push_back(TraceEvent{q, seq, inst.index, ns(f.issue), ns(f.first), ns(f.done), ns(finish),
-                                            f.gate, static_cast<double>(f.busy) / 1000.0});
+                                            f.gate});
       j.known[q] = pos + 1;
       any = true;
     }
@@ -414,7 +417,13 @@ SC_MODULE(Core) {
       } else {
         cost = engines::instruction_cost(si.d, engine, *j.arch, *j.memory);
       }
-      resources_of(j, si, q, cost, res);
+      res.clear();
+      if (j.may_claim[q]) {
+        resources_of(j, si, q, cost, res);
+        res.erase(std::remove_if(res.begin(), res.end(),
+                                 [&](const ResourceUse &r) { return !j.contended[static_cast<size_t>(r.id)]; }),
+                  res.end());
+      }
       const bool shared = !res.empty();
       // Explicit semaphores and shared resources are decided at the moment the instruction is ready.
       if (shared || !inst.waits.empty()) wait_until(ready);
@@ -428,7 +437,7 @@ SC_MODULE(Core) {
       int64_t occupancy = to_ps(cost.ns), extra_cycles = 0;
       const bool matmul = q == kPeQueue && !si.trigger && is_matmul(inst.type) && !inst.f.is_transpose;
       if (matmul && cost.weight_load_ns > 0) {
-        const bool same = j.pe_weights && !si.d.ins.empty() && same_access(j.pe_stationary, si.d.ins[0]);
+        const bool same = j.pe_stationary && !si.d.ins.empty() && same_access(*j.pe_stationary, si.d.ins[0]);
         int64_t exposed = 0;
         if (!same) {
           const int64_t ls = to_ps(cost.weight_load_ns);
@@ -455,8 +464,7 @@ SC_MODULE(Core) {
       if (q == kPeQueue && !si.trigger) {
         j.pe_end = end;
         j.pe_mm_ps = to_ps(cost.ns);
-        j.pe_weights = matmul && !si.d.ins.empty();
-        if (j.pe_weights) j.pe_stationary = si.d.ins[0];
+        j.pe_stationary = matmul && !si.d.ins.empty() ? &si.d.ins[0] : nullptr;
       }
 
       // 3. Semantics, then occupancy and completion.
@@ -480,7 +488,7 @@ SC_MODULE(Core) {
       j.result->events.push_back(TraceEvent{q, seq, inst.index, static_cast<double>(start - j.t0) / 1000.0,
                                             static_cast<double>(start - j.t0) / 1000.0,
                                             static_cast<double>(end - j.t0) / 1000.0,
-                                            static_cast<double>(finish - j.t0) / 1000.0, gate, busy});
+                                            static_cast<double>(finish - j.t0) / 1000.0, gate});
     }
   }
 
@@ -625,13 +633,37 @@ RunResult Simulator::run() {
     job->release[q].assign(schedule_.queues[q].size(), 0);
     if (q >= kNumEngines) job->dma[q].assign(schedule_.queues[q].size(), DmaInFlight{});
   }
-  // The v2 ACT fence on DVE/POOL PSUM writers costs a resource claim per ACT instruction: only when such writers
-  // exist.
-  for (int q : {kPoolQueue, kDveQueue})
-    for (int64_t seq : schedule_.queues[q])
-      for (const auto &o : schedule_.insts[static_cast<size_t>(seq)].d.outs)
-        if (o.tensor >= 0 && program_.tensors[static_cast<size_t>(o.tensor)].mem == isa::MemoryType::PSUM)
-          job->dve_pool_psum_writers = true;
+  // Which queues touch SBUF / PSUM (recorded by the scheduler): a resource that at most one queue can use is not
+  // contended, and is not claimed. Conservative: any PSUM access counts for every bank.
+  {
+    std::array<bool, kNumEngines> sbuf{}, psum{}, psum_write{};
+    for (int q = 0; q < kNumEngines; ++q) {
+      const uint8_t t = schedule_.touches[static_cast<size_t>(q)];
+      sbuf[q] = t & Schedule::kTouchesSbuf;
+      psum[q] = t & Schedule::kTouchesPsum;
+      psum_write[q] = t & Schedule::kWritesPsum;
+    }
+    job->dve_pool_psum_writers = psum_write[kDveQueue] || psum_write[kPoolQueue];
+    int writers = 0;
+    for (int q = 0; q < kNumEngines; ++q) writers += psum_write[q];
+    auto &c = job->contended;
+    for (int b = 0; b < kPsumBanks; ++b) {
+      c[kPsumBankWriter + b] = writers >= 2;
+      c[kPsumBankActDve + b] = psum[kActQueue] && psum[kDveQueue];
+    }
+    c[kDvePoolSbufPort] = sbuf[kDveQueue] && sbuf[kPoolQueue];
+    c[kActDvePsumPort] = psum[kActQueue] && psum[kDveQueue];
+    c[kPsumWriterFence] = job->dve_pool_psum_writers && !schedule_.queues[kActQueue].empty();
+    c[kPoolBus] = sbuf[kDveQueue] && sbuf[kPoolQueue];
+    const bool bank_writers = c[kPsumBankWriter], bank_act_dve = c[kPsumBankActDve];
+    auto &m = job->may_claim;
+    m[kPeQueue] = bank_writers;
+    m[kActQueue] = bank_writers || bank_act_dve || c[kActDvePsumPort] || c[kPsumWriterFence];
+    m[kPoolQueue] = bank_writers || c[kDvePoolSbufPort] || c[kPsumWriterFence] || c[kPoolBus];
+    m[kDveQueue] = bank_writers || bank_act_dve || c[kDvePoolSbufPort] || c[kActDvePsumPort] ||
+                   c[kPsumWriterFence] || c[kPoolBus];
+    m[4] = bank_writers;  // SP
+  }
   memory_->set_context(ErrorContext{program_.file, -1, "", ""});
   c.job = job.get();
   ++c.generation;

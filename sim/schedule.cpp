@@ -510,9 +510,9 @@ private:
     return it->second;
   }
 
-  int pick_queue(const isa::Inst &inst) {
+  int pick_queue(const isa::Inst &inst, bool dma_type) {
     if (forced_queue_ >= 0) return forced_queue_;  // a DMABlock's descriptors stay on its queue
-    if (is_dma(inst.type) || inst.engine == Engine::DMA || inst.type == InstructionType::DMABlock) {
+    if (dma_type || inst.engine == Engine::DMA || inst.type == InstructionType::DMABlock) {
       // A scheduled stream (bundles, encoded by `neuronsim encode`) counts each DMA queue's completions on the
       // semaphore of that queue's number: run the transfer on the queue whose semaphore it increments.
       for (const auto &u : inst.updates)
@@ -582,9 +582,10 @@ private:
       si.d.outs.push_back(resolve(inst.outs[i]));
       if (si.d.outs.back().tensor >= 0) out_fp_.push_back(check(si.d.outs.back(), inst, "outs", i));
     }
+    const bool dma_type = is_dma(inst.type);
     // A DMA instruction of a program without its own semaphores is a trigger on its issuing engine, then the
     // transfer on its DMA queue (docs/timing-model.md 2.4). DMABlock descriptors are fired by their DMATrigger.
-    const bool dma = is_dma(inst.type) || inst.engine == Engine::DMA;
+    const bool dma = dma_type || inst.engine == Engine::DMA;
     int trig_queue = -1;
     if (dma && triggers_) {
       const Engine issuer = dma_issuer(inst);  // refuses HWDGE where it does not exist
@@ -592,9 +593,16 @@ private:
     }
     const int64_t x_idx = idx + (trig_queue >= 0 ? 1 : 0);  // the transfer's (or the instruction's) entry
     si.d.seq = x_idx;
-    si.queue = pick_queue(inst);
+    si.queue = pick_queue(inst, dma_type);
     si.pos = static_cast<int64_t>(s_.queues[si.queue].size());
     const int wait_queue = trig_queue >= 0 ? trig_queue : si.queue;  // who carries the dependencies
+    uint8_t &touches = s_.touches[static_cast<size_t>(si.queue)];
+    for (const auto &fp : in_fp_)
+      touches |= fp.space == Footprint::Space::Sbuf ? Schedule::kTouchesSbuf
+                 : fp.space == Footprint::Space::Psum ? Schedule::kTouchesPsum : 0;
+    for (const auto &fp : out_fp_)
+      touches |= fp.space == Footprint::Space::Sbuf ? Schedule::kTouchesSbuf
+                 : fp.space == Footprint::Space::Psum ? Schedule::kTouchesPsum | Schedule::kWritesPsum : 0;
 
     // Reads give true (RAW) dependencies; writes give WAR/WAW ones. On its own in-order queue an instruction
     // only waits for the completion of a producer it reads from: WAW/WAR there are already ordered by the queue

@@ -91,7 +91,6 @@ nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Prog
       args["descriptors_available_ns"] = e.issue_ns + r.dma_fixed_ns;
       args["first_descriptor_ns"] = e.start_ns;
       args["last_descriptor_ns"] = e.end_ns;
-      args["dma_engine_busy_ns"] = e.busy_ns;
       ev.push_back({{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"name", label(inst)}, {"ts", e.issue_ns / 1000.0},
                     {"dur", (e.finish_ns - e.issue_ns) / 1000.0}, {"args", args}});
     }

@@ -88,7 +88,7 @@ Cost cycles(int64_t c) {
 // ScalarE streaming: max(MIN_II, N) [ISA226]; [ARCH4] v4 streams 256 BF16/FP16/FP8 elements per cycle.
 int64_t act_stream(const Ctx &c) {
   int64_t n = c.n;
-  if (c.all([](const Access &x) { return half_float(x.dtype) || fp8(x.dtype); }))
+  if (c.a.act_narrow_dtype_speedup > 1 && c.all([](const Access &x) { return half_float(x.dtype) || fp8(x.dtype); }))
     n = (n + c.a.act_narrow_dtype_speedup - 1) / c.a.act_narrow_dtype_speedup;
   return std::max(c.ii(), n);
 }

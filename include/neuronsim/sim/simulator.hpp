@@ -62,6 +62,9 @@ struct Schedule {
   // empty for an id no transfer used.
   std::array<std::string, kMaxDmaQueues> dma_queue_names;
   int64_t triggers = 0;  // entries that are DMA triggers (insts.size() - triggers = dynamic instructions)
+  // Per queue, the on-chip memories its instructions touch (kTouches* bits): which shared ports can be contended.
+  static constexpr uint8_t kTouchesSbuf = 1, kTouchesPsum = 2, kWritesPsum = 4;
+  std::array<uint8_t, kMaxQueues> touches{};
 };
 
 // The BIR queue name of a DMA instruction that gives none: the compiler's convention of one queue per issuing
@@ -121,7 +124,6 @@ struct TraceEvent {
   double start_ns = 0.0, end_ns = 0.0;
   double finish_ns = 0.0;   // results visible to dependents (end + the engine's completion latency)
   int64_t gate = -1;        // the instruction whose completion (or queue release) let this one start, -1 if none
-  double busy_ns = 0.0;     // occupancy (engines) or DMA-engine time of its descriptors (transfers)
 };
 
 struct RunOptions {
