@@ -318,7 +318,7 @@ SC_MODULE(Core) {
       j.finish[q][static_cast<size_t>(pos)] = finish;
       if (!inst.updates.empty() || resets_semaphores(inst)) {
         j.pending[q].push_back(PendingUpdates{finish, &inst});
-        completion[q]->notify(sc_time(static_cast<double>(finish - now_ps()), SC_PS));
+        completion[q]->notify(sc_time(static_cast<double>(std::max<int64_t>(0, finish - now_ps())), SC_PS));
       }
       auto &qs = j.result->queues[q];
       ++qs.instructions;

@@ -279,7 +279,7 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
   std::array<int, kMaxDmaQueueIds> head{};
   std::array<int, kMaxDmaQueueIds> order{};
   const uint32_t all = queues_ >= 32 ? ~0u : (1u << queues_) - 1;
-  while (!runs.empty()) {
+  while (!runs.empty() && e.free < until) {  // an engine busy until `until` picks nothing before it
     uint32_t heads = 0;
     int64_t earliest = INT64_MAX;
     for (int i = 0; i < static_cast<int>(runs.size()); ++i) {

@@ -426,13 +426,20 @@ TEST(TimingReports, QueueFiguresAddUpToTheEnginesAndTheTraceEndsAtTheTotal) {
   // Trace: engine slices last their stats busy time, and the timeline's last event ends at the total.
   auto j = sim::trace_json(r, s.schedule(), p);
   double end = 0, engine_busy = 0;
+  std::array<double, sim::kNumEngines> queue_busy{};
   for (const auto &e : j["traceEvents"]) {
     if (e["ph"] == "X" || e["ph"] == "e") {
       const double ts = e["ts"].get<double>() + (e.contains("dur") ? e["dur"].get<double>() : 0.0);
       end = std::max(end, ts * 1000.0);
     }
-    if (e["ph"] == "X" && e["tid"].get<int>() >= 10000) engine_busy += e["dur"].get<double>() * 1000.0;
+    if (e["ph"] != "X") continue;
+    const int tid = e["tid"].get<int>();
+    if (tid >= 10000) engine_busy += e["dur"].get<double>() * 1000.0;
+    if (tid < sim::kNumEngines) queue_busy[static_cast<size_t>(tid)] += e["dur"].get<double>() * 1000.0;
   }
   EXPECT_NEAR(end, r.total_ns, 1e-3);
   EXPECT_NEAR(engine_busy, engines, 1e-3);
+  for (int q = 0; q < sim::kNumEngines; ++q) EXPECT_NEAR(queue_busy[static_cast<size_t>(q)], r.queues[q].busy_ns, 1e-3) << q;
+  EXPECT_EQ(r.queues[4].instructions, 6);  // SP: the triggers of the 2 SP loads and the 4 saves
+  EXPECT_EQ(r.queues[1].instructions, 2);  // ACT: the triggers of the 2 ACT loads
 }
