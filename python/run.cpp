@@ -112,6 +112,7 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
   }
   s.rtol = rtol, s.atol = atol;
   const std::string trace_file = trace.is_none() ? "" : path_arg(trace, "trace");
+  s.options.record_dma_engine_slices = !trace_file.empty();  // as the CLI: the trace shows the DMA engines
   std::vector<std::string> prints;
   s.options.device_print = [&prints](const std::string &line) { prints.push_back(line); };
 

@@ -27,6 +27,7 @@
 #include "neuronsim/sim/lower.hpp"
 #include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/stats.hpp"
 #include "neuronsim/sim/validate.hpp"
 #include "neuronsim/sim/version.hpp"
 
@@ -186,6 +187,7 @@ int cmd_run(const std::vector<std::string> &a) {
   } else {
     opts.device_print = [](const std::string &l) { std::cout << l << "\n"; };
   }
+  opts.record_dma_engine_slices = !trace.empty();  // the trace shows the DMA engines' activity
   sim::Run run = sim::run_kernel(k, set);
   const sim::Simulator &simulator = *run.simulator;
   const sim::RunResult &r = run.result;
@@ -195,24 +197,7 @@ int cmd_run(const std::vector<std::string> &a) {
   std::cout << "arch " << r.arch << ", " << prog.insts.size() << " instructions, " << r.dynamic_instructions
             << " executed" << (opts.timing_only ? " (timing only)" : "") << "\n";
   for (const auto &l : run.input_lines) std::cout << "  input  " << l << "\n";
-  std::cout << "simulated time: " << std::fixed << std::setprecision(1) << r.total_ns << " ns\n";
-  std::cout << "  queue   insts    busy ns   util   cycles\n";
-  for (int q = 0; q < sim::kNumEngines + simulator.schedule().dma_queues; ++q) {
-    const auto &qs = r.queues[q];
-    if (qs.instructions == 0) continue;
-    std::cout << "  " << std::left << std::setw(6) << qs.name << std::right << std::setw(7) << qs.instructions
-              << std::setw(11) << std::setprecision(1) << qs.busy_ns << std::setw(6) << std::setprecision(0)
-              << (r.total_ns > 0 ? 100.0 * qs.busy_ns / r.total_ns : 0.0) << "%" << std::setw(9) << qs.cycles
-              << "\n";
-  }
-  // The bottleneck is the engine that holds the critical path longest (DMA queues counted together).
-  const auto shares = sim::critical_path_shares(r, simulator.schedule());
-  if (!shares.empty() && r.total_ns > 0) {
-    std::cout << "critical path:";
-    for (const auto &[name, ns] : shares)
-      std::cout << " " << name << " " << std::setprecision(1) << 100.0 * ns / r.total_ns << "%";
-    std::cout << "\nbottleneck: " << shares.front().first << "\n";
-  }
+  sim::print_summary(std::cout, r, simulator.schedule());
   if (!stats.empty()) {
     sim::write_json_file(stats, sim::stats_json(r, simulator.schedule(), prog));
     std::cout << "stats: " << stats << "\n";

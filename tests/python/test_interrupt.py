@@ -25,12 +25,13 @@ def long_kernel(path, iterations):
         if a["name"].endswith("_tile_set"):
             a["tensor_shape"] = [128, width]
             a["memorylocations"][0]["dims"] = [128, 4 * width]
-    (loop,) = f["blocks"][0]["instructions"]
-    (add,) = [i for i in loop["blocks"][0]["instructions"] if i["opcode"] == "TensorTensor"]
+    add = next(i for i in f["blocks"][0]["instructions"] if i["opcode"] == "TensorTensor")
     for arg in add["ins"] + add["outs"]:
         arg["ap"] = [[width, 128], [1, width]]
-    loop["blocks"][0]["instructions"] = [add]
-    loop["LoopAxis"]["ub"] = iterations
+        arg["offset"] = 0
+    f["blocks"][0]["instructions"] = [{"opcode": "Loop", "name": "Loop-i",
+                                       "LoopAxis": {"name": "i", "lb": 0, "ub": iterations, "stride": 1},
+                                       "blocks": [{"name": "body", "instructions": [add]}]}]
     json.dump(bir, open(path, "w"))
     return path
 

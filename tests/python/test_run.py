@@ -121,8 +121,15 @@ def test_trace(tmp):
     r = neuronsim.run(K1, trace=tmp / "t.json")
     assert r.trace_path == str(tmp / "t.json")
     events = json.load(open(tmp / "t.json"))["traceEvents"]
-    # kernel1.bir.json's three instructions, one slice each
-    assert sorted(e["name"] for e in events if e.get("ph") == "X") == ["I-2 Load", "I-4 TensorScalarPtr", "I-6 Save"]
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    slices = [(tracks[e["pid"], e["tid"]], e["name"]) for e in events if e.get("ph") == "X"]
+    # kernel1.bir.json's three instructions, one slice each on their queue, and each DMA's trigger on SP, the engine
+    # that issues it (docs/timing-model.md)
+    assert sorted(name for track, name in slices if not track.startswith("DMA engine")) == [
+        "I-2 Load", "I-2 Load (trigger)", "I-4 TensorScalarPtr", "I-6 Save", "I-6 Save (trigger)"]
+    assert [track for track, name in slices if name.endswith("(trigger)")] == ["SP", "SP"]
+    # and the DMA engines' activity, each slice naming the transfer it serves
+    assert {name for track, name in slices if track.startswith("DMA engine")} == {"I-2 Load", "I-6 Save"}
 
 
 def test_kernel_objects():
@@ -162,8 +169,9 @@ def test_bf16_tensors_are_raw_bits():
     ones = {t.name: neuronsim.from_float32(np.ones(t.shape), "bfloat16") for t in k.inputs}
     assert all(a.dtype == np.uint16 and (a == 0x3F80).all() for a in ones.values())  # 1.0 in bf16 is 0x3F80
     r = neuronsim.run(k, ones, expect={})
-    # each output element sums K = 128 products 1 * 1
-    assert r.outputs["result"].dtype == np.float32 and (r.outputs["result"] == 128).all()
+    # each output element sums K = 128 products 1 * 1; the result is bf16 (raw bits), 128 = 0x4300
+    assert r.outputs["result"].dtype == np.uint16 and (r.outputs["result"] == 0x4300).all()
+    assert (neuronsim.to_float32(r.outputs["result"], "bfloat16") == 128).all()
     assert r.mismatches == []  # expect={}: nothing to compare, and not the workload's expected/
 
 
