@@ -1,9 +1,13 @@
-// The SystemC core: one thread per in-order queue (five engines + DMA queues). An instruction
+// The SystemC core: one thread per in-order queue (five engines + DMA queues) and one for the DMA engines. An
+// engine instruction
 //   1. waits for the instructions it depends on to complete (the inferred waits: a producer queue's i-th
 //      instruction; or the program's own semaphores),
-//   2. waits for the shared resources it needs (PSUM banks it writes, the DVE/POOL SBUF port on NeuronCore-v2,
-//      the DMA engines' bandwidth),
+//   2. waits for the shared resources it needs (PSUM banks it writes, the ports and buses the architecture
+//      shares between engines, docs/timing-model.md 3),
 //   3. executes its semantics, occupies its queue for its cost, and completes `latency` later.
+// A DMA transfer waits for its trigger (on the issuing engine) and for a slot in its queue's ring, enters the ring,
+// and is timed by engines::DmaEngines (descriptors on the DMA engines, round robin between queues); the DMA thread
+// publishes each completion when it is final.
 // Time is event-driven (no clock ticking; DESIGN.md 4); the unit inside SystemC is ps.
 //
 // SystemC modules can only be elaborated once per process, so the core is built on first use and reused: each
@@ -17,6 +21,7 @@
 #include <systemc>
 
 #include "neuronsim/engines/cost.hpp"
+#include "neuronsim/engines/dma.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 namespace neuronsim::sim {
@@ -26,9 +31,17 @@ namespace {
 using sc_core::sc_time;
 using sc_core::SC_PS;
 
-constexpr int kPsumBankResources = 8;                  // one per PSUM bank (reference neuron-arch.md 1.4)
-constexpr int kDvePoolPort = kPsumBankResources;       // NeuronCore-v2 shared DVE/POOL SBUF port [ARCH2]
-constexpr int kNumResources = kPsumBankResources + 1;
+// Shared resources (docs/timing-model.md 3).
+constexpr int kPsumBanks = 8;                           // reference neuron-arch.md 1.4: 8 banks per partition
+constexpr int kPsumBankWriter = 0;                      // 8: PSUM bank b's writers serialize [walrus/perfsim]
+constexpr int kDvePoolSbufPort = kPsumBankWriter + kPsumBanks;  // v2: DVE and POOL cannot access SBUF in parallel
+constexpr int kActDvePsumPort = kDvePoolSbufPort + 1;   // v2: ACT and DVE cannot access PSUM in parallel
+constexpr int kPsumWriterFence = kActDvePsumPort + 1;   // v2: ACT starts after the DVE/POOL PSUM writers
+constexpr int kPoolBus = kPsumWriterFence + 1;          // v3+: the DVE perf-mode bus shared with POOL
+constexpr int kPsumBankActDve = kPoolBus + 1;           // 8: v3+ ACT/DVE accesses collide on one PSUM bank
+constexpr int kNumResources = kPsumBankActDve + kPsumBanks;
+
+constexpr int kPeQueue = 0, kActQueue = 1, kPoolQueue = 2, kDveQueue = 3;
 
 int64_t to_ps(double ns) { return static_cast<int64_t>(ns * 1000.0 + 0.5); }
 
@@ -46,15 +59,31 @@ bool resets_semaphores(const isa::Inst &inst) {
          !inst.f.sema_group.empty();
 }
 
-// A request for shared resources (PSUM banks, the DVE/POOL port, DMA bandwidth) made at one delta cycle.
+// A shared resource an instruction uses: it starts when the resource is free; if it holds it, the resource is
+// busy until the instruction's occupancy ends (a wait-only use, as ACT's on the v2 PSUM-writer fence, does not).
+struct ResourceUse {
+  int id;
+  bool hold;
+};
+
+// A request for shared resources made at one delta cycle.
 struct Claim {
   int64_t seq;
-  const std::vector<int> *resources;
-  bool dma;
+  const std::vector<ResourceUse> *resources;
   int64_t occupancy_ps;
   uint64_t delta;
   bool granted = false;
   int64_t start = 0, end = 0;
+};
+
+// A DMA transfer between entering its ring and its completion being published.
+struct DmaInFlight {
+  int64_t issue = 0;    // entered the ring (ps)
+  int64_t done = -1;    // completion (last descriptor's end), -1 until final
+  int64_t first = 0;    // first descriptor's start
+  int64_t busy = 0;     // DMA-engine time of its descriptors
+  int64_t gate = -1;
+  int64_t bytes = 0, descriptors = 0;
 };
 
 struct Job {
@@ -63,19 +92,35 @@ struct Job {
   const engines::ArchParams *arch = nullptr;
   bool timing_only = false;
   const std::function<void(const ScheduledInst &, const engines::Memory &)> *after = nullptr;  // RunOptions hook
+  const std::function<bool()> *cancelled = nullptr;  // RunOptions hook
+  int64_t until_poll = kCancelPollInstructions;      // instructions to issue before `cancelled` is polled again
   int64_t t0 = 0;                                    // ps at the start of the run
   std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
+  // Positions whose completion time is known (engines: = next, known at issue; DMA queues: published by the DMA
+  // thread, in queue order). Dependents wait on this.
+  std::array<int64_t, kMaxQueues> known{};
   std::array<std::vector<int64_t>, kMaxQueues> finish;   // per queue position: completion time (ps, absolute)
-  std::array<std::vector<int64_t>, kMaxQueues> release;  // per queue position: end of occupancy (ps, absolute)
+  std::array<std::vector<int64_t>, kMaxQueues> release;  // per queue position: end of occupancy / ring entry
+  std::array<std::vector<DmaInFlight>, kMaxQueues> dma;  // DMA queues: per position
   // Made on a queue's first executed instruction: 21 fresh states (RNG state tables) per run were most of the
   // cost of a short run.
   std::array<std::unique_ptr<engines::EngineState>, kMaxQueues> state;
   std::array<int64_t, kNumSemaphores> sem{};         // the program's own semaphores (explicit sync)
   std::array<std::deque<PendingUpdates>, kMaxQueues> pending;
   std::array<int64_t, kNumResources> resource_free{};  // ps
-  int64_t dma_free = 0;                              // ps: when the DMA engines' bandwidth is free again
   std::vector<Claim *> claim_batch, claim_later;  // arbitrate()'s scratch
   std::vector<Claim *> claims;                    // resource requests not yet granted
+  engines::DmaEngines engines;                    // the DMA engines
+  int64_t dma_target = INT64_MAX;                 // when the DMA thread next wakes by itself
+  std::vector<engines::DmaEngines::Done> done_scratch;
+  bool dve_pool_psum_writers = false;             // some DVE/POOL instruction writes PSUM (v2 ACT fence in use)
+  // Per resource, whether two or more queues use it: a resource only one in-order queue uses never delays anything,
+  // so claiming it (a SystemC context switch) is skipped.
+  std::array<bool, kNumResources> contended{};
+  std::array<bool, kMaxQueues> may_claim{};  // the queue can use a contended resource
+  // TensorE: the weights loaded in the array and the previous matmul, for the LoadStationary hiding.
+  const engines::Access *pe_stationary = nullptr;  // the previous matmul's stationary operand (in the schedule)
+  int64_t pe_end = INT64_MIN, pe_mm_ps = 0;
   RunResult *result = nullptr;
   std::exception_ptr error;
   bool aborted = false;
@@ -102,8 +147,7 @@ void apply_update(Job &j, const isa::SemUpdate &u) {
 }
 
 // Grants every claim made before the current delta cycle, in program order: each starts when all its resources
-// are free and holds them for its occupancy; a DMA transfer's bytes go through the DMA engines' bandwidth, which
-// all queues share, one transfer after another.
+// are free and holds the ones it holds for its occupancy.
 void arbitrate(Job &j) {
   const uint64_t delta = sc_core::sc_delta_count();
   // Two buffers kept in the job: no allocation per arbitration.
@@ -115,45 +159,85 @@ void arbitrate(Job &j) {
   const int64_t now = static_cast<int64_t>(sc_core::sc_time_stamp().value());
   for (Claim *c : batch) {
     int64_t start = now;
-    for (int r : *c->resources) start = std::max(start, j.resource_free[static_cast<size_t>(r)]);
-    int64_t end = start + c->occupancy_ps;
-    if (c->dma) {
-      end = std::max(start, j.dma_free) + c->occupancy_ps;
-      j.dma_free = end;
-    }
-    for (int r : *c->resources) j.resource_free[static_cast<size_t>(r)] = end;
+    for (const auto &r : *c->resources) start = std::max(start, j.resource_free[static_cast<size_t>(r.id)]);
+    const int64_t end = start + c->occupancy_ps;
+    for (const auto &r : *c->resources)
+      if (r.hold) j.resource_free[static_cast<size_t>(r.id)] = end;
     c->start = start, c->end = end, c->granted = true;
   }
 }
 
-// The shared resources an instruction holds while it occupies its queue.
-void resources_of(const Job &j, const ScheduledInst &si, int q, std::vector<int> &out) {
+// The shared resources an engine instruction uses while it occupies its queue (docs/timing-model.md 3).
+void resources_of(const Job &j, const ScheduledInst &si, int q, const engines::Cost &cost, std::vector<ResourceUse> &out) {
   out.clear();
+  if (si.trigger) return;  // a sequencer instruction (and descriptor generation) touches no tensor
   const auto &prog = j.memory->program();
-  const int64_t bank_bytes = j.arch->psum_bytes_per_partition / std::max<int64_t>(1, j.arch->psum_banks);
-  bool touches_sbuf = false;
-  for (const auto &a : si.d.outs) {
-    if (a.tensor < 0) continue;
-    const auto mem = prog.tensors[a.tensor].mem;
+  const engines::ArchParams &a = *j.arch;
+  const int64_t bank_bytes = a.psum_bytes_per_partition / std::max<int64_t>(1, a.psum_banks);
+  bool touches_sbuf = false, touches_psum = false, writes_psum = false;
+  uint32_t banks = 0;  // PSUM banks read or written
+  auto psum_banks = [&](const engines::Access &x) {
+    const engines::Footprint fp = j.memory->footprint(x);
+    uint32_t m = 0;
+    for (int64_t b = fp.b0 / bank_bytes; b <= (fp.b1 - 1) / bank_bytes && b < kPsumBanks; ++b) m |= 1u << b;
+    return m;
+  };
+  for (const auto &x : si.d.outs) {
+    if (x.tensor < 0) continue;
+    const auto mem = prog.tensors[static_cast<size_t>(x.tensor)].mem;
     if (mem == isa::MemoryType::SB) touches_sbuf = true;
     if (mem != isa::MemoryType::PSUM) continue;
+    touches_psum = writes_psum = true;
+    const uint32_t m = psum_banks(x);
+    banks |= m;
     // reference walrus/perfsim-cost-model.md: PSUM banks serialize their writers.
-    const engines::Footprint fp = j.memory->footprint(a);
-    for (int64_t b = fp.b0 / bank_bytes; b <= (fp.b1 - 1) / bank_bytes && b < kPsumBankResources; ++b)
-      out.push_back(static_cast<int>(b));
+    for (int b = 0; b < kPsumBanks; ++b)
+      if (m >> b & 1u) out.push_back({kPsumBankWriter + b, true});
   }
-  for (const auto &a : si.d.ins)
-    if (a.tensor >= 0 && prog.tensors[a.tensor].mem == isa::MemoryType::SB) touches_sbuf = true;
+  for (const auto &x : si.d.ins) {
+    if (x.tensor < 0) continue;
+    const auto mem = prog.tensors[static_cast<size_t>(x.tensor)].mem;
+    if (mem == isa::MemoryType::SB) touches_sbuf = true;
+    if (mem == isa::MemoryType::PSUM) touches_psum = true, banks |= psum_banks(x);
+  }
+  const bool act = q == kActQueue, dve = q == kDveQueue, pool = q == kPoolQueue;
   // reference neuron-arch.md 1.4 [ARCH2]: on NeuronCore-v2 "Vector Engine and GpSimd Engine cannot access SBUF in
-  // parallel" (v3 arbitrates in hardware).
-  if (j.arch->dve_pool_shared_sbuf_port && touches_sbuf && (q == 2 || q == 3)) out.push_back(kDvePoolPort);
+  // parallel" and "Vector Engine and Scalar Engine cannot access PSUM in parallel".
+  if (a.dve_pool_shared_sbuf_port && touches_sbuf && (dve || pool)) out.push_back({kDvePoolSbufPort, true});
+  if (a.act_dve_shared_psum_port && touches_psum && (act || dve)) out.push_back({kActDvePsumPort, true});
+  // reference walrus/perfsim-cost-model.md determine_start_time: on v2 ACT starts after the DVE/POOL PSUM
+  // writers' ends (the compiler's cost model).
+  if (a.act_waits_psum_writers && j.dve_pool_psum_writers) {
+    if (act) out.push_back({kPsumWriterFence, false});
+    if ((dve || pool) && writes_psum) out.push_back({kPsumWriterFence, true});
+  }
+  // reference neuron-arch.md 1.4 [ARCH3]: ACT and DVE have full PSUM bandwidth unless they collide on a bank; the
+  // DVE perf mode uses a memory bus shared with GpSimd.
+  if (a.act_dve_psum_bank_collisions && (act || dve))
+    for (int b = 0; b < kPsumBanks; ++b)
+      if (banks >> b & 1u) out.push_back({kPsumBankActDve + b, true});
+  if (a.dve_perf_mode_shares_pool_bus && ((dve && cost.dve_perf_mode) || (pool && touches_sbuf)))
+    out.push_back({kPoolBus, true});
+}
+
+bool same_access(const engines::Access &a, const engines::Access &b) {
+  if (a.tensor != b.tensor || a.start != b.start || a.dtype != b.dtype || a.ap.size() != b.ap.size()) return false;
+  for (size_t i = 0; i < a.ap.size(); ++i)
+    if (a.ap[i].step != b.ap[i].step || a.ap[i].num != b.ap[i].num) return false;
+  return true;
+}
+
+bool is_matmul(isa::InstructionType t) {
+  return t == isa::InstructionType::Matmult || t == isa::InstructionType::MatmultSparse ||
+         t == isa::InstructionType::MatmultMx || t == isa::InstructionType::MatmultBase;
 }
 
 SC_MODULE(Core) {
   std::array<sc_core::sc_event, kMaxQueues> kick;
-  std::array<sc_core::sc_event, kMaxQueues> issued;      // a queue issued an instruction (its finish is known)
+  std::array<sc_core::sc_event, kMaxQueues> issued;      // a queue's known completions advanced
   std::array<sc_core::sc_event_queue *, kMaxQueues> completion{};  // fires at each completion with updates
   sc_core::sc_event sem_changed;
+  sc_core::sc_event dma_kick;  // a transfer entered a ring (or a run started): the DMA thread re-plans
   Job *job = nullptr;
   // Bumped by every run: a thread still parked in an earlier run's wait (a deadlocked or aborted run leaves
   // them there) sees the change and drops that run's instruction without touching its state.
@@ -169,6 +253,7 @@ SC_MODULE(Core) {
       m.dont_initialize();
       sc_core::sc_spawn([this, q] { apply_completion(q); }, sc_core::sc_gen_unique_name("sem"), &m);
     }
+    sc_core::sc_spawn([this] { dma_thread(); }, sc_core::sc_gen_unique_name("dma"));
   }
 
   int64_t now_ps() const { return static_cast<int64_t>(sc_core::sc_time_stamp().value()); }
@@ -194,12 +279,101 @@ SC_MODULE(Core) {
     if (changed) sem_changed.notify(sc_core::SC_ZERO_TIME);
   }
 
+  // Ends the run with `error` (rethrown by Simulator::run): every thread is woken to see `aborted` and park.
+  void abort_run(Job &j, std::exception_ptr error) {
+    j.error = std::move(error);
+    j.aborted = true;
+    for (auto &k : kick) k.notify(sc_core::SC_ZERO_TIME);
+    for (auto &e : issued) e.notify(sc_core::SC_ZERO_TIME);
+    sem_changed.notify(sc_core::SC_ZERO_TIME);
+    dma_kick.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  // Runs one instruction's semantics (not in timing-only runs); false when it failed (the run is aborted).
+  bool execute(Job &j, int q, const ScheduledInst &si) {
+    if (j.timing_only || si.trigger) return true;
+    const isa::Inst &inst = *si.d.inst;
+    try {
+      // The file is set once per run; per instruction only the (short) index and name change.
+      j.memory->set_context_instruction(inst.index, inst.name);
+      if (!j.state[q]) j.state[q] = std::make_unique<engines::EngineState>();
+      engines::execute(si.d, *j.memory, *j.state[q]);
+      if (j.after) (*j.after)(si, *j.memory);
+    } catch (...) {
+      abort_run(j, std::current_exception());
+      return false;
+    }
+    return true;
+  }
+
+  // Publishes the completions of DMA queue q that are final, in queue order (completions stay in queue order: a
+  // queue's semaphore counts finished transfers).
+  void publish(Job &j, int q) {
+    const auto &queue = j.schedule->queues[q];
+    bool any = false;
+    while (j.known[q] < j.next[q] && j.dma[q][static_cast<size_t>(j.known[q])].done >= 0) {
+      const int64_t pos = j.known[q];
+      const DmaInFlight &f = j.dma[q][static_cast<size_t>(pos)];
+      const int64_t seq = queue[static_cast<size_t>(pos)];
+      const isa::Inst &inst = *j.schedule->insts[static_cast<size_t>(seq)].d.inst;
+      int64_t finish = f.done;
+      if (pos > 0) finish = std::max(finish, j.finish[q][static_cast<size_t>(pos - 1)]);
+      j.finish[q][static_cast<size_t>(pos)] = finish;
+      if (!inst.updates.empty() || resets_semaphores(inst)) {
+        j.pending[q].push_back(PendingUpdates{finish, &inst});
+        completion[q]->notify(sc_time(static_cast<double>(std::max<int64_t>(0, finish - now_ps())), SC_PS));
+      }
+      auto &qs = j.result->queues[q];
+      ++qs.instructions;
+      qs.busy_ns += static_cast<double>(f.busy) / 1000.0;
+      qs.bytes += f.bytes;
+      qs.descriptors += f.descriptors;
+      auto ns = [&](int64_t t) { return static_cast<double>(t - j.t0) / 1000.0; };
+      j.result->events.push_back(TraceEvent{q, seq, inst.index, ns(f.issue), ns(f.first), ns(f.done), ns(finish),
+                                            f.gate});
+      j.known[q] = pos + 1;
+      any = true;
+    }
+    if (any) issued[q].notify(sc_core::SC_ZERO_TIME);
+  }
+
+  // The DMA engines' clock: sleeps until the earliest projected completion (or until a transfer enters a ring,
+  // which may change the plan), then publishes the transfers that are complete.
+  void dma_thread() {
+    for (;;) {
+      while (!job || job->aborted || job->engines.idle()) wait(dma_kick);
+      const uint64_t gen = generation;
+      Job &j = *job;
+      const int64_t t = j.engines.next_completion();
+      j.dma_target = t;
+      if (t > now_ps()) {
+        wait(sc_time(static_cast<double>(t - now_ps()), SC_PS), dma_kick);
+        if (generation != gen || !job || job->aborted) continue;
+        if (now_ps() < t) continue;  // kicked: plan again
+      }
+      j.dma_target = INT64_MAX;
+      j.done_scratch.clear();
+      j.engines.take_completed(now_ps(), j.done_scratch);
+      uint32_t queues = 0;
+      for (const auto &d : j.done_scratch) {
+        const ScheduledInst &si = j.schedule->insts[static_cast<size_t>(d.id)];
+        DmaInFlight &f = j.dma[si.queue][static_cast<size_t>(si.pos)];
+        f.done = d.completion;
+        f.first = d.first_start;
+        f.busy = d.busy_ps;
+        queues |= 1u << si.queue;
+      }
+      for (int q = kNumEngines; q < kMaxQueues; ++q)
+        if (queues >> q & 1u) publish(j, q);
+    }
+  }
+
   // Per-queue scratch kept by the (never destroyed) core, not on the thread's coroutine stack, which SystemC
   // never unwinds: a local there would be reported as leaked at exit.
-  std::array<std::vector<int>, kMaxQueues> resources_scratch;
+  std::array<std::vector<ResourceUse>, kMaxQueues> resources_scratch;
 
   void queue_thread(int q) {
-    std::vector<int> &res = resources_scratch[static_cast<size_t>(q)];
+    std::vector<ResourceUse> &res = resources_scratch[static_cast<size_t>(q)];
     for (;;) {
       while (!job || job->aborted || job->next[q] >= static_cast<int64_t>(job->schedule->queues[q].size()))
         wait(kick[q]);
@@ -213,9 +387,9 @@ SC_MODULE(Core) {
       // 1. Dependencies. The gate is whatever was satisfied last (for the critical path).
       int64_t gate = -1, gate_t = pos > 0 ? j.release[q][pos - 1] : -1;
       if (pos > 0) gate = j.schedule->queues[q][pos - 1];
-      // A producer's completion time is known as soon as it issues, so the waits only block until each producer
-      // has issued; the thread then sleeps once, until the latest completion (one context switch, not one per
-      // dependency).
+      // A producer's completion time is known as soon as it issues (a DMA transfer's when the DMA thread publishes
+      // it), so the waits only block until then; the thread then sleeps once, until the latest completion (one
+      // context switch, not one per dependency).
       // Temporal decoupling (DESIGN.md 4, TLM loosely-timed style): a queue does not sleep through its own
       // occupancy; it keeps its local time (the end of its previous instruction) and computes the next start from
       // it, synchronizing with SystemC time only where another thread's state matters (a producer not yet
@@ -223,7 +397,7 @@ SC_MODULE(Core) {
       bool stale = false;
       int64_t ready = std::max(now_ps(), pos > 0 ? j.release[q][pos - 1] : j.t0);
       for (const auto &w : si.waits) {
-        while (!(stale = generation != gen) && !j.aborted && j.next[w.queue] < w.count) wait(issued[w.queue]);
+        while (!(stale = generation != gen) && !j.aborted && j.known[w.queue] < w.count) wait(issued[w.queue]);
         if (stale || j.aborted) break;
         const int64_t t = j.finish[w.queue][w.count - 1];
         if (t > gate_t) gate_t = t, gate = j.schedule->queues[w.queue][w.count - 1];
@@ -231,21 +405,58 @@ SC_MODULE(Core) {
       }
       if (stale || generation != gen || j.aborted) continue;
 
-      // 2. Cost and shared resources.
       const isa::Engine engine = queue_engine(q);
-      const engines::Cost cost = engines::instruction_cost(si.d, engine, *j.arch, *j.memory);
-      resources_of(j, si, q, res);
-      const bool shared = engine == isa::Engine::DMA || !res.empty();
+      if (engine == isa::Engine::DMA) {
+        dma_transfer(j, q, pos, seq, si, ready, gate, gen);
+        continue;
+      }
+
+      // 2. Cost and shared resources.
+      engines::Cost cost;
+      if (si.trigger) {
+        const engines::TriggerCost t = engines::dma_trigger_cost(inst, engine, *j.arch);
+        cost.ns = t.ns;
+        cost.cycles = t.cycles;
+      } else {
+        cost = engines::instruction_cost(si.d, engine, *j.arch, *j.memory);
+      }
+      res.clear();
+      if (j.may_claim[q]) {
+        resources_of(j, si, q, cost, res);
+        res.erase(std::remove_if(res.begin(), res.end(),
+                                 [&](const ResourceUse &r) { return !j.contended[static_cast<size_t>(r.id)]; }),
+                  res.end());
+      }
+      const bool shared = !res.empty();
       // Explicit semaphores and shared resources are decided at the moment the instruction is ready.
       if (shared || !inst.waits.empty()) wait_until(ready);
       for (const auto &w : inst.waits)
         while (!stale && !(stale = generation != gen) && !j.aborted && !sem_ready(j, w)) wait(sem_changed);
       if (stale || generation != gen || j.aborted) continue;
-      int64_t start = std::max(ready, now_ps()), end = start + to_ps(cost.ns);
+      int64_t start = std::max(ready, now_ps());
+      // TensorE LoadStationary (reference neuron-arch.md 2.1 [ARCH2, PERF Opt #7]): the weights stay in the array
+      // for a matmul with the same stationary operand; a new one loads in the background of the previous
+      // MultiplyMoving when the array runs back to back, and is paid in full after an idle gap.
+      int64_t occupancy = to_ps(cost.ns), extra_cycles = 0;
+      const bool matmul = q == kPeQueue && !si.trigger && is_matmul(inst.type) && !inst.f.is_transpose;
+      if (matmul && cost.weight_load_ns > 0) {
+        const bool same = j.pe_stationary && !si.d.ins.empty() && same_access(*j.pe_stationary, si.d.ins[0]);
+        int64_t exposed = 0;
+        if (!same) {
+          const int64_t ls = to_ps(cost.weight_load_ns);
+          exposed = start <= j.pe_end ? std::max<int64_t>(0, ls - j.pe_mm_ps) : ls;
+        }
+        occupancy += exposed;
+        extra_cycles = cost.weight_load_ns > 0 ? static_cast<int64_t>(
+                                                     static_cast<double>(cost.weight_load_cycles) * exposed /
+                                                         static_cast<double>(to_ps(cost.weight_load_ns)) + 0.5)
+                                               : 0;
+      }
+      int64_t end = start + occupancy;
       if (shared) {
         // Shared resources are granted in program order among the requests made in the same delta cycle, so
         // that contention does not depend on the order SystemC happens to run its threads in.
-        Claim c{seq, &res, engine == isa::Engine::DMA, to_ps(cost.ns), sc_core::sc_delta_count()};
+        Claim c{seq, &res, occupancy, sc_core::sc_delta_count()};
         j.claims.push_back(&c);
         wait(sc_core::SC_ZERO_TIME);
         if (!c.granted) arbitrate(j);
@@ -253,29 +464,29 @@ SC_MODULE(Core) {
         end = c.end;
         wait_until(start);
       }
+      if (q == kPeQueue && !si.trigger) {
+        j.pe_end = end;
+        j.pe_mm_ps = to_ps(cost.ns);
+        j.pe_stationary = matmul && !si.d.ins.empty() ? &si.d.ins[0] : nullptr;
+      }
 
-      // 3. Semantics, then occupancy and completion.
-      if (!j.timing_only) {
-        try {
-          // The file is set once per run; per instruction only the (short) index and name change.
-          j.memory->set_context_instruction(inst.index, inst.name);
-          if (!j.state[q]) j.state[q] = std::make_unique<engines::EngineState>();
-          engines::execute(si.d, *j.memory, *j.state[q]);
-          if (j.after) (*j.after)(si, *j.memory);
-        } catch (...) {
-          j.error = std::current_exception();
-          j.aborted = true;
-          for (auto &k : kick) k.notify(sc_core::SC_ZERO_TIME);
-          for (auto &e : issued) e.notify(sc_core::SC_ZERO_TIME);
-          sem_changed.notify(sc_core::SC_ZERO_TIME);
+      // 3. Semantics, then occupancy and completion. Every kCancelPollInstructions instructions (over all queues)
+      // the caller may stop the run; it ends as a failing instruction ends it. (The exception is made, not thrown,
+      // here: nothing unwinds a SystemC thread's stack.)
+      if (j.cancelled && --j.until_poll <= 0) {
+        j.until_poll = kCancelPollInstructions;
+        if ((*j.cancelled)()) {
+          abort_run(j, std::make_exception_ptr(RunCancelled()));
           continue;
         }
       }
+      if (!execute(j, q, si)) continue;
       int64_t finish = end + to_ps(cost.latency_ns);
       if (pos > 0) finish = std::max(finish, j.finish[q][pos - 1]);  // completions stay in queue order
       j.finish[q][pos] = finish;
       j.release[q][pos] = end;
       j.next[q] = pos + 1;
+      j.known[q] = pos + 1;
       issued[q].notify(sc_core::SC_ZERO_TIME);
       if (!inst.updates.empty() || resets_semaphores(inst)) {
         j.pending[q].push_back(PendingUpdates{finish, &inst});
@@ -283,13 +494,48 @@ SC_MODULE(Core) {
       }
       auto &qs = j.result->queues[q];
       ++qs.instructions;
-      qs.busy_ns += cost.ns;  // its own occupancy (a DMA transfer may also have waited for the shared bandwidth)
-      qs.cycles += cost.cycles;
-      qs.bytes += cost.bytes;
+      const double busy = static_cast<double>(occupancy) / 1000.0;
+      qs.busy_ns += busy;
+      qs.cycles += cost.cycles + extra_cycles;
       j.result->events.push_back(TraceEvent{q, seq, inst.index, static_cast<double>(start - j.t0) / 1000.0,
+                                            static_cast<double>(start - j.t0) / 1000.0,
                                             static_cast<double>(end - j.t0) / 1000.0,
                                             static_cast<double>(finish - j.t0) / 1000.0, gate});
     }
+  }
+
+  // A DMA transfer (docs/timing-model.md 2): its trigger has issued (the waits); it waits for a slot in its queue's
+  // ring -- the transfer dma_ring_depth places earlier must have completed --, enters the ring and hands its
+  // descriptors to the DMA engines. Its completion is published by the DMA thread.
+  void dma_transfer(Job &j, int q, int64_t pos, int64_t seq, const ScheduledInst &si, int64_t ready, int64_t gate,
+                    uint64_t gen) {
+    const isa::Inst &inst = *si.d.inst;
+    const int64_t depth = std::max(1, j.arch->dma_ring_depth);
+    if (pos >= depth) {
+      const int64_t k = pos - depth;
+      bool stale = false;
+      while (!(stale = generation != gen) && !j.aborted && j.known[q] <= k) wait(issued[q]);
+      if (stale || j.aborted) return;
+      const int64_t t = j.finish[q][static_cast<size_t>(k)];
+      if (t > ready) ready = t, gate = j.schedule->queues[q][static_cast<size_t>(k)];
+    }
+    wait_until(ready);
+    bool stale = false;
+    for (const auto &w : inst.waits)
+      while (!stale && !(stale = generation != gen) && !j.aborted && !sem_ready(j, w)) wait(sem_changed);
+    if (stale || generation != gen || j.aborted) return;
+    if (!execute(j, q, si)) return;
+    const int64_t now = now_ps();
+    const engines::DmaTransfer t = engines::dma_transfer(si.d, *j.arch, *j.memory);
+    j.engines.submit(seq, q - kNumEngines, now, t);
+    DmaInFlight &f = j.dma[q][static_cast<size_t>(pos)];
+    f.issue = now;
+    f.gate = gate;
+    f.bytes = t.bytes;
+    f.descriptors = t.descriptors;
+    j.release[q][static_cast<size_t>(pos)] = now;
+    j.next[q] = pos + 1;
+    if (j.engines.next_completion() < j.dma_target) dma_kick.notify(sc_core::SC_ZERO_TIME);
   }
 };
 
@@ -304,13 +550,14 @@ Core &core() {
 
 std::string describe_wait(const Job &j, int q) {
   const auto &qi = j.schedule->queues[q];
-  const ScheduledInst &si = j.schedule->insts[qi[j.next[q]]];
+  const ScheduledInst &si = j.schedule->insts[qi[static_cast<size_t>(std::min<int64_t>(j.next[q], j.known[q]))]];
   std::string s = std::string(queue_name(q)) + " blocked at instruction " + std::to_string(si.d.inst->index) +
-                  " '" + si.d.inst->name + "' (" + isa::inst_type_name(si.d.inst->type) + ")";
+                  " '" + si.d.inst->name + "' (" + isa::inst_type_name(si.d.inst->type) +
+                  (si.trigger ? ", its DMA trigger" : "") + ")";
   for (const auto &w : si.waits)
-    if (j.next[w.queue] < w.count)
-      s += ", waiting for queue " + std::string(queue_name(w.queue)) + " to issue " + std::to_string(w.count) +
-           " (has issued " + std::to_string(j.next[w.queue]) + ")";
+    if (j.known[w.queue] < w.count)
+      s += ", waiting for queue " + std::string(queue_name(w.queue)) + " to complete " + std::to_string(w.count) +
+           " (has completed " + std::to_string(j.known[w.queue]) + ")";
   for (const auto &w : si.d.inst->waits)
     if (!sem_ready(j, w))
       s += ", waiting for semaphore " + std::to_string(w.sem) +
@@ -355,7 +602,7 @@ Simulator::Simulator(const isa::Program &program, const RunOptions &options)
   memory_ = std::make_unique<engines::Memory>(program_, arch_);
   memory_->set_host(host_.get());
   if (has_data_dependent_control(program_)) schedule_deferred_ = true;
-  else schedule_ = build_schedule(program_, *memory_, arch_);
+  else schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers);
 }
 
 Simulator::~Simulator() = default;
@@ -366,7 +613,7 @@ RunResult Simulator::run() {
     // memory back as the inputs left it and run the same trace timed (which executes it again).
     const engines::Memory initial(*memory_);
     memory_->set_host(host_quiet_.get());  // this pass's DevicePrints are not the run's: the timed run prints
-    schedule_ = build_schedule_executing(program_, *memory_, arch_);
+    schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers);
     memory_ = std::make_unique<engines::Memory>(initial);
     memory_->set_host(host_.get());
     schedule_deferred_ = false;
@@ -374,8 +621,13 @@ RunResult Simulator::run() {
   Core &c = core();
   RunResult result;
   result.arch = arch_.name;
-  result.dynamic_instructions = static_cast<int64_t>(schedule_.insts.size());
-  for (int q = 0; q < kMaxQueues; ++q) result.queues[q].name = queue_name(q);
+  result.dynamic_instructions = static_cast<int64_t>(schedule_.insts.size()) - schedule_.triggers;
+  result.dma_ring_depth = std::max(1, arch_.dma_ring_depth);
+  result.dma_fixed_ns = arch_.dma_fixed_ns;
+  for (int q = 0; q < kMaxQueues; ++q) {
+    const std::string &bir = q >= kNumEngines ? schedule_.dma_queue_names[static_cast<size_t>(q - kNumEngines)] : "";
+    result.queues[q].name = bir.empty() ? queue_name(q) : bir;
+  }
   result.events.reserve(schedule_.insts.size());
 
   auto job = std::make_unique<Job>();
@@ -384,13 +636,46 @@ RunResult Simulator::run() {
   job->arch = &arch_;
   job->timing_only = options_.timing_only;
   if (options_.after_instruction) job->after = &options_.after_instruction;
+  if (options_.cancelled) job->cancelled = &options_.cancelled;
   job->result = &result;
   job->t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
-  job->dma_free = job->t0;
   job->resource_free.fill(job->t0);
+  job->engines.reset(arch_.dma_engines, std::max(1, schedule_.dma_queues), options_.record_dma_engine_slices);
   for (int q = 0; q < kMaxQueues; ++q) {
     job->finish[q].assign(schedule_.queues[q].size(), 0);
     job->release[q].assign(schedule_.queues[q].size(), 0);
+    if (q >= kNumEngines) job->dma[q].assign(schedule_.queues[q].size(), DmaInFlight{});
+  }
+  // Which queues touch SBUF / PSUM (recorded by the scheduler): a resource that at most one queue can use is not
+  // contended, and is not claimed. Conservative: any PSUM access counts for every bank.
+  {
+    std::array<bool, kNumEngines> sbuf{}, psum{}, psum_write{};
+    for (int q = 0; q < kNumEngines; ++q) {
+      const uint8_t t = schedule_.touches[static_cast<size_t>(q)];
+      sbuf[q] = t & Schedule::kTouchesSbuf;
+      psum[q] = t & Schedule::kTouchesPsum;
+      psum_write[q] = t & Schedule::kWritesPsum;
+    }
+    job->dve_pool_psum_writers = psum_write[kDveQueue] || psum_write[kPoolQueue];
+    int writers = 0;
+    for (int q = 0; q < kNumEngines; ++q) writers += psum_write[q];
+    auto &c = job->contended;
+    for (int b = 0; b < kPsumBanks; ++b) {
+      c[kPsumBankWriter + b] = writers >= 2;
+      c[kPsumBankActDve + b] = psum[kActQueue] && psum[kDveQueue];
+    }
+    c[kDvePoolSbufPort] = sbuf[kDveQueue] && sbuf[kPoolQueue];
+    c[kActDvePsumPort] = psum[kActQueue] && psum[kDveQueue];
+    c[kPsumWriterFence] = job->dve_pool_psum_writers && !schedule_.queues[kActQueue].empty();
+    c[kPoolBus] = sbuf[kDveQueue] && sbuf[kPoolQueue];
+    const bool bank_writers = c[kPsumBankWriter], bank_act_dve = c[kPsumBankActDve];
+    auto &m = job->may_claim;
+    m[kPeQueue] = bank_writers;
+    m[kActQueue] = bank_writers || bank_act_dve || c[kActDvePsumPort] || c[kPsumWriterFence];
+    m[kPoolQueue] = bank_writers || c[kDvePoolSbufPort] || c[kPsumWriterFence] || c[kPoolBus];
+    m[kDveQueue] = bank_writers || bank_act_dve || c[kDvePoolSbufPort] || c[kActDvePsumPort] ||
+                   c[kPsumWriterFence] || c[kPoolBus];
+    m[4] = bank_writers;  // SP
   }
   memory_->set_context(ErrorContext{program_.file, -1, "", ""});
   c.job = job.get();
@@ -398,13 +683,14 @@ RunResult Simulator::run() {
   for (auto &k : c.kick) k.notify(sc_core::SC_ZERO_TIME);
   for (auto &e : c.issued) e.notify(sc_core::SC_ZERO_TIME);
   c.sem_changed.notify(sc_core::SC_ZERO_TIME);
+  c.dma_kick.notify(sc_core::SC_ZERO_TIME);
   sc_core::sc_start();
   c.job = nullptr;
 
   if (job->error) std::rethrow_exception(job->error);
   std::string blocked;
   for (int q = 0; q < kMaxQueues; ++q)
-    if (job->next[q] < static_cast<int64_t>(schedule_.queues[q].size()))
+    if (job->known[q] < static_cast<int64_t>(schedule_.queues[q].size()))
       blocked += (blocked.empty() ? "" : "; ") + describe_wait(*job, q);
   if (!blocked.empty()) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
 
@@ -414,6 +700,17 @@ RunResult Simulator::run() {
   for (const auto &e : result.events) {
     by_seq[static_cast<size_t>(e.seq)] = &e;
     if (!last || e.finish_ns > last->finish_ns) last = &e;
+  }
+  result.dma_engines.resize(static_cast<size_t>(arch_.dma_engines));
+  for (int e = 0; e < arch_.dma_engines; ++e) {
+    const auto &t = job->engines.engine_totals(e);
+    result.dma_engines[static_cast<size_t>(e)] =
+        DmaEngineStats{static_cast<double>(t.busy_ps) / 1000.0, t.descriptors, t.transfers};
+  }
+  if (options_.record_dma_engine_slices) {
+    job->engines.finish();
+    result.dma_slices = job->engines.slices();
+    for (auto &sl : result.dma_slices) sl.start_ps -= job->t0, sl.end_ps -= job->t0;
   }
   if (last) {
     result.total_ns = last->finish_ns;

@@ -50,6 +50,8 @@ void generate(const isa::Tensor &t, std::vector<uint8_t> &bytes) {
 
 } // namespace
 
+std::string array_source(const std::string &what, const std::string &name) { return what + "['" + name + "']"; }
+
 // ------------------------------------------------------------------------------------------ tensors by name
 
 namespace {
@@ -171,7 +173,7 @@ std::vector<std::string> input_files(const isa::Program &p, const InputSpec &spe
   std::vector<std::string> files;
   for (const auto &[name, file] : spec.files) files.push_back(file);
   for (const auto &t : p.tensors)
-    if (t.is_input() && t.is_dram() && !spec.files.count(t.name))
+    if (t.is_input() && t.is_dram() && !spec.files.count(t.name) && !spec.arrays.count(t.name))
       if (auto f = input_dir_file(t, spec.dir); !f.empty()) files.push_back(f);
   return files;
 }
@@ -179,11 +181,16 @@ std::vector<std::string> input_files(const isa::Program &p, const InputSpec &spe
 std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem, const InputSpec &spec) {
   std::vector<std::string> lines;
   std::map<int, std::string> given;  // tensor -> file
+  std::map<int, const NpyArray *> arrays;  // tensor -> array held in memory
+  for (const auto &[name, array] : spec.arrays) {
+    const int t = input_tensor(p, name, array_source("inputs", name));
+    arrays[t] = &array;
+  }
   for (const auto &[name, file] : spec.files) {
     const int t = input_tensor(p, name, file);
-    if (given.count(t))
+    if (given.count(t) || arrays.count(t))
       throw InputError({file, -1, "", "--input"}, "input '" + p.tensors[t].name + "' is given twice (also as " +
-                                                      given[t] + ")");
+                                                      (given.count(t) ? given[t] : array_source("inputs", name)) + ")");
     given[t] = file;
   }
   if (!spec.dir.empty()) {
@@ -194,6 +201,12 @@ std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem
   for (size_t i = 0; i < p.tensors.size(); ++i) {
     const auto &t = p.tensors[i];
     if (!t.is_input() || !t.is_dram()) continue;
+    if (auto it = arrays.find(static_cast<int>(i)); it != arrays.end()) {
+      const std::string source = array_source("inputs", t.name);
+      load_input(p, mem, static_cast<int>(i), *it->second, source);
+      lines.push_back(t.name + ": " + source);
+      continue;
+    }
     std::string file;
     if (auto it = given.find(static_cast<int>(i)); it != given.end()) file = it->second;
     else file = input_dir_file(t, spec.dir);
@@ -426,77 +439,29 @@ std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memo
   return bad;
 }
 
-std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult &r, const Schedule &s) {
-  std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
-  for (const auto &e : r.events) by_seq[static_cast<size_t>(e.seq)] = &e;
-  std::vector<std::pair<std::string, double>> shares;
-  auto add = [&](const std::string &name, double ns) {
-    for (auto &kv : shares)
-      if (kv.first == name) return void(kv.second += ns);
-    shares.emplace_back(name, ns);
-  };
-  for (size_t i = 0; i < r.critical_path.size(); ++i) {
-    const TraceEvent *e = by_seq[static_cast<size_t>(r.critical_path[i])];
-    if (!e) continue;
-    const TraceEvent *next = i + 1 < r.critical_path.size() ? by_seq[static_cast<size_t>(r.critical_path[i + 1])] : nullptr;
-    const double until = next ? next->start_ns : r.total_ns;
-    add(e->queue < kNumEngines ? queue_name(e->queue) : "DMA", std::max(0.0, until - e->start_ns));
+void check_expected(const isa::Program &p, const ExpectSpec &e) {
+  if (!e.dir.empty()) check_expected_files(p, e.dir);
+  for (const auto &[name, array] : e.arrays) {
+    const std::string source = array_source("expect", name);
+    const int t = output_tensor(p, name, source);
+    check_array(p.tensors[static_cast<size_t>(t)], array.shape, array.dtype, source, "expected");
   }
-  std::stable_sort(shares.begin(), shares.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
-  return shares;
 }
 
-nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p) {
-  nlohmann::json j;
-  j["arch"] = r.arch;
-  j["kernel"] = p.file;
-  j["total_ns"] = r.total_ns;
-  j["dynamic_instructions"] = r.dynamic_instructions;
-  nlohmann::json engines = nlohmann::json::object();
-  for (int q = 0; q < kNumEngines; ++q) {
-    const auto &qs = r.queues[q];
-    engines[qs.name] = {{"instructions", qs.instructions},
-                        {"busy_ns", qs.busy_ns},
-                        {"utilization", r.total_ns > 0 ? qs.busy_ns / r.total_ns : 0.0},
-                        {"cycles", qs.cycles}};
+std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const ExpectSpec &e,
+                                      double rtol, double atol, std::vector<std::string> *checked) {
+  if (!e.dir.empty()) return compare_outputs(p, mem, e.dir, rtol, atol, checked);
+  std::vector<Mismatch> bad;
+  std::map<int, std::pair<std::string, const NpyArray *>> by_tensor;  // in tensor order, as for a folder
+  for (const auto &[name, array] : e.arrays) {
+    const std::string source = array_source("expect", name);
+    by_tensor[output_tensor(p, name, source)] = {source, &array};
   }
-  j["engines"] = engines;
-  nlohmann::json queues = nlohmann::json::array();
-  int64_t bytes = 0;
-  double busy = 0;
-  for (int q = kNumEngines; q < kNumEngines + s.dma_queues; ++q) {
-    const auto &qs = r.queues[q];
-    queues.push_back({{"name", qs.name},
-                      {"instructions", qs.instructions},
-                      {"bytes", qs.bytes},
-                      {"busy_ns", qs.busy_ns},
-                      {"utilization", r.total_ns > 0 ? qs.busy_ns / r.total_ns : 0.0}});
-    bytes += qs.bytes;
-    busy += qs.busy_ns;
+  for (const auto &[i, want] : by_tensor) {
+    if (checked) checked->push_back(p.tensors[static_cast<size_t>(i)].name);
+    if (auto m = compare_output(p, mem, i, *want.second, rtol, atol, want.first)) bad.push_back(*m);
   }
-  j["dma"] = {{"queues", queues}, {"bytes", bytes}, {"busy_ns", busy}};
-  // The chain of instructions that set the total time: each one started when its predecessor in the chain
-  // completed (or released its queue). Long chains are cut to their last 10000 links.
-  std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
-  for (const auto &e : r.events) by_seq[static_cast<size_t>(e.seq)] = &e;
-  nlohmann::json cp = nlohmann::json::array();
-  const size_t first = r.critical_path.size() > 10000 ? r.critical_path.size() - 10000 : 0;
-  for (size_t i = first; i < r.critical_path.size(); ++i) {
-    const TraceEvent *e = by_seq[static_cast<size_t>(r.critical_path[i])];
-    if (!e) continue;
-    const auto &inst = p.insts[e->inst];
-    cp.push_back({{"seq", e->seq}, {"name", inst.name}, {"opcode", isa::inst_type_name(inst.type)},
-                  {"queue", queue_name(e->queue)}, {"start_ns", e->start_ns}, {"end_ns", e->end_ns},
-                  {"finish_ns", e->finish_ns}});
-  }
-  j["critical_path"] = cp;
-  nlohmann::json shares = nlohmann::json::object();
-  for (const auto &[name, ns] : critical_path_shares(r, s)) shares[name] = ns;
-  j["critical_path_ns"] = shares;
-  const auto sh = critical_path_shares(r, s);
-  j["bottleneck"] = sh.empty() ? "" : sh.front().first;
-  j["critical_path_length"] = r.critical_path.size();
-  return j;
+  return bad;
 }
 
 } // namespace neuronsim::sim

@@ -112,13 +112,19 @@ std::vector<std::string> dynamic_names(const isa::Program &program, const Schedu
   mark_in_loop(program.body, false, in_loop);
   std::vector<int64_t> seen(program.insts.size(), 0), runs(program.insts.size(), 0);
   for (const auto &si : schedule.insts)
-    if (si.d.inst->index >= 0 && si.d.inst->index < static_cast<int>(runs.size())) ++runs[static_cast<size_t>(si.d.inst->index)];
+    if (!si.trigger && si.d.inst->index >= 0 && si.d.inst->index < static_cast<int>(runs.size()))
+      ++runs[static_cast<size_t>(si.d.inst->index)];
   std::vector<std::string> names;
   names.reserve(schedule.insts.size());
   for (const auto &si : schedule.insts) {
     const isa::Inst &in = *si.d.inst;
     const size_t k = static_cast<size_t>(in.index >= 0 ? in.index : 0);
     std::string n = in.name.empty() ? "I" + std::to_string(in.index) : in.name;
+    if (si.trigger) {  // a DMA trigger (simulator schedules) is named after the transfer that follows it
+      if (k < in_loop.size() && (in_loop[k] || runs[k] > 1)) n += "#" + std::to_string(seen[k]);
+      names.push_back(n + " (trigger)");
+      continue;
+    }
     if (k < in_loop.size() && (in_loop[k] || runs[k] > 1)) n += "#" + std::to_string(seen[k]++);
     names.push_back(std::move(n));
   }

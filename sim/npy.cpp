@@ -310,8 +310,7 @@ NpyArray parse_head(const uint8_t *b, size_t n, uint64_t total, const std::strin
   Header h = parse_header(text, file);
   if (h.fortran) fail(file, "fortran_order True is not supported (save with np.ascontiguousarray / C order)");
   NpyArray a;
-  if (!descr_to_dtype(h.descr, a.dtype))
-    fail(file, "unsupported .npy dtype '" + h.descr + "'" + descr_hint(h.descr));
+  a.dtype = npy_descr_dtype(h.descr, file);
   a.shape = h.shape;
   const int64_t count = checked_numel(a.shape, file);
   const uint64_t need = uint64_t(count) * uint64_t(isa::dtype_size(a.dtype));
@@ -353,7 +352,11 @@ NpyArray read_npy(const std::string &path, uint64_t max_bytes) {
   return parse_npy_impl(bytes, path, &bytes);
 }
 
-bool npy_dtype_from_descr(const std::string &descr, Dtype &d) { return descr_to_dtype(descr, d); }
+Dtype npy_descr_dtype(const std::string &descr, const std::string &file) {
+  Dtype d = Dtype::float32;
+  if (!descr_to_dtype(descr, d)) fail(file, "unsupported .npy dtype '" + descr + "'" + descr_hint(descr));
+  return d;
+}
 
 namespace {
 // The header bytes (magic, version, length, dict, padding) of an array; its data follows them in the file.

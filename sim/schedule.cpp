@@ -154,9 +154,9 @@ private:
 
 class Builder {
 public:
-  Builder(const isa::Program &p, const engines::Memory &m, const engines::ArchParams &a,
+  Builder(const isa::Program &p, const engines::Memory &m, const engines::ArchParams &a, bool dma_triggers,
           engines::Memory *exec = nullptr)
-      : prog_(p), mem_(m), arch_(a), lv_(p.loop_vars.size(), 0), exec_(exec) {
+      : prog_(p), mem_(m), arch_(a), lv_(p.loop_vars.size(), 0), triggers_(dma_triggers), exec_(exec) {
     s_.dma_queues = std::clamp(a.dma_queues, 1, kMaxDmaQueues);
   }
 
@@ -170,14 +170,16 @@ public:
         throw SemanticError({prog_.file, -1, "", "LoopAxis"},
                             "the loops unroll to " + std::to_string(count) + " dynamic instructions, more than the " +
                                 std::to_string(kMaxDynamicInstructions) + " one run can hold");
-      const __int128 bytes = static_cast<__int128>(count) * static_cast<__int128>(sizeof(ScheduledInst)) +
+      // A DMA of a program without its own semaphores is two entries (trigger and transfer, docs/timing-model.md).
+      const int64_t entries = count + (triggers_ ? dma_count(prog_.body) : 0);
+      const __int128 bytes = static_cast<__int128>(entries) * static_cast<__int128>(sizeof(ScheduledInst)) +
                              operand_bytes(prog_.body);
       if (bytes > kMaxScheduleBytes)
         throw SemanticError({prog_.file, -1, "", "LoopAxis"},
                             "the schedule of " + std::to_string(count) + " dynamic instructions would need about " +
                                 std::to_string(static_cast<int64_t>(bytes >> 20)) + " MiB, more than the " +
                                 std::to_string(kMaxScheduleBytes >> 20) + " MiB one run may use");
-      s_.insts.reserve(static_cast<size_t>(count));
+      s_.insts.reserve(static_cast<size_t>(entries));
     }
     index_dma_blocks(prog_.body);
     walk(prog_.body, true);
@@ -185,6 +187,30 @@ public:
   }
 
 private:
+  // How many dynamic DMA instructions the nodes run (each gets a trigger entry too), counted as
+  // isa::Program::dynamic_count counts instructions.
+  int64_t dma_count(const std::vector<isa::Node> &nodes) const {
+    int64_t n = 0;
+    for (const auto &node : nodes) {
+      if (node.kind == isa::Node::Kind::Inst) {
+        const isa::Inst &in = prog_.insts[static_cast<size_t>(node.inst)];
+        n += is_dma(in.type) || in.engine == Engine::DMA;
+      } else if (node.kind == isa::Node::Kind::Loop) {
+        // Bounds are checked by dynamic_count before this runs; 128 bits keep extreme ones from overflowing.
+        __int128 trips = 0;
+        const __int128 lb = node.lb, ub = node.ub, stride = node.stride;
+        if (stride > 0 && ub > lb) trips = (ub - lb + stride - 1) / stride;
+        if (stride < 0 && ub < lb) trips = (lb - ub - stride - 1) / -stride;
+        const __int128 body = dma_count(node.body);
+        n = static_cast<int64_t>(std::min<__int128>(kMaxDynamicInstructions + 1, n + trips * body));
+      } else {
+        n += dma_count(node.body);
+      }
+      if (n > kMaxDynamicInstructions) return kMaxDynamicInstructions;
+    }
+    return n;
+  }
+
   // How a walk over a node list ended (reference neuronx-cc/bir/sim-control-sync-customop.md: a terminator names
   // the successor block; Break exits the enclosing region; Return/Exit end the run).
   enum class Flow { Next, Break, Return, Stop };
@@ -517,22 +543,68 @@ private:
     return a;
   }
 
-  int pick_queue(const isa::Inst &inst) {
+  // The engine whose sequencer triggers a DMA instruction (reference neuron-arch.md 1.5 [DMA, DGE]): any engine
+  // may trigger a transfer with prebuilt descriptors (the instruction's engine; SP, the Sync engine "most commonly
+  // used to trigger DMA transfers" [ARCH2], when it names none); GpSimd builds SWDGE descriptors, so it issues
+  // them; HWDGE is triggered from ACT or SP and exists from NeuronCore-v3 on.
+  Engine dma_issuer(const isa::Inst &inst) const {
+    switch (inst.f.dge_type) {
+    case isa::DGEType::HWDGE:
+      if (!arch_.hwdge)
+        throw SemanticError({prog_.file, inst.index, inst.name, "dge_type"},
+                            "HWDGE (hardware descriptor generation) needs NeuronCore-v3 or later (reference "
+                            "neuron-arch.md 1.5 [DGE]); " + arch_.name + " is NeuronCore-v" +
+                                std::to_string(static_cast<int>(arch_.gen)) + ": use dge_type None or SWDGE");
+      if (inst.engine == Engine::Activation) return Engine::Activation;
+      if (inst.engine == Engine::SP || inst.engine == Engine::Unassigned || inst.engine == Engine::DMA) return Engine::SP;
+      throw SemanticError({prog_.file, inst.index, inst.name, "engine"},
+                          std::string("an HWDGE DMA is triggered from Activation or SP (reference neuron-arch.md "
+                                      "1.5 [DGE]), got ") + isa::enum_name(inst.engine));
+    case isa::DGEType::SWDGE:
+      return Engine::Pool;
+    case isa::DGEType::None:
+      break;
+    }
+    switch (inst.engine) {
+    case Engine::PE:
+    case Engine::Activation:
+    case Engine::Pool:
+    case Engine::DVE:
+    case Engine::SP: return inst.engine;
+    case Engine::Unassigned:
+    case Engine::DMA:
+    case Engine::ALL: return Engine::SP;
+    }
+    return Engine::SP;
+  }
+
+  // A DMA queue id for a BIR queue name: ids are handed out in order of first use, and wrap when a program names
+  // more queues than an engine has.
+  int dma_queue_id(const std::string &name) {
+    auto it = named_.find(name);
+    if (it == named_.end()) {
+      const int id = next_dma_++ % s_.dma_queues;
+      it = named_.emplace(name, id).first;
+      std::string &n = s_.dma_queue_names[static_cast<size_t>(id)];
+      n += (n.empty() ? "" : "+") + name;
+    }
+    return it->second;
+  }
+
+  int pick_queue(const isa::Inst &inst, bool dma_type) {
     if (forced_queue_ >= 0) return forced_queue_;  // a DMABlock's descriptors stay on its queue
-    if (is_dma(inst.type) || inst.engine == Engine::DMA || inst.type == InstructionType::DMABlock) {
+    if (dma_type || inst.engine == Engine::DMA || inst.type == InstructionType::DMABlock) {
       // A scheduled stream (bundles, encoded by `neuronsim encode`) counts each DMA queue's completions on the
       // semaphore of that queue's number: run the transfer on the queue whose semaphore it increments.
       for (const auto &u : inst.updates)
         if (u.mode == isa::SemUpdate::Mode::Inc && u.sem >= kNumEngines && u.sem < kNumEngines + s_.dma_queues)
           return u.sem;
-      // The `queue` name keeps a DMA stream in order; unnamed transfers are spread round robin over the
-      // queues, as the compiler spreads them over the 16 DMA engines (reference neuron-arch.md 1.5).
-      if (!inst.f.queue.empty()) {
-        auto it = named_.find(inst.f.queue);
-        if (it == named_.end()) it = named_.emplace(inst.f.queue, next_dma_++ % s_.dma_queues).first;
-        return kNumEngines + it->second;
-      }
-      return kNumEngines + (next_dma_++ % s_.dma_queues);
+      // The BIR `queue` name, else the compiler's queue for the issuing engine and descriptor source: a transfer
+      // runs on one queue id across all the DMA engines ([DMA] "DMA Queues").
+      const std::string name = !inst.f.queue.empty()
+                                   ? inst.f.queue
+                                   : default_dma_queue_name(dma_issuer_or_sp(inst), inst.f.dge_type, queue_kind(inst));
+      return kNumEngines + dma_queue_id(name);
     }
     Engine e = inst.engine == Engine::Unassigned ? engines::default_engine(inst.type) : inst.engine;
     return engine_queue(e);
@@ -545,6 +617,11 @@ private:
       throw SemanticError({prog_.file, inst.index, inst.name, ""}, "more than " + std::to_string(kMaxDynamicInstructions) +
                                    " dynamic instructions: do the program's branches loop forever?");
     arena_bytes_ += inst_operand_bytes(inst);
+    reserve_entry(inst);
+  }
+  // Room for one more schedule entry (an instruction, or the trigger a DMA adds before its transfer) within the
+  // budget.
+  void reserve_entry(const isa::Inst &inst) {
     const auto budget_error = [&] {
       return SemanticError({prog_.file, inst.index, inst.name, ""},
                            "the schedule reached the " + std::to_string(kMaxScheduleBytes >> 20) + " MiB one run may use (" +
@@ -605,6 +682,27 @@ private:
                           "-byte PSUM bank on " + arch_.name);
   }
 
+  // The compiler keys a DMA queue by its issuing engine and its type: input for a transfer from a kernel input,
+  // output for one into a kernel output, data otherwise (reference neuronx-cc/walrus/dma-queues.md: alloc_queues,
+  // kind2QueType).
+  DmaQueueKind queue_kind(const isa::Inst &inst) const {
+    bool in = false;
+    for (const auto &a : inst.outs)
+      if (a.kind == isa::ArgKind::AccessPattern && a.tensor >= 0 && prog_.tensors[static_cast<size_t>(a.tensor)].is_output())
+        return DmaQueueKind::Output;
+    for (const auto &a : inst.ins)
+      if (a.kind == isa::ArgKind::AccessPattern && a.tensor >= 0 && prog_.tensors[static_cast<size_t>(a.tensor)].is_input())
+        in = true;
+    return in ? DmaQueueKind::Input : DmaQueueKind::Data;
+  }
+
+  // The issuing engine for naming a queue: without triggers (lowering) HWDGE is not refused here.
+  Engine dma_issuer_or_sp(const isa::Inst &inst) const {
+    if (inst.f.dge_type == isa::DGEType::HWDGE && !arch_.hwdge)
+      return inst.engine == Engine::Activation ? Engine::Activation : Engine::SP;
+    return dma_issuer(inst);
+  }
+
   void add(const isa::Inst &inst) {
     reserve_for(inst);
     const int64_t idx = static_cast<int64_t>(s_.insts.size());
@@ -641,18 +739,38 @@ private:
     if (inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultSparse ||
         inst.type == InstructionType::MatmultMx)
       check_pe_limits(si.d, inst);
-    si.queue = pick_queue(inst);
+    const bool dma_type = is_dma(inst.type);
+    // A DMA instruction of a program without its own semaphores is a trigger on its issuing engine, then the
+    // transfer on its DMA queue (docs/timing-model.md 2.4). DMABlock descriptors are fired by their DMATrigger.
+    const bool dma = dma_type || inst.engine == Engine::DMA;
+    int trig_queue = -1;
+    if (dma && triggers_) {
+      const Engine issuer = dma_issuer(inst);  // refuses HWDGE where it does not exist
+      if (!s_.explicit_sync && forced_queue_ < 0) trig_queue = engine_queue(issuer);
+    }
+    const int64_t x_idx = idx + (trig_queue >= 0 ? 1 : 0);  // the transfer's (or the instruction's) entry
+    si.d.seq = x_idx;
+    si.queue = pick_queue(inst, dma_type);
     si.pos = static_cast<int64_t>(s_.queues[si.queue].size());
+    const int wait_queue = trig_queue >= 0 ? trig_queue : si.queue;  // who carries the dependencies
+    uint8_t &touches = s_.touches[static_cast<size_t>(si.queue)];
+    for (const auto &fp : in_fp_)
+      touches |= fp.space == Footprint::Space::Sbuf ? Schedule::kTouchesSbuf
+                 : fp.space == Footprint::Space::Psum ? Schedule::kTouchesPsum : 0;
+    for (const auto &fp : out_fp_)
+      touches |= fp.space == Footprint::Space::Sbuf ? Schedule::kTouchesSbuf
+                 : fp.space == Footprint::Space::Psum ? Schedule::kTouchesPsum | Schedule::kWritesPsum : 0;
 
     // Reads give true (RAW) dependencies; writes give WAR/WAW ones. On its own in-order queue an instruction
     // only waits for the completion of a producer it reads from: WAW/WAR there are already ordered by the queue
-    // (so PE matmuls accumulating into one PSUM tile stream back to back, as the array does).
+    // (so PE matmuls accumulating into one PSUM tile stream back to back, as the array does). A DMA transfer is
+    // ordered after its trigger's engine and within its DMA queue (in order on every DMA engine).
     std::vector<int64_t> &raw = raw_, &other = other_;
     raw.clear();
     other.clear();
     if (!s_.explicit_sync) {
-      for (const auto &fp : in_fp_) tracker_.access(fp, false, idx, raw);
-      for (const auto &fp : out_fp_) tracker_.access(fp, true, idx, other);
+      for (const auto &fp : in_fp_) tracker_.access(fp, false, x_idx, raw);
+      for (const auto &fp : out_fp_) tracker_.access(fp, true, x_idx, other);
     }
 
     // One semaphore wait per producer queue: the latest producer position on it.
@@ -664,9 +782,10 @@ private:
       // the first instruction of every queue after it waits for the barrier.
       if (inst.type == InstructionType::AllEngineBarrier || inst.type == InstructionType::Drain) {
         for (int q = 0; q < kMaxQueues; ++q) need[q] = static_cast<int64_t>(s_.queues[q].size());
-      } else if (barrier_ >= 0 && !after_barrier_[si.queue]) {
+      } else if (barrier_ >= 0 && !after_barrier_[wait_queue]) {
         raw.push_back(barrier_);
       }
+      after_barrier_[wait_queue] = true;
       after_barrier_[si.queue] = true;
     }
     std::vector<int64_t> &dep_seq = dep_seq_;  // sorted and deduplicated here, then copied at its final size
@@ -674,16 +793,36 @@ private:
     for (const auto *deps : {&raw, &other})
       for (int64_t dep : *deps) {
         const auto &p = s_.insts[static_cast<size_t>(dep)];
-        if (p.queue == si.queue && deps == &other) continue;
+        if (deps == &other && (p.queue == si.queue || p.queue == wait_queue)) continue;
         need[p.queue] = std::max(need[p.queue], p.pos + 1);
-        if (p.queue != si.queue) dep_seq.push_back(dep);
+        if (p.queue != wait_queue) dep_seq.push_back(dep);
       }
     std::sort(dep_seq.begin(), dep_seq.end());
     dep_seq.erase(std::unique(dep_seq.begin(), dep_seq.end()), dep_seq.end());
-    si.dep_seq.assign(dep_seq.begin(), dep_seq.end());
-    si.waits.reserve(static_cast<size_t>(std::count_if(need.begin(), need.end(), [](int64_t c) { return c > 0; })));
-    for (int q = 0; q < kMaxQueues; ++q)
-      if (need[q] > 0) si.waits.push_back(QueueWait{q, need[q]});
+    const size_t n_waits = static_cast<size_t>(std::count_if(need.begin(), need.end(), [](int64_t c) { return c > 0; }));
+    if (trig_queue >= 0) {
+      ScheduledInst t(s_.arena.get());
+      t.d.inst = &inst;
+      t.d.seq = idx;
+      t.trigger = true;
+      t.queue = trig_queue;
+      t.pos = static_cast<int64_t>(s_.queues[trig_queue].size());
+      t.dep_seq.assign(dep_seq.begin(), dep_seq.end());
+      t.waits.reserve(n_waits);
+      for (int q = 0; q < kMaxQueues; ++q)
+        if (need[q] > 0) t.waits.push_back(QueueWait{q, need[q]});
+      si.waits.push_back(QueueWait{trig_queue, t.pos + 1});
+      si.dep_seq.push_back(idx);
+      s_.queues[trig_queue].push_back(idx);
+      s_.insts.push_back(std::move(t));
+      reserve_entry(inst);  // the transfer's entry, pushed below
+      ++s_.triggers;
+    } else {
+      si.dep_seq.assign(dep_seq.begin(), dep_seq.end());
+      si.waits.reserve(n_waits);
+      for (int q = 0; q < kMaxQueues; ++q)
+        if (need[q] > 0) si.waits.push_back(QueueWait{q, need[q]});
+    }
 
     if (exec_) {
       // Program order is a valid execution order: every dependency points backwards.
@@ -691,10 +830,10 @@ private:
       engines::execute(si.d, *exec_, states_[static_cast<size_t>(si.queue)]);
     }
     if (!s_.explicit_sync && (inst.type == InstructionType::AllEngineBarrier || inst.type == InstructionType::Drain)) {
-      barrier_ = idx;
+      barrier_ = x_idx;
       after_barrier_.fill(false);
     }
-    s_.queues[si.queue].push_back(idx);
+    s_.queues[si.queue].push_back(x_idx);
     s_.insts.push_back(std::move(si));
   }
 
@@ -730,8 +869,9 @@ private:
   Tracker tracker_;
   std::vector<Footprint> in_fp_, out_fp_;  // the current instruction's footprints (reused buffers)
   std::vector<int64_t> raw_, other_, dep_seq_;  // its dependencies (reused buffers)
-  std::unordered_map<std::string, int> named_;
+  std::unordered_map<std::string, int> named_;  // BIR DMA queue name -> queue id
   int next_dma_ = 0;
+  bool triggers_ = false;  // DMA instructions get a trigger entry on their issuing engine
   engines::Memory *exec_;                                  // executes while scheduling (control flow), or null
   int64_t barrier_ = -1;                                   // the latest AllEngineBarrier/Drain
   std::array<bool, kMaxQueues> after_barrier_{};           // queue already ordered after it
@@ -748,13 +888,39 @@ private:
 
 } // namespace
 
-Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch) {
-  return Builder(program, mem, arch).build();
+Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch,
+                        bool dma_triggers) {
+  return Builder(program, mem, arch, dma_triggers).build();
 }
 
-Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem,
-                                  const engines::ArchParams &arch) {
-  return Builder(program, mem, arch, &mem).build();
+Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch,
+                                  bool dma_triggers) {
+  return Builder(program, mem, arch, dma_triggers, &mem).build();
+}
+
+std::string default_dma_queue_name(Engine issuer, isa::DGEType dge, DmaQueueKind kind) {
+  const char *engine = "Sync";
+  switch (issuer) {
+  case Engine::PE: engine = "Tensor"; break;
+  case Engine::Activation: engine = "Scalar"; break;
+  case Engine::Pool: engine = "GpSimd"; break;
+  case Engine::DVE: engine = "Vector"; break;
+  case Engine::SP:
+  case Engine::Unassigned:
+  case Engine::DMA:
+  case Engine::ALL: engine = "Sync"; break;
+  }
+  switch (dge) {
+  case isa::DGEType::HWDGE: return std::string("q") + engine + "DynamicHW";
+  case isa::DGEType::SWDGE: return std::string("q") + engine + "Dynamic";
+  case isa::DGEType::None: break;
+  }
+  switch (kind) {
+  case DmaQueueKind::Input: return std::string("q") + engine + "IO0";
+  case DmaQueueKind::Output: return std::string("q") + engine + "IO1";
+  case DmaQueueKind::Data: break;
+  }
+  return std::string("q") + engine + "Data0";
 }
 
 namespace {

@@ -1,9 +1,15 @@
 // The per-instruction cost model. Every formula is here, once, with its source: reference neuron-arch.md
-// section 2 (the NKI ISA per-instruction cost formulas [ISA226], the architecture guides [ARCH2/3/4]) and
-// section 1 (clocks, bandwidths). N is the number of elements per partition of the instruction's main operand.
+// section 2 (the NKI ISA per-instruction cost formulas [ISA226], the architecture guides [ARCH2/3/4], the
+// performance guide [PERF]) and section 1 (clocks). Every constant is a parameter of sim/arch/*.json; which rule an
+// instruction type gets is its row of cost_rules.def. N is the number of elements per partition of the
+// instruction's main operand.
 #include "neuronsim/engines/cost.hpp"
 
 #include <algorithm>
+#include <array>
+#include <stdexcept>
+
+#include "neuronsim/engines/dma.hpp"
 
 namespace neuronsim::engines {
 
@@ -18,265 +24,347 @@ double engine_ghz(Engine engine, const ArchParams &a) {
   case Engine::Pool: return a.pool_ghz;
   case Engine::DVE: return a.dve_ghz;
   case Engine::SP: return a.sp_ghz;
-  default: return 1.0;
+  case Engine::Unassigned:
+  case Engine::DMA:
+  case Engine::ALL: return 1.0;
   }
+  return 1.0;
 }
 
 namespace {
-
-struct Operands {
-  const DynInst &d;
-  const Memory &mem;
-
-  const Access *main() const {
-    for (const auto &a : d.outs)
-      if (a.tensor >= 0) return &a;
-    for (const auto &a : d.ins)
-      if (a.tensor >= 0) return &a;
-    return nullptr;
-  }
-  int64_t n() const {
-    const Access *a = main();
-    return a ? a->free_elements() : 1;
-  }
-  bool psum(const Access &a) const {
-    return a.tensor >= 0 && mem.program().tensors[a.tensor].mem == isa::MemoryType::PSUM;
-  }
-  bool sbuf(const Access &a) const {
-    return a.tensor >= 0 && mem.program().tensors[a.tensor].mem == isa::MemoryType::SB;
-  }
-  int inputs() const {
-    int k = 0;
-    for (const auto &a : d.ins) k += a.tensor >= 0;
-    return k;
-  }
-  template <typename F> bool all(F f) const {
-    for (const auto &a : d.ins)
-      if (a.tensor >= 0 && !f(a)) return false;
-    for (const auto &a : d.outs)
-      if (a.tensor >= 0 && !f(a)) return false;
-    return true;
-  }
-  template <typename F> bool any(F f) const { return !all([&](const Access &a) { return !f(a); }); }
-};
 
 bool half_float(Dtype t) { return t == Dtype::bfloat16 || t == Dtype::float16; }
 bool fp8(Dtype t) {
   return t == Dtype::float8e3 || t == Dtype::float8e4 || t == Dtype::float8e5 || t == Dtype::float8_e4m3fn;
 }
+bool fp32(Dtype t) { return t == Dtype::float32 || t == Dtype::float32r; }
 bool innermost_contiguous(const Access &a) { return a.ap.size() < 2 || a.ap.back().step == 1 || a.ap.back().num == 1; }
 
+// What a rule sees: the instruction's operands, the engine that runs it, the architecture, and N.
+struct Ctx {
+  const DynInst &d;
+  const Memory &mem;
+  const ArchParams &a;
+  Engine engine;
+  int64_t n = 1;  // elements per partition of the main operand (doubled for a wide innermost stride)
+
+  const isa::Inst &inst() const { return *d.inst; }
+  int64_t ii() const { return a.min_ii_cycles; }
+  const Access *main() const {
+    for (const auto &x : d.outs)
+      if (x.tensor >= 0) return &x;
+    for (const auto &x : d.ins)
+      if (x.tensor >= 0) return &x;
+    return nullptr;
+  }
+  // N of the first input (reductions and the max8 family stream their input, not their small output).
+  int64_t input_n() const { return !d.ins.empty() && d.ins[0].tensor >= 0 ? d.ins[0].free_elements() : n; }
+  isa::MemoryType mem_of(const Access &x) const { return mem.program().tensors[static_cast<size_t>(x.tensor)].mem; }
+  bool psum(const Access &x) const { return x.tensor >= 0 && mem_of(x) == isa::MemoryType::PSUM; }
+  bool sbuf(const Access &x) const { return x.tensor >= 0 && mem_of(x) == isa::MemoryType::SB; }
+  template <typename F> bool all(F f) const {
+    for (const auto &x : d.ins)
+      if (x.tensor >= 0 && !f(x)) return false;
+    for (const auto &x : d.outs)
+      if (x.tensor >= 0 && !f(x)) return false;
+    return true;
+  }
+  template <typename F> bool any(F f) const { return !all([&](const Access &x) { return !f(x); }); }
+};
+
 // reference neuron-arch.md 1.4 [ARCH2]: with an innermost stride above 16 bytes an engine's SBUF bandwidth halves.
-bool wide_stride(const Access &a) {
-  if (a.ap.size() < 2 || a.ap.back().num <= 1) return false;
-  const int64_t step = a.ap.back().step < 0 ? -a.ap.back().step : a.ap.back().step;
-  return step * isa::dtype_size(a.dtype) > 16;
+bool wide_stride(const Access &x, const ArchParams &a) {
+  if (x.ap.size() < 2 || x.ap.back().num <= 1) return false;
+  const int64_t step = x.ap.back().step < 0 ? -x.ap.back().step : x.ap.back().step;
+  return step * isa::dtype_size(x.dtype) > a.sbuf_wide_stride_bytes;
 }
 
-int64_t dma_bytes(const DynInst &d) {
-  int64_t b = 0;
-  for (const auto &o : d.outs)
-    if (o.tensor >= 0) b += o.partitions() * o.free_elements() * isa::dtype_size(o.dtype);
-  return b;
+Cost cycles(int64_t c) {
+  Cost r;
+  r.cycles = c;
+  return r;
 }
 
-// DVE cycles (reference neuron-arch.md 2.2).
-int64_t dve_cycles(const Operands &op, const ArchParams &a, int64_t n) {
-  const isa::Inst &inst = *op.d.inst;
-  const int64_t ii = a.min_ii_cycles;
-  const bool v3 = a.gen >= isa::CoreGen::V3;
-  auto perf_mode = [&](int64_t cycles) {
-    // [ARCH3] v3 DVE perf mode, automatic: 4x for tensor_copy/tensor_scalar with SBUF in and out, BF16/FP16 and
-    // innermost-contiguous; 2x when BF16/FP16 but non-contiguous (all SBUF) or contiguous with one side in PSUM.
-    if (!v3 || !op.all([](const Access &x) { return half_float(x.dtype); })) return cycles;
-    const bool all_sbuf = op.all([&](const Access &x) { return op.sbuf(x); });
-    const bool contiguous = op.all(innermost_contiguous);
-    if (all_sbuf && contiguous) return std::max(ii, cycles / 4);
-    return std::max(ii, cycles / 2);
-  };
-  switch (inst.type) {
-  case InstructionType::TensorTensor: {
-    // [ISA226] max(MIN_II, N) with one input in PSUM and the other in SBUF, or all BF16 with add/mult/subtract
-    // and both inputs contiguous in SBUF; otherwise max(MIN_II, 2N). [ARCH3] v3: 2x with both inputs in SBUF and
-    // all tensors BF16/FP16.
-    const auto &in = op.d.ins;
-    const bool split = in.size() >= 2 && op.psum(in[0]) != op.psum(in[1]);
-    const bool bf16_fast =
-        op.all([](const Access &x) { return x.dtype == Dtype::bfloat16; }) &&
-        (inst.f.op == isa::AluOp::add || inst.f.op == isa::AluOp::mult || inst.f.op == isa::AluOp::subtract) &&
-        in.size() >= 2 && op.sbuf(in[0]) && op.sbuf(in[1]) && innermost_contiguous(in[0]) && innermost_contiguous(in[1]);
-    const bool v3_fast = v3 && in.size() >= 2 && op.sbuf(in[0]) && op.sbuf(in[1]) &&
-                         op.all([](const Access &x) { return half_float(x.dtype); });
-    return (split || bf16_fast || v3_fast) ? std::max(ii, n) : std::max(ii, 2 * n);
+// ScalarE streaming: max(MIN_II, N) [ISA226]; [ARCH4] v4 streams 256 BF16/FP16/FP8 elements per cycle.
+int64_t act_stream(const Ctx &c) {
+  int64_t n = c.n;
+  if (c.a.act_narrow_dtype_speedup > 1 && c.all([](const Access &x) { return half_float(x.dtype) || fp8(x.dtype); }))
+    n = (n + c.a.act_narrow_dtype_speedup - 1) / c.a.act_narrow_dtype_speedup;
+  return std::max(c.ii(), n);
+}
+
+// One pass over the main operand on the engine that runs it: max(MIN_II, N) on DVE and PE, the ScalarE stream on
+// ACT, GPSIMD_START + N on POOL ([ISA226] iota 150 + N, affine_select GPSIMD_START + N; GpSimd has "no
+// rule-of-thumb" [ARCH2], so its other instructions take the same start-up + N, INFERRED).
+Cost stream(const Ctx &c) {
+  switch (c.engine) {
+  case Engine::Activation: return cycles(act_stream(c));
+  case Engine::Pool: return cycles(c.a.pool_startup_cycles + c.n);
+  case Engine::PE:
+  case Engine::DVE: return cycles(std::max(c.ii(), c.n));
+  case Engine::SP:
+  case Engine::Unassigned:
+  case Engine::DMA:
+  case Engine::ALL: return cycles(c.a.sequencer_instruction_cycles);
   }
-  case InstructionType::TensorScalar:
-  case InstructionType::TensorScalarPtr:
-    // [ISA226] tensor_tensor_scan max(MIN_II, 2N); scalar_tensor_tensor N for BF16 subtract-then-multiply with even
-    // N, else 2N; tensor_scalar_reduce (an accumulating tensor_scalar) max(MIN_II, N) + MIN_II; tensor_scalar
-    // max(MIN_II, N), with the v3 perf mode.
-    if (inst.f.is_tensor_tensor_scan) return std::max(ii, 2 * n);
-    if (inst.f.is_scalar_tensor_tensor) {
-      const bool fast = op.all([](const Access &x) { return x.dtype == Dtype::bfloat16; }) &&
-                        inst.f.op0 == isa::AluOp::subtract && inst.f.op1 == isa::AluOp::mult && n % 2 == 0;
-      return std::max(ii, fast ? n : 2 * n);
-    }
-    if (inst.f.acc != isa::EngineAccumulationType::Idle) return std::max(ii, n) + ii;
-    return perf_mode(std::max(ii, n));
-  case InstructionType::TensorCopy:
-    return perf_mode(std::max(ii, n));
-  case InstructionType::TensorScalarCache:
-    return std::max(ii, n);  // tensor_scalar_cumulative: the tensor_scalar rate (INFERRED)
-  case InstructionType::TensorReduce: {
-    // [ISA226] N/2 for BF16 in and out with add or max, otherwise N (floored at MIN_II, INFERRED).
-    const bool fast = op.all([](const Access &x) { return x.dtype == Dtype::bfloat16; }) &&
-                      (inst.f.op == isa::AluOp::add || inst.f.op == isa::AluOp::max);
-    const int64_t in_n = !op.d.ins.empty() && op.d.ins[0].tensor >= 0 ? op.d.ins[0].free_elements() : n;
-    return std::max(ii, fast ? in_n / 2 : in_n);
+  return cycles(c.a.sequencer_instruction_cycles);
+}
+
+// [ARCH3] the v3 DVE perf mode, automatic: 4x for tensor_copy / tensor_scalar with SBUF in and out, BF16/FP16 and
+// innermost-contiguous; 2x when BF16/FP16 but non-contiguous (all SBUF) or contiguous with one side in PSUM.
+Cost perf_mode(const Ctx &c, int64_t base) {
+  Cost r = cycles(base);
+  if (c.a.dve_perf_mode_speedup <= 1 || !c.all([](const Access &x) { return half_float(x.dtype); })) return r;
+  const bool all_sbuf = c.all([&](const Access &x) { return c.sbuf(x); });
+  const bool contiguous = c.all(innermost_contiguous);
+  const int64_t f = all_sbuf && contiguous ? c.a.dve_perf_mode_fast_speedup : c.a.dve_perf_mode_speedup;
+  r.cycles = std::max(c.ii(), base / f);
+  r.dve_perf_mode = true;
+  return r;
+}
+
+// ---- the rules (cost_rules.def) -------------------------------------------------------------------------------
+
+Cost tensor_tensor(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  // [ISA226] max(MIN_II, N) with one input in PSUM and the other in SBUF, or all BF16 with add/mult/subtract and
+  // both inputs contiguous in SBUF; otherwise max(MIN_II, 2N). [ARCH3] v3: 2x with both inputs in SBUF and all
+  // tensors BF16/FP16.
+  const auto &in = c.d.ins;
+  const isa::AluOp op = c.inst().f.op;
+  const bool two = in.size() >= 2;
+  const bool split = two && c.psum(in[0]) != c.psum(in[1]);
+  const bool bf16_fast = two && c.all([](const Access &x) { return x.dtype == Dtype::bfloat16; }) &&
+                         (op == isa::AluOp::add || op == isa::AluOp::mult || op == isa::AluOp::subtract) &&
+                         c.sbuf(in[0]) && c.sbuf(in[1]) && innermost_contiguous(in[0]) && innermost_contiguous(in[1]);
+  if (split || bf16_fast) return cycles(std::max(c.ii(), c.n));
+  Cost r = cycles(std::max(c.ii(), 2 * c.n));
+  if (c.a.dve_perf_mode_speedup > 1 && two && c.sbuf(in[0]) && c.sbuf(in[1]) &&
+      c.all([](const Access &x) { return half_float(x.dtype); })) {
+    r.cycles = std::max(c.ii(), 2 * c.n / c.a.dve_perf_mode_speedup);
+    r.dve_perf_mode = true;
   }
-  case InstructionType::Reciprocal: return std::max(ii, 8 * n);           // [ISA226] 8N
-  case InstructionType::BNStatsAggregate: return std::max(ii, 13 * (n / 3));  // [ISA226] bn_aggr 13*(N/3)
-  case InstructionType::Memset: {
-    // [ISA226] max(MIN_II, N/2) for value 0 into BF16/FP16, else max(MIN_II, N).
-    const bool fast = inst.f.constant == 0.0 && op.all([](const Access &x) { return half_float(x.dtype); });
-    return std::max(ii, fast ? n / 2 : n);
+  return r;
+}
+
+Cost tensor_scalar(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  // [ISA226] tensor_tensor_scan max(MIN_II, 2N); scalar_tensor_tensor N for BF16 subtract-then-multiply with even
+  // N, else 2N; tensor_scalar_reduce (an accumulating tensor_scalar) max(MIN_II, N) + MIN_II; tensor_scalar
+  // max(MIN_II, N), with the v3 perf mode.
+  const isa::Inst &inst = c.inst();
+  if (inst.f.is_tensor_tensor_scan) return cycles(std::max(c.ii(), 2 * c.n));
+  if (inst.f.is_scalar_tensor_tensor) {
+    const bool fast = c.all([](const Access &x) { return x.dtype == Dtype::bfloat16; }) &&
+                      inst.f.op0 == isa::AluOp::subtract && inst.f.op1 == isa::AluOp::mult && c.n % 2 == 0;
+    return cycles(std::max(c.ii(), fast ? c.n : 2 * c.n));
   }
-  case InstructionType::CopyPredicated: {
-    // [ISA226] max(MIN_II, N) when source and predicate are in different memories, 2N when both are in SBUF.
-    const auto &in = op.d.ins;
-    const bool both_sbuf = in.size() >= 2 && op.sbuf(in[0]) && op.sbuf(in[1]);
-    return std::max(ii, both_sbuf ? 2 * n : n);
+  if (inst.f.acc != isa::EngineAccumulationType::Idle) return cycles(std::max(c.ii(), c.n) + c.ii());
+  return perf_mode(c, std::max(c.ii(), c.n));
+}
+
+Cost tensor_copy(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  return perf_mode(c, std::max(c.ii(), c.n));  // [ISA226] max(MIN_II, N), with the v3 perf mode
+}
+
+Cost tensor_scalar_cache(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  return cycles(std::max(c.ii(), c.n));  // tensor_scalar_cumulative: the tensor_scalar rate (INFERRED)
+}
+
+Cost tensor_reduce(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  // [ISA226] N/2 for BF16 in and out with add or max, otherwise N (floored at MIN_II, INFERRED).
+  const isa::AluOp op = c.inst().f.op;
+  const bool fast = c.all([](const Access &x) { return x.dtype == Dtype::bfloat16; }) &&
+                    (op == isa::AluOp::add || op == isa::AluOp::max);
+  return cycles(std::max(c.ii(), fast ? c.input_n() / 2 : c.input_n()));
+}
+
+Cost reciprocal(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);  // [SHARED] ACT reciprocal max(MIN_II, N)
+  return cycles(std::max(c.ii(), 8 * c.n));       // [ISA226] DVE reciprocal 8N
+}
+
+Cost bn_aggr(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  return cycles(std::max(c.ii(), 13 * (c.n / 3)));  // [ISA226] bn_aggr max(MIN_II, 13 * (N / 3))
+}
+
+Cost memset(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  // [ISA226] max(MIN_II, N/2) for value 0 into BF16/FP16, else max(MIN_II, N).
+  const bool fast = c.inst().f.constant == 0.0 && c.all([](const Access &x) { return half_float(x.dtype); });
+  return cycles(std::max(c.ii(), fast ? c.n / 2 : c.n));
+}
+
+Cost copy_predicated(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  // [ISA226] max(MIN_II, N) when source and predicate are in different memories, 2N when both are in SBUF.
+  const auto &in = c.d.ins;
+  const bool both_sbuf = in.size() >= 2 && c.sbuf(in[0]) && c.sbuf(in[1]);
+  return cycles(std::max(c.ii(), both_sbuf ? 2 * c.n : c.n));
+}
+
+Cost dynamic_copy(const Ctx &c) {
+  // [ISA226] tensor_copy_dynamic_src/dst on DVE, ACT or POOL: max(MIN_II_DYNAMIC, N).
+  if (c.engine == Engine::SP) return stream(c);
+  return cycles(std::max(c.a.min_ii_dynamic_cycles, c.n));
+}
+
+Cost top8(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  // [ISA226] max8 / nc_find_index8 N; nc_match_replace8 printed as min(MIN_II, N) (sic): the input's N.
+  return cycles(std::max(c.ii(), c.input_n()));
+}
+
+Cost exponential(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  return cycles(std::max(c.ii(), c.n / c.a.dve_exponential_speedup));  // [ARCH4] 4x ACT exp throughput
+}
+
+Cost quantize_mx(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  return cycles(std::max(c.ii(), c.n / c.a.dve_quantize_mx_elements_per_cycle));  // [ARCH4] 4 elements / cycle
+}
+
+Cost rng(const Ctx &c) {
+  if (c.engine != Engine::DVE) return stream(c);
+  return cycles(std::max(c.ii(), c.n / c.a.dve_rng_values_per_cycle));  // [ARCH4] XORWOW 4 values / lane / cycle
+}
+
+Cost activation(const Ctx &c) {
+  if (c.engine != Engine::Activation) return stream(c);
+  // [ISA226] activation max(MIN_II, N), the same with or without scale/bias [ARCH2]; activation_reduce adds an
+  // accumulator read-out [ARCH2].
+  int64_t k = act_stream(c);
+  if (c.inst().f.acc != isa::EngineAccumulationType::Idle) k += c.a.act_read_accumulator_cycles;
+  return cycles(k);
+}
+
+Cost act_read_accumulator(const Ctx &c) {
+  if (c.engine != Engine::Activation) return stream(c);
+  return cycles(c.a.act_read_accumulator_cycles);  // [ARCH2] "roughly 64 ScalarE cycles on NeuronCore-v2"
+}
+
+Cost matmul(const Ctx &c) {
+  if (c.engine != Engine::PE) return stream(c);
+  const isa::Inst &inst = c.inst();
+  const auto &in = c.d.ins;
+  bool fp32_in = false, fp8_fast = true;
+  for (const auto &x : in) {
+    if (x.tensor < 0) continue;
+    fp32_in |= fp32(x.dtype);
+    fp8_fast &= fp8(x.dtype) && x.dtype != Dtype::float8e3;  // [ARCH3] FP8_E3 gets no DoubleRow speedup
   }
-  case InstructionType::TensorCopyDynamicSrc:
-  case InstructionType::TensorCopyDynamicDst:
-    return std::max<int64_t>(600, n);  // [ISA226] MIN_II_DYNAMIC ~600
-  case InstructionType::Max:
-  case InstructionType::MaxIndex:
-  case InstructionType::MatchReplace:
-  case InstructionType::MaxIndexAndMatchReplace: {
-    // [ISA226] max8 / nc_find_index8 N; nc_match_replace8 printed as min(MIN_II, N) (sic): we take the input's N.
-    const int64_t in_n = !op.d.ins.empty() && op.d.ins[0].tensor >= 0 ? op.d.ins[0].free_elements() : n;
-    return std::max(ii, in_n);
+  if (inst.type == InstructionType::Matmult && inst.f.is_transpose) {
+    // [ISA226] PE transpose max(P, min(64, F)); FP32 pays its passes (4 on v2; [ARCH3] v3 transpose mode: 2x).
+    const int64_t p = in.empty() ? 1 : in[0].partitions(), f = in.empty() ? 1 : in[0].free_elements();
+    return cycles(std::max(p, std::min(c.a.pe_mm_init_cycles, f)) * (fp32_in ? c.a.pe_fp32_transpose_passes : 1));
   }
-  case InstructionType::Exponential:
-  case InstructionType::QuantizeMx:
-  case InstructionType::Rng:
-    // [ARCH4] v4 DVE: exponential at 4x ACT exp throughput, quantize_mx 4 input elements per partition per cycle,
-    // XORWOW 4 x 32-bit values per lane per cycle.
-    if (a.gen >= isa::CoreGen::V4) return std::max(ii, n / 4);
-    return std::max(ii, n);
-  default:
-    // [ISA226] tensor_scalar, tensor_copy, nc_stream_shuffle, range_select, dropout, bn_stats: max(MIN_II, N).
-    return std::max(ii, n);
-  }
+  // [ARCH2, PERF Opt #7] each nc_matmul is a LoadStationary (LS) and a MultiplyMoving (MM): MM issues every
+  // max(N_moving, MM_INIT_LATENCY) cycles; Fast LoadStationary takes N_stationary / 4 and loads in the
+  // background of the previous MM, so back to back the array runs at max(LS, MM) per matmul: with the LS hidden
+  // this is [ISA226] max(min(64, N_stationary), N_moving) except that a short stationary (< 64) no longer speeds
+  // up the MM ([PERF Opt #7]: MM_II ~ max(1, MM_INIT_LATENCY)). FP32 runs as passes ([ISA226] 4x).
+  // [ARCH3] FP8 DoubleRow: K = 256 per instruction (the moving free size holds the two rows) in the time of K = 128.
+  const int64_t n_stat = !in.empty() && in[0].tensor >= 0 ? in[0].free_elements() : 1;
+  const int64_t n_mov = in.size() > 1 && in[1].tensor >= 0 ? in[1].free_elements() : c.n;
+  const int64_t passes = fp32_in ? c.a.pe_fp32_passes : 1;
+  const bool double_row = inst.f.perf_mode == isa::MatmultPerfMode::DoubleRow && c.a.pe_fp8_double_row && fp8_fast;
+  const int64_t moving = double_row ? (n_mov + 1) / 2 : n_mov;
+  Cost r = cycles(std::max(moving, c.a.pe_mm_init_cycles) * passes);
+  const int64_t ls = (n_stat + c.a.pe_fast_weight_load_speedup - 1) / c.a.pe_fast_weight_load_speedup;
+  r.weight_load_cycles = ls * passes;
+  return r;
+}
+
+Cost sequencer(const Ctx &c) { return cycles(c.a.sequencer_instruction_cycles); }
+
+Cost dma_transfer(const Ctx &c) {
+  if (c.engine != Engine::DMA) return stream(c);  // not reached: the scheduler puts DMA types on DMA queues
+  Cost r;
+  for (const auto &o : c.d.outs)
+    if (o.tensor >= 0) r.bytes += o.partitions() * o.free_elements() * isa::dtype_size(o.dtype);
+  return r;
+}
+
+Cost host_transfer(const Ctx &c) {
+  // No documented cost: an external kernel (CustomOp / BIRKernel / NKIKLIRKernel, run out of process by
+  // engines/ops/kernel.cpp) and a device print (its tensor copied out to a host-visible buffer). neuronsim's
+  // ESTIMATE: the engine the instruction names is occupied for one DMA transfer of every operand byte it reads
+  // and writes -- the fixed latency per transfer plus the bytes over the 16 engines' documented saturated rate,
+  // capped by HBM -- and completes with that engine's usual latency. The kernel's own compute is not modelled.
+  int64_t bytes = 0;
+  for (const auto &x : c.d.ins)
+    if (x.tensor >= 0) bytes += x.partitions() * x.free_elements() * isa::dtype_size(x.dtype);
+  if (c.inst().type != InstructionType::DevicePrint)
+    for (const auto &o : c.d.outs)
+      if (o.tensor >= 0) bytes += o.partitions() * o.free_elements() * isa::dtype_size(o.dtype);
+  const double bw = std::min(c.a.dma_engine_saturated_bytes_per_ns * c.a.dma_engines, c.a.hbm_bytes_per_ns);
+  Cost r;
+  r.ns = c.a.dma_fixed_ns + static_cast<double>(bytes) / bw;
+  r.cycles = static_cast<int64_t>(r.ns * engine_ghz(c.engine, c.a) + 0.5);
+  return r;
+}
+
+using Rule = Cost (*)(const Ctx &);
+struct RuleRow {
+  Rule fn = nullptr;
+  const char *name = nullptr;
+};
+
+const std::array<RuleRow, isa::kNumInstructionTypes> &rules() {
+  static const std::array<RuleRow, isa::kNumInstructionTypes> t = [] {
+    std::array<RuleRow, isa::kNumInstructionTypes> a{};
+#define NS_COST(type, rule, why) a[static_cast<size_t>(InstructionType::type)] = RuleRow{&rule, #rule};
+#include "engines/cost/cost_rules.def"
+#undef NS_COST
+    return a;
+  }();
+  return t;
 }
 
 } // namespace
 
+const char *cost_rule_name(InstructionType t) {
+  const auto i = static_cast<size_t>(t);
+  return i < rules().size() ? rules()[i].name : nullptr;
+}
+
 Cost instruction_cost(const DynInst &d, Engine engine, const ArchParams &a, const Memory &mem) {
   const isa::Inst &inst = *d.inst;
-  const Operands op{d, mem};
-  const int64_t ii = a.min_ii_cycles;
-
-  if (engine == Engine::DMA) {
-    // reference neuron-arch.md 1.5 / 2.4: ~1300 ns fixed per transfer (descriptor setup, synchronization,
-    // semaphore-to-start) plus bytes over the bandwidth of the 16 DMA engines that a transfer is spread over,
-    // capped by HBM. The fixed part is a latency: transfers queued behind each other overlap it. HWDGE
-    // instructions cost ~600 ns [DGE]. DMA transpose (v3) reaches ~90% of DMA throughput [ARCH3].
-    Cost c;
-    c.bytes = dma_bytes(d);
-    double bw = std::min(a.dma_engine_bytes_per_ns * a.dma_engines, a.hbm_bytes_per_ns);
-    if (inst.type == InstructionType::DMACopy && inst.f.copy_mode == isa::CopyMode::Transpose) bw *= 0.9;
-    c.ns = static_cast<double>(c.bytes) / bw;
-    c.latency_ns = inst.f.dge_type == isa::DGEType::HWDGE ? 600.0 : a.dma_fixed_ns;
-    return c;
+  const auto i = static_cast<size_t>(inst.type);
+  const RuleRow *row = i < rules().size() ? &rules()[i] : nullptr;
+  if (!row || !row->fn)
+    throw std::logic_error(std::string("no cost rule for ") + isa::inst_type_name(inst.type) +
+                           " (add its row to engines/cost/cost_rules.def)");
+  Ctx c{d, mem, a, engine};
+  if (engine == Engine::DMA) return dma_transfer(c);  // every instruction on a DMA queue is a transfer
+  const bool host = row->fn == &host_transfer;
+  if (engine == Engine::SP && !host) {
+    // The Sync engine has no data path: an instruction it runs is a sequencer instruction.
+    Cost r = cycles(a.sequencer_instruction_cycles);
+    r.ns = static_cast<double>(r.cycles) / a.sp_ghz;
+    return r;
   }
-
-  if (inst.type == InstructionType::CustomOp || inst.type == InstructionType::BIRKernel ||
-      inst.type == InstructionType::DevicePrint) {
-    // No documented cost: an external kernel (CustomOp / BIRKernel, run out of process by engines/ops/kernel.cpp)
-    // and a device print (its tensor copied out to a host-visible buffer). neuronsim's ESTIMATE: the engine the
-    // instruction names is occupied for one DMA transfer of every operand byte it reads and writes -- the fixed
-    // ~1300 ns per transfer plus the bytes over the DMA bandwidth (16 engines, capped by HBM), as for a DMA --
-    // and completes with that engine's usual latency. The kernel's own compute is not modelled.
-    Cost c;
-    int64_t bytes = 0;
-    for (const auto &x : d.ins)
-      if (x.tensor >= 0) bytes += x.partitions() * x.free_elements() * isa::dtype_size(x.dtype);
-    if (inst.type != InstructionType::DevicePrint) bytes += dma_bytes(d);
-    const double bw = std::min(a.dma_engine_bytes_per_ns * a.dma_engines, a.hbm_bytes_per_ns);
-    c.ns = a.dma_fixed_ns + static_cast<double>(bytes) / bw;
-    const double ghz = engine_ghz(engine, a);
-    c.cycles = static_cast<int64_t>(c.ns * ghz + 0.5);
-    if (engine != Engine::SP)
-      c.latency_ns = static_cast<double>(a.sbuf_access_startup_cycles + a.dependent_overhead_cycles) / ghz;
-    return c;
-  }
-
-  int64_t n = op.n();
+  if (const Access *m = c.main()) c.n = m->free_elements();
   // Half bandwidth for an innermost stride above 16 bytes: the streaming term doubles.
-  if (engine != Engine::PE && engine != Engine::SP && op.any(wide_stride)) n *= 2;
-
-  int64_t cycles = 0;
-  switch (engine) {
-  case Engine::PE:
-    if (inst.type == InstructionType::Matmult && inst.f.is_transpose) {
-      // [ISA226] PE transpose max(P, min(64, F)).
-      const Access *in = d.ins.empty() ? nullptr : &d.ins[0];
-      const int64_t p = in ? in->partitions() : 1, f = in ? in->free_elements() : 1;
-      cycles = std::max(p, std::min<int64_t>(a.pe_mm_init_cycles, f));
-    } else if (inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultSparse ||
-               inst.type == InstructionType::MatmultMx) {
-      // [ISA226] back-to-back matmul max(min(64, N_stationary), N_moving); 4x for FP32 operands.
-      const int64_t n_stat = d.ins.size() > 0 ? d.ins[0].free_elements() : 1;
-      const int64_t n_mov = d.ins.size() > 1 ? d.ins[1].free_elements() : n;
-      cycles = std::max(std::min<int64_t>(a.pe_mm_init_cycles, n_stat), n_mov);
-      bool fp32_in = false;
-      for (const auto &x : d.ins)
-        fp32_in |= x.tensor >= 0 && (x.dtype == Dtype::float32 || x.dtype == Dtype::float32r);
-      if (fp32_in) cycles *= 4;
-    } else {
-      cycles = std::max(ii, n);
-    }
-    break;
-  case Engine::Activation:
-    if (inst.type == InstructionType::ReadActivationAccumulator ||
-        inst.type == InstructionType::ActivationReadAccumulator) {
-      cycles = ii;  // [ARCH2] ActReadAccumulator "roughly 64 ScalarE cycles on NeuronCore-v2"
-      break;
-    }
-    // [ISA226] activation max(MIN_II, N), the same with or without scale/bias [ARCH2]; activation_reduce adds an
-    // accumulator read-out of MIN_II. [ARCH4] v4 ACT streams 256 BF16/FP16/FP8 elements per cycle (128 others).
-    if (a.gen >= isa::CoreGen::V4 && op.all([](const Access &x) { return half_float(x.dtype) || fp8(x.dtype); }))
-      n = (n + 1) / 2;
-    cycles = std::max(ii, n);
-    if (inst.type == InstructionType::Activation && inst.f.acc != isa::EngineAccumulationType::Idle) cycles += ii;
-    break;
-  case Engine::DVE:
-    cycles = dve_cycles(op, a, n);
-    break;
-  case Engine::Pool:
-    // [ISA226] iota 150 + N, affine_select GPSIMD_START (~150) + N; GpSimd has "no rule-of-thumb" [ARCH2], so the
-    // same start-up + N is used for its other instructions (INFERRED).
-    cycles = a.pool_startup_cycles + n;
-    break;
-  case Engine::SP:
-    cycles = 1;  // control/sync instruction slot (INFERRED: not in the public cost formulas)
-    break;
-  default:
-    cycles = std::max(ii, n);
-    break;
-  }
-
-  Cost c;
-  c.cycles = cycles;
+  if (engine != Engine::PE && c.any([&](const Access &x) { return wide_stride(x, a); }))
+    c.n *= a.sbuf_wide_stride_slowdown;
+  Cost r = row->fn(c);
   const double ghz = engine_ghz(engine, a);
-  c.ns = static_cast<double>(cycles) / ghz;
+  if (!host) r.ns = static_cast<double>(r.cycles) / ghz;
+  r.weight_load_ns = static_cast<double>(r.weight_load_cycles) / ghz;
   // Completion latency seen by a dependent instruction: the tensor-access start-up (~60 cycles on v2 [ARCH2]) plus
-  // the static overhead of dependent back-to-back instructions (~100 cycles [ARCH2]). A chain of dependent
-  // 1-element activations then issues every 64 + 160 = 224 ACT cycles; the measured figure is 264 [PERF Opt #5a].
-  if (engine != Engine::SP)
-    c.latency_ns = static_cast<double>(a.sbuf_access_startup_cycles + a.dependent_overhead_cycles) / ghz;
-  return c;
+  // the static overhead of a dependent instruction ([ARCH2] ~100 cycles; on ACT derived from the documented
+  // 264-cycle interval of dependent 1-element instructions, docs/timing-model.md 4).
+  if (engine != Engine::SP) {
+    const int64_t overhead = engine == Engine::Activation ? a.act_dependent_overhead_cycles : a.dependent_overhead_cycles;
+    r.latency_ns = static_cast<double>(a.sbuf_access_startup_cycles + overhead) / ghz;
+  }
+  return r;
 }
 
 } // namespace neuronsim::engines

@@ -20,7 +20,7 @@ public:
       : std::runtime_error(format(ctx, message)), ctx_(std::move(ctx)), message_(message) {}
   const ErrorContext &context() const { return ctx_; }
   const std::string &message() const { return message_; }
-  // The CLI exit code (DESIGN.md section 5): 3 invalid input, 4 simulation error.
+  // The CLI exit code (DESIGN.md section 5): 2 usage, 3 invalid input, 4 simulation error.
   virtual int exit_code() const { return 3; }
 
   // "file: instruction 3 'I-4' field 'op': message", leaving out the parts that are unknown.
@@ -57,6 +57,14 @@ class SimulationError : public Error {
 public:
   using Error::Error;
   int exit_code() const override { return 4; }
+};
+
+// The command was called wrongly: an unknown option, a missing or malformed value (exit 2). No input is at fault,
+// so it carries no context.
+class UsageError : public Error {
+public:
+  explicit UsageError(const std::string &message) : Error(ErrorContext{}, message) {}
+  int exit_code() const override { return 2; }
 };
 
 } // namespace neuronsim

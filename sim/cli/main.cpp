@@ -25,7 +25,9 @@
 #include "neuronsim/isa/file_output.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/stats.hpp"
 #include "neuronsim/sim/validate.hpp"
 #include "neuronsim/sim/version.hpp"
 
@@ -36,32 +38,6 @@ namespace {
 
 // SystemC prints its banner from its own main() before sc_main; a simulator's output should be its own.
 const bool kQuietSystemC = [] { return setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0; }();
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Error messages may quote the input (a JSON parser's "last read" bytes, a .npy header): the user still gets one
-// printable line -- control characters and bytes that are not valid UTF-8 as \xNN escapes.
-std::string one_line(const std::string &m) {
-  static const char *hex = "0123456789ABCDEF";
-  std::string s;
-  for (size_t i = 0; i < m.size();) {
-    const unsigned char c = static_cast<unsigned char>(m[i]);
-    size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 1;
-    for (size_t k = 1; k < n; ++k)
-      if (i + k >= m.size() || (static_cast<unsigned char>(m[i + k]) & 0xC0) != 0x80) n = 0;
-    if (n > 1) {
-      s.append(m, i, n);
-      i += n;
-      continue;
-    }
-    if (c >= 0x20 && c < 0x7F) s += static_cast<char>(c);
-    else s += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    ++i;
-  }
-  return s;
-}
 
 const char *kHelp = R"(neuronsim - cycle-level simulator of an AWS NeuronCore (PE, ACT, POOL, DVE, SP)
 
@@ -114,36 +90,6 @@ std::string find_workloads_dir() {
   return std::string(NEURONSIM_SOURCE_DIR) + "/workloads";
 }
 
-struct KernelPaths {
-  std::string bir;
-  std::string inputs;    // workload inputs/ folder, if any
-  std::string expected;  // workload expected/ folder, if any
-  std::string tolerance; // workload tolerance.json ({"rtol": R, "atol": A}), if any
-};
-
-KernelPaths resolve_kernel(const std::string &arg) {
-  KernelPaths k;
-  fs::path p = arg;
-  if (!fs::exists(p)) throw InputError({arg, -1, "", ""}, "no such file or directory");
-  if (fs::is_directory(p)) {
-    std::vector<fs::path> birs;
-    for (const auto &e : fs::directory_iterator(p)) {
-      const std::string n = e.path().filename().string();
-      if (e.is_regular_file() && n.size() > 9 && n.substr(n.size() - 9) == ".bir.json") birs.push_back(e.path());
-    }
-    if (birs.size() != 1)
-      throw InputError({arg, -1, "", ""}, "a workload directory must hold exactly one *.bir.json file (found " +
-                                              std::to_string(birs.size()) + ")");
-    k.bir = birs[0].string();
-    if (fs::is_directory(p / "inputs")) k.inputs = (p / "inputs").string();
-    if (fs::is_directory(p / "expected")) k.expected = (p / "expected").string();
-    if (fs::is_regular_file(p / "tolerance.json")) k.tolerance = (p / "tolerance.json").string();
-  } else {
-    k.bir = p.string();
-  }
-  return k;
-}
-
 std::string need_value(const std::vector<std::string> &a, size_t &i) {
   if (i + 1 >= a.size()) throw UsageError("option " + a[i] + " needs a value");
   return a[++i];
@@ -185,33 +131,24 @@ void add_input(sim::InputSpec &spec, const std::string &v) {
 
 // What the reader ignored (unknown keys), one line each on stderr before the run.
 void print_warnings(const isa::Program &p) {
-  for (const auto &w : p.warnings) std::cerr << "neuronsim: warning: " << one_line(w) << "\n";
-}
-
-// Stats and trace documents: written in full or not at all (isa/file_output.hpp).
-void write_json_file(const std::string &path, const nlohmann::json &j) {
-  isa::write_file_atomic(path, j.dump(1) + "\n");
+  for (const auto &w : p.warnings) std::cerr << "neuronsim: warning: " << sim::one_line(w) << "\n";
 }
 
 int cmd_run(const std::vector<std::string> &a) {
   std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print;
-  sim::InputSpec spec;
-  sim::RunOptions opts;
-  double rtol = 1e-5, atol = 1e-6;
-  bool tol_given = false;
+  sim::RunSettings set;
+  sim::RunOptions &opts = set.options;
+  opts.arch.clear();  // unset: the kernel decides (sim::complete_settings)
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
-    if (o == "--input") add_input(spec, need_value(a, i));
-    else if (o == "--inputs") spec.dir = need_path(a, i);
+    if (o == "--input") add_input(set.inputs, need_value(a, i));
+    else if (o == "--inputs") set.inputs.dir = need_path(a, i);
     else if (o == "--outdir") outdir = need_path(a, i);
     else if (o == "--expect") expect = need_path(a, i);
-    else if (o == "--rtol") rtol = parse_tolerance(o, need_value(a, i)), tol_given = true;
-    else if (o == "--atol") atol = parse_tolerance(o, need_value(a, i)), tol_given = true;
-    else if (o == "--arch") {
-      opts.arch = need_value(a, i);
-      if (opts.arch != "trn1" && opts.arch != "trn2" && opts.arch != "trn3")
-        throw UsageError("--arch takes trn1, trn2 or trn3, got '" + opts.arch + "'");
-    } else if (o == "--stats") stats = need_path(a, i);
+    else if (o == "--rtol") set.rtol = parse_tolerance(o, need_value(a, i));
+    else if (o == "--atol") set.atol = parse_tolerance(o, need_value(a, i));
+    else if (o == "--arch") opts.arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--stats") stats = need_path(a, i);
     else if (o == "--trace") trace = need_path(a, i);
     else if (o == "--timing-only") opts.timing_only = true;
     else if (o == "--kernel-sim") {
@@ -227,71 +164,18 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (kernel.empty()) kernel = o;
     else throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
   }
-  // Directories given on the command line must exist (a misspelt one would silently mean "no inputs").
-  std::error_code dir_ec;
-  if (!spec.dir.empty() && !fs::is_directory(spec.dir, dir_ec))
-    throw UsageError("--inputs " + spec.dir + ": " + (fs::exists(spec.dir, dir_ec) ? "not a directory" : "no such directory"));
-  if (!expect.empty() && !fs::is_directory(expect, dir_ec))
-    throw UsageError("--expect " + expect + ": " + (fs::exists(expect, dir_ec) ? "not a directory" : "no such directory"));
-  // A timing-only run does no numerics: data and expectations given for it would be silently ignored.
-  if (opts.timing_only && (!spec.files.empty() || !spec.dir.empty() || !expect.empty() || tol_given))
-    throw UsageError(std::string("--timing-only runs no numerics: ") +
-                     (!expect.empty() || tol_given ? "--expect/--rtol/--atol" : "--input/--inputs") +
-                     " cannot be used with it");
+  // What the command line gave is checked before the kernel is read (folders exist, tolerances, --timing-only).
+  if (!expect.empty()) set.expect = sim::ExpectSpec{expect, {}};
+  sim::check_settings(set);
   const bool bundled = kernel.empty();
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
-  // A directory written by `neuronsim encode` (manifest.json + <engine>.bin) runs its streams.
-  // (Any manifest.json counts: one that is not a regular file is refused by the reader, naming it.)
-  std::error_code mec;
-  const bool streams = fs::is_directory(kernel, mec) && fs::exists(fs::path(kernel) / "manifest.json", mec);
-  KernelPaths kp;
-  isa::Program prog;
-  std::vector<std::string> read_files;  // every file the run reads: no output may be one of them
-  if (streams) {
-    isa::CoreGen gen = isa::CoreGen::V2;
-    prog = isa::read_bundle_dir(kernel, &gen);
-    kp.bir = kernel + " (bundle streams, " + isa::core_gen_name(gen) + ")";
-    if (std::find(a.begin(), a.end(), "--arch") == a.end()) opts.arch = sim::arch_for_gen(gen);
-    std::error_code ec;
-    for (const auto &e : fs::directory_iterator(kernel, ec)) read_files.push_back(e.path().string());
-  } else {
-    kp = resolve_kernel(kernel);
-    prog = isa::read_bir_file(kp.bir);
-    read_files.push_back(kp.bir);
-  }
+  const sim::Kernel k = sim::load_kernel(kernel);
+  const isa::Program &prog = k.program;
   print_warnings(prog);
-  if (spec.dir.empty()) spec.dir = kp.inputs;
-  if (expect.empty() && !opts.timing_only) expect = kp.expected;
-  if (!tol_given && !kp.tolerance.empty() && !opts.timing_only) {
-    // A workload states the tolerance its dtypes justify (workloads/<name>/README.md explains it).
-    const nlohmann::json t = isa::read_json_file(kp.tolerance, "tolerance file");
-    for (const char *key : {"rtol", "atol"})
-      if (!t.is_object() || !t.contains(key) || !t.at(key).is_number())
-        throw InputError({kp.tolerance, -1, "", key}, "the tolerance file needs a number under this key");
-    rtol = t.at("rtol").get<double>();
-    atol = t.at("atol").get<double>();
-    sim::check_tolerances(rtol, atol, kp.tolerance);
-    read_files.push_back(kp.tolerance);
-  }
-
-  // Every output path is checked (and the output directory created) before the run: a path that cannot be
-  // written fails now, not after the simulation, and no output may overwrite the kernel, an input or an
-  // expected file (--expect equal to --outdir would rewrite the expectations before comparing them).
-  {
-    std::vector<std::string> out_files;
-    if (!opts.timing_only)
-      for (const auto &[t, path] : sim::output_files(prog, outdir)) out_files.push_back(path), (void)t;
-    for (const auto &f : {stats, trace}) if (!f.empty()) out_files.push_back(f);
-    if (!device_print.empty() && !opts.timing_only) out_files.push_back(device_print);
-    for (const auto &f : sim::input_files(prog, spec)) read_files.push_back(f);
-    if (!expect.empty()) {
-      // Expected files are checked now (shape, dtype, regular file): a wrong one is reported before the run.
-      sim::check_expected_files(prog, expect);
-      for (const auto &f : sim::expected_files(prog, expect)) read_files.push_back(f);
-    }
-    sim::prepare_output_paths(opts.timing_only ? std::vector<std::string>{} : std::vector<std::string>{outdir},
-                              out_files, read_files);
-  }
+  sim::complete_settings(k, set);
+  const double rtol = *set.rtol, atol = *set.atol;
+  // Every output path is checked (and --outdir created) before the run; no output may be a file the run reads.
+  sim::prepare_run_outputs(k, set, outdir, {stats, trace, opts.timing_only ? std::string() : device_print});
 
   // DevicePrint lines: on stdout as they happen (so before the summary), or into --device-print FILE, written
   // through a temporary that only a successful run renames into place. A timing-only run prints nothing and
@@ -303,56 +187,35 @@ int cmd_run(const std::vector<std::string> &a) {
   } else {
     opts.device_print = [](const std::string &l) { std::cout << l << "\n"; };
   }
-  sim::Simulator simulator(prog, opts);
-  std::vector<std::string> in_lines;
-  if (!opts.timing_only) in_lines = sim::load_inputs(prog, simulator.memory(), spec);
-  sim::RunResult r = simulator.run();
+  opts.record_dma_engine_slices = !trace.empty();  // the trace shows the DMA engines' activity
+  sim::Run run = sim::run_kernel(k, set);
+  const sim::Simulator &simulator = *run.simulator;
+  const sim::RunResult &r = run.result;
   if (print_file) print_file->commit();
 
-  std::cout << "neuronsim run: " << kp.bir << (bundled ? " (bundled default workload)" : "") << "\n";
+  std::cout << "neuronsim run: " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
   std::cout << "arch " << r.arch << ", " << prog.insts.size() << " instructions, " << r.dynamic_instructions
             << " executed" << (opts.timing_only ? " (timing only)" : "") << "\n";
-  for (const auto &l : in_lines) std::cout << "  input  " << l << "\n";
-  std::cout << "simulated time: " << std::fixed << std::setprecision(1) << r.total_ns << " ns\n";
-  std::cout << "  queue   insts    busy ns   util   cycles\n";
-  for (int q = 0; q < sim::kNumEngines + simulator.schedule().dma_queues; ++q) {
-    const auto &qs = r.queues[q];
-    if (qs.instructions == 0) continue;
-    std::cout << "  " << std::left << std::setw(6) << qs.name << std::right << std::setw(7) << qs.instructions
-              << std::setw(11) << std::setprecision(1) << qs.busy_ns << std::setw(6) << std::setprecision(0)
-              << (r.total_ns > 0 ? 100.0 * qs.busy_ns / r.total_ns : 0.0) << "%" << std::setw(9) << qs.cycles
-              << "\n";
-  }
-  // The bottleneck is the engine that holds the critical path longest (DMA queues counted together).
-  const auto shares = sim::critical_path_shares(r, simulator.schedule());
-  if (!shares.empty() && r.total_ns > 0) {
-    std::cout << "critical path:";
-    for (const auto &[name, ns] : shares)
-      std::cout << " " << name << " " << std::setprecision(1) << 100.0 * ns / r.total_ns << "%";
-    std::cout << "\nbottleneck: " << shares.front().first << "\n";
-  }
+  for (const auto &l : run.input_lines) std::cout << "  input  " << l << "\n";
+  sim::print_summary(std::cout, r, simulator.schedule());
   if (!stats.empty()) {
-    write_json_file(stats, sim::stats_json(r, simulator.schedule(), prog));
+    sim::write_json_file(stats, sim::stats_json(r, simulator.schedule(), prog));
     std::cout << "stats: " << stats << "\n";
   }
   if (!trace.empty()) {
-    write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));
+    sim::write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));
     std::cout << "trace: " << trace << "\n";
   }
   if (opts.timing_only) return 0;
-  for (const auto &p : sim::write_outputs(prog, simulator.memory(), outdir)) std::cout << "  output " << p << "\n";
-  if (!expect.empty()) {
+  for (const auto &p : sim::write_outputs(prog, run.simulator->memory(), outdir))
+    std::cout << "  output " << p << "\n";
+  if (set.expect) {
     std::vector<std::string> checked;
-    auto bad = sim::compare_outputs(prog, simulator.memory(), expect, rtol, atol, &checked);
+    const auto bad = sim::check_outputs(k, run, set, &checked);
     std::cout << std::setprecision(6) << std::defaultfloat;
-    for (const auto &m : bad) {
-      if (m.index < 0) std::cout << "MISMATCH " << m.tensor << ": " << m.message << "\n";
-      else
-        std::cout << "MISMATCH " << m.tensor << "[" << m.index << "]: got " << m.got << ", expected " << m.want
-                  << " (rtol " << rtol << ", atol " << atol << ")\n";
-    }
+    for (const auto &m : bad) std::cout << sim::mismatch_line(m, rtol, atol) << "\n";
     if (!bad.empty()) return 1;
-    std::cout << "outputs match " << expect << " (" << checked.size() << " tensors, rtol " << rtol << ", atol "
+    std::cout << "outputs match " << set.expect->dir << " (" << checked.size() << " tensors, rtol " << rtol << ", atol "
               << atol << ")\n";
   }
   return 0;
@@ -408,56 +271,14 @@ streams: header words, opcodes, bytes that decode to no op, ALU bytes that decod
 exit codes: 0 they agree, 1 divergence or lint error, 2 usage, 3 invalid input
 )";
 
-isa::CoreGen parse_gen(const std::string &v) {
-  if (v == "v2" || v == "V2") return isa::CoreGen::V2;
-  if (v == "v3" || v == "V3") return isa::CoreGen::V3;
-  if (v == "v4" || v == "V4") return isa::CoreGen::V4;
-  throw UsageError("--gen takes v2, v3 or v4, got '" + v + "'");
-}
-
-std::string parse_arch(const std::string &v) {
-  if (v != "trn1" && v != "trn2" && v != "trn3") throw UsageError("--arch takes trn1, trn2 or trn3, got '" + v + "'");
-  return v;
-}
-
-// A directory `neuronsim encode` may write into: missing, empty, or a previous encode output (manifest.json with
-// our format tag, and nothing but *.bin files besides). Anything else may be a user's data: refuse.
-void prepare_encode_dir(const std::string &dir) {
-  fs::path d = dir;
-  if (!fs::exists(d)) return;
-  if (!fs::is_directory(d)) throw InputError({dir, -1, "", ""}, "exists and is not a directory");
-  std::vector<fs::path> ours;
-  bool manifest = false;
-  for (const auto &e : fs::directory_iterator(d)) {
-    const std::string n = e.path().filename().string();
-    if (n == "manifest.json" && e.is_regular_file()) {
-      std::ifstream is(e.path());
-      nlohmann::json m = nlohmann::json::parse(is, nullptr, false);
-      manifest = !m.is_discarded() && m.is_object() && m.value("format", "") == "neuronsim-bundles";
-      ours.push_back(e.path());
-    } else if (e.is_regular_file() && e.path().extension() == ".bin") {
-      ours.push_back(e.path());
-    } else {
-      manifest = false;
-      ours.clear();
-      break;
-    }
-  }
-  if (ours.empty() && fs::is_empty(d)) return;
-  if (!manifest)
-    throw InputError({dir, -1, "", ""},
-                     "directory is not empty and is not a previous `neuronsim encode` output; refusing to write there");
-  for (const auto &p : ours) fs::remove(p);
-}
-
 int cmd_encode(const std::vector<std::string> &a) {
   std::string kernel, out, arch;
   std::optional<isa::CoreGen> gen;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
-    if (o == "--gen") gen = parse_gen(need_value(a, i));
+    if (o == "--gen") gen = sim::parse_gen(need_value(a, i), "--gen");
     else if (o == "-o" || o == "--outdir") out = need_value(a, i);
-    else if (o == "--arch") arch = parse_arch(need_value(a, i));
+    else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
     else if (o == "--help" || o == "-h") {
       std::cout << kEncodeHelp;
       return 0;
@@ -469,16 +290,12 @@ int cmd_encode(const std::vector<std::string> &a) {
   if (!gen) throw UsageError("encode needs --gen v2|v3|v4");
   if (out.empty()) throw UsageError("encode needs -o DIR");
   if (arch.empty()) arch = sim::arch_for_gen(*gen);
-  const KernelPaths kp = resolve_kernel(kernel);
-  const isa::Program prog = isa::read_bir_file(kp.bir);
-  print_warnings(prog);
-  sim::LowerStats st;
-  const isa::Program low = sim::lower_to_stream(prog, engines::builtin_arch(arch), {}, &st);
-  prepare_encode_dir(out);
-  isa::write_bundle_dir(low, *gen, out);
-  std::ifstream ms(fs::path(out) / "manifest.json");
-  const nlohmann::json m = nlohmann::json::parse(ms);
-  std::cout << "neuronsim encode: " << kp.bir << " -> " << out << " (" << isa::core_gen_name(*gen) << ", arch "
+  const sim::Kernel k = sim::load_kernel(kernel, sim::KernelForms::BirOnly);
+  print_warnings(k.program);
+  const sim::EncodeSummary e = sim::encode_kernel(k, *gen, arch, out);
+  const sim::LowerStats &st = e.lowered;
+  const nlohmann::json &m = e.manifest;
+  std::cout << "neuronsim encode: " << k.label << " -> " << out << " (" << isa::core_gen_name(*gen) << ", arch "
             << arch << ")\n";
   std::cout << "  " << st.instructions << " instructions: " << (st.instructions - st.carriers)
             << " dynamic + " << st.carriers << " sync carriers (" << st.waits_dropped
@@ -493,7 +310,7 @@ int cmd_disasm(const std::vector<std::string> &a) {
   std::optional<isa::CoreGen> gen;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
-    if (o == "--gen") gen = parse_gen(need_value(a, i));
+    if (o == "--gen") gen = sim::parse_gen(need_value(a, i), "--gen");
     else if (o == "--help" || o == "-h") {
       std::cout << kDisasmHelp;
       return 0;
@@ -511,7 +328,7 @@ int cmd_disasm(const std::vector<std::string> &a) {
   if (fs::exists(mpath, mec)) {
     const nlohmann::json m = isa::read_json_file(mpath.string(), "bundle manifest");
     if (!m.is_object()) throw InputError({mpath.string(), -1, "", ""}, "the manifest is not a JSON object");
-    if (!gen && m.contains("generation")) gen = parse_gen(m.at("generation").get<std::string>());
+    if (!gen && m.contains("generation")) gen = sim::parse_gen(m.at("generation").get<std::string>(), "--gen");
     if (m.contains("files"))
       for (const auto &[f, n] : m.at("files").items()) files.push_back(f), (void)n;
     if (m.contains("instructions"))
@@ -563,26 +380,18 @@ int cmd_validate(const std::vector<std::string> &a) {
     else if (o == "--inputs") vo.inputs.dir = need_path(a, i);
     else if (o == "--rtol") vo.rtol = parse_tolerance(o, need_value(a, i));
     else if (o == "--atol") vo.atol = parse_tolerance(o, need_value(a, i));
-    else if (o == "--arch") vo.arch = parse_arch(need_value(a, i));
+    else if (o == "--arch") vo.arch = sim::parse_arch(need_value(a, i), "--arch");
     else if (o == "--help" || o == "-h") {
       std::cout << kValidateHelp;
       return 0;
     } else throw UsageError("unknown argument '" + o + "' (validate takes --bir KERNEL --bundles DIR)");
   }
   if (bir.empty() || bundles.empty()) throw UsageError("validate needs --bir KERNEL and --bundles DIR");
-  std::error_code dir_ec;
-  if (!vo.inputs.dir.empty() && !fs::is_directory(vo.inputs.dir, dir_ec))
-    throw UsageError("--inputs " + vo.inputs.dir + ": " +
-                     (fs::exists(vo.inputs.dir, dir_ec) ? "not a directory" : "no such directory"));
-  const KernelPaths kp = resolve_kernel(bir);
-  if (vo.inputs.dir.empty()) vo.inputs.dir = kp.inputs;
-  const isa::Program prog = isa::read_bir_file(kp.bir);
-  print_warnings(prog);
-  const sim::ValidateReport r = sim::validate_bundles(prog, bundles, vo);
-  for (const auto &l : r.lint) std::cout << l << "\n";
-  for (const auto &l : r.notes) std::cout << "note: " << l << "\n";
-  if (!r.divergence.empty()) std::cout << "divergence: " << r.divergence << "\n";
-  std::cout << r.summary << "\n";
+  if (!vo.inputs.dir.empty()) sim::check_dir_setting(vo.inputs.dir, "--inputs");
+  const sim::Kernel k = sim::load_kernel(bir, sim::KernelForms::BirOnly);
+  print_warnings(k.program);
+  const sim::ValidateReport r = sim::validate_kernel(k, bundles, vo);
+  std::cout << sim::report_text(r);
   return r.agree ? 0 : 1;
 }
 
@@ -606,25 +415,20 @@ int sc_main(int argc, char **argv) {
     if (args[0] == "disasm") return cmd_disasm(rest);
     if (args[0] == "validate") return cmd_validate(rest);
     throw UsageError("unknown command '" + args[0] + "' (try --help)");
-  } catch (const UsageError &e) {
-    std::cerr << "neuronsim: " << one_line(e.what()) << "\n";
-    return 2;
-  } catch (const Error &e) {
-    std::cerr << "neuronsim: " << one_line(e.what()) << "\n";
+  } catch (const Error &e) {  // UsageError included (exit 2)
+    std::cerr << "neuronsim: " << sim::one_line(e.what()) << "\n";
     return e.exit_code();
-  } catch (const fs::filesystem_error &e) {
-    // A file-system call on a user's path (a directory listing, a permission): the path and the OS reason.
-    std::cerr << "neuronsim: " << one_line(e.path1().string()) << ": " << one_line(e.code().message()) << "\n";
-    return 3;
-  } catch (const nlohmann::json::exception &e) {
-    // A JSON value of the wrong type in a document only the CLI reads (a manifest entry).
-    std::cerr << "neuronsim: invalid JSON value: " << one_line(e.what()) << "\n";
-    return 3;
-  } catch (const std::bad_alloc &) {
-    std::cerr << "neuronsim: out of host memory\n";
-    return 4;
-  } catch (const std::exception &e) {
-    std::cerr << "neuronsim: internal error: " << one_line(e.what()) << "\n";
-    return 4;
+  } catch (const std::exception &) {
+    // Any other failure as the library reports it (sim::rethrow_as_error): a file-system error on a user's path
+    // or a JSON value of the wrong type (exit 3), out of host memory or an internal error (exit 4).
+    try {
+      sim::rethrow_as_error();
+    } catch (const Error &e) {
+      std::cerr << "neuronsim: " << sim::one_line(e.what()) << "\n";
+      return e.exit_code();
+    } catch (const std::exception &e) {
+      std::cerr << "neuronsim: internal error: " << sim::one_line(e.what()) << "\n";
+      return 4;
+    }
   }
 }

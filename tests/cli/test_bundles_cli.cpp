@@ -107,7 +107,11 @@ TEST(BundlesCli, EncodeThenRunGivesTheSameOutputAsTheBir) {
     auto rk = run("run " + kKernel + " --arch " + arch + " --outdir " + tmp + "/out-bir");
     ASSERT_EQ(rk.code, 0) << rk.err;
     EXPECT_EQ(clitest::read_file(tmp + "/out-bundles/b.npy"), clitest::read_file(tmp + "/out-bir/b.npy")) << gen;
-    EXPECT_DOUBLE_EQ(simulated_ns(rb.out), simulated_ns(rk.out)) << gen;
+    // The same timing, except that the BIR's two DMA instructions each pay their trigger on SP (one sequencer
+    // cycle: 1 / 1.4 GHz on trn1, 1 / 1.2 GHz on trn2/trn3; docs/timing-model.md 2.4), which a bundle stream
+    // does not carry (its transfers sit on DMA queues). The summary prints 0.1 ns.
+    const double sp_ghz = std::string(arch) == "trn1" ? 1.4 : 1.2;
+    EXPECT_NEAR(simulated_ns(rk.out) - simulated_ns(rb.out), 2 / sp_ghz, 0.11) << gen;
   }
   // The workload's expected output holds for the streams too.
   auto r = run("run " + tmp + "/v3 --inputs " + kInputs + " --expect " + src("workloads/kernel1/expected") +

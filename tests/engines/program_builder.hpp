@@ -86,7 +86,7 @@ inline DynInst dyn(const isa::Program &p, int index) {
 struct Harness {
   Builder b{"test"};
   isa::Program prog;
-  engines::ArchParams arch;
+  engines::ArchParams arch = engines::builtin_arch("trn1");
   std::unique_ptr<Memory> mem;
   EngineState st;
 

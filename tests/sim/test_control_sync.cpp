@@ -61,11 +61,11 @@ void fill_dram(sim::Simulator &s, int tensor, float v, int n) {
 
 } // namespace
 
-// DVE memset t1 (done at 600 ns) and ACT memset t2 (done at 480 ns) run in parallel; then ACT memset t3, which
+// DVE memset t1 (done at 600 ns) and ACT memset t2 (done at 508.57 ns) run in parallel; then ACT memset t3, which
 // depends on neither. Without a Drain it follows t2 on ACT's in-order queue: it starts when ACT frees, at 365.71 ns.
 // With a Drain between them the Drain (SP) waits for everything issued before it -- it starts at 600 ns, after
 // the later of the two completions -- and t3 starts after the Drain completes, 600 + 0.714 ns; the run ends
-// 480 ns later at 1080.71 ns. The Drain touches no memory: t1, t2, t3 hold 1, 2, 3.
+// 508.57 ns later at 1109.29 ns. The Drain touches no memory: t1, t2, t3 hold 1, 2, 3.
 TEST(ControlSync, DrainOrdersEveryQueueLikeAllEngineBarrier) {
   std::vector<builder::TensorHandle> ts;
   auto build = [&](bool drain) {
@@ -91,7 +91,7 @@ TEST(ControlSync, DrainOrdersEveryQueueLikeAllEngineBarrier) {
   EXPECT_GE(d.start_ns, event_of(r1, 1).finish_ns - 1e-6);
   EXPECT_GE(after.start_ns, d.finish_ns - 1e-6);
   EXPECT_NEAR(after.start_ns, 600.0 + 1 / 1.4, 0.01);
-  EXPECT_NEAR(r1.total_ns, 600.0 + 1 / 1.4 + 480.0, 0.01);
+  EXPECT_NEAR(r1.total_ns, 600.0 + 1 / 1.4 + 512 / 1.4 + 200 / 1.4, 0.01);  // ACT 512 cycles + latency 60 + 140
   EXPECT_EQ(r1.dynamic_instructions, 4);
   int k = 0;
   for (const auto &t : ts) {

@@ -21,28 +21,35 @@ Workload make_cumsum(Size s, bool with_data) {
   const int64_t NC = L / Wc;
   Builder b("cumsum");
   auto x = b.input("x", {R, L}), y = b.output("y", {R, L});
-  auto ones = b.sbuf("ones", {P, Wc}), xt = b.sbuf("x_tile", {P, L}), yt = b.sbuf("y_tile", {P, L});
+  auto ones = b.sbuf("ones", {P, Wc});
+  const int64_t T = R / P, B = sbuf_buffers(T, 2 * L * 4, Wc * 4);
+  auto xt = rotating_sbuf(b, "x_tile", P, L, isa::Dtype::float32, B);
+  auto yt = rotating_sbuf(b, "y_tile", P, L, isa::Dtype::float32, B);
   b.add(InstructionType::Memset, {}, {b.ap(ones.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0);
-  b.loop("i", 0, R / P, 1, [&](Aff i) {
-    b.add(InstructionType::Load, {b.ap(x.tile(i * P, P, 0, L))}, {b.ap(xt.all())});
-    auto scan = [&](Aff c, const isa::Arg &initial) {
-      b.add(InstructionType::TensorScalarPtr, {b.ap(ones.all()), b.ap(xt.tile(0, P, c * Wc, Wc)), initial},
-            {b.ap(yt.tile(0, P, c * Wc, Wc))})
-          .is_tensor_tensor_scan(true)
-          .op0(isa::AluOp::mult)
-          .op1(isa::AluOp::add);
-    };
-    scan(Aff(0), b.imm(0.0));
-    if (NC > 1) b.loop("c", 1, NC, 1, [&](Aff c) { scan(c, b.ap(yt.tile(0, P, c * Wc + Aff(-1), 1))); });
-    b.add(InstructionType::Save, {b.ap(yt.all())}, {b.ap(y.tile(i * P, P, 0, L))});
-  });
+  int chunk_loops = 0;  // loop names must be unique: one per copy of the body
+  pipelined_loop(
+      b, "i", T, B, [&](Aff i, int64_t k) { load(b, x.tile(i * P, P, 0, L), xt.slot(k)); },
+      [&](Aff i, int64_t k) {
+        auto scan = [&](Aff c, const isa::Arg &initial) {
+          b.add(InstructionType::TensorScalarPtr, {b.ap(ones.all()), b.ap(xt.slot(k, c * Wc, Wc)), initial},
+                {b.ap(yt.slot(k, c * Wc, Wc))})
+              .is_tensor_tensor_scan(true)
+              .op0(isa::AluOp::mult)
+              .op1(isa::AluOp::add);
+        };
+        scan(Aff(0), b.imm(0.0));
+        if (NC > 1)
+          b.loop("c" + std::to_string(chunk_loops++), 1, NC, 1,
+                 [&](Aff c) { scan(c, b.ap(yt.slot(k, c * Wc + Aff(-1), 1))); });
+        store(b, yt.slot(k), y.tile(i * P, P, 0, L));
+      });
   Workload w;
   w.name = "cumsum";
   w.program = b.finish();
   w.summary = "y[r, j] = sum_{k <= j} x[r, k], fp32. ones [P, Wc] set once (Memset). Per 128-row tile: Load; per "
               "Wc-wide chunk a TensorScalarPtr with is_tensor_tensor_scan (data0 = ones, data1 = x chunk, op0 = "
               "mult, op1 = add, initial = 0 for the first chunk, else the previous chunk's last result column as "
-              "a [P, 1] access: the carry); Save.";
+              "a [P, 1] access: the carry); Save." + lowering_note(B);
   w.sizes = "small (committed): x, y [" + std::to_string(R) + ", " + std::to_string(L) + "] fp32, chunks of " +
             std::to_string(Wc) + "; full: [4096, 4096], chunks of 512.";
   w.rtol = 0.0;

@@ -24,29 +24,38 @@ Workload make_layernorm(Size s, bool with_data) {
   auto x = b.input("x", {R, D}), g = b.input("gamma", {1, D}), be = b.input("beta", {1, D});
   auto y = b.output("y", {R, D});
   auto gt = b.sbuf("gamma_bcast", {P, D}), bt = b.sbuf("beta_bcast", {P, D}), epst = b.sbuf("eps", {P, 1});
-  auto xt = b.sbuf("x_tile", {P, D}), nt = b.sbuf("norm_tile", {P, D}), st = b.sbuf("scaled_tile", {P, D}),
-       ot = b.sbuf("out_tile", {P, D});
-  auto stats = b.sbuf("bn_stats", {P, 6 * NC}), mv = b.sbuf("mean_var", {P, 2}), rstd = b.sbuf("rstd", {P, 1});
-  b.add(InstructionType::Load, {b.ap(g.at(0, {{0, P}, {1, D}}))}, {b.ap(gt.all())});
-  b.add(InstructionType::Load, {b.ap(be.at(0, {{0, P}, {1, D}}))}, {b.ap(bt.all())});
+  const int64_t T = R / P, B = sbuf_buffers(T, 4 * D * 4 + (6 * NC + 3) * 4, 2 * D * 4 + 4);
+  auto xt = rotating_sbuf(b, "x_tile", P, D, isa::Dtype::float32, B);
+  auto nt = rotating_sbuf(b, "norm_tile", P, D, isa::Dtype::float32, B);
+  auto st = rotating_sbuf(b, "scaled_tile", P, D, isa::Dtype::float32, B);
+  auto ot = rotating_sbuf(b, "out_tile", P, D, isa::Dtype::float32, B);
+  auto stats = rotating_sbuf(b, "bn_stats", P, 6 * NC, isa::Dtype::float32, B);
+  auto mv = rotating_sbuf(b, "mean_var", P, 2, isa::Dtype::float32, B);
+  auto rstd = rotating_sbuf(b, "rstd", P, 1, isa::Dtype::float32, B);
+  load(b, g.at(0, {{0, P}, {1, D}}), gt.all());
+  load(b, be.at(0, {{0, P}, {1, D}}), bt.all());
   b.add(InstructionType::Memset, {}, {b.ap(epst.all())}).memset_mode(isa::MemsetMode::Const).constant(eps);
-  b.loop("i", 0, R / P, 1, [&](Aff i) {
-    b.add(InstructionType::Load, {b.ap(x.tile(i * P, P, 0, D))}, {b.ap(xt.all())});
-    b.loop("c", 0, NC, 1, [&](Aff c) {
-      b.add(InstructionType::BNStats, {b.ap(xt.tile(0, P, c * F, F))}, {b.ap(stats.tile(0, P, c * 6, 6))});
-    });
-    b.add(InstructionType::BNStatsAggregate, {b.ap(stats.all())}, {b.ap(mv.all())});
-    b.add(InstructionType::Activation, {b.ap(mv.tile(0, P, 1, 1)), b.imm(1.0), b.ap(epst.all())},
-          {b.ap(rstd.all())})
-        .act_func(isa::ActivationFunctionType::Rsqrt);
-    b.add(InstructionType::TensorScalarPtr, {b.ap(xt.all()), b.ap(mv.tile(0, P, 0, 1)), b.ap(rstd.all())},
-          {b.ap(nt.all())})
-        .op0(isa::AluOp::subtract)
-        .op1(isa::AluOp::mult);
-    b.add(InstructionType::TensorTensor, {b.ap(nt.all()), b.ap(gt.all())}, {b.ap(st.all())}).op(isa::AluOp::mult);
-    b.add(InstructionType::TensorTensor, {b.ap(st.all()), b.ap(bt.all())}, {b.ap(ot.all())}).op(isa::AluOp::add);
-    b.add(InstructionType::Save, {b.ap(ot.all())}, {b.ap(y.tile(i * P, P, 0, D))});
-  });
+  int chunk_loops = 0;  // loop names must be unique: one per copy of the body
+  pipelined_loop(
+      b, "i", T, B, [&](Aff i, int64_t k) { load(b, x.tile(i * P, P, 0, D), xt.slot(k)); },
+      [&](Aff i, int64_t k) {
+        b.loop("c" + std::to_string(chunk_loops++), 0, NC, 1, [&](Aff c) {
+          b.add(InstructionType::BNStats, {b.ap(xt.slot(k, c * F, F))}, {b.ap(stats.slot(k, c * 6, 6))});
+        });
+        b.add(InstructionType::BNStatsAggregate, {b.ap(stats.slot(k))}, {b.ap(mv.slot(k))});
+        b.add(InstructionType::Activation, {b.ap(mv.slot(k, 1, 1)), b.imm(1.0), b.ap(epst.all())},
+              {b.ap(rstd.slot(k))})
+            .act_func(isa::ActivationFunctionType::Rsqrt);
+        b.add(InstructionType::TensorScalarPtr, {b.ap(xt.slot(k)), b.ap(mv.slot(k, 0, 1)), b.ap(rstd.slot(k))},
+              {b.ap(nt.slot(k))})
+            .op0(isa::AluOp::subtract)
+            .op1(isa::AluOp::mult);
+        b.add(InstructionType::TensorTensor, {b.ap(nt.slot(k)), b.ap(gt.all())}, {b.ap(st.slot(k))})
+            .op(isa::AluOp::mult);
+        b.add(InstructionType::TensorTensor, {b.ap(st.slot(k)), b.ap(bt.all())}, {b.ap(ot.slot(k))})
+            .op(isa::AluOp::add);
+        store(b, ot.slot(k), y.tile(i * P, P, 0, D));
+      });
   Workload w;
   w.name = "layernorm";
   w.program = b.finish();
@@ -54,7 +63,7 @@ Workload make_layernorm(Size s, bool with_data) {
               "gamma and beta are broadcast to 128 partitions by DMAs with partition step 0. Per 128-row tile: "
               "Load; BNStats per free-axis chunk (VectorE); BNStatsAggregate -> (mean, var); Activation Rsqrt with "
               "the [P, 1] eps bias (ScalarE); TensorScalarPtr (x - mean) * rstd with both scalars [P, 1]; "
-              "TensorTensor multiply by gamma and add beta; Save.";
+              "TensorTensor multiply by gamma and add beta; Save." + lowering_note(B);
   w.sizes = "small (committed): x, y [" + std::to_string(R) + ", " + std::to_string(D) + "] fp32, bn_stats chunks "
             "of " + std::to_string(F) + "; full: x [4096, 4096], chunks of 512.";
   const double u = std::ldexp(1.0, -24);

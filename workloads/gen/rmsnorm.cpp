@@ -19,37 +19,45 @@ Workload make_rmsnorm(Size s, bool with_data) {
   Builder b("rmsnorm");
   auto x = b.input("x", {R, D}), g = b.input("gamma", {1, D}), y = b.output("y", {R, D});
   auto gt = b.sbuf("gamma_bcast", {P, D}), epst = b.sbuf("eps", {P, 1});
-  auto xt = b.sbuf("x_tile", {P, D}), sq = b.sbuf("sq_tile", {P, D}), yt = b.sbuf("y_tile", {P, D}),
-       ot = b.sbuf("out_tile", {P, D});
-  auto ss = b.sbuf("sq_sum", {P, 1}), rr = b.sbuf("rms_recip", {P, 1});
+  const int64_t T = R / P, B = sbuf_buffers(T, 4 * D * 4 + 2 * 4, D * 4 + 4);
+  auto xt = rotating_sbuf(b, "x_tile", P, D, isa::Dtype::float32, B);
+  auto sq = rotating_sbuf(b, "sq_tile", P, D, isa::Dtype::float32, B);
+  auto yt = rotating_sbuf(b, "y_tile", P, D, isa::Dtype::float32, B);
+  auto ot = rotating_sbuf(b, "out_tile", P, D, isa::Dtype::float32, B);
+  auto ss = rotating_sbuf(b, "sq_sum", P, 1, isa::Dtype::float32, B);
+  auto rr = rotating_sbuf(b, "rms_recip", P, 1, isa::Dtype::float32, B);
   // gamma broadcast to every partition by the DMA: a partition step of 0 on the DRAM side (NKI's
   // g_tile.broadcast_to((P, D)) of the tutorial).
-  b.add(InstructionType::Load, {b.ap(g.at(0, {{0, P}, {1, D}}))}, {b.ap(gt.all())});
+  load(b, g.at(0, {{0, P}, {1, D}}), gt.all());
   // eps as a [P, 1] bias tensor: ScalarE's bias is an access pattern on NeuronCore-v2 (reference neuron-arch.md
   // 3.3 activation).
   b.add(InstructionType::Memset, {}, {b.ap(epst.all())}).memset_mode(isa::MemsetMode::Const).constant(eps);
-  b.loop("i", 0, R / P, 1, [&](Aff i) {
-    b.add(InstructionType::Load, {b.ap(x.tile(i * P, P, 0, D))}, {b.ap(xt.all())});
-    b.add(InstructionType::Activation, {b.ap(xt.all())}, {b.ap(sq.all())})
-        .act_func(isa::ActivationFunctionType::Square);
-    b.add(InstructionType::TensorReduce, {b.ap(sq.all())}, {b.ap(ss.all())})
-        .op(isa::AluOp::add)
-        .axis(isa::AxisListType::X);
-    // rsqrt(sum * (1/D) + eps) on ScalarE.
-    b.add(InstructionType::Activation, {b.ap(ss.all()), b.imm(1.0 / double(D)), b.ap(epst.all())}, {b.ap(rr.all())})
-        .act_func(isa::ActivationFunctionType::Rsqrt);
-    b.add(InstructionType::TensorScalarPtr, {b.ap(xt.all()), b.ap(rr.all())}, {b.ap(yt.all())})
-        .op0(isa::AluOp::mult);
-    b.add(InstructionType::TensorTensor, {b.ap(yt.all()), b.ap(gt.all())}, {b.ap(ot.all())}).op(isa::AluOp::mult);
-    b.add(InstructionType::Save, {b.ap(ot.all())}, {b.ap(y.tile(i * P, P, 0, D))});
-  });
+  pipelined_loop(
+      b, "i", T, B, [&](Aff i, int64_t k) { load(b, x.tile(i * P, P, 0, D), xt.slot(k)); },
+      [&](Aff i, int64_t k) {
+        b.add(InstructionType::Activation, {b.ap(xt.slot(k))}, {b.ap(sq.slot(k))})
+            .act_func(isa::ActivationFunctionType::Square);
+        b.add(InstructionType::TensorReduce, {b.ap(sq.slot(k))}, {b.ap(ss.slot(k))})
+            .op(isa::AluOp::add)
+            .axis(isa::AxisListType::X);
+        // rsqrt(sum * (1/D) + eps) on ScalarE.
+        b.add(InstructionType::Activation, {b.ap(ss.slot(k)), b.imm(1.0 / double(D)), b.ap(epst.all())},
+              {b.ap(rr.slot(k))})
+            .act_func(isa::ActivationFunctionType::Rsqrt);
+        b.add(InstructionType::TensorScalarPtr, {b.ap(xt.slot(k)), b.ap(rr.slot(k))}, {b.ap(yt.slot(k))})
+            .op0(isa::AluOp::mult);
+        b.add(InstructionType::TensorTensor, {b.ap(yt.slot(k)), b.ap(gt.all())}, {b.ap(ot.slot(k))})
+            .op(isa::AluOp::mult);
+        store(b, ot.slot(k), y.tile(i * P, P, 0, D));
+      });
   Workload w;
   w.name = "rmsnorm";
   w.program = b.finish();
   w.summary = "y = x * rsqrt(mean(x^2, row) + eps) * gamma, fp32, eps = 1e-6. gamma [1, D] is loaded once, "
               "broadcast to 128 partitions by a DMA with partition step 0. Per 128-row tile: Load; Activation "
               "Square (ScalarE); TensorReduce add (VectorE); Activation Rsqrt with scale 1/D and the [P, 1] eps "
-              "bias; TensorScalarPtr multiply by the per-row factor; TensorTensor multiply by gamma; Save.";
+              "bias; TensorScalarPtr multiply by the per-row factor; TensorTensor multiply by gamma; Save." +
+              lowering_note(B);
   w.sizes = "small (committed): x, y [" + std::to_string(R) + ", " + std::to_string(D) +
             "] fp32, gamma [1, " + std::to_string(D) + "]; full: x [4096, 4096].";
   w.rtol = double(D + 8) * std::ldexp(1.0, -24);

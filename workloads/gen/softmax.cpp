@@ -18,30 +18,37 @@ Workload make_softmax(Size s, bool with_data) {
   const int64_t N = s == Size::Small ? 128 : 4096;
   Builder b("softmax");
   auto x = b.input("x", {R, N}), y = b.output("y", {R, N});
-  auto xt = b.sbuf("x_tile", {P, N}), et = b.sbuf("exp_tile", {P, N}), yt = b.sbuf("y_tile", {P, N});
-  auto nmax = b.sbuf("neg_max", {P, 1}), sum = b.sbuf("row_sum", {P, 1}), rsum = b.sbuf("inv_sum", {P, 1});
-  b.loop("i", 0, R / P, 1, [&](Aff i) {
-    b.add(InstructionType::Load, {b.ap(x.tile(i * P, P, 0, N))}, {b.ap(xt.all())});
-    b.add(InstructionType::TensorReduce, {b.ap(xt.all())}, {b.ap(nmax.all())})
-        .op(isa::AluOp::max)
-        .axis(isa::AxisListType::X)
-        .negate(true);
-    b.add(InstructionType::Activation, {b.ap(xt.all()), b.imm(1.0), b.ap(nmax.all())}, {b.ap(et.all())})
-        .act_func(isa::ActivationFunctionType::Exp);
-    b.add(InstructionType::TensorReduce, {b.ap(et.all())}, {b.ap(sum.all())})
-        .op(isa::AluOp::add)
-        .axis(isa::AxisListType::X);
-    b.add(InstructionType::Reciprocal, {b.ap(sum.all())}, {b.ap(rsum.all())});
-    b.add(InstructionType::TensorScalarPtr, {b.ap(et.all()), b.ap(rsum.all())}, {b.ap(yt.all())})
-        .op0(isa::AluOp::mult);
-    b.add(InstructionType::Save, {b.ap(yt.all())}, {b.ap(y.tile(i * P, P, 0, N))});
-  });
+  const int64_t T = R / P, B = sbuf_buffers(T, 3 * N * 4 + 3 * 4, 0);
+  auto xt = rotating_sbuf(b, "x_tile", P, N, isa::Dtype::float32, B);
+  auto et = rotating_sbuf(b, "exp_tile", P, N, isa::Dtype::float32, B);
+  auto yt = rotating_sbuf(b, "y_tile", P, N, isa::Dtype::float32, B);
+  auto nmax = rotating_sbuf(b, "neg_max", P, 1, isa::Dtype::float32, B);
+  auto sum = rotating_sbuf(b, "row_sum", P, 1, isa::Dtype::float32, B);
+  auto rsum = rotating_sbuf(b, "inv_sum", P, 1, isa::Dtype::float32, B);
+  pipelined_loop(
+      b, "i", T, B, [&](Aff i, int64_t k) { load(b, x.tile(i * P, P, 0, N), xt.slot(k)); },
+      [&](Aff i, int64_t k) {
+        b.add(InstructionType::TensorReduce, {b.ap(xt.slot(k))}, {b.ap(nmax.slot(k))})
+            .op(isa::AluOp::max)
+            .axis(isa::AxisListType::X)
+            .negate(true);
+        b.add(InstructionType::Activation, {b.ap(xt.slot(k)), b.imm(1.0), b.ap(nmax.slot(k))}, {b.ap(et.slot(k))})
+            .act_func(isa::ActivationFunctionType::Exp);
+        b.add(InstructionType::TensorReduce, {b.ap(et.slot(k))}, {b.ap(sum.slot(k))})
+            .op(isa::AluOp::add)
+            .axis(isa::AxisListType::X);
+        b.add(InstructionType::Reciprocal, {b.ap(sum.slot(k))}, {b.ap(rsum.slot(k))});
+        b.add(InstructionType::TensorScalarPtr, {b.ap(et.slot(k)), b.ap(rsum.slot(k))}, {b.ap(yt.slot(k))})
+            .op0(isa::AluOp::mult);
+        store(b, yt.slot(k), y.tile(i * P, P, 0, N));
+      });
   Workload w;
   w.name = "softmax";
   w.program = b.finish();
   w.summary = "y = softmax(x) along the free axis (each row), fp32. Per 128-row tile: Load; TensorReduce max "
               "with negate (VectorE) -> -max per partition; Activation Exp with that [P, 1] bias (ScalarE); "
-              "TensorReduce add (VectorE); Reciprocal; TensorScalarPtr multiply by the [P, 1] reciprocal; Save.";
+              "TensorReduce add (VectorE); Reciprocal; TensorScalarPtr multiply by the [P, 1] reciprocal; Save." +
+              lowering_note(B);
   w.sizes = "small (committed): x, y [" + std::to_string(R) + ", " + std::to_string(N) +
             "] fp32; full: [4096, 4096] fp32.";
   w.rtol = double(N + 16) * std::ldexp(1.0, -24);

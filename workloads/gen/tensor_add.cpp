@@ -1,5 +1,6 @@
 // tensor_add: c = a + b, fp32, tiled over 128-row blocks (the NKI getting-started kernel `nki_tensor_add`,
-// generalised to many tiles: load both tiles, one VectorE tensor_tensor add, store).
+// generalised to many tiles: load both tiles, one VectorE tensor_tensor add, store), lowered as the compiler lowers
+// it (workload.hpp): the loop-local tiles rotate over B buffers and the loads run B - 1 tiles ahead.
 #include "workload.hpp"
 
 namespace neuronsim::workloads {
@@ -14,19 +15,28 @@ Workload make_tensor_add(Size s, bool with_data) {
   const int64_t C = s == Size::Small ? 64 : 2048;
   Builder b("tensor_add");
   auto a = b.input("a", {R, C}), bb = b.input("b", {R, C}), c = b.output("c", {R, C});
-  auto ta = b.sbuf("a_tile", {P, C}), tb = b.sbuf("b_tile", {P, C}), tc = b.sbuf("c_tile", {P, C});
-  b.loop("i", 0, R / P, 1, [&](Aff i) {
-    b.add(InstructionType::Load, {b.ap(a.tile(i * P, P, 0, C))}, {b.ap(ta.all())});
-    b.add(InstructionType::Load, {b.ap(bb.tile(i * P, P, 0, C))}, {b.ap(tb.all())});
-    b.add(InstructionType::TensorTensor, {b.ap(ta.all()), b.ap(tb.all())}, {b.ap(tc.all())}).op(isa::AluOp::add);
-    b.add(InstructionType::Save, {b.ap(tc.all())}, {b.ap(c.tile(i * P, P, 0, C))});
-  });
+  const int64_t T = R / P, B = sbuf_buffers(T, 3 * C * 4, 0);
+  auto ta = rotating_sbuf(b, "a_tile", P, C, isa::Dtype::float32, B);
+  auto tb = rotating_sbuf(b, "b_tile", P, C, isa::Dtype::float32, B);
+  auto tc = rotating_sbuf(b, "c_tile", P, C, isa::Dtype::float32, B);
+  pipelined_loop(
+      b, "i", T, B,
+      [&](Aff i, int64_t k) {
+        load(b, a.tile(i * P, P, 0, C), ta.slot(k));
+        load(b, bb.tile(i * P, P, 0, C), tb.slot(k));
+      },
+      [&](Aff i, int64_t k) {
+        b.add(InstructionType::TensorTensor, {b.ap(ta.slot(k)), b.ap(tb.slot(k))}, {b.ap(tc.slot(k))})
+            .op(isa::AluOp::add);
+        store(b, tc.slot(k), c.tile(i * P, P, 0, C));
+      });
 
   Workload w;
   w.name = "tensor_add";
   w.program = b.finish();
-  w.summary = "c = a + b on fp32 [R, C] tensors. A loop over R/128 row tiles: two Loads (DMA) into SBUF, one "
-              "TensorTensor add on VectorE, one Save. Mirrors the NKI getting-started `tensor_add` kernel.";
+  w.summary = "c = a + b on fp32 [R, C] tensors. Over the R/128 row tiles: two Loads (DMA) into SBUF, one "
+              "TensorTensor add on VectorE, one Save. Mirrors the NKI getting-started `tensor_add` kernel." +
+              lowering_note(B);
   w.sizes = "small: a, b, c [" + std::to_string(R) + ", " + std::to_string(C) +
             "] fp32 (committed); full: [8192, 2048] fp32.";
   w.rtol = 0.0;

@@ -28,25 +28,39 @@ Workload make_transpose(Size s, bool with_data) {
   Builder b("transpose");
   auto x = b.input("x", {R, C}), y = b.output("y", {C, R});
   auto ones = b.sbuf("ones", {T, T}), ident = b.sbuf("identity", {T, T});
-  auto xs = b.sbuf("x_rows", {T, C}), ps = b.psum("t_psum", {T, T}), ys = b.sbuf("t_sb", {T, T});
+  // Lowered as the compiler lowers it (workload.hpp): the [T, T] PSUM tile rotates over the banks (one bank each:
+  // 512 fp32 columns), its SBUF copy over as many buffers, and the row block over B buffers with its loads B - 1
+  // blocks ahead.
+  const int64_t TI = R / T, TJ = C / T, BJ = psum_buffers(TJ, 1);
+  const int64_t B = sbuf_buffers(TI, C * 4, 2 * T * 4 + BJ * T * 4);
+  auto xs = rotating_sbuf(b, "x_rows", T, C, isa::Dtype::float32, B);
+  auto ps = rotating_psum(b, "t_psum", T, 512, isa::Dtype::float32, BJ);
+  auto ys = rotating_sbuf(b, "t_sb", T, T, isa::Dtype::float32, BJ);
   emit_identity(b, ones, ident, T);
-  b.loop("i", 0, R / T, 1, [&](Aff i) {
-    b.add(InstructionType::Load, {b.ap(x.tile(i * T, T, 0, C))}, {b.ap(xs.all())});
-    b.loop("j", 0, C / T, 1, [&](Aff j) {
-      b.add(InstructionType::Matmult, {b.ap(xs.tile(0, T, j * T, T)), b.ap(ident.all())}, {b.ap(ps.all())})
-          .is_transpose(true)
-          .start_tensor_calc(true);
-      b.add(InstructionType::TensorCopy, {b.ap(ps.all())}, {b.ap(ys.all())});
-      b.add(InstructionType::Save, {b.ap(ys.all())}, {b.ap(y.tile(j * T, T, i * T, T))});
-    });
-  });
+  int loops = 0;  // loop names must be unique: one per copy of the body
+  pipelined_loop(
+      b, "i", TI, B, [&](Aff i, int64_t k) { load(b, x.tile(i * T, T, 0, C), xs.slot(k)); },
+      [&](Aff i, int64_t k) {
+        b.loop("j" + std::to_string(loops++), 0, TJ / BJ, 1, [&](Aff j0) {
+          for (int64_t kk = 0; kk < BJ; ++kk) {
+            const Aff j = j0 * BJ + Aff(kk);
+            b.add(InstructionType::Matmult, {b.ap(xs.slot(k, j * T, T)), b.ap(ident.all())},
+                  {b.ap(ps.slot(kk, 0, T))})
+                .is_transpose(true)
+                .start_tensor_calc(true);
+            b.add(InstructionType::TensorCopy, {b.ap(ps.slot(kk, 0, T))}, {b.ap(ys.slot(kk))});
+            store(b, ys.slot(kk), y.tile(j * T, T, i * T, T));
+          }
+        });
+      });
   Workload w;
   w.name = "transpose";
   w.program = b.finish();
   w.summary = "y = x^T for fp32 x [R, C], through TensorE: a [T, T] identity is built once on GpSimd (Memset "
               "1.0 + TensorScalarAffineSelect keeping p - x == 0); per row block a Load of [T, C]; per [T, T] "
               "tile a Matmult with is_transpose (stationary = tile, moving = identity) into PSUM, TensorCopy "
-              "PSUM -> SBUF (VectorE) and a Save to the transposed position.";
+              "PSUM -> SBUF (VectorE) and a Save to the transposed position; the PSUM tile and its SBUF copy rotate "
+              "over " + std::to_string(BJ) + " banks / buffers." + lowering_note(B);
   w.sizes = "small (committed): x [" + std::to_string(R) + ", " + std::to_string(C) + "] fp32, T = " +
             std::to_string(T) + "; full: x [4096, 4096], T = 128.";
   w.rtol = 0.0;

@@ -1,5 +1,7 @@
-// Per-instruction cost model: how long one instruction occupies its engine or DMA queue. Each formula lives in
-// engines/cost/cost.cpp with its source (reference neuron-arch.md section 2, the NKI ISA cost formulas).
+// Per-instruction cost model: how long one instruction occupies its engine, and when its results become visible.
+// Each formula lives in engines/cost/cost.cpp with its source (reference neuron-arch.md section 2, the NKI ISA
+// cost formulas); which formula an instruction type gets is one row of engines/cost/cost_rules.def. DMA transfers
+// are timed by the DMA engine model (neuronsim/engines/dma.hpp); docs/timing-model.md explains both.
 #pragma once
 
 #include <cstdint>
@@ -10,20 +12,31 @@
 
 namespace neuronsim::engines {
 
-// An instruction occupies its engine (or, for DMA, the shared DMA bandwidth) for `ns`; its results become
-// visible to dependent instructions `latency_ns` later. Independent instructions pipeline behind each other at the
-// occupancy rate; a dependent chain pays occupancy + latency per link.
+// An instruction occupies its engine for `ns`; its results become visible to dependent instructions `latency_ns`
+// later. Independent instructions pipeline behind each other at the occupancy rate; a dependent chain pays
+// occupancy + latency per link (STYLE.md 4: occupancy and latency are two numbers).
 struct Cost {
-  int64_t cycles = 0;       // occupancy in the engine's own clock (0 for DMA)
+  int64_t cycles = 0;       // occupancy in the engine's own clock (0 for DMA transfers)
   double ns = 0.0;          // occupancy
   double latency_ns = 0.0;  // completion latency after the occupancy
-  int64_t bytes = 0;        // DMA: bytes moved
+  int64_t bytes = 0;        // DMA transfers: bytes written
+  // A PE matmul's LoadStationary (weight load), not part of `ns`: the core charges the part of it that cannot
+  // hide behind the previous matmul's MultiplyMoving (sim/core.cpp; reference neuron-arch.md 2.1).
+  double weight_load_ns = 0.0;
+  int64_t weight_load_cycles = 0;
+  // The instruction runs in the v3+ DVE perf mode, which uses the memory bus DVE shares with POOL [ARCH3].
+  bool dve_perf_mode = false;
 };
 
-// `engine` is the resolved engine (never Unassigned): PE, Activation, Pool, DVE, SP, or DMA for a DMA queue.
+// `engine` is the resolved engine (never Unassigned): PE, Activation, Pool, DVE, SP, or DMA for an instruction on a
+// DMA queue (then only `bytes` is set: sim/core.cpp times the transfer with engines::DmaEngines).
 Cost instruction_cost(const DynInst &d, isa::Engine engine, const ArchParams &arch, const Memory &mem);
 
 // The clock of an engine in GHz (DMA queues report ns only and return 1.0).
 double engine_ghz(isa::Engine engine, const ArchParams &arch);
+
+// The name of the cost rule instruction type `t` was given in engines/cost/cost_rules.def, or nullptr when it has
+// none (tests/engines/test_cost.cpp checks that every type the engines execute has one).
+const char *cost_rule_name(isa::InstructionType t);
 
 } // namespace neuronsim::engines

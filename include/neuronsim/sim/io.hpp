@@ -19,7 +19,13 @@ namespace neuronsim::sim {
 struct InputSpec {
   std::map<std::string, std::string> files;  // tensor name -> .npy path (--input NAME=FILE)
   std::string dir;                           // --inputs DIR: <tensor file name> for every input found there
+  // Arrays held in memory (the Python module's inputs=), under the same rules as a file (check_array, load_input);
+  // named "inputs['NAME']" in messages (array_source). A name may be given once over `files` and `arrays`.
+  std::map<std::string, NpyArray> arrays;
 };
+
+// The source name of an in-memory array in messages: "inputs['a']", "expect['b']".
+std::string array_source(const std::string &what, const std::string &name);
 
 // ------------------------------------------------------------------------------------------ tensors by name
 // The input (resp. output) tensor called `name` (memory-location or set name). An unknown name is an InputError
@@ -47,7 +53,8 @@ void check_array(const isa::Tensor &t, const std::vector<int64_t> &shape, isa::D
 void load_input(const isa::Program &p, engines::Memory &mem, int tensor, const NpyArray &a, const std::string &source);
 
 // Fills every input tensor of the program; returns one line per tensor saying where its data came from.
-// --input names must be input tensors (input_tensor), given once; --inputs DIR must be a directory, and its
+// --input names and in-memory arrays must name input tensors (input_tensor), each once over both; an array fills
+// its tensor through load_input exactly as a file's content does. --inputs DIR must be a directory, and its
 // files are looked up by tensor_file_name. Inputs not given are generated deterministically: floats uniform in
 // [-1, 1), signed integers in [-8, 8), unsigned in [0, 16), from a 64-bit Mersenne Twister seeded with the
 // FNV-1a hash of the tensor name. Files must be regular .npy files (read_npy) of exactly the tensor's shape.
@@ -94,6 +101,21 @@ void check_expected_files(const isa::Program &p, const std::string &dir);
 std::vector<std::string> expected_files(const isa::Program &p, const std::string &dir);
 // The input files load_inputs would read for `spec` (for prepare_output_paths).
 std::vector<std::string> input_files(const isa::Program &p, const InputSpec &spec);
+
+// The expected outputs of a run: a folder (--expect DIR), where every output must have its <tensor_file_name>, or
+// arrays held in memory (the Python module's expect=), where exactly the outputs given are compared.
+struct ExpectSpec {
+  std::string dir;
+  std::map<std::string, NpyArray> arrays;  // output name -> expected values; named "expect['NAME']" in messages
+};
+// Checks before a run what compare_outputs will compare with: a folder's files as check_expected_files does; each
+// array names an output tensor (output_tensor: an unknown name lists the outputs) and suits it (check_array, role
+// "expected"). InputError otherwise, so that a typo or a wrong shape does not cost a run.
+void check_expected(const isa::Program &p, const ExpectSpec &e);
+// Compares as above with each expected tensor of `e`: a folder's missing file is a Mismatch; an array naming no
+// output tensor, or of the wrong shape or dtype, an InputError.
+std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const ExpectSpec &e,
+                                      double rtol, double atol, std::vector<std::string> *checked = nullptr);
 
 // Output tensor values as fp32 (for comparisons and tests).
 std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem, int tensor);

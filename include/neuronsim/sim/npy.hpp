@@ -43,9 +43,6 @@ NpyArray read_npy(const std::string &path, uint64_t max_bytes = uint64_t(1) << 3
 // The dtype and shape of a .npy file (NpyArray::data left empty), checked like read_npy (the data size against the
 // shape) without reading the data: for checks before a run.
 NpyArray read_npy_header(const std::string &path);
-// The dtype of a NumPy descr string ("<f4", "|u1", ...) as read_npy accepts it; false for any other (float64,
-// big-endian, structured). For callers that hold an array in memory (the Python module).
-bool npy_dtype_from_descr(const std::string &descr, isa::Dtype &d);
 // The same on bytes already in memory; `name` is used in error messages.
 NpyArray parse_npy(const std::vector<uint8_t> &bytes, const std::string &name);
 
@@ -57,6 +54,10 @@ std::vector<uint8_t> serialize_npy(const NpyArray &a);
 
 // The descr a dtype is written with (see the table above).
 std::string npy_descr(isa::Dtype d);
+// The stored dtype of a descr as read_npy reads it (the table above; NumPy's dtype.str spells it the same way), for
+// files and for arrays held in memory (the Python module). An unsupported one (float64, big-endian, structured) is
+// an InputError naming `file` and listing the supported descrs (float64 with the conversion to write).
+isa::Dtype npy_descr_dtype(const std::string &descr, const std::string &file);
 
 // An array of dtype `d` built from fp32 values, converted with the engines' store rule (engines::store_f32).
 NpyArray npy_from_f32(const std::vector<float> &values, const std::vector<int64_t> &shape,

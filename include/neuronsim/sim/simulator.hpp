@@ -7,10 +7,12 @@
 #include <functional>
 #include <memory>
 #include <memory_resource>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "neuronsim/engines/arch.hpp"
+#include "neuronsim/engines/dma.hpp"
 #include "neuronsim/engines/host.hpp"
 #include "neuronsim/engines/memory.hpp"
 #include "neuronsim/engines/ops.hpp"
@@ -23,7 +25,8 @@ inline constexpr int kNumEngines = 5;  // PE, ACT, POOL, DVE, SP (the wire engin
 inline constexpr int kMaxDmaQueues = 16;
 inline constexpr int kMaxQueues = kNumEngines + kMaxDmaQueues;
 inline constexpr int kNumSemaphores = 256;  // reference neuronx-cc/arch/execution-sync-model.md: 256 per core
-const char *queue_name(int q);                 // "PE", "ACT", "POOL", "DVE", "SP", "DMA0".."DMA15"
+const char *queue_name(int q);                 // "PE", "ACT", "POOL", "DVE", "SP", "DMA0".."DMA15" (the DMA queue
+                                               // ids; a run names them after their BIR queues, Schedule)
 isa::Engine queue_engine(int q);               // the engine whose cost model a queue uses (DMA for DMA queues)
 
 // One semaphore wait: the queue's completion counter must reach `count` (the producer's position + 1).
@@ -37,6 +40,10 @@ struct ScheduledInst {
   explicit ScheduledInst(std::pmr::memory_resource *r) : d(r), waits(r), dep_seq(r) {}
   engines::DynInst d;
   int queue = 0;
+  // The trigger of a DMA instruction: the part that runs on the engine issuing it (its sequencer instruction and
+  // descriptor generation, docs/timing-model.md 2.4). The transfer itself follows it as a separate entry on its DMA
+  // queue, waiting for the trigger; a trigger carries the instruction's dependencies and executes nothing.
+  bool trigger = false;
   int64_t pos = 0;                  // position within its queue
   std::pmr::vector<QueueWait> waits;  // dependencies, at most one per producer queue (its own queue included:
                                     // a dependent instruction waits for its predecessor's completion latency)
@@ -52,12 +59,30 @@ struct Schedule {
   bool explicit_sync = false;
   std::array<std::vector<int64_t>, kMaxQueues> queues;  // indices into insts, per queue, in order
   int dma_queues = 0;
+  // The BIR queue names each DMA queue id serves ("qSyncIO0"; several joined with "+" when more names than ids),
+  // empty for an id no transfer used.
+  std::array<std::string, kMaxDmaQueues> dma_queue_names;
+  int64_t triggers = 0;  // entries that are DMA triggers (insts.size() - triggers = dynamic instructions)
+  // Per queue, the on-chip memories its instructions touch (kTouches* bits): which shared ports can be contended.
+  static constexpr uint8_t kTouchesSbuf = 1, kTouchesPsum = 2, kWritesPsum = 4;
+  std::array<uint8_t, kMaxQueues> touches{};
 };
+
+// The BIR queue name of a DMA instruction that gives none: the compiler's convention of one queue per issuing
+// engine, descriptor source and queue type (reference neuronx-cc/walrus/dma-queues.md): "q" + Sync / Scalar /
+// GpSimd / Tensor / Vector + IO0 (from a kernel input), IO1 (into a kernel output), Data0 (other), Dynamic
+// (SWDGE) or DynamicHW (HWDGE), in the style of the profiler's qSyncIO0, qGpSimdDynamic, qSyncDynamicHW
+// (reference neuron-arch.md 1.5 [SCHEMA]).
+enum class DmaQueueKind { Input, Output, Data };
+std::string default_dma_queue_name(isa::Engine issuer, isa::DGEType dge, DmaQueueKind kind);
 
 // Unrolls loops, resolves access patterns per iteration, picks each instruction's queue and infers RAW/WAR/WAW
 // dependencies between queues from memory footprints. Throws SemanticError for an access pattern outside its
-// tensor (naming the instruction and argument).
-Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch);
+// tensor (naming the instruction and argument). With `dma_triggers` (the simulator's runs), a DMA instruction of a
+// program without its own semaphores becomes a trigger on its issuing engine and a transfer on its DMA queue
+// (ScheduledInst::trigger); without (lowering to bundle streams), one entry on its DMA queue.
+Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch,
+                        bool dma_triggers = false);
 
 // Whether the program's path depends on run-time values (CompareAndBranch): then the schedule can only be built
 // by executing the program in order while walking it.
@@ -66,7 +91,8 @@ bool has_data_dependent_control(const isa::Program &program);
 // Builds the schedule of a program with data-dependent control flow: every instruction is executed in program
 // order on `mem` (with one engine state per queue) as it is scheduled, so each branch sees the registers it
 // compares. The caller restores `mem` before the timed run, which executes the same trace again.
-Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch);
+Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch,
+                                  bool dma_triggers = false);
 
 // Upper bounds on one run, each checked before the memory it stands for is committed: a program whose loops or
 // branches go past them is reported (SemanticError) instead of exhausting memory or hanging.
@@ -82,17 +108,29 @@ inline constexpr int64_t kMaxLoopTrips = 10'000'000;
 
 struct QueueStats {
   std::string name;
-  int64_t instructions = 0;
+  int64_t instructions = 0;  // engines: instructions (DMA triggers included); DMA queues: transfers
+  double busy_ns = 0.0;      // engines: occupancy; DMA queues: DMA-engine time of the queue's descriptors
+  int64_t cycles = 0;        // busy cycles in the engine's clock (0 for DMA queues)
+  int64_t bytes = 0;         // DMA queues: bytes moved
+  int64_t descriptors = 0;   // DMA queues: descriptors
+};
+
+// One DMA engine over a run: the DMA queues' busy_ns add up to the engines' busy_ns.
+struct DmaEngineStats {
   double busy_ns = 0.0;
-  int64_t cycles = 0;       // busy cycles in the engine's clock (0 for DMA queues)
-  int64_t bytes = 0;        // DMA queues: bytes moved
+  int64_t descriptors = 0;
+  int64_t transfers = 0;  // transfer parts it served
 };
 
 struct TraceEvent {
   int queue = 0;
   int64_t seq = 0;          // dynamic instruction number (program order)
   int inst = 0;             // static instruction index
-  double start_ns = 0.0, end_ns = 0.0;  // the queue is occupied over [start, end)
+  // Engines: the queue is occupied over [start, end). DMA transfers: the transfer entered its queue (ring) at
+  // issue, its first descriptor started at start (after the fixed latency and the engines' arbitration) and its
+  // last ended at end.
+  double issue_ns = 0.0;
+  double start_ns = 0.0, end_ns = 0.0;
   double finish_ns = 0.0;   // results visible to dependents (end + the engine's completion latency)
   int64_t gate = -1;        // the instruction whose completion (or queue release) let this one start, -1 if none
 };
@@ -109,6 +147,22 @@ struct RunOptions {
   // DevicePrint: receives one line per execution, in each queue's program order (not in timing-only runs).
   // Unset: the lines are dropped.
   std::function<void(const std::string &line)> device_print;
+  // Polled by the running core once every kCancelPollInstructions issued instructions (so it should be cheap: a
+  // flag read, e.g. one a SIGINT handler sets); returning true stops the run, which then throws RunCancelled and
+  // leaves the simulator and the process usable for the next run. Unset: no cost. Not polled while the schedule
+  // is built (Simulator's constructor, and run()'s first pass over a program with data-dependent branches).
+  std::function<bool()> cancelled;
+  // Keep the DMA engines' activity slices (RunResult::dma_slices) for the trace; off, only their totals.
+  bool record_dma_engine_slices = false;
+  // DMA instructions get a trigger on their issuing engine (docs/timing-model.md 2.4). Off, they sit on their DMA
+  // queue alone, as in a bundle stream (which carries no trigger instruction): tests compare the two that way.
+  bool dma_triggers = true;
+};
+inline constexpr int64_t kCancelPollInstructions = 256;
+
+// Thrown by Simulator::run when RunOptions::cancelled asked it to stop. Not an Error: nothing is wrong with the input.
+struct RunCancelled : std::runtime_error {
+  RunCancelled() : std::runtime_error("the run was cancelled") {}
 };
 
 struct RunResult {
@@ -117,7 +171,11 @@ struct RunResult {
   std::vector<int64_t> critical_path;  // dynamic instruction numbers, first to last
   int64_t dynamic_instructions = 0;
   std::array<QueueStats, kMaxQueues> queues;
+  std::vector<DmaEngineStats> dma_engines;
   std::vector<TraceEvent> events;
+  std::vector<engines::DmaSlice> dma_slices;  // with RunOptions::record_dma_engine_slices (ids are event seqs)
+  int dma_ring_depth = 1;      // transfers a DMA queue holds at once (the trace draws one track per ring slot)
+  double dma_fixed_ns = 0.0;   // from entering the ring to the descriptors being available
 };
 
 class Simulator {

@@ -1,0 +1,385 @@
+// The DMA engine model (neuronsim/engines/dma.hpp; docs/timing-model.md section 2 derives its parameters).
+#include "neuronsim/engines/dma.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "neuronsim/engines/cost.hpp"
+
+namespace neuronsim::engines {
+
+namespace {
+
+int64_t to_ps(double ns) { return static_cast<int64_t>(std::llround(ns * 1000.0)); }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+const Access *first_tensor(const std::pmr::vector<Access> &v) {
+  for (const auto &a : v)
+    if (a.tensor >= 0) return &a;
+  return nullptr;
+}
+
+// The contiguous run, in elements, of an access within one partition row: its free dimensions merged from the
+// innermost while each is dense over the ones inside it. An innermost step other than 1 gives runs of 1.
+int64_t run_elements(const Access &a) {
+  int64_t run = 1;
+  for (size_t i = a.ap.size(); i-- > 1;) {
+    const isa::ApDim &dim = a.ap[i];
+    if (dim.num == 1) continue;
+    if (dim.step != run) break;
+    run *= dim.num;
+  }
+  return run;
+}
+
+bool transposes(const isa::Inst &inst) {
+  return inst.type == isa::InstructionType::DMADescriptorTranspose ||
+         (inst.type == isa::InstructionType::DMACopy && inst.f.copy_mode == isa::CopyMode::Transpose);
+}
+
+} // namespace
+
+DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem) {
+  DmaTransfer t;
+  t.fixed_ps = to_ps(arch.dma_fixed_ns);
+  t.transfer_overhead_ps = to_ps(arch.dma_transfer_overhead_ns);
+  for (const auto &o : d.outs)
+    if (o.tensor >= 0) t.bytes += o.partitions() * o.free_elements() * isa::dtype_size(o.dtype);
+  const Access *src = first_tensor(d.ins), *dst = first_tensor(d.outs);
+  if (!src && !dst) return t;  // nothing moves: the transfer is its fixed latency
+  const auto &tensors = mem.program().tensors;
+  auto dram = [&](const Access *a) { return a && tensors[static_cast<size_t>(a->tensor)].is_dram(); };
+  t.touches_hbm = dram(src) || dram(dst);
+  t.transpose = transposes(*d.inst);
+
+  // Rows: the partitions of the on-chip side (the destination's when both are on chip); for DRAM -> DRAM the
+  // destination's rows, numbered from 0.
+  const Access &rows = dst ? *dst : *src;
+  const Access *chip = (dst && !dram(dst)) ? dst : (src && !dram(src)) ? src : nullptr;
+  const int64_t P = std::max<int64_t>(1, (chip ? *chip : rows).partitions());
+  const int64_t p0 = chip ? mem.footprint(*chip).p0 : 0;
+  const int64_t F = std::max<int64_t>(1, rows.free_elements());
+  const int64_t esz = std::max(src ? isa::dtype_size(src->dtype) : 1, dst ? isa::dtype_size(dst->dtype) : 1);
+
+  // Descriptors per row: a new descriptor wherever either side's contiguous run breaks (the breaks of runs of a
+  // and b elements fall at multiples of a or of b). A transpose on engines without transpose hardware moves one
+  // element per descriptor (docs/timing-model.md 2.5); with it, the destination's runs.
+  int64_t per_row;
+  if (t.transpose && !arch.dma_transpose_hardware) {
+    per_row = F;
+  } else {
+    const int64_t a = std::min(F, src ? run_elements(*src) : F), b = std::min(F, dst ? run_elements(*dst) : F);
+    if (t.transpose) {
+      per_row = ceil_div(F, b);
+    } else {
+      const int64_t l = std::lcm(a, b);
+      per_row = ceil_div(F, a) + ceil_div(F, b) - ceil_div(F, l);
+    }
+  }
+  t.desc_bytes = ceil_div(F * esz, per_row);
+
+  // Rows to engines: partition p is served by engine (p / partitions_per_engine) mod engines.
+  const int engines = std::clamp(arch.dma_engines, 1, kMaxDmaEngines);
+  const int64_t ppe = std::max<int64_t>(1, arch.dma_partitions_per_engine);
+  std::array<int64_t, kMaxDmaEngines> rows_on{};
+  for (int64_t r = 0; r < P;) {
+    const int64_t p = p0 + r, block_end = (p / ppe + 1) * ppe;
+    const int64_t take = std::min(P - r, block_end - p);
+    rows_on[static_cast<size_t>((p / ppe) % engines)] += take;
+    r += take;
+  }
+  int used = 0;
+  for (int e = 0; e < engines; ++e) used += rows_on[static_cast<size_t>(e)] > 0;
+
+  // The rate: the engine's, at the transpose efficiency. A transfer that touches HBM moves no faster than its
+  // share of the NeuronCore's HBM bandwidth over the engines it uses: its engine time on each engine is at least
+  // its bytes there over hbm / engines (the overheads overlap that streaming; docs/timing-model.md 2.3).
+  double rate = arch.dma_engine_bytes_per_ns;
+  if (t.transpose && arch.dma_transpose_hardware)
+    rate *= t.touches_hbm ? arch.dma_transpose_dram_efficiency : arch.dma_transpose_sbuf_efficiency;
+  const int64_t desc_ps =
+      std::max<int64_t>(1, to_ps(arch.dma_descriptor_overhead_ns + static_cast<double>(t.desc_bytes) / rate));
+  for (int e = 0; e < engines; ++e) {
+    const int64_t n = rows_on[static_cast<size_t>(e)] * per_row;
+    if (n == 0) continue;
+    int64_t d = desc_ps;
+    if (t.touches_hbm) {
+      const int64_t floor_ps = to_ps(static_cast<double>(n * t.desc_bytes) * used / arch.hbm_bytes_per_ns);
+      if (floor_ps > t.transfer_overhead_ps + n * d) d = ceil_div(floor_ps - t.transfer_overhead_ps, n);
+    }
+    t.parts.push_back(DmaPart{e, n, d});
+    t.descriptors += n;
+  }
+  return t;
+}
+
+TriggerCost dma_trigger_cost(const isa::Inst &inst, isa::Engine issuer, const ArchParams &arch) {
+  TriggerCost c;
+  const double ghz = engine_ghz(issuer, arch);
+  switch (inst.f.dge_type) {
+  case isa::DGEType::HWDGE:  // [DGE] ~600 ns per instruction on the issuing ACT or SP, besides the transfer
+    c.ns = arch.hwdge_trigger_ns;
+    c.cycles = static_cast<int64_t>(std::llround(c.ns * ghz));
+    return c;
+  case isa::DGEType::SWDGE:  // [DGE] GpSimd builds the descriptors (the compiler's DGE overhead)
+    c.ns = arch.swdge_pool_ns;
+    c.cycles = static_cast<int64_t>(std::llround(c.ns * ghz));
+    return c;
+  case isa::DGEType::None:  // prebuilt descriptors in HBM: the trigger is one sequencer instruction
+    c.cycles = arch.sequencer_instruction_cycles;
+    c.ns = static_cast<double>(c.cycles) / ghz;
+    return c;
+  }
+  throw std::logic_error("dma_trigger_cost: a DGEType without a rule");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// DmaEngines
+
+void DmaEngines::reset(int engines, int queues, bool record_slices) {
+  if (engines < 1 || engines > kMaxDmaEngines || queues < 1 || queues > kMaxDmaQueueIds)
+    throw std::logic_error("DmaEngines: engines must be 1.." + std::to_string(kMaxDmaEngines) + " and queues 1.." +
+                           std::to_string(kMaxDmaQueueIds));
+  engines_.assign(static_cast<size_t>(engines), Engine{});
+  xfers_.clear();
+  free_slots_.clear();
+  in_flight_ = 0;
+  queue_busy_.fill(0);
+  queue_desc_.fill(0);
+  record_ = record_slices;
+  slices_.clear();
+  queues_ = queues;
+}
+
+void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t) {
+  int slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<int>(xfers_.size());
+    xfers_.emplace_back();
+  }
+  Xfer &x = xfers_[static_cast<size_t>(slot)];
+  x = Xfer{};
+  x.used = true;
+  x.id = id;
+  x.queue = queue;
+  x.no_work_at = now + t.fixed_ps;
+  x.estimate = x.no_work_at;
+  ++in_flight_;
+  // Busy times do not depend on how descriptors interleave: counted here, once.
+  for (const auto &p : t.parts) {
+    x.all_engines |= 1u << p.engine;
+    const int64_t busy = t.transfer_overhead_ps + p.descriptors * p.desc_ps;
+    x.busy += busy;
+    DmaEngineTotals &tot = engines_[static_cast<size_t>(p.engine)].totals;
+    tot.busy_ps += busy;
+    tot.descriptors += p.descriptors;
+    ++tot.transfers;
+    queue_busy_[static_cast<size_t>(queue)] += busy;
+    queue_desc_[static_cast<size_t>(queue)] += p.descriptors;
+  }
+  for (const auto &p : t.parts) {
+    Engine &e = engines_[static_cast<size_t>(p.engine)];
+    advance<true>(e, p.engine, now);
+    bool one_queue = true;
+    for (const Run &r : e.runs) one_queue &= r.queue == queue;
+    const Run run{slot, id, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, now + t.fixed_ps, false};
+    if (one_queue) {
+      // Only this queue on the engine: the new run follows the runs already there, whose plan does not change.
+      const int64_t after = e.runs.empty()
+                                ? e.free
+                                : xfers_[static_cast<size_t>(e.runs.back().xfer)].projected[static_cast<size_t>(p.engine)];
+      e.runs.push_back(run);
+      const int64_t start = std::max(after, run.eligible);
+      x.first[static_cast<size_t>(p.engine)] = start;
+      x.projected[static_cast<size_t>(p.engine)] = start + run.extra + run.n * run.d;
+    } else {
+      e.runs.push_back(run);
+      project(p.engine);
+    }
+  }
+  refresh_estimates(t.parts);
+}
+
+// A transfer's completion as projected now: the latest projected end over its engines.
+void DmaEngines::refresh_estimates(const std::vector<DmaPart> &parts) {
+  uint32_t touched = 0;
+  for (const auto &p : parts) touched |= 1u << p.engine;
+  for (auto &x : xfers_) {
+    if (!x.used || !(x.all_engines & touched)) continue;
+    int64_t c = 0;
+    for (uint32_t m = x.all_engines; m; m &= m - 1) c = std::max(c, x.projected[static_cast<size_t>(__builtin_ctz(m))]);
+    x.estimate = c;
+  }
+}
+
+int64_t DmaEngines::next_completion() const {
+  int64_t best = INT64_MAX;
+  for (const auto &x : xfers_)
+    if (x.used) best = std::min(best, x.estimate);
+  return best;
+}
+
+void DmaEngines::take_completed(int64_t now, std::vector<Done> &out) {
+  const size_t first = out.size();
+  for (size_t s = 0; s < xfers_.size(); ++s) {
+    Xfer &x = xfers_[s];
+    if (!x.used || x.estimate > now) continue;
+    int64_t start = x.all_engines == 0 ? x.estimate : INT64_MAX;
+    for (uint32_t m = x.all_engines; m; m &= m - 1) start = std::min(start, x.first[static_cast<size_t>(__builtin_ctz(m))]);
+    out.push_back(Done{x.id, start, x.estimate, x.busy});
+    x.used = false;
+    free_slots_.push_back(static_cast<int>(s));
+    --in_flight_;
+  }
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), [](const Done &a, const Done &b) {
+    return a.completion != b.completion ? a.completion < b.completion : a.id < b.id;
+  });
+}
+
+void DmaEngines::finish() {
+  if (!record_) return;
+  for (size_t e = 0; e < engines_.size(); ++e) advance<true>(engines_[e], static_cast<int>(e), INT64_MAX);
+}
+
+void DmaEngines::record(int ei, int64_t start, int64_t end, int64_t id) {
+  if (!slices_.empty()) {
+    DmaSlice &last = slices_.back();
+    if (last.engine == ei && last.end_ps == start && last.xfer == id && id >= 0) {
+      last.end_ps = end;
+      return;
+    }
+  }
+  slices_.push_back(DmaSlice{ei, start, end, id, {}});
+}
+
+void DmaEngines::project(int ei) {
+  // The same decisions as advance<true>, on a copy, to the end: where each transfer's last descriptor on this
+  // engine would end if nothing else arrived.
+  Engine copy;
+  copy.free = engines_[static_cast<size_t>(ei)].free;
+  copy.rr = engines_[static_cast<size_t>(ei)].rr;
+  copy.runs.swap(scratch_);
+  copy.runs.assign(engines_[static_cast<size_t>(ei)].runs.begin(), engines_[static_cast<size_t>(ei)].runs.end());
+  advance<false>(copy, ei, INT64_MAX);
+  copy.runs.swap(scratch_);
+}
+
+// Processes the descriptor picks of engine `e` that happen before `until`. An engine that becomes free picks the
+// next queue after the one it served last, among the queues whose head transfer is available (round robin at
+// descriptor granularity). Stretches where the choice cannot change -- one queue available until the next one
+// becomes available, or whole rounds over a fixed set of queues -- are taken in one step.
+template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until) {
+  auto &runs = e.runs;
+  std::array<int, kMaxDmaQueueIds> head{};
+  std::array<int, kMaxDmaQueueIds> order{};
+  const uint32_t all = queues_ >= 32 ? ~0u : (1u << queues_) - 1;
+  while (!runs.empty() && e.free < until) {  // an engine busy until `until` picks nothing before it
+    uint32_t heads = 0;
+    int64_t earliest = INT64_MAX;
+    for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
+      const int q = runs[static_cast<size_t>(i)].queue;
+      if (heads >> q & 1u) continue;
+      heads |= 1u << q;
+      head[static_cast<size_t>(q)] = i;
+      earliest = std::min(earliest, runs[static_cast<size_t>(i)].eligible);
+    }
+    const int64_t t = std::max(e.free, earliest);
+    if (t >= until) break;
+    // The queues whose head is available at t, in round-robin order after the one served last.
+    uint32_t ready = 0;
+    int64_t next_eligible = INT64_MAX;
+    for (uint32_t m = heads; m; m &= m - 1) {
+      const int q = __builtin_ctz(m);
+      const Run &r = runs[static_cast<size_t>(head[static_cast<size_t>(q)])];
+      if (r.eligible <= t) ready |= 1u << q;
+      else next_eligible = std::min(next_eligible, r.eligible);
+    }
+    const int first = (e.rr + 1) % queues_;
+    const uint32_t above = ready & (all << first), below = ready & ~(all << first);
+    int n_order = 0;
+    for (uint32_t m = above; m; m &= m - 1) order[static_cast<size_t>(n_order++)] = __builtin_ctz(m);
+    for (uint32_t m = below; m; m &= m - 1) order[static_cast<size_t>(n_order++)] = __builtin_ctz(m);
+    const int64_t limit = std::min(until, next_eligible);
+
+    // Bookkeeping of `count` picks of run `r`: the first at `first_t`, the last ending at `end`. Its transfer's
+    // projected start and end on this engine are where the picks put them (a committed pick never moves).
+    auto take = [&](Run &r, int64_t first_t, int64_t count, int64_t end, int64_t) {
+      r.n -= count;
+      Xfer &x = xfers_[static_cast<size_t>(r.xfer)];
+      if (!x.used || x.id != r.id) return;  // completed, its slot perhaps reused: nothing of it is read any more
+      if (!r.started) x.first[static_cast<size_t>(ei)] = first_t, r.started = true;
+      if (r.n == 0) x.projected[static_cast<size_t>(ei)] = end;
+    };
+
+    bool one = n_order == 1;
+    for (int k = 0; k < n_order && !one; ++k)
+      if (runs[static_cast<size_t>(head[static_cast<size_t>(order[k])])].extra > 0) one = true;
+    if (n_order == 1) {
+      // One queue available until `limit`: its picks start at t, t + d + extra, t + 2d + extra, ...
+      const int q = order[0];
+      Run &r = runs[static_cast<size_t>(head[static_cast<size_t>(q)])];
+      const int64_t second = t + r.d + r.extra;
+      int64_t k = r.n;
+      if (limit != INT64_MAX) k = std::min(r.n, 1 + (limit > second ? ceil_div(limit - second, r.d) : 0));
+      const int64_t busy = r.extra + k * r.d;
+      r.extra = 0;
+      e.free = t + busy;
+      if (Commit && record_) record(ei, t, e.free, r.id);
+      take(r, t, k, e.free, busy);
+      e.rr = q;
+    } else if (!one) {
+      // Whole rounds: every available queue once, in round-robin order, while none runs out and no other queue
+      // becomes available before a round's last pick.
+      int64_t R = 0, m = INT64_MAX;
+      for (int k = 0; k < n_order; ++k) {
+        const Run &r = runs[static_cast<size_t>(head[static_cast<size_t>(order[k])])];
+        R += r.d;
+        m = std::min(m, r.n);
+      }
+      const int64_t d_last = runs[static_cast<size_t>(head[static_cast<size_t>(order[n_order - 1])])].d;
+      const int64_t span = limit == INT64_MAX ? INT64_MAX : limit - t - (R - d_last);
+      const int64_t rounds = span <= 0 ? 0 : span == INT64_MAX ? m : std::min(m, ceil_div(span, R));
+      if (rounds > 0) {
+        int64_t prefix = 0;
+        if (Commit && record_) {
+          DmaSlice sl{ei, t, t + rounds * R, -1, {}};
+          for (int k = 0; k < n_order; ++k)
+            sl.ids.push_back(runs[static_cast<size_t>(head[static_cast<size_t>(order[k])])].id);
+          slices_.push_back(std::move(sl));
+        }
+        for (int k = 0; k < n_order; ++k) {
+          Run &r = runs[static_cast<size_t>(head[static_cast<size_t>(order[k])])];
+          take(r, t + prefix, rounds, t + (rounds - 1) * R + prefix + r.d, rounds * r.d);
+          prefix += r.d;
+        }
+        e.free = t + rounds * R;
+        e.rr = order[n_order - 1];
+      } else {
+        one = true;  // fall through to one pick
+      }
+    }
+    if (one && n_order > 1) {
+      // One descriptor from the next queue in round-robin order.
+      const int q = order[0];
+      Run &r = runs[static_cast<size_t>(head[static_cast<size_t>(q)])];
+      const int64_t dur = r.d + r.extra;
+      r.extra = 0;
+      e.free = t + dur;
+      if (Commit && record_) record(ei, t, e.free, r.id);
+      take(r, t, 1, e.free, dur);
+      e.rr = q;
+    }
+    if (runs[static_cast<size_t>(head[static_cast<size_t>(e.rr)])].n == 0 || n_order > 1)
+      runs.erase(std::remove_if(runs.begin(), runs.end(), [](const Run &r) { return r.n == 0; }), runs.end());
+  }
+}
+
+template void DmaEngines::advance<true>(Engine &, int, int64_t);
+template void DmaEngines::advance<false>(Engine &, int, int64_t);
+
+} // namespace neuronsim::engines

@@ -1,0 +1,160 @@
+// The DMA engines of one NeuronCore as resources (docs/timing-model.md section 2; reference neuron-arch.md 1.5):
+//  - a transfer is split into descriptors, at least one per partition per contiguous run of bytes on each side;
+//  - its descriptors go to the engines that serve its partitions (an engine serves 8 partitions);
+//  - each engine processes one descriptor at a time: per-descriptor overhead + bytes over its rate, plus a
+//    per-transfer overhead with its first descriptor of the transfer; all of that occupies the engine;
+//  - an engine holds one FIFO per DMA queue; transfers of one queue run in order on an engine, and the engine
+//    serves its queues round robin at descriptor granularity ([DMA] "DMA Queues": v2/v3 round robin; v4 QoS is
+//    documented and not modelled: round robin too);
+//  - a transfer's descriptors become available `dma_fixed_ns` after it enters its queue (setup, synchronization,
+//    semaphore-to-start: the ~1300 ns "cross-engine" cost [DMABW]); it completes when its last descriptor ends.
+// The ring depth (a queue holds at most `dma_ring_depth` transfers between entering and completing) and the
+// triggers on the issuing engines are applied by sim/core.cpp and sim/schedule.cpp.
+//
+// The model is plain C++ with integer picosecond times, so it is deterministic and independent of SystemC's
+// thread order. Round robin makes a transfer's completion depend on transfers that arrive later; the model is
+// therefore committed lazily: submit() fixes every decision taken before the submission time, and projects the
+// rest assuming nothing else arrives. A projection that no arrival invalidated before it comes true is final.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "neuronsim/engines/arch.hpp"
+#include "neuronsim/engines/memory.hpp"
+#include "neuronsim/engines/ops.hpp"
+
+namespace neuronsim::engines {
+
+inline constexpr int kMaxDmaEngines = 32;
+inline constexpr int kMaxDmaQueueIds = 32;
+
+// The part of a transfer one engine moves.
+struct DmaPart {
+  int engine = 0;
+  int64_t descriptors = 0;
+  int64_t desc_ps = 0;  // engine time of one descriptor: per-descriptor overhead + its bytes over the rate
+};
+
+// One DMA transfer as the engines see it.
+struct DmaTransfer {
+  int64_t bytes = 0;        // bytes written
+  int64_t descriptors = 0;  // over all engines
+  int64_t desc_bytes = 0;   // bytes one descriptor moves (the larger element size of the two sides)
+  bool touches_hbm = false;
+  bool transpose = false;
+  std::vector<DmaPart> parts;     // one per engine used, by engine number
+  int64_t transfer_overhead_ps = 0;  // with the first descriptor on each engine
+  int64_t fixed_ps = 0;              // from entering the queue to the descriptors being available
+};
+
+// Decomposes a DMA-queue instruction (Load, Save, DMACopy, indirect and descriptor forms, collectives' local
+// movement) into descriptors and engines: source = the first tensor operand of `ins`, destination = the first of
+// `outs`, `bytes` = every output's bytes.
+DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem);
+
+// What one DMA engine did over a run.
+struct DmaEngineTotals {
+  int64_t busy_ps = 0;
+  int64_t descriptors = 0;
+  int64_t transfers = 0;  // transfer parts it served
+};
+
+// A stretch of one engine's activity, for the trace: one transfer's descriptors back to back (`xfer` = its id), or
+// rounds of round robin between queues (`xfer` = -1, `ids` = the transfers involved).
+struct DmaSlice {
+  int engine = 0;
+  int64_t start_ps = 0, end_ps = 0;
+  int64_t xfer = -1;
+  std::vector<int64_t> ids;
+};
+
+class DmaEngines {
+public:
+  // Forgets everything: `engines` engines with `queues` queues each, all idle.
+  void reset(int engines, int queues, bool record_slices);
+
+  // Transfer `id` (the caller's handle, unique while in flight) enters `queue` at `now`; its descriptors are
+  // available from `now + t.fixed_ps`. Calls must come in non-decreasing `now`.
+  void submit(int64_t id, int queue, int64_t now, const DmaTransfer &t);
+
+  // The earliest completion among transfers in flight, as projected now (INT64_MAX when none is in flight).
+  int64_t next_completion() const;
+  bool idle() const { return in_flight_ == 0; }
+
+  struct Done {
+    int64_t id;
+    int64_t first_start;  // first descriptor's start (== completion for a transfer with no descriptors)
+    int64_t completion;   // last descriptor's end
+    int64_t busy_ps;      // engine time its descriptors took, over all engines
+  };
+  // Appends the transfers that completed by `now` (completion <= now), in completion order (then id). A projected
+  // completion at or before `now` is final: no transfer entering at `now` or later can take a descriptor turn
+  // before it.
+  void take_completed(int64_t now, std::vector<Done> &out);
+  // Fixes the remaining decisions (only the activity slices need it: the totals are known at submission).
+  void finish();
+
+  const DmaEngineTotals &engine_totals(int e) const { return engines_[static_cast<size_t>(e)].totals; }
+  int64_t queue_busy_ps(int q) const { return queue_busy_[static_cast<size_t>(q)]; }
+  int64_t queue_descriptors(int q) const { return queue_desc_[static_cast<size_t>(q)]; }
+  const std::vector<DmaSlice> &slices() const { return slices_; }
+
+private:
+  struct Run {
+    int xfer = 0;       // slot in xfers_ (reused once the transfer completes, perhaps before finish() records
+                        // this run's slices: so the run keeps its transfer's id too)
+    int64_t id = -1;    // the transfer's id
+    int queue = 0;
+    int64_t n = 0;      // descriptors left
+    int64_t d = 0;      // ps per descriptor
+    int64_t extra = 0;  // added to the next descriptor (the per-transfer overhead, first descriptor only)
+    int64_t eligible = 0;
+    bool started = false;
+  };
+  struct Engine {
+    std::vector<Run> runs;  // arrival order; a queue's FIFO is the subsequence of its runs
+    int64_t free = 0;       // end of the last descriptor picked
+    int rr = -1;            // the queue served last
+    DmaEngineTotals totals;
+  };
+  struct Xfer {
+    bool used = false;
+    int64_t id = 0;
+    int queue = 0;
+    uint32_t all_engines = 0;
+    int64_t busy = 0;        // engine time of all its descriptors (independent of the interleaving)
+    int64_t no_work_at = 0;  // completion of a transfer with no descriptors
+    int64_t estimate = 0;    // projected completion: the latest of `projected` over its engines
+    std::array<int64_t, kMaxDmaEngines> projected{};  // per engine: projected end of its last descriptor
+    std::array<int64_t, kMaxDmaEngines> first{};      // per engine: projected start of its first descriptor
+  };
+
+  template <bool Commit> void advance(Engine &e, int ei, int64_t until);
+  void project(int ei);
+  void refresh_estimates(const std::vector<DmaPart> &parts);
+  void record(int ei, int64_t start, int64_t end, int64_t id);
+
+  std::vector<Engine> engines_;
+  std::vector<Xfer> xfers_;
+  std::vector<int> free_slots_;
+  int in_flight_ = 0;
+  std::array<int64_t, kMaxDmaQueueIds> queue_busy_{}, queue_desc_{};
+  bool record_ = false;
+  std::vector<DmaSlice> slices_;
+  std::vector<Run> scratch_;
+  int queues_ = 1;
+};
+
+// The time a DMA instruction's trigger occupies its issuing engine (docs/timing-model.md 2.4): an HWDGE
+// instruction ~600 ns on ACT or SP [DGE]; an SWDGE one the GpSimd time that builds its descriptors; prebuilt
+// descriptors (dge_type None) one sequencer slot. `issuer` is the engine whose queue runs the trigger.
+struct TriggerCost {
+  double ns = 0.0;
+  int64_t cycles = 0;
+};
+TriggerCost dma_trigger_cost(const isa::Inst &inst, isa::Engine issuer, const ArchParams &arch);
+
+} // namespace neuronsim::engines

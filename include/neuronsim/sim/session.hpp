@@ -1,0 +1,145 @@
+// What the `neuronsim` command and the Python module share above the simulator: naming a kernel (a BIR JSON
+// file, a workload folder, a bundle-stream folder), completing a run's settings from the kernel's folder,
+// running it, checking its outputs, encoding and validating, and the texts both give the user. The CLI
+// (sim/cli/main.cpp) and python/ call these; neither has logic of its own beyond parsing its arguments and
+// presenting the results.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "neuronsim/isa/program.hpp"
+#include "neuronsim/isa/tables.hpp"
+#include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/validate.hpp"
+
+namespace neuronsim::sim {
+
+// A kernel as a user names it:
+//   - a .json BIR file;
+//   - a workload folder: exactly one *.bir.json, and optionally inputs/ and expected/ (<tensor>.npy each) and
+//     tolerance.json ({"rtol": R, "atol": A}, the tolerance the workload's dtypes justify);
+//   - a bundle-stream folder written by `neuronsim encode` (manifest.json + <engine>.bin).
+struct Kernel {
+  std::string path;  // as given
+  std::string label; // how a run names it: the BIR file, or "DIR (bundle streams, v3)"
+  isa::Program program;
+  std::optional<isa::CoreGen> streams;                  // a bundle-stream folder: its generation
+  std::string inputs_dir, expected_dir, tolerance_file; // a workload folder's, empty when it has none
+  std::vector<std::string> files; // what it was read from (the BIR file, the streams folder's entries): no
+                                  // output of a run may be one of them (prepare_run_outputs)
+};
+
+// BirOnly: what `encode` and `validate` take, BIR (a file or a workload folder).
+enum class KernelForms { Any, BirOnly };
+// Reads the kernel. InputError (naming the path) when it does not exist, a folder holds no or several
+// *.bir.json, or the BIR / streams do not read. A folder with any manifest.json is a bundle-stream folder (one
+// that is not a regular file is refused by the reader, naming it). What the reader ignored (unknown keys) is in
+// program.warnings, for the caller to show.
+Kernel load_kernel(const std::string &path, KernelForms forms = KernelForms::Any);
+
+// How messages name a run's settings: `neuronsim run`'s options, or the Python module's keywords.
+struct SettingNames {
+  std::string inputs;      // all the ways to give input data
+  std::string inputs_dir;  // a folder of inputs
+  std::string expect, rtol, atol, timing_only;
+};
+SettingNames cli_setting_names();    // "--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only"
+SettingNames python_setting_names(); // "inputs", "inputs", "expect", "rtol", "atol", "timing_only"
+
+// The settings of one run. What is left unset is completed from the kernel by complete_settings, as
+// `neuronsim run` does.
+struct RunSettings {
+  RunOptions options;               // options.arch empty: the bundle streams' generation's, else trn1
+  InputSpec inputs;                 // inputs.dir empty: the workload's inputs/ (given inputs take precedence)
+  std::optional<ExpectSpec> expect; // unset: the workload's expected/, when it has one (not for timing only)
+  std::optional<double> rtol, atol; // neither given: the workload's tolerance.json, else the defaults below
+  SettingNames names = cli_setting_names(); // how messages name the settings above
+};
+inline constexpr double kDefaultRtol = 1e-5, kDefaultAtol = 1e-6;
+
+// The checks on what the caller gave, before the kernel's folder completes it (UsageError, naming the setting as
+// s.names does): a folder of inputs or expected files must be a directory; a tolerance a finite number >= 0; a
+// timing-only run takes no input data, expectations or tolerances (it would silently ignore them).
+void check_settings(const RunSettings &s);
+// UsageError "<setting> <dir>: no such directory" (or "not a directory").
+void check_dir_setting(const std::string &dir, const std::string &setting);
+// UsageError "<setting> needs a finite number >= 0, got <value>" (a NaN tolerance would pass every comparison).
+void check_tolerance_setting(double value, const std::string &setting);
+
+// check_settings, then fills in arch, inputs folder, expected tensors and tolerance (both or neither come from
+// tolerance.json; neither expected/ nor tolerance.json for a timing-only run), and checks the expectations before
+// the run (check_expected: files and arrays, shapes and dtypes). InputError naming tolerance.json when it is not a
+// JSON object with a finite number >= 0 under "rtol" and "atol", or for an expected tensor that cannot be compared.
+void complete_settings(const Kernel &k, RunSettings &s);
+
+// Checks a run's output paths before it starts (prepare_output_paths): `outdir` receives the outputs'
+// <tensor_file_name> (empty: none are written, as from the Python module; their names are still checked), and
+// `files` are further outputs (stats, trace, DevicePrint). No output may be a file the run reads: the kernel's
+// files, the input and expected files, tolerance.json. A timing-only run writes no tensors. Call it after
+// complete_settings.
+void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::string &outdir,
+                         const std::vector<std::string> &files);
+
+// One run: the simulator (its memory holds the outputs) and its result.
+struct Run {
+  std::unique_ptr<Simulator> simulator;
+  RunResult result;
+  std::vector<std::string> input_lines; // one per input: where its data came from (not for timing-only runs)
+};
+// Loads the inputs (not for a timing-only run) and runs the kernel with completed settings. The kernel must
+// outlive the Run (the simulator refers to its program).
+Run run_kernel(const Kernel &k, const RunSettings &s);
+
+// Compares the run's outputs with s.expect (compare_outputs); empty when nothing is expected or all agree.
+// `checked` receives the names of the tensors compared.
+std::vector<Mismatch> check_outputs(const Kernel &k, Run &run, const RunSettings &s,
+                                    std::vector<std::string> *checked = nullptr);
+// The line `neuronsim run` prints for a mismatch: "MISMATCH b[3]: got 1.5, expected 2 (rtol 1e-05, atol
+// 1e-06)", or "MISMATCH b: <message>" for a missing tensor or a shape error.
+std::string mismatch_line(const Mismatch &m, double rtol, double atol);
+
+// Lowers the BIR kernel for `arch` and writes its bundle streams for `gen` into `outdir` (created if missing;
+// a non-empty folder is refused unless it holds a previous encode output, which is replaced).
+struct EncodeSummary {
+  LowerStats lowered;
+  nlohmann::json manifest;
+};
+EncodeSummary encode_kernel(const Kernel &k, isa::CoreGen gen, const std::string &arch,
+                            const std::string &outdir);
+// The files of a bundle-stream folder (manifest.json and every <engine>.bin), by name.
+std::map<std::string, std::vector<uint8_t>> read_bundle_files(const std::string &dir);
+
+// Runs the BIR kernel and the streams of `bundle_dir` and compares them (validate_bundles); the inputs
+// default to the workload's inputs/ as for a run.
+ValidateReport validate_kernel(const Kernel &k, const std::string &bundle_dir, ValidateOptions options);
+// The report as `neuronsim validate` prints it: the lint findings, "note: ..." lines, "divergence: ...", then
+// the summary line; every line ends with a newline.
+std::string report_text(const ValidateReport &r);
+
+// The architectures and generations by name. UsageError "<option> takes trn1, trn2 or trn3, got 'x'".
+std::string parse_arch(const std::string &value, const std::string &option);
+isa::CoreGen parse_gen(const std::string &value, const std::string &option);
+
+// Error messages may quote the input (a JSON parser's "last read" bytes, a .npy header): the user still gets
+// one printable line -- control characters and bytes that are not valid UTF-8 as \xNN escapes.
+std::string one_line(const std::string &message);
+
+// Writes a JSON document (the stats, the trace) atomically: written in full or not at all (isa/file_output.hpp).
+void write_json_file(const std::string &path, const nlohmann::json &j);
+
+// Inside a catch block: rethrows the exception being handled as the Error `neuronsim` reports for it. An Error
+// and RunCancelled pass unchanged; a file-system failure on a user's path becomes InputError "<path>: <OS
+// reason>" (exit 3); a JSON value of the wrong type InputError "invalid JSON value: ..." (exit 3); running out of
+// memory SimulationError "out of host memory"; anything else SimulationError "internal error: ..." (exit 4).
+[[noreturn]] void rethrow_as_error();
+
+} // namespace neuronsim::sim

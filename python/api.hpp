@@ -1,0 +1,79 @@
+// The functions and result types of the `neuronsim` Python module (bound in python/module.cpp). Each calls
+// the library's session functions (include/neuronsim/sim/session.hpp), the ones `neuronsim
+// run|encode|validate` call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "neuronsim/sim/session.hpp"
+
+namespace neuronsim::python {
+
+// One SystemC core per process: runs from several Python threads take turns (taken with the GIL released).
+std::mutex &core_mutex();
+
+struct TensorInfo {
+  std::string name;
+  pybind11::tuple shape;
+  pybind11::dtype dtype; // the numpy dtype arrays of it are held in (bf16 -> uint16, fp8 -> uint8)
+  std::string bir_dtype; // its dtype in the BIR ("bfloat16", "float32", ...)
+  std::string kind;      // "ExternalInput", "ExternalOutput", "Internal", ...
+  std::string memory;    // "DRAM", "SB", "PSUM"
+};
+
+struct KernelInfo {
+  std::shared_ptr<const sim::Kernel> kernel;
+  pybind11::list tensors(bool inputs, bool outputs) const;
+  pybind11::dict instructions() const; // static instructions by type name
+};
+
+struct MismatchInfo {
+  std::string tensor;
+  int64_t index = -1;
+  double got = 0, want = 0;
+  std::string message;
+  std::string line; // as `neuronsim run` prints it
+};
+
+struct Result {
+  std::string kernel; // how the run names the kernel (the BIR file, or the streams' folder)
+  std::string arch;
+  double total_ns = 0;
+  int64_t dynamic_instructions = 0;
+  pybind11::dict outputs; // name -> numpy array (empty for a timing-only run)
+  pybind11::dict stats;   // the --stats document
+  pybind11::object trace_path = pybind11::none();
+  pybind11::object mismatches = pybind11::none(); // list of MismatchInfo when outputs were compared
+  pybind11::list device_prints;                   // DevicePrint lines, in order
+};
+
+struct Report {
+  sim::ValidateReport report;
+};
+
+KernelInfo load(pybind11::handle kernel);
+Result run(pybind11::handle kernel, pybind11::handle inputs, std::optional<std::string> arch,
+           bool timing_only, pybind11::handle expect, std::optional<double> rtol, std::optional<double> atol,
+           std::optional<std::string> kernel_sim, pybind11::handle trace);
+pybind11::object isa();
+pybind11::dict encode(pybind11::handle kernel, const std::string &gen, std::optional<std::string> arch,
+                      pybind11::handle outdir);
+Report validate(pybind11::handle kernel, pybind11::handle bundles, pybind11::handle inputs,
+                std::optional<std::string> arch, double rtol, double atol);
+pybind11::array to_float32(pybind11::handle array, const std::string &dtype);
+pybind11::array from_float32(pybind11::handle array, const std::string &dtype);
+
+// A Kernel object, or a path loaded now (with the GIL released).
+std::shared_ptr<const sim::Kernel> kernel_arg(pybind11::handle kernel, sim::KernelForms forms);
+// inputs=: None, a dict of name -> array or .npy path (--input NAME=FILE), or a folder of <name>.npy
+// (--inputs DIR).
+sim::InputSpec inputs_arg(pybind11::handle inputs);
+
+} // namespace neuronsim::python

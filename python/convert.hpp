@@ -1,0 +1,43 @@
+// Values between Python and the library: paths, numpy arrays <-> sim::NpyArray, JSON documents -> Python
+// objects.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "neuronsim/isa/program.hpp"
+#include "neuronsim/sim/npy.hpp"
+
+namespace neuronsim::python {
+
+// A str or os.PathLike argument as a path; TypeError naming `what` otherwise, UsageError for an empty one (as
+// the CLI refuses an empty path: it is not "the current directory").
+std::string path_arg(pybind11::handle obj, const std::string &what);
+bool is_path(pybind11::handle obj);
+
+// The numpy dtype a tensor of dtype `d` is held in: its .npy descr (sim/npy.hpp; bf16 as uint16, fp8 as
+// uint8).
+pybind11::dtype numpy_dtype(isa::Dtype d);
+
+// An array argument as a .npy file holding it would read: np.asarray(obj) in C order, its dtype by numpy's
+// descr string (dtype.str) under the .npy rules -- InvalidInput naming `source` for one that the .npy reader
+// refuses (float64, big-endian, objects, ...).
+sim::NpyArray array_arg(pybind11::handle obj, const std::string &source);
+// A dict of name -> array; `what` names it in messages ("expect" -> "expect['a']").
+std::map<std::string, sim::NpyArray> arrays_arg(pybind11::handle obj, const std::string &what);
+
+// A tensor's bytes as a numpy array of its shape and container dtype (one copy).
+pybind11::array tensor_array(const isa::Tensor &t, const std::vector<uint8_t> &bytes);
+
+// str(obj).
+std::string text_of(pybind11::handle obj);
+
+// A JSON document as dicts, lists, str, int, float, bool and None.
+pybind11::object to_python(const nlohmann::json &j);
+
+} // namespace neuronsim::python

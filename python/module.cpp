@@ -1,0 +1,210 @@
+// The `neuronsim` Python module (project issue 15): run kernels on numpy arrays and get outputs, statistics
+// and the timeline, in process. The functions are in python/run.cpp and python/tools.cpp; README "Python" is
+// the guide.
+#include <cstdlib>
+#include <systemc>
+
+#include <pybind11/stl.h>
+
+#include "api.hpp"
+#include "convert.hpp"
+#include "errors.hpp"
+
+#include "neuronsim/sim/version.hpp"
+
+namespace py = pybind11;
+using namespace neuronsim::python;
+
+// libsystemc's main() calls sc_main, so the shared library refers to it and an extension that links it must
+// define it to load (Python resolves every symbol at import). It is never called: Python has its own main().
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char **) {
+  return 0;
+}
+
+namespace {
+
+const char *kModuleDoc = R"(neuronsim: a cycle-level simulator of an AWS NeuronCore, in process.
+
+    import neuronsim, numpy as np
+    r = neuronsim.run("workloads/kernel1", {"a": np.ones((10, 10), np.float32)})
+    r.outputs["b"], r.stats["engines"]["DVE"], r.total_ns
+
+run() takes a BIR JSON file, a workload folder (one *.bir.json, inputs/, expected/, tolerance.json) or a bundle
+stream folder written by encode(), exactly as `neuronsim run` does, and gives the same outputs and statistics.
+bf16 and fp8 tensors are held as their raw bits (uint16 / uint8): to_float32() and from_float32() convert.
+Errors raise neuronsim.InvalidInput, SimulationError or UsageError (all neuronsim.Error) with the CLI's messages.
+)";
+
+const char *kRunDoc = R"(Runs a kernel and returns a Result.
+
+kernel       a BIR JSON path, a workload folder, a bundle-stream folder, or a Kernel from load()
+inputs       dict of input tensor name -> numpy array (under the rules of a .npy --input: bf16/fp8 as
+             uint16/uint8 raw bits) or .npy path, or a folder of <name>.npy. Inputs not given come from the
+             workload's inputs/, else are generated deterministically (floats uniform in [-1, 1), seeded by the
+             tensor name).
+arch         "trn1", "trn2" or "trn3"; None: trn1, or the generation of bundle streams
+timing_only  the timeline and statistics only: no numerics, no outputs
+expect       dict of output name -> expected array (only those are compared), or a folder of <name>.npy (every
+             output compared); None: the workload's expected/ when it has one. Result.mismatches lists the outputs
+             outside |got - want| <= atol + rtol * |want| (empty when all agree).
+rtol, atol   the tolerance; neither given: the workload's tolerance.json, else 1e-5 / 1e-6
+kernel_sim   the program that runs CustomOp / BIRKernel instructions (as --kernel-sim)
+trace        write the Perfetto timeline (as --trace) to this path; Result.trace_path names it
+
+The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInterrupt.)";
+
+std::string tensor_repr(const TensorInfo &t) {
+  std::string shape;
+  for (auto s : t.shape)
+    shape += (shape.empty() ? "" : ", ") + text_of(s);
+  if (t.shape.size() == 1)
+    shape += ",";
+  return "TensorInfo(name='" + t.name + "', shape=(" + shape + "), dtype=" + text_of(t.dtype) +
+         ", bir_dtype='" + t.bir_dtype + "', kind='" + t.kind + "', memory='" + t.memory + "')";
+}
+
+} // namespace
+
+PYBIND11_MODULE(neuronsim, m) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); // a simulator's output should be its own
+  try {
+    py::module_::import("numpy");  // arrays in and out, and the dtypes of load()
+  } catch (py::error_already_set &) {
+    throw py::import_error("neuronsim needs numpy: apt install python3-numpy (Debian's python3), or pip install "
+                           "numpy in a virtual environment");
+  }
+  m.doc() = kModuleDoc;
+  m.attr("__version__") = neuronsim::sim::version();
+  register_errors(m);
+
+  py::class_<TensorInfo>(m, "TensorInfo", "A tensor of a kernel.")
+      .def_readonly("name", &TensorInfo::name)
+      .def_readonly("shape", &TensorInfo::shape)
+      .def_readonly("dtype", &TensorInfo::dtype,
+                    "the numpy dtype its arrays have (bf16 -> uint16, fp8 -> uint8)")
+      .def_readonly("bir_dtype", &TensorInfo::bir_dtype, "its dtype in the BIR: 'bfloat16', 'float32', ...")
+      .def_readonly("kind", &TensorInfo::kind, "'ExternalInput', 'ExternalOutput', 'Internal', ...")
+      .def_readonly("memory", &TensorInfo::memory, "'DRAM', 'SB' or 'PSUM'")
+      .def("__repr__", &tensor_repr);
+
+  py::class_<KernelInfo>(m, "Kernel", "A kernel read by load(); run() takes it in place of a path.")
+      .def_property_readonly("path", [](const KernelInfo &k) { return k.kernel->path; })
+      .def_property_readonly(
+          "label", [](const KernelInfo &k) { return k.kernel->label; },
+          "how runs name it: the BIR file, or 'DIR (bundle streams, v3)'")
+      .def_property_readonly(
+          "streams",
+          [](const KernelInfo &k) -> py::object {
+            if (!k.kernel->streams)
+              return py::none();
+            return py::str(neuronsim::isa::core_gen_name(*k.kernel->streams));
+          },
+          "the generation of a bundle-stream folder ('v2', 'v3', 'v4'), else None")
+      .def_property_readonly(
+          "inputs", [](const KernelInfo &k) { return k.tensors(true, false); },
+          "the input tensors run() fills (list of TensorInfo)")
+      .def_property_readonly(
+          "outputs", [](const KernelInfo &k) { return k.tensors(false, true); },
+          "the output tensors (list of TensorInfo)")
+      .def_property_readonly(
+          "tensors", [](const KernelInfo &k) { return k.tensors(false, false); },
+          "every tensor, SBUF and PSUM ones included")
+      .def_property_readonly("instructions", &KernelInfo::instructions,
+                             "static instructions by type: {'TensorScalarPtr': 1, ...}")
+      .def_property_readonly(
+          "dynamic_instructions", [](const KernelInfo &k) { return k.kernel->program.dynamic_count(); },
+          "instructions a run executes (loops unrolled)")
+      .def("__repr__", [](const KernelInfo &k) {
+        return "<neuronsim.Kernel " + k.kernel->label + ": " +
+               std::to_string(k.kernel->program.insts.size()) + " instructions>";
+      });
+
+  py::class_<MismatchInfo>(m, "Mismatch", "An output outside the tolerance: its worst element.")
+      .def_readonly("tensor", &MismatchInfo::tensor)
+      .def_readonly("index", &MismatchInfo::index,
+                    "flat index of the worst element; -1 for a missing tensor or a "
+                    "shape error (see message)")
+      .def_readonly("got", &MismatchInfo::got)
+      .def_readonly("want", &MismatchInfo::want)
+      .def_readonly("message", &MismatchInfo::message)
+      .def("__str__", [](const MismatchInfo &x) { return x.line; })
+      .def("__repr__", [](const MismatchInfo &x) { return "<neuronsim.Mismatch " + x.line + ">"; });
+
+  py::class_<Result>(m, "Result", "What run() returns.")
+      .def_readonly("outputs", &Result::outputs, "output name -> numpy array (empty after a timing-only run)")
+      .def_readonly("stats", &Result::stats, "the statistics, as `neuronsim run --stats` writes them")
+      .def_readonly("total_ns", &Result::total_ns, "simulated time until the last result is visible, ns")
+      .def_readonly("trace_path", &Result::trace_path,
+                    "where the Perfetto timeline was written (trace=), or None")
+      .def_readonly("mismatches", &Result::mismatches,
+                    "when outputs were compared: the list of Mismatch (empty: all agree); else None")
+      .def_readonly("arch", &Result::arch)
+      .def_readonly("kernel", &Result::kernel)
+      .def_readonly("dynamic_instructions", &Result::dynamic_instructions)
+      .def_readonly("device_prints", &Result::device_prints, "DevicePrint lines, in order")
+      .def_property_readonly(
+          "ok", [](const Result &r) { return r.mismatches.is_none() || py::len(r.mismatches) == 0; },
+          "no mismatch (True when nothing was compared)")
+      .def("__repr__", [](const Result &r) {
+        std::string outs;
+        for (const auto &[name, a] : r.outputs)
+          outs += (outs.empty() ? "" : ", ") + text_of(name);
+        return "<neuronsim.Result " + r.kernel + " on " + r.arch + ": " + std::to_string(r.total_ns) +
+               " ns, outputs [" + outs + "]>";
+      });
+
+  py::class_<Report>(m, "Report", "What validate() returns: agreement, or the first divergence.")
+      .def_property_readonly("ok", [](const Report &r) { return r.report.agree; })
+      .def_property_readonly(
+          "summary", [](const Report &r) { return r.report.summary; },
+          "one line: 'validate: OK ...' or 'validate: DIFFER: <first problem>'")
+      .def_property_readonly(
+          "divergence",
+          [](const Report &r) -> py::object {
+            if (r.report.divergence.empty())
+              return py::none();
+            return py::str(r.report.divergence);
+          },
+          "the first instruction (BIR order) or output whose data differ, or None")
+      .def_property_readonly("lint", [](const Report &r) { return r.report.lint; })
+      .def_property_readonly("lint_errors", [](const Report &r) { return r.report.lint_errors; })
+      .def_property_readonly("notes", [](const Report &r) { return r.report.notes; })
+      .def("__bool__", [](const Report &r) { return r.report.agree; })
+      .def(
+          "__str__", [](const Report &r) { return neuronsim::sim::report_text(r.report); },
+          "the report as `neuronsim validate` prints it")
+      .def("__repr__", [](const Report &r) { return "<neuronsim.Report " + r.report.summary + ">"; });
+
+  m.def("run", &run, kRunDoc, py::arg("kernel"), py::arg("inputs") = py::none(), py::kw_only(),
+        py::arg("arch") = py::none(), py::arg("timing_only") = false, py::arg("expect") = py::none(),
+        py::arg("rtol") = py::none(), py::arg("atol") = py::none(), py::arg("kernel_sim") = py::none(),
+        py::arg("trace") = py::none());
+  m.def("load", &load, "Reads a kernel (BIR JSON path, workload folder, bundle-stream folder) into a Kernel.",
+        py::arg("kernel"));
+  m.def("isa", &isa, "Every ISA table the simulator knows: the `neuronsim isa --json` document as a dict.");
+  m.def("encode", &encode,
+        "Lowers a BIR kernel and encodes it as 64-byte bundle streams for gen 'v2', 'v3' or 'v4' (as "
+        "`neuronsim\n"
+        "encode`): returns {'manifest.json': bytes, '<engine>.bin': bytes, ...}. arch: the architecture "
+        "lowered for\n"
+        "(default: the generation's). outdir: also write the files there, as the CLI does.",
+        py::arg("kernel"), py::arg("gen"), py::kw_only(), py::arg("arch") = py::none(),
+        py::arg("outdir") = py::none());
+  m.def("validate", &validate,
+        "Runs a BIR kernel and the bundle streams encoded from it (a folder, or the dict encode() returns) "
+        "on the\n"
+        "same inputs, compares what every instruction wrote and lints the streams, as `neuronsim validate`.\n"
+        "Returns a Report.",
+        py::arg("kernel"), py::arg("bundles"), py::kw_only(), py::arg("inputs") = py::none(),
+        py::arg("arch") = py::none(), py::arg("rtol") = 0.0, py::arg("atol") = 0.0);
+  m.def("to_float32", &to_float32,
+        "The values of an array of BIR dtype `dtype` ('bfloat16', 'float8e4', 'float16', 'int32', ...), held "
+        "in its\n"
+        "container (bf16 as uint16, fp8 as uint8 raw bits), as float32: the simulator's own conversion.",
+        py::arg("array"), py::arg("dtype"));
+  m.def("from_float32", &from_float32,
+        "float32 values (other arrays are cast to float32 first) stored as BIR dtype `dtype`, in its "
+        "container:\n"
+        "the simulator's rounding (round to nearest even, fp8 overflow rules, integer saturation).",
+        py::arg("array"), py::arg("dtype"));
+}

@@ -1,0 +1,168 @@
+// neuronsim.load and neuronsim.run.
+#include <map>
+
+#include "api.hpp"
+#include "convert.hpp"
+#include "errors.hpp"
+#include "interrupt.hpp"
+
+namespace py = pybind11;
+
+namespace neuronsim::python {
+
+std::mutex &core_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::shared_ptr<const sim::Kernel> kernel_arg(py::handle kernel, sim::KernelForms forms) {
+  if (py::isinstance<KernelInfo>(kernel)) {
+    auto k = kernel.cast<const KernelInfo &>().kernel;
+    if (forms == sim::KernelForms::BirOnly && k->streams)
+      throw InputError({k->path, -1, "", ""},
+                       "bundle streams given where BIR is needed (a .json file or a workload "
+                       "folder)");
+    return k;
+  }
+  const std::string path = path_arg(kernel, "kernel");
+  auto k = guarded([&] {
+    py::gil_scoped_release nogil;
+    return std::make_shared<const sim::Kernel>(sim::load_kernel(path, forms));
+  });
+  // What the reader ignored (unknown keys), as the CLI prints it on stderr: one warning each.
+  for (const auto &w : k->program.warnings)
+    if (PyErr_WarnEx(PyExc_UserWarning, ("neuronsim: " + sim::one_line(w)).c_str(), 1) != 0)
+      throw py::error_already_set();
+  return k;
+}
+
+KernelInfo load(py::handle kernel) {
+  return KernelInfo{kernel_arg(kernel, sim::KernelForms::Any)};
+}
+
+py::list KernelInfo::tensors(bool inputs, bool outputs) const {
+  py::list l;
+  for (const auto &t : kernel->program.tensors) {
+    if (inputs && !(t.is_input() && t.is_dram()))
+      continue; // the tensors run() fills
+    if (outputs && !t.is_output())
+      continue;
+    py::tuple shape(t.shape.size());
+    for (size_t k = 0; k < t.shape.size(); ++k)
+      shape[k] = py::int_(t.shape[k]);
+    l.append(TensorInfo{t.name, shape, numpy_dtype(t.dtype), isa::enum_name(t.dtype), isa::enum_name(t.kind),
+                        isa::enum_name(t.mem)});
+  }
+  return l;
+}
+
+py::dict KernelInfo::instructions() const {
+  std::map<std::string, int64_t> counts;
+  for (const auto &inst : kernel->program.insts)
+    ++counts[isa::inst_type_name(inst.type)];
+  py::dict d;
+  for (const auto &[name, n] : counts)
+    d[py::str(name)] = n;
+  return d;
+}
+
+sim::InputSpec inputs_arg(py::handle inputs) {
+  sim::InputSpec spec;
+  if (inputs.is_none())
+    return spec;
+  if (is_path(inputs)) {
+    spec.dir = path_arg(inputs, "inputs");
+    return spec;
+  }
+  if (!py::isinstance<py::dict>(inputs))
+    throw py::type_error(
+        "inputs must be a dict of tensor name -> numpy array or .npy path, or a folder of <name>.npy");
+  for (const auto &[key, value] : py::reinterpret_borrow<py::dict>(inputs)) {
+    if (!py::isinstance<py::str>(key))
+      throw py::type_error("inputs keys must be tensor names (str)");
+    const std::string name = key.cast<std::string>();
+    if (is_path(value))
+      spec.files[name] = path_arg(value, sim::array_source("inputs", name)); // as --input NAME=FILE.npy
+    else
+      spec.arrays.emplace(name, guarded([&] { return array_arg(value, sim::array_source("inputs", name)); }));
+  }
+  return spec;
+}
+
+Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch, bool timing_only,
+           py::handle expect, std::optional<double> rtol, std::optional<double> atol,
+           std::optional<std::string> kernel_sim, py::handle trace) {
+  const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
+  sim::RunSettings s;
+  s.names = sim::python_setting_names();
+  s.options.arch.clear(); // unset: the kernel decides (trn1, or the bundle streams' generation)
+  if (arch)
+    s.options.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
+  s.options.timing_only = timing_only;
+  if (kernel_sim)
+    s.options.kernel_sim = *kernel_sim;
+  s.inputs = inputs_arg(inputs);
+  if (!expect.is_none()) {
+    sim::ExpectSpec e;
+    if (is_path(expect))
+      e.dir = path_arg(expect, "expect");
+    else
+      e.arrays = guarded([&] { return arrays_arg(expect, "expect"); });
+    s.expect = std::move(e);
+  }
+  s.rtol = rtol, s.atol = atol;
+  const std::string trace_file = trace.is_none() ? "" : path_arg(trace, "trace");
+  s.options.record_dma_engine_slices = !trace_file.empty();  // as the CLI: the trace shows the DMA engines
+  std::vector<std::string> prints;
+  s.options.device_print = [&prints](const std::string &line) { prints.push_back(line); };
+
+  sim::Run r;
+  nlohmann::json stats;
+  std::vector<sim::Mismatch> bad;
+  {
+    SigintWatch watch;
+    s.options.cancelled = watch.hook();
+    guarded([&] {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(core_mutex());
+      sim::complete_settings(*k, s);
+      sim::prepare_run_outputs(*k, s, "", {trace_file});
+      r = sim::run_kernel(*k, s);
+      stats = sim::stats_json(r.result, r.simulator->schedule(), k->program);
+      if (!trace_file.empty())
+        sim::write_json_file(trace_file, sim::trace_json(r.result, r.simulator->schedule(), k->program));
+      bad = sim::check_outputs(*k, r, s);
+    });
+  }
+  // A SIGINT that came while the schedule was built (which is not polled) or after the last poll.
+  if (PyErr_CheckSignals() != 0)
+    throw py::error_already_set();
+
+  Result out;
+  out.kernel = k->label;
+  out.arch = r.result.arch;
+  out.total_ns = r.result.total_ns;
+  out.dynamic_instructions = r.result.dynamic_instructions;
+  out.stats = to_python(stats);
+  if (!trace_file.empty())
+    out.trace_path = py::str(trace_file);
+  for (const auto &line : prints)
+    out.device_prints.append(line);
+  if (!s.options.timing_only) {
+    const auto &p = k->program;
+    for (size_t i = 0; i < p.tensors.size(); ++i)
+      if (p.tensors[i].is_output())
+        out.outputs[py::str(p.tensors[i].name)] =
+            tensor_array(p.tensors[i], r.simulator->memory().dram(static_cast<int>(i)));
+    if (s.expect) {
+      py::list l;
+      for (const auto &m : bad)
+        l.append(MismatchInfo{m.tensor, m.index, m.got, m.want, m.message,
+                              sim::mismatch_line(m, *s.rtol, *s.atol)});
+      out.mismatches = l;
+    }
+  }
+  return out;
+}
+
+} // namespace neuronsim::python

@@ -1,0 +1,160 @@
+// neuronsim.isa, encode, validate and the dtype helpers.
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "api.hpp"
+#include "convert.hpp"
+#include "errors.hpp"
+
+#include "neuronsim/engines/dtype.hpp"
+#include "neuronsim/engines/ops.hpp"
+#include "neuronsim/isa/dump.hpp"
+
+namespace py = pybind11;
+namespace fs = std::filesystem;
+
+namespace neuronsim::python {
+
+namespace {
+
+// A fresh folder under the system's temporary directory, removed with everything in it when it goes out of
+// scope.
+class TempDir {
+public:
+  TempDir() {
+    std::random_device rd;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      const fs::path p = fs::temp_directory_path() / ("neuronsim-" + std::to_string(rd()));
+      if (fs::create_directory(p)) {
+        path_ = p;
+        return;
+      }
+    }
+    throw SimulationError(ErrorContext{}, "internal error: cannot create a temporary directory");
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  std::string str() const { return path_.string(); }
+
+private:
+  fs::path path_;
+};
+
+py::dict files_dict(const std::map<std::string, std::vector<uint8_t>> &files) {
+  py::dict d;
+  for (const auto &[name, bytes] : files)
+    d[py::str(name)] = py::bytes(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  return d;
+}
+
+isa::Dtype dtype_arg(const std::string &name) {
+  const isa::Dtype d = guarded([&] { return isa::parse_dtype(name); });
+  if (!engines::dtype_supported(d))
+    throw InputError({}, std::string("dtype ") + isa::enum_name(d) +
+                             " is a packed container; its elements have no "
+                             "single fp32 value");
+  return d;
+}
+
+} // namespace
+
+py::object isa() {
+  return to_python(isa::isa_tables_json([](isa::InstructionType t) { return engines::executes(t); }));
+}
+
+py::dict encode(py::handle kernel, const std::string &gen, std::optional<std::string> arch,
+                py::handle outdir) {
+  const isa::CoreGen g = guarded([&] { return sim::parse_gen(gen, "gen"); });
+  const std::string a = arch ? guarded([&] { return sim::parse_arch(*arch, "arch"); }) : sim::arch_for_gen(g);
+  const auto k = kernel_arg(kernel, sim::KernelForms::BirOnly);
+  const std::string dir = outdir.is_none() ? "" : path_arg(outdir, "outdir");
+  const auto files = guarded([&] {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(core_mutex());
+    if (!dir.empty()) {
+      sim::encode_kernel(*k, g, a, dir);
+      return sim::read_bundle_files(dir);
+    }
+    TempDir tmp;
+    sim::encode_kernel(*k, g, a, tmp.str());
+    return sim::read_bundle_files(tmp.str());
+  });
+  return files_dict(files);
+}
+
+Report validate(py::handle kernel, py::handle bundles, py::handle inputs, std::optional<std::string> arch,
+                double rtol, double atol) {
+  const auto k = kernel_arg(kernel, sim::KernelForms::BirOnly);
+  sim::ValidateOptions vo;
+  if (arch)
+    vo.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
+  vo.inputs = inputs_arg(inputs);
+  guarded([&] {
+    if (!vo.inputs.dir.empty())
+      sim::check_dir_setting(vo.inputs.dir, "inputs");
+    sim::check_tolerance_setting(rtol, "rtol");
+    sim::check_tolerance_setting(atol, "atol");
+  });
+  vo.rtol = rtol, vo.atol = atol;
+  // The streams: a folder, or the files encode() returned (written to a temporary folder for the run).
+  std::string dir;
+  std::map<std::string, std::string> files;
+  if (is_path(bundles)) {
+    dir = path_arg(bundles, "bundles");
+  } else if (py::isinstance<py::dict>(bundles)) {
+    for (const auto &[name, data] : py::reinterpret_borrow<py::dict>(bundles)) {
+      const std::string n = text_of(name);
+      if (n.empty() || n.find('/') != std::string::npos || n == "." || n == "..")
+        throw InputError({sim::array_source("bundles", n), -1, "", ""},
+                         "a bundle file name must be a plain file name");
+      files[n] = py::bytes(data.cast<py::bytes>()).cast<std::string>();
+    }
+  } else {
+    throw py::type_error("bundles must be a folder (str or os.PathLike) or the dict encode() returns");
+  }
+  sim::ValidateReport r = guarded([&] {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(core_mutex());
+    if (!dir.empty())
+      return sim::validate_kernel(*k, dir, vo);
+    TempDir tmp;
+    for (const auto &[name, bytes] : files) {
+      std::ofstream os(fs::path(tmp.str()) / name, std::ios::binary);
+      os.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      if (!os)
+        throw InputError({(fs::path(tmp.str()) / name).string(), -1, "", ""}, "cannot write");
+    }
+    return sim::validate_kernel(*k, tmp.str(), vo);
+  });
+  return Report{std::move(r)};
+}
+
+py::array to_float32(py::handle array, const std::string &dtype) {
+  const isa::Dtype d = dtype_arg(dtype);
+  py::module_ np = py::module_::import("numpy");
+  py::array a = np.attr("asarray")(array, py::arg("order") = "C");
+  const py::dtype container = numpy_dtype(d);
+  if (!a.dtype().equal(container))
+    throw InputError({}, std::string("to_float32: ") + isa::enum_name(d) + " values are held as " +
+                             text_of(container) + ", got an array of " + text_of(a.dtype()));
+  py::array_t<float> out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+  guarded(
+      [&] { engines::load_f32(d, static_cast<const uint8_t *>(a.data()), out.mutable_data(), a.size()); });
+  return std::move(out);
+}
+
+py::array from_float32(py::handle array, const std::string &dtype) {
+  const isa::Dtype d = dtype_arg(dtype);
+  py::module_ np = py::module_::import("numpy");
+  py::array_t<float> a = np.attr("asarray")(array, py::arg("dtype") = "float32", py::arg("order") = "C");
+  py::array out(numpy_dtype(d), std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+  guarded([&] { engines::store_f32(d, a.data(), static_cast<uint8_t *>(out.mutable_data()), a.size()); });
+  return out;
+}
+
+} // namespace neuronsim::python

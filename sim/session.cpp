@@ -1,0 +1,331 @@
+#include "neuronsim/sim/session.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <new>
+#include <sstream>
+
+#include "neuronsim/engines/arch.hpp"
+#include "neuronsim/error.hpp"
+#include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/isa/bundle.hpp"
+#include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/isa/file_output.hpp"
+
+namespace neuronsim::sim {
+
+namespace fs = std::filesystem;
+
+Kernel load_kernel(const std::string &path, KernelForms forms) {
+  Kernel k;
+  k.path = path;
+  const fs::path p = path;
+  // A folder written by `neuronsim encode` (manifest.json + <engine>.bin) runs its streams.
+  // (Any manifest.json counts: one that is not a regular file is refused by the reader, naming it.)
+  std::error_code mec;
+  if (forms == KernelForms::Any && fs::is_directory(p, mec) && fs::exists(p / "manifest.json", mec)) {
+    isa::CoreGen gen = isa::CoreGen::V2;
+    k.program = isa::read_bundle_dir(path, &gen);
+    k.streams = gen;
+    k.label = path + " (bundle streams, " + isa::core_gen_name(gen) + ")";
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(p, ec))
+      k.files.push_back(e.path().string());
+    return k;
+  }
+  if (!fs::exists(p))
+    throw InputError({path, -1, "", ""}, "no such file or directory");
+  std::string bir = path;
+  if (fs::is_directory(p)) {
+    std::vector<fs::path> birs;
+    for (const auto &e : fs::directory_iterator(p)) {
+      const std::string n = e.path().filename().string();
+      if (e.is_regular_file() && n.size() > 9 && n.substr(n.size() - 9) == ".bir.json")
+        birs.push_back(e.path());
+    }
+    if (birs.size() != 1)
+      throw InputError({path, -1, "", ""},
+                       "a workload directory must hold exactly one *.bir.json file (found " +
+                           std::to_string(birs.size()) + ")");
+    bir = birs[0].string();
+    if (fs::is_directory(p / "inputs"))
+      k.inputs_dir = (p / "inputs").string();
+    if (fs::is_directory(p / "expected"))
+      k.expected_dir = (p / "expected").string();
+    if (fs::is_regular_file(p / "tolerance.json"))
+      k.tolerance_file = (p / "tolerance.json").string();
+  }
+  k.program = isa::read_bir_file(bir);
+  k.label = bir;
+  k.files.push_back(bir);
+  return k;
+}
+
+SettingNames cli_setting_names() {
+  return {"--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only"};
+}
+SettingNames python_setting_names() {
+  return {"inputs", "inputs", "expect", "rtol", "atol", "timing_only"};
+}
+
+void check_dir_setting(const std::string &dir, const std::string &setting) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(setting + " " + dir + ": " + (fs::exists(dir, ec) ? "not a directory" : "no such directory"));
+}
+
+void check_tolerance_setting(double value, const std::string &setting) {
+  if (!std::isfinite(value) || value < 0) {
+    std::ostringstream os;
+    os << value;
+    throw UsageError(setting + " needs a finite number >= 0, got " + os.str());
+  }
+}
+
+void check_settings(const RunSettings &s) {
+  const SettingNames &n = s.names;
+  // Folders given must exist (a misspelt one would silently mean "no inputs").
+  if (!s.inputs.dir.empty())
+    check_dir_setting(s.inputs.dir, n.inputs_dir);
+  if (s.expect && !s.expect->dir.empty())
+    check_dir_setting(s.expect->dir, n.expect);
+  if (s.rtol)
+    check_tolerance_setting(*s.rtol, n.rtol);
+  if (s.atol)
+    check_tolerance_setting(*s.atol, n.atol);
+  // A timing-only run does no numerics: data and expectations given for it would be silently ignored.
+  const bool data = !s.inputs.files.empty() || !s.inputs.dir.empty() || !s.inputs.arrays.empty();
+  const bool expectations = s.expect || s.rtol || s.atol;
+  if (s.options.timing_only && (data || expectations))
+    throw UsageError(n.timing_only + " runs no numerics: " +
+                     (expectations ? n.expect + "/" + n.rtol + "/" + n.atol : n.inputs) + " cannot be used with it");
+}
+
+void complete_settings(const Kernel &k, RunSettings &s) {
+  check_settings(s);
+  const bool timing_only = s.options.timing_only;
+  if (s.options.arch.empty())
+    s.options.arch = k.streams ? arch_for_gen(*k.streams) : "trn1";
+  if (s.inputs.dir.empty())
+    s.inputs.dir = k.inputs_dir;
+  if (!s.expect && !k.expected_dir.empty() && !timing_only)
+    s.expect = ExpectSpec{k.expected_dir, {}};
+  if (s.rtol || s.atol || timing_only || k.tolerance_file.empty()) {
+    if (!s.rtol)
+      s.rtol = kDefaultRtol;
+    if (!s.atol)
+      s.atol = kDefaultAtol;
+  } else {
+    // A workload states the tolerance its dtypes justify (workloads/<name>/README.md explains it).
+    const nlohmann::json t = isa::read_json_file(k.tolerance_file, "tolerance file");
+    for (const char *key : {"rtol", "atol"})
+      if (!t.is_object() || !t.contains(key) || !t.at(key).is_number())
+        throw InputError({k.tolerance_file, -1, "", key}, "the tolerance file needs a number under this key");
+    s.rtol = t.at("rtol").get<double>();
+    s.atol = t.at("atol").get<double>();
+    check_tolerances(*s.rtol, *s.atol, k.tolerance_file);
+  }
+  // Expected files and arrays are checked now (shape, dtype, regular file): a wrong one is reported before the run.
+  if (s.expect)
+    check_expected(k.program, *s.expect);
+}
+
+void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::string &outdir,
+                         const std::vector<std::string> &files) {
+  // Every output path is checked (and the output directory created) before the run: a path that cannot be
+  // written fails now, not after the simulation, and no output may overwrite the kernel, an input or an
+  // expected file (--expect equal to --outdir would rewrite the expectations before comparing them).
+  std::vector<std::string> out_files, read_files = k.files;
+  if (!s.options.timing_only) {
+    // The outputs' file names are checked even when none is written (the Python module), so that a kernel the
+    // CLI refuses is refused there too.
+    const auto outputs = output_files(k.program, outdir);
+    if (!outdir.empty())
+      for (const auto &[t, path] : outputs)
+        out_files.push_back(path), (void)t;
+  }
+  for (const auto &f : files)
+    if (!f.empty())
+      out_files.push_back(f);
+  for (const auto &f : input_files(k.program, s.inputs))
+    read_files.push_back(f);
+  if (s.expect)
+    for (const auto &f : expected_files(k.program, s.expect->dir))
+      read_files.push_back(f);
+  if (!k.tolerance_file.empty())
+    read_files.push_back(k.tolerance_file);
+  prepare_output_paths(s.options.timing_only || outdir.empty() ? std::vector<std::string>{}
+                                                               : std::vector<std::string>{outdir},
+                       out_files, read_files);
+}
+
+Run run_kernel(const Kernel &k, const RunSettings &s) {
+  Run r;
+  r.simulator = std::make_unique<Simulator>(k.program, s.options);
+  if (!s.options.timing_only)
+    r.input_lines = load_inputs(k.program, r.simulator->memory(), s.inputs);
+  r.result = r.simulator->run();
+  return r;
+}
+
+std::vector<Mismatch> check_outputs(const Kernel &k, Run &run, const RunSettings &s,
+                                    std::vector<std::string> *checked) {
+  if (!s.expect || s.options.timing_only)
+    return {};
+  return compare_outputs(k.program, run.simulator->memory(), *s.expect, s.rtol.value_or(kDefaultRtol),
+                         s.atol.value_or(kDefaultAtol), checked);
+}
+
+std::string mismatch_line(const Mismatch &m, double rtol, double atol) {
+  std::ostringstream os;
+  os << std::setprecision(6);
+  if (m.index < 0)
+    os << "MISMATCH " << m.tensor << ": " << m.message;
+  else
+    os << "MISMATCH " << m.tensor << "[" << m.index << "]: got " << m.got << ", expected " << m.want
+       << " (rtol " << rtol << ", atol " << atol << ")";
+  return os.str();
+}
+
+namespace {
+// A directory `encode` may write into: missing, empty, or a previous encode output (manifest.json with our
+// format tag, and nothing but *.bin files besides). Anything else may be a user's data: refuse.
+void prepare_encode_dir(const std::string &dir) {
+  fs::path d = dir;
+  if (!fs::exists(d))
+    return;
+  if (!fs::is_directory(d))
+    throw InputError({dir, -1, "", ""}, "exists and is not a directory");
+  std::vector<fs::path> ours;
+  bool manifest = false;
+  for (const auto &e : fs::directory_iterator(d)) {
+    const std::string n = e.path().filename().string();
+    if (n == "manifest.json" && e.is_regular_file()) {
+      std::ifstream is(e.path());
+      nlohmann::json m = nlohmann::json::parse(is, nullptr, false);
+      manifest = !m.is_discarded() && m.is_object() && m.value("format", "") == "neuronsim-bundles";
+      ours.push_back(e.path());
+    } else if (e.is_regular_file() && e.path().extension() == ".bin") {
+      ours.push_back(e.path());
+    } else {
+      manifest = false;
+      ours.clear();
+      break;
+    }
+  }
+  if (ours.empty() && fs::is_empty(d))
+    return;
+  if (!manifest)
+    throw InputError(
+        {dir, -1, "", ""},
+        "directory is not empty and is not a previous `neuronsim encode` output; refusing to write there");
+  for (const auto &p : ours)
+    fs::remove(p);
+}
+} // namespace
+
+EncodeSummary encode_kernel(const Kernel &k, isa::CoreGen gen, const std::string &arch,
+                            const std::string &outdir) {
+  EncodeSummary s;
+  const isa::Program low = lower_to_stream(k.program, engines::builtin_arch(arch), {}, &s.lowered);
+  prepare_encode_dir(outdir);
+  isa::write_bundle_dir(low, gen, outdir);
+  std::ifstream ms(fs::path(outdir) / "manifest.json");
+  s.manifest = nlohmann::json::parse(ms);
+  return s;
+}
+
+std::map<std::string, std::vector<uint8_t>> read_bundle_files(const std::string &dir) {
+  std::map<std::string, std::vector<uint8_t>> files;
+  for (const auto &e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (!e.is_regular_file() || (n != "manifest.json" && e.path().extension() != ".bin"))
+      continue;
+    files.emplace(n, isa::read_regular_file_bytes(e.path().string(), isa::kMaxInputFileBytes, "bundle stream"));
+  }
+  return files;
+}
+
+ValidateReport validate_kernel(const Kernel &k, const std::string &bundle_dir, ValidateOptions options) {
+  if (options.inputs.dir.empty())
+    options.inputs.dir = k.inputs_dir;
+  return validate_bundles(k.program, bundle_dir, options);
+}
+
+std::string report_text(const ValidateReport &r) {
+  std::string s;
+  for (const auto &l : r.lint)
+    s += l + "\n";
+  for (const auto &l : r.notes)
+    s += "note: " + l + "\n";
+  if (!r.divergence.empty())
+    s += "divergence: " + r.divergence + "\n";
+  return s + r.summary + "\n";
+}
+
+std::string parse_arch(const std::string &value, const std::string &option) {
+  if (value != "trn1" && value != "trn2" && value != "trn3")
+    throw UsageError(option + " takes trn1, trn2 or trn3, got '" + value + "'");
+  return value;
+}
+
+isa::CoreGen parse_gen(const std::string &value, const std::string &option) {
+  if (value == "v2" || value == "V2")
+    return isa::CoreGen::V2;
+  if (value == "v3" || value == "V3")
+    return isa::CoreGen::V3;
+  if (value == "v4" || value == "V4")
+    return isa::CoreGen::V4;
+  throw UsageError(option + " takes v2, v3 or v4, got '" + value + "'");
+}
+
+std::string one_line(const std::string &m) {
+  static const char *hex = "0123456789ABCDEF";
+  std::string s;
+  for (size_t i = 0; i < m.size();) {
+    const unsigned char c = static_cast<unsigned char>(m[i]);
+    size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 1;
+    for (size_t k = 1; k < n; ++k)
+      if (i + k >= m.size() || (static_cast<unsigned char>(m[i + k]) & 0xC0) != 0x80)
+        n = 0;
+    if (n > 1) {
+      s.append(m, i, n);
+      i += n;
+      continue;
+    }
+    if (c >= 0x20 && c < 0x7F)
+      s += static_cast<char>(c);
+    else
+      s += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    ++i;
+  }
+  return s;
+}
+
+void write_json_file(const std::string &path, const nlohmann::json &j) {
+  isa::write_file_atomic(path, j.dump(1) + "\n");
+}
+
+void rethrow_as_error() {
+  try {
+    throw;
+  } catch (const Error &) {
+    throw;
+  } catch (const RunCancelled &) {
+    throw;
+  } catch (const fs::filesystem_error &e) {
+    // A file-system call on a user's path (a directory listing, a permission): the path and the OS reason.
+    throw InputError({e.path1().string(), -1, "", ""}, e.code().message());
+  } catch (const nlohmann::json::exception &e) {
+    // A JSON value of the wrong type in a document read without a schema (a manifest entry).
+    throw InputError({}, std::string("invalid JSON value: ") + e.what());
+  } catch (const std::bad_alloc &) {
+    throw SimulationError({}, "out of host memory");
+  } catch (const std::exception &e) {
+    throw SimulationError({}, std::string("internal error: ") + e.what());
+  }
+}
+
+} // namespace neuronsim::sim

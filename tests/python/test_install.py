@@ -1,0 +1,37 @@
+"""How the module is reached (README "Python"): `cmake --install` puts it where Debian's python3 looks, and a virtual
+environment finds the build tree's module through a .pth file."""
+import pathlib
+import subprocess
+import sys
+
+from conftest import BUILD, ROOT, SANITIZER_ENV
+
+PYTHON = "/usr/bin/python3" if pathlib.Path("/usr/bin/python3").exists() else sys.executable
+SITE = f"lib/python3.{sys.version_info.minor}/dist-packages"  # NEURONSIM_PYTHON_INSTALL_DIR's default
+PROBE = "import neuronsim; print(neuronsim.__file__); print(neuronsim.run({!r}).ok)".format(
+    str(ROOT / "workloads/kernel1"))
+
+
+def test_cmake_install_puts_the_module_on_debian_pythons_path(tmp):
+    r = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(tmp)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (module,) = (tmp / SITE).glob("neuronsim*.so")
+    # With the default prefix /usr/local, that folder is on the Debian interpreter's path.
+    path = subprocess.run([PYTHON, "-c", "import sys; print('\\n'.join(sys.path))"], capture_output=True,
+                          text=True, env={}).stdout.split()
+    assert f"/usr/local/{SITE}" in path
+    # The installed file imports and runs (nothing else from the build tree on its path).
+    out = subprocess.run([PYTHON, "-c", PROBE], capture_output=True, text=True, cwd=tmp,
+                         env={"PYTHONPATH": str(tmp / SITE), **SANITIZER_ENV})
+    assert out.stdout.split() == [str(module), "True"], out.stderr
+
+
+def test_a_virtual_environment_with_a_pth_file(tmp):
+    r = subprocess.run([PYTHON, "-m", "venv", "--without-pip", "--system-site-packages", str(tmp / "venv")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    (site,) = (tmp / "venv/lib").glob("python3.*/site-packages")
+    (site / "neuronsim.pth").write_text(str(BUILD / "python") + "\n")
+    out = subprocess.run([str(tmp / "venv/bin/python"), "-c", PROBE], capture_output=True, text=True, cwd=tmp,
+                         env=SANITIZER_ENV)
+    assert out.stdout.split()[1:] == ["True"] and out.stdout.startswith(str(BUILD / "python")), out.stderr

@@ -1,0 +1,240 @@
+"""neuronsim.run and neuronsim.load on kernel1 (real compiler output computing b = a - 1.0 on a [10, 10] fp32 tile,
+workloads/kernel1/make_data.py) and tensor_add (c = a + b, [256, 64] fp32, workloads/tensor_add/README.md)."""
+import json
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import neuronsim
+from conftest import KERNEL_SIM, ROOT
+
+K1 = "workloads/kernel1"
+K1_BIR = f"{K1}/kernel1.bir.json"
+
+
+@pytest.fixture(autouse=True)
+def in_checkout(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def test_the_readme_line():
+    # python3 -c "import neuronsim; print(neuronsim.run('workloads/kernel1').total_ns)"
+    assert neuronsim.run(K1).total_ns > 0
+
+
+def test_workload_inputs_and_expected_are_used():
+    r = neuronsim.run(K1)
+    a = np.load(ROOT / K1 / "inputs/a.npy")
+    np.testing.assert_array_equal(r.outputs["b"], a - np.float32(1.0))  # b = a - 1.0, exact in fp32 for |a| < 4
+    assert r.outputs["b"].dtype == np.float32 and r.outputs["b"].shape == (10, 10)
+    assert r.mismatches == [] and r.ok  # compared with workloads/kernel1/expected/b.npy
+    assert r.arch == "trn1" and r.kernel == K1_BIR and r.dynamic_instructions == 3
+    assert r.trace_path is None and r.device_prints == []
+
+
+def test_given_inputs_take_precedence():
+    a = np.arange(100, dtype=np.float32).reshape(10, 10)
+    r = neuronsim.run(K1, {"a": a})
+    np.testing.assert_array_equal(r.outputs["b"], a - 1)  # 0 - 1 = -1, ..., 99 - 1 = 98
+    # The workload's expected/b.npy belongs to its own inputs: every element differs, the worst is reported.
+    assert len(r.mismatches) == 1 and not r.ok
+    m = r.mismatches[0]
+    want = np.load(ROOT / K1 / "expected/b.npy").ravel()
+    got = (a - 1).ravel()
+    worst = int(np.argmax(np.abs(got - want)))  # tolerance 1e-5 / 1e-6 is negligible next to these errors
+    assert (m.tensor, m.index, m.got, m.want) == ("b", worst, got[worst], pytest.approx(want[worst]))
+    assert str(m) == f"MISMATCH b[{worst}]: got {got[worst]:g}, expected {want[worst]:.6g} (rtol 1e-05, atol 1e-06)"
+
+
+def test_outputs_are_owned_by_python():
+    r = neuronsim.run(K1)
+    b = r.outputs["b"]
+    assert b.flags.owndata and b.flags.writeable and b.flags.c_contiguous
+    b[0, 0] = 123.0  # a fresh array: changing it changes nothing else
+    assert neuronsim.run(K1).outputs["b"][0, 0] != 123.0
+
+
+def test_generated_inputs_match_the_cli(tmp):
+    # A BIR file alone: inputs generated from the tensor name, as the CLI does (its file in --outdir).
+    from conftest import cli
+    cli("run", K1_BIR, "--outdir", tmp)
+    r = neuronsim.run(K1_BIR)
+    assert r.mismatches is None  # nothing to compare with
+    assert r.outputs["b"].tobytes() == np.load(tmp / "b.npy").tobytes()
+
+
+def test_inputs_from_a_folder_and_pathlike(tmp):
+    a = np.full((10, 10), 2.5, np.float32)
+    np.save(tmp / "a.npy", a)
+    r = neuronsim.run(pathlib.Path(ROOT / K1_BIR), tmp)
+    np.testing.assert_array_equal(r.outputs["b"], np.full((10, 10), 1.5, np.float32))  # 2.5 - 1.0
+
+
+def test_expect_arrays_and_folder(tmp):
+    a = np.ones((10, 10), np.float32)
+    zeros = np.zeros((10, 10), np.float32)
+    assert neuronsim.run(K1, {"a": a}, expect={"b": zeros}).mismatches == []  # 1 - 1 = 0 exactly
+    near = zeros.copy()
+    near[3, 4] = 1e-3
+    r = neuronsim.run(K1, {"a": a}, expect={"b": near}, rtol=0, atol=1e-4)
+    assert [(m.tensor, m.index, m.got, m.want) for m in r.mismatches] == [("b", 34, 0.0, pytest.approx(1e-3))]
+    assert neuronsim.run(K1, {"a": a}, expect={"b": near}, atol=1e-3).mismatches == []  # |0 - 1e-3| <= 1e-3
+    np.save(tmp / "b.npy", zeros)
+    assert neuronsim.run(K1, {"a": a}, expect=str(tmp)).mismatches == []
+    # A folder must hold every output; a dict compares the outputs it names.
+    os.remove(tmp / "b.npy")
+    (m,) = neuronsim.run(K1, {"a": a}, expect=tmp).mismatches
+    assert (m.index, m.message) == (-1, f"no expected file {tmp / 'b.npy'}")
+    assert str(m) == f"MISMATCH b: no expected file {tmp / 'b.npy'}"
+
+
+def test_workload_tolerance_json_applies():
+    # tensor_add states rtol = atol = 0 (tolerance.json): c = a + b rounds as numpy's fp32 add does.
+    r = neuronsim.run("workloads/tensor_add")
+    a, b = (np.load(ROOT / f"workloads/tensor_add/inputs/{n}.npy") for n in "ab")
+    assert r.outputs["c"].tobytes() == (a + b).tobytes() and r.mismatches == []
+    off = r.outputs["c"].copy()
+    off[0, 0] = np.nextafter(off[0, 0], np.float32(np.inf))
+    (m,) = neuronsim.run("workloads/tensor_add", expect={"c": off}).mismatches
+    assert (m.index, str(m).endswith("(rtol 0, atol 0)")) == (0, True)
+
+
+def test_timing_only():
+    full = neuronsim.run(K1)
+    r = neuronsim.run(K1, timing_only=True)
+    assert r.outputs == {} and r.mismatches is None
+    assert r.total_ns == full.total_ns  # the same timeline without the numerics
+    assert r.stats["engines"]["DVE"]["instructions"] == 1
+
+
+def test_arch_and_stats():
+    runs = {a: neuronsim.run(K1, arch=a) for a in ("trn1", "trn2", "trn3")}
+    for a, r in runs.items():
+        assert r.arch == a and r.stats["arch"] == a and r.stats["total_ns"] == r.total_ns
+        assert set(r.stats) >= {"engines", "dma", "critical_path", "bottleneck", "dynamic_instructions"}
+    assert len({r.total_ns for r in runs.values()}) > 1  # the architectures' clocks differ
+
+
+def test_trace(tmp):
+    r = neuronsim.run(K1, trace=tmp / "t.json")
+    assert r.trace_path == str(tmp / "t.json")
+    events = json.load(open(tmp / "t.json"))["traceEvents"]
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    slices = [(tracks[e["pid"], e["tid"]], e["name"]) for e in events if e.get("ph") == "X"]
+    # kernel1.bir.json's three instructions, one slice each on their queue, and each DMA's trigger on SP, the engine
+    # that issues it (docs/timing-model.md)
+    assert sorted(name for track, name in slices if not track.startswith("DMA engine")) == [
+        "I-2 Load", "I-2 Load (trigger)", "I-4 TensorScalarPtr", "I-6 Save", "I-6 Save (trigger)"]
+    assert [track for track, name in slices if name.endswith("(trigger)")] == ["SP", "SP"]
+    # and the DMA engines' activity, each slice naming the transfer it serves
+    assert {name for track, name in slices if track.startswith("DMA engine")} == {"I-2 Load", "I-6 Save"}
+
+
+def test_kernel_objects():
+    k = neuronsim.load(K1)
+    assert k.path == K1 and k.label == K1_BIR and k.streams is None
+    assert [(t.name, t.shape, t.dtype, t.bir_dtype, t.kind, t.memory) for t in k.inputs] == [
+        ("a", (10, 10), np.dtype(np.float32), "float32", "ExternalInput", "DRAM")]
+    assert [(t.name, t.kind) for t in k.outputs] == [("b", "ExternalOutput")]
+    # and the two SBUF tiles of its allocations (tile.9 = a loaded, tile.7 = a - 1)
+    assert [(t.name, t.memory, t.kind) for t in k.tensors] == [
+        ("a", "DRAM", "ExternalInput"), ("b", "DRAM", "ExternalOutput"), ("tile.7", "SB", "Internal"),
+        ("tile.9", "SB", "Internal")]
+    # The opcodes of kernel1.bir.json, counted here from the JSON itself.
+    bir = json.load(open(ROOT / K1_BIR))
+    counts = {}
+    for block in bir["functions"][0]["blocks"]:
+        for inst in block["instructions"]:
+            counts[inst["opcode"]] = counts.get(inst["opcode"], 0) + 1
+    assert k.instructions == counts == {"Load": 1, "TensorScalarPtr": 1, "Save": 1}
+    assert k.dynamic_instructions == 3
+    assert neuronsim.run(k).outputs["b"].tobytes() == neuronsim.run(K1).outputs["b"].tobytes()
+
+
+def test_kernel_tensors_of_a_tiled_workload():
+    k = neuronsim.load("workloads/tensor_add")
+    # workloads/tensor_add/README.md: a, b, c [256, 64] fp32 in DRAM, tiles [128, 64] in SBUF, a loop of 2.
+    assert [(t.name, t.shape, t.memory) for t in k.inputs] == [("a", (256, 64), "DRAM"), ("b", (256, 64), "DRAM")]
+    assert {t.name: t.memory for t in k.tensors if t.memory == "SB"} == {"a_tile": "SB", "b_tile": "SB", "c_tile": "SB"}
+    assert k.dynamic_instructions == 8  # 4 instructions x 2 iterations
+
+
+def test_bf16_tensors_are_raw_bits():
+    # matmul_tiled (workloads/matmul_tiled/README.md): result[128, 256] fp32 = lhsT[128, 128]^T @ rhs[128, 256], bf16
+    k = neuronsim.load("workloads/matmul_tiled")
+    assert [(t.name, t.dtype, t.bir_dtype) for t in k.inputs] == [
+        ("lhsT", np.dtype(np.uint16), "bfloat16"), ("rhs", np.dtype(np.uint16), "bfloat16")]
+    ones = {t.name: neuronsim.from_float32(np.ones(t.shape), "bfloat16") for t in k.inputs}
+    assert all(a.dtype == np.uint16 and (a == 0x3F80).all() for a in ones.values())  # 1.0 in bf16 is 0x3F80
+    r = neuronsim.run(k, ones, expect={})
+    # each output element sums K = 128 products 1 * 1; the result is bf16 (raw bits), 128 = 0x4300
+    assert r.outputs["result"].dtype == np.uint16 and (r.outputs["result"] == 0x4300).all()
+    assert (neuronsim.to_float32(r.outputs["result"], "bfloat16") == 128).all()
+    assert r.mismatches == []  # expect={}: nothing to compare, and not the workload's expected/
+
+
+def test_bundle_stream_folder_runs_on_its_generation(tmp):
+    neuronsim.encode(K1, "v3", outdir=tmp / "s")
+    k = neuronsim.load(tmp / "s")
+    assert k.streams == "v3" and k.label == f"{tmp / 's'} (bundle streams, v3)"
+    r = neuronsim.run(tmp / "s", {"a": np.load(ROOT / K1 / "inputs/a.npy")})
+    assert r.arch == "trn2"  # v3 = trn2
+    assert r.outputs["b"].tobytes() == neuronsim.run(K1).outputs["b"].tobytes()
+
+
+def custom_op_kernel(path):
+    """kernel1 with its TensorScalarPtr replaced by CustomOp add_one (tests/support/kernel_sim: out = in + 1) and a
+    DevicePrint of the loaded tile before it."""
+    bir = json.load(open(ROOT / K1_BIR))
+    insts = bir["functions"][0]["blocks"][0]["instructions"]
+    load, op, save = insts
+    # Only the keys every instruction has: TensorScalarPtr's own (op0, reverse0, can_read_uninit, ...) would be
+    # warned about as unknown for a CustomOp.
+    op = {k: v for k, v in op.items()
+          if k in ("debug", "dependencies", "descendants", "engine", "ins", "loopnest", "name", "order", "outs")}
+    op.update(opcode="CustomOp", opFunctionName="add_one", ins=op["ins"][:1])
+    show = {"name": "I-3", "opcode": "DevicePrint", "engine": "Unassigned", "prefix": "a =", "ins": load["outs"],
+            "outs": []}
+    bir["functions"][0]["blocks"][0]["instructions"] = [load, show, op, save]
+    json.dump(bir, open(path, "w"))
+    return path
+
+
+def test_kernel_sim_and_device_prints(tmp):
+    k = custom_op_kernel(tmp / "k.bir.json")
+    a = (np.arange(100) % 7).astype(np.float32).reshape(10, 10)  # 0 1 2 3 4 5 6 0 1 2, 3 4 5 ...
+    with pytest.raises(neuronsim.InvalidInput) as e:
+        neuronsim.run(k, {"a": a})
+    assert str(e.value) == (f"{k}: instruction 2 'I-4' field 'opFunctionName': CustomOp 'add_one' runs an external "
+                            "kernel: pass --kernel-sim PROG")
+    r = neuronsim.run(k, {"a": a}, kernel_sim=str(KERNEL_SIM))
+    np.testing.assert_array_equal(r.outputs["b"], a + 1)  # add_one
+    # The tile as loaded, nested by the access pattern's counts [10, 1, 10] (kernel1's ap).
+    rows = ", ".join("[[" + ", ".join(str((10 * i + j) % 7) for j in range(10)) + "]]" for i in range(10))
+    assert r.device_prints == [f"a = [{rows}] (I-3: float32 [10, 1, 10])"]
+
+
+def test_runs_from_threads_take_turns_and_agree():
+    import threading
+    want = neuronsim.run("workloads/softmax").outputs
+    got = [None] * 4
+
+    def work(i):
+        got[i] = neuronsim.run("workloads/softmax").outputs
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for g in got:
+        assert {k: v.tobytes() for k, v in g.items()} == {k: v.tobytes() for k, v in want.items()}
+
+
+def test_repr():
+    assert repr(neuronsim.run(K1)).startswith(f"<neuronsim.Result {K1_BIR} on trn1: ")
+    assert repr(neuronsim.load(K1)) == f"<neuronsim.Kernel {K1_BIR}: 3 instructions>"
+    assert repr(neuronsim.load(K1).inputs[0]) == (
+        "TensorInfo(name='a', shape=(10, 10), dtype=float32, bir_dtype='float32', kind='ExternalInput', memory='DRAM')")
