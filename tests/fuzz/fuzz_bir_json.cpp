@@ -38,9 +38,11 @@ int64_t dynamic_count(const std::vector<isa::Node> &body, int64_t cap) {
     if (nd.kind == isa::Node::Kind::Inst) {
       ++n;
     } else {
-      int64_t trips = 0;
-      if (nd.stride > 0 && nd.ub > nd.lb) trips = (nd.ub - nd.lb + nd.stride - 1) / nd.stride;
-      if (nd.stride < 0 && nd.lb > nd.ub) trips = (nd.lb - nd.ub - nd.stride - 1) / -nd.stride;
+      // In 128 bits: bounds near 2^63 are valid input (the reader refuses them later) and must not overflow here.
+      __int128 trips = 0;
+      const __int128 lb = nd.lb, ub = nd.ub, stride = nd.stride;
+      if (stride > 0 && ub > lb) trips = (ub - lb + stride - 1) / stride;
+      if (stride < 0 && lb > ub) trips = (lb - ub - stride - 1) / -stride;
       if (trips > cap) return cap + 1;
       const int64_t inner = dynamic_count(nd.body, cap);
       if (trips > 0 && inner > cap / trips) return cap + 1;
