@@ -1,4 +1,4 @@
-// BIR JSON reader/writer (isa/bir_json.cpp): the real compiler sample, loops and their expressions, every
+// BIR JSON reader/writer (isa/bir/): the real compiler sample, loops and their expressions, every
 // argument kind, the error cases, and write -> read round trips.
 #include <gtest/gtest.h>
 

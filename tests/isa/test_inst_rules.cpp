@@ -36,7 +36,7 @@ std::string read_error(const json &m) {
   return "";
 }
 
-// The ONLY column of inst_fields.def names a type (or ANY), as in isa/bir_json.cpp.
+// The ONLY column of inst_fields.def names a type (or ANY), as in isa/bir/reader.hpp.
 namespace only_sel {
 constexpr int ANY = -1;
 #define NS_IT(ord, name, family) constexpr int name = ord;

@@ -2,7 +2,7 @@
 // orders every queue like AllEngineBarrier (sim/schedule.cpp), Exit ends the run (reference
 // neuronx-cc/bir/sim-control-sync-customop.md 4: birsim throws InstExitException, unwinding the whole simulation),
 // a DynamicForLoop read from BIR JSON takes its upper bound from a register (sim-control-sync-customop.md 1.2,
-// isa/bir_json.cpp read_region), GroupResetSemaphores zeroes its semaphore group, and Break leaves only the
+// isa/bir/regions.cpp read_region), GroupResetSemaphores zeroes its semaphore group, and Break leaves only the
 // innermost region (sim-control-sync-customop.md 2.3).
 // Cost figures, trn1 (engines/cost/cost.cpp; see tests/sim/test_simulator.cpp):
 //   DVE memset [128, 512] fp32: 512 cycles / 1.12 GHz = 457.14 ns, + latency 160 / 1.12 = 142.86 -> done at 600 ns

@@ -2,23 +2,23 @@
 // 2, functions[].allocations[] + blocks[].instructions[], `Loop` pseudo-instructions,
 // physical/symbolic/register access patterns, immediates -- and the writer emits the compiler's form, so that
 // parse_bir(to_bir_json(p)) reproduces p. Sources: reference bir-json.md sections 1-2,
-// neuronx-cc/bir/json-loader.md, value-model.md, wire-versioning.md (+ the public pelican-wire page).
+// neuronx-cc/bir/json-loader.md, neuronx-cc/bir/value-model.md, neuronx-cc/bir/wire-versioning.md (+ the
+// public pelican-wire page). The implementation is isa/bir/, one file per concern (isa/bir/reader.hpp lists
+// them).
 //
-// Decisions where the format leaves room (all documented in bir_json.cpp next to the code):
+// Decisions where the format leaves room (each documented next to its code in isa/bir/):
 //  - Function: the one named "main" if any (json-loader.md D8 looks "main" up, falling back to the first),
-//    else the first one. Other functions and `nki_functions` are ignored.
+//    else the first one. The other functions and `nki_functions` are read only as the callees of Call /
+//    NKIKernel, expanded in place.
 //  - symbolic_ap start = sum_d addrs[d] * rowmajor_stride(shape)[d], shape = the tensor's tensor_shape when
-//  it
-//    has as many dims as addrs, else access_shape when that does, else InputError.
+//    it has as many dims as addrs, else access_shape when that does, else InputError.
 //  - symbolic_imm_value: imm = value_list[eval(expr)] when the expr is constant, and value_list[0] otherwise;
 //    with several values the list is kept in Arg::imm_array and the expr in Arg::start so a consumer can pick
 //    per iteration (Arg::immediate(loop_values)).
 //  - register_ap: Arg kind Register with tensor/ap set; start = Register expr of reg_ap_offset when given,
-//  else
-//    const_ap_offset (default 0).
-//  - sync_info: the references give no JSON form for its waits/updates, so it is not read
-//  (Inst::waits/updates
-//    stay empty for BIR input).
+//    else const_ap_offset (default 0).
+//  - sync_info: the references give no JSON form for its waits/updates, so it is not read (Inst::waits and
+//    Inst::updates stay empty for BIR input).
 #pragma once
 
 #include <string>
@@ -40,8 +40,9 @@ inline constexpr int kMaxBlockNesting = 64;
 inline constexpr int kMaxExprDepth = 64;
 inline constexpr int64_t kMaxStaticInstructions = 250'000;  // ~3 KB each: ~0.75 GB
 
-// Reads and parses a BIR JSON file (a regular file, see file_input.hpp). Any problem (unreadable file, malformed JSON, unknown opcode, ...) throws
-// InputError naming the file and, where it applies, the instruction index/name and the JSON key.
+// Reads and parses a BIR JSON file (a regular file, see file_input.hpp). Any problem (unreadable file,
+// malformed JSON, unknown opcode, ...) throws InputError naming the file and, where it applies, the
+// instruction index/name and the JSON key.
 Program read_bir_file(const std::string &path);
 
 // Parses an already-loaded BIR JSON document; `file_for_messages` goes into Program::file and every error.

@@ -70,7 +70,8 @@ struct Arg {
     return n;
   }
   // Immediate value for the current loop values: a symbolic_imm_value with several values keeps them in
-  // imm_array and its selector expression in `start` (bir_json.cpp); otherwise `imm`. Out-of-range -> clamped.
+  // imm_array and its selector expression in `start` (isa/bir/access_patterns.cpp); otherwise `imm`.
+  // Out-of-range -> clamped.
   double immediate(const int64_t *loop_values) const {
     if (kind != ArgKind::Immediate || imm_array.size() < 2) return imm;
     int64_t i = start.eval(loop_values);

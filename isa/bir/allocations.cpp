@@ -1,0 +1,101 @@
+// A function's allocations: a memory_location_set (the compiler's form: name, kind, dtype, tensor_shape and
+// one memory location) or a bare memory_location becomes a Tensor; registers hold no tensor data and are
+// skipped (reference bir-json.md 1.4-1.5, neuronx-cc/bir/value-model.md).
+#include "isa/bir/reader.hpp"
+
+namespace neuronsim::isa::bir {
+
+void Reader::read_allocation(const json &al, const std::string &field) {
+  as_obj(al, field);
+  std::string skind = "memory_location_set";
+  if (const json *s = get(al, "Skind"))
+    skind = as_str(*s, field + ".Skind");
+  // Registers are function-level storages referenced by name (reference neuronx-cc/bir/value-model.md); they
+  // hold no tensor data.
+  if (skind == "register")
+    return;
+  Tensor t;
+  const json *loc = &al;
+  if (skind == "memory_location_set") {
+    t.set_name = as_str(need(al, "name", field + ".name"), field + ".name");
+    const json &locs =
+        as_arr(need(al, "memorylocations", field + ".memorylocations"), field + ".memorylocations");
+    if (locs.empty())
+      fail(field + ".memorylocations", "an allocation needs one memory location");
+    loc = &as_obj(locs[0], field + ".memorylocations[0]");
+    if (const json *k = get(al, "kind"))
+      t.kind = parse_enum<TensorKind>(as_str(*k, field + ".kind"), ctx(field + ".kind"));
+    if (const json *d = get(al, "dtype"))
+      t.dtype = parse_dtype(as_str(*d, field + ".dtype"), ctx(field + ".dtype"));
+    if (const json *s = get(al, "tensor_shape"))
+      t.shape = as_int_list(*s, field + ".tensor_shape");
+  } else if (skind != "memory_location") {
+    fail(field + ".Skind", "unknown storage kind '" + skind + "'");
+  }
+  std::string lf = loc == &al ? field : field + ".memorylocations[0]";
+  t.name = as_str(need(*loc, "name", lf + ".name"), lf + ".name");
+  if (t.set_name.empty())
+    t.set_name = t.name + "_set";
+  MemoryType mt = MemoryType::Unallocated;
+  if (const json *ty = get(*loc, "type"))
+    mt = parse_enum<MemoryType>(as_str(*ty, lf + ".type"), ctx(lf + ".type"));
+  // Input/Output/Unallocated locations live in DRAM (reference bir-json.md 1.5: KLR's Input/Output = the
+  // compiler's DRAM).
+  t.mem = (mt == MemoryType::Input || mt == MemoryType::Output || mt == MemoryType::Unallocated)
+              ? MemoryType::DRAM
+              : mt;
+  std::vector<int64_t> dims;
+  if (const json *d = get(*loc, "dims"))
+    dims = as_int_list(*d, lf + ".dims");
+  for (auto d : dims)
+    if (d < 0)
+      fail(lf + ".dims", "negative dimension");
+  if (const json *v = get(*loc, "addr"))
+    t.addr = as_int(*v, lf + ".addr");
+  if (const json *v = get(*loc, "base"))
+    t.base_partition = as_int(*v, lf + ".base");
+  if (const json *v = get(*loc, "bank"))
+    t.bank = as_int(*v, lf + ".bank");
+  if (const json *v = get(*loc, "allocated"))
+    t.allocated = as_bool(*v, lf + ".allocated");
+  const int64_t esize = dtype_size(t.dtype);
+  // dims = [partitions, bytes per partition...] (reference bir-json.md 1.5); the product of dims[1..] is the
+  // partition size.
+  if (!dims.empty()) {
+    t.partitions = dims[0];
+    t.bytes_per_partition = 1;
+    for (size_t i = 1; i < dims.size(); ++i)
+      t.bytes_per_partition = mul(t.bytes_per_partition, dims[i], lf + ".dims");
+    if (dims.size() == 1)
+      t.bytes_per_partition = esize;
+  }
+  if (t.shape.empty()) {
+    if (dims.empty())
+      fail(field, "allocation '" + t.set_name + "' has neither tensor_shape nor dims");
+    if (esize <= 0 || t.bytes_per_partition % esize != 0)
+      fail(lf + ".dims", "bytes per partition " + std::to_string(t.bytes_per_partition) +
+                             " is not a multiple of the dtype size");
+    t.shape = {t.partitions, t.bytes_per_partition / esize};
+  } else if (dims.empty()) {
+    t.partitions = t.shape[0];
+    int64_t n = 1;
+    for (size_t i = 1; i < t.shape.size(); ++i)
+      n = mul(n, t.shape[i], field + ".tensor_shape");
+    t.bytes_per_partition = mul(n, esize, field + ".tensor_shape");
+  }
+  for (auto s : t.shape)
+    if (s < 0)
+      fail(field + ".tensor_shape", "negative dimension");
+  // The tensor's byte size must be a 64-bit number (every later size computation relies on it).
+  int64_t elems = 1, bytes = 0;
+  for (auto s : t.shape)
+    if (__builtin_mul_overflow(elems, s, &elems))
+      fail(field + ".tensor_shape", "the element count overflows 64 bits");
+  if (__builtin_mul_overflow(elems, esize, &bytes))
+    fail(field + ".tensor_shape", "the byte size overflows 64 bits");
+  if (p_.find_tensor(t.name) >= 0 || p_.find_tensor(t.set_name) >= 0)
+    fail(field + ".name", "duplicate allocation '" + t.set_name + "'");
+  p_.tensors.push_back(std::move(t));
+}
+
+} // namespace neuronsim::isa::bir

@@ -1,0 +1,213 @@
+// One instruction: its opcode and engine (checked against the type's table row), its operands, the typed
+// fields of isa/tables/inst_fields.def, its required and unknown keys (inst_keys.def) and its dependencies. A
+// Call or NKIKernel expands its callee in place (document.cpp). Follows reference bir-json.md 1.7 (the
+// instruction object), reference neuronx-cc/bir/json-schema-catalog.md (per-type keys, required vs optional)
+// and reference neuronx-cc/bir/json-loader.md (engines, dependencies).
+#include <algorithm>
+
+#include "isa/bir/reader.hpp"
+#include "neuronsim/isa/inst_rules.hpp"
+
+namespace neuronsim::isa::bir {
+
+const char *inst_family(InstructionType t) {
+#define NS_IT(ord, name, family) family,
+  static const char *families[] = {
+#include "neuronsim/isa/tables/instruction_types.def"
+  };
+#undef NS_IT
+  int i = static_cast<int>(t);
+  return (i >= 0 && i < kNumInstructionTypes) ? families[i] : "";
+}
+
+namespace {
+
+// Instructions that carry no operands may omit ins/outs; every other opcode moves or computes data and must
+// say what (reference bir-json.md 1.7: `ins`/`outs` are part of every instruction KLR and the compiler
+// write).
+bool needs_operands(InstructionType t) {
+  std::string f = inst_family(t);
+  return f != "control" && f != "sync" && f != "region";
+}
+
+} // namespace
+
+// One overload per C++ type a row of inst_fields.def can have; the generic loop in read_fields picks by
+// type.
+void Reader::read_value(const json &v, bool &out, const std::string &f) const {
+  out = as_bool(v, f);
+}
+
+void Reader::read_value(const json &v, int64_t &out, const std::string &f) const {
+  out = as_int(v, f);
+}
+
+void Reader::read_value(const json &v, double &out, const std::string &f) const {
+  out = as_num(v, f);
+}
+
+void Reader::read_value(const json &v, std::string &out, const std::string &f) const {
+  out = as_str(v, f);
+}
+
+void Reader::read_value(const json &v, std::vector<int64_t> &out, const std::string &f) const {
+  out = as_int_list(v, f);
+}
+
+void Reader::read_value(const json &v, std::vector<double> &out, const std::string &f) const {
+  out.clear();
+  const json &a = as_arr(v, f);
+  for (size_t i = 0; i < a.size(); ++i)
+    out.push_back(as_num(a[i], f + "[" + std::to_string(i) + "]"));
+}
+
+void Reader::read_value(const json &v, std::vector<std::string> &out, const std::string &f) const {
+  out.clear();
+  const json &a = as_arr(v, f);
+  for (size_t i = 0; i < a.size(); ++i)
+    out.push_back(as_str(a[i], f + "[" + std::to_string(i) + "]"));
+}
+
+void Reader::read_value(const json &v, std::vector<std::vector<int64_t>> &out, const std::string &f) const {
+  out.clear();
+  const json &a = as_arr(v, f);
+  for (size_t i = 0; i < a.size(); ++i)
+    out.push_back(as_int_list(a[i], f + "[" + std::to_string(i) + "]"));
+}
+
+void Reader::read_value(const json &v, std::vector<ApDim> &out, const std::string &f) const {
+  out = as_pattern(v, f);
+}
+
+void Reader::read_value(const json &v, AluOp &out, const std::string &f) const {
+  out = parse_alu(as_str(v, f), ctx(f));
+}
+
+template <typename E, typename> void Reader::read_value(const json &v, E &out, const std::string &f) const {
+  out = parse_enum<E>(as_str(v, f), ctx(f));
+}
+
+void Reader::read_fields(const json &j, Inst &inst) const {
+  const int type = static_cast<int>(inst.type);
+  (void)type;
+#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+  if (only_sel::only < 0 || only_sel::only == type) {                                                        \
+    if (const json *v = get(j, key)) {                                                                       \
+      read_value(*v, inst.f.member, key);                                                                    \
+      inst.given.set(static_cast<int>(Field::member));                                                       \
+    }                                                                                                        \
+  }
+#include "neuronsim/isa/tables/inst_fields.def"
+#undef NS_FIELD
+}
+
+// Keys the table does not list for the type: one warning per key name, naming the closest known key.
+void Reader::warn_unknown_keys(const json &j, InstructionType type) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string &k = it.key();
+    if (is_known_key(type, k) || !warned_.insert(k).second)
+      continue;
+    const std::string near = closest_key(type, k);
+    p_.warnings.push_back(Error::format(ctx(k), std::string("unknown key for ") + inst_type_name(type) +
+                                                    ", ignored" +
+                                                    (near.empty() ? "" : " (did you mean '" + near + "'?)")));
+  }
+}
+
+// Required keys (inst_keys.def, after reference neuronx-cc/bir/json-schema-catalog.md "Required vs
+// optional"): the compiler's loader reads them with json.at(), so a missing or null one is an error here too,
+// never a default. A present key that is one edit away is named as the likely misspelling.
+void Reader::check_required_keys(const json &j, InstructionType type) const {
+  for (const auto &key : inst_keys(type).required) {
+    if (get(j, key.c_str()))
+      continue;
+    std::string hint;
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (!is_known_key(type, it.key()) && closest_key(type, it.key()) == key)
+        hint = it.key();
+    const bool null = j.contains(key);
+    fail(key,
+         std::string(null ? "required key '" + key + "' is null" : "missing required key '" + key + "'") +
+             " (" + inst_type_name(type) + " requires: " + join(inst_keys(type).required) + ")" +
+             (hint.empty() ? "" : "; the instruction has '" + hint + "': misspelt?"));
+  }
+}
+
+std::string Reader::join(const std::vector<std::string> &v) {
+  std::string s;
+  for (const auto &x : v)
+    s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// An engine the type's table row does not list (instruction_wire.def + engines_allowed.def).
+void Reader::check_engine(InstructionType type, Engine e) const {
+  if (!engine_allowed(type, e))
+    fail("engine", std::string(inst_type_name(type)) + " cannot run on " + enum_name(e) + " (it runs on " +
+                       allowed_engines_text(type) + ")");
+}
+
+void Reader::read_instruction(const json &j, std::vector<Node> &out) {
+  if (static_cast<int64_t>(p_.insts.size()) >= kMaxStaticInstructions)
+    fail("", "more than " + std::to_string(kMaxStaticInstructions) +
+                 " instructions (calls expand their callee in place): refusing to read further");
+  Inst inst;
+  inst.index = static_cast<int>(p_.insts.size());
+  cur_index_ = inst.index;
+  cur_name_.clear();
+  if (const json *n = get(j, "name"))
+    cur_name_ = as_str(*n, "name");
+  inst.name = name_prefix_ + cur_name_;
+  const std::string &opcode = as_str(need(j, "opcode", "opcode"), "opcode");
+  auto type = inst_type_from_name(opcode);
+  if (!type)
+    fail("opcode", "unknown opcode '" + opcode + "'");
+  inst.type = *type;
+  if (const json *e = get(j, "engine"))
+    inst.engine = parse_enum<Engine>(as_str(*e, "engine"), ctx("engine"));
+  check_engine(inst.type, inst.engine);
+  bool need_ops = needs_operands(inst.type);
+  inst.ins = read_args(j, "ins", need_ops);
+  inst.outs = read_args(j, "outs", need_ops);
+  read_fields(j, inst);
+  check_required_keys(j, inst.type);
+  warn_unknown_keys(j, inst.type);
+  // dependencies: a bare name (a Flow edge) or [name, kind] (reference neuronx-cc/bir/json-loader.md, pass
+  // 2); {id|name, kind} objects as the writer page describes them are accepted too. Only the names are kept.
+  if (const json *d = get(j, "dependencies")) {
+    const json &a = as_arr(*d, "dependencies");
+    for (size_t i = 0; i < a.size(); ++i) {
+      std::string f = "dependencies[" + std::to_string(i) + "]";
+      const json &e = a[i];
+      if (e.is_string())
+        inst.dependencies.push_back(name_prefix_ + e.get<std::string>());
+      else if (e.is_array() && !e.empty())
+        inst.dependencies.push_back(name_prefix_ + as_str(e[0], f + "[0]"));
+      else if (e.is_object() && get(e, "name"))
+        inst.dependencies.push_back(name_prefix_ + as_str(*get(e, "name"), f + ".name"));
+      else if (e.is_object() && get(e, "id"))
+        inst.dependencies.push_back(name_prefix_ + as_str(*get(e, "id"), f + ".id"));
+      else
+        fail(f, "a dependency must be a name or [name, kind], got " + e.dump());
+    }
+  }
+  if (const json *dbg = get(j, "debug")) {
+    if (const json *ln = get(*dbg, "lineno"))
+      inst.source_line = static_cast<int>(as_int(*ln, "debug.lineno"));
+  }
+  Node node;
+  node.kind = Node::Kind::Inst;
+  node.inst = inst.index;
+  const bool call = (inst.type == InstructionType::Call && !inst.f.target.empty()) ||
+                    inst.type == InstructionType::NKIKernel;
+  p_.insts.push_back(std::move(inst));
+  if (call) {
+    node.kind = Node::Kind::Call;
+    expand_call(node);
+  }
+  out.push_back(std::move(node));
+  cur_index_ = -1;
+  cur_name_.clear();
+}
+
+} // namespace neuronsim::isa::bir
