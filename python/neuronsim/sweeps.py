@@ -16,6 +16,7 @@ appended to <out>.csv and <out>.jsonl as tasks finish, so an interrupted sweep k
 (--resume) runs only the tasks whose rows are missing. Dask is imported only when a sweep runs.
 """
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -26,6 +27,7 @@ import socket
 import sys
 import threading
 import time
+import types
 import uuid
 
 ARCHS = ("trn1", "trn2", "trn3")
@@ -79,19 +81,23 @@ def _error(kind, message):
 
 # ---- Which kernels: arguments -> tasks
 
-class Kernel:
+class KernelSpec:
     """One kernel of a sweep: how rows name it, where it is, its group and variant (for ranking)."""
 
     def __init__(self, name, path, group, variant):
         self.name, self.path, self.group, self.variant = name, path, group, variant
 
     def __repr__(self):
-        return f"Kernel({self.name!r}, {self.path!r}, group={self.group!r}, variant={self.variant!r})"
+        return f"KernelSpec({self.name!r}, {self.path!r}, group={self.group!r}, variant={self.variant!r})"
 
 
 def _is_kernel(p):
-    """A BIR JSON file, a workload folder (one *.bir.json) or a bundle-stream folder (manifest.json)."""
-    return p.is_file() or (p.is_dir() and (any(p.glob("*.bir.json")) or (p / "manifest.json").is_file()))
+    """A BIR JSON file, a workload folder (exactly one *.bir.json, as `neuronsim run` takes) or a bundle-stream
+    folder (manifest.json)."""
+    if p.is_file():
+        return True
+    return p.is_dir() and ((p / "manifest.json").is_file() or
+                           sum(1 for c in p.glob("*.bir.json") if c.is_file()) == 1)
 
 
 def _short_name(p):
@@ -108,7 +114,7 @@ def _split_variant(name):
 
 
 def kernels_of(kernels):
-    """The Kernels a sweep runs, in order. `kernels`: one argument or a list of them, each a kernel path, a folder
+    """The KernelSpecs a sweep runs, in order. `kernels`: one argument or a list of them, each a kernel path, a folder
     of kernels (its *.bir.json files and kernel folders, sorted by name), or LABEL=PATH; or a dict {label: path}.
     Raises InvalidInput for a path that is not there or a folder without kernels, UsageError for a name given
     twice."""
@@ -134,7 +140,7 @@ def kernels_of(kernels):
             name = label if label is not None else arg
             own = label if label is not None else _short_name(p)
             group, variant = _split_variant(own)
-            out.append(Kernel(name, str(p.resolve()), group or own, variant))
+            out.append(KernelSpec(name, str(p.resolve()), group or own, variant))
             continue
         members = sorted(c for c in p.iterdir() if (c.is_file() and c.name.endswith(".bir.json"))
                          or (c.is_dir() and _is_kernel(c)))
@@ -144,7 +150,7 @@ def kernels_of(kernels):
         folder = p.resolve().name
         for c in members:
             group, variant = _split_variant(_short_name(c))
-            out.append(Kernel(os.path.join(arg, c.name), str(c.resolve()), group or folder,
+            out.append(KernelSpec(os.path.join(arg, c.name), str(c.resolve()), group or folder,
                               variant or _short_name(c)))
     seen = set()
     for k in out:
@@ -326,6 +332,23 @@ class _Results:
 
 # ---- The cluster
 
+@contextlib.contextmanager
+def _bare_main():
+    """Local workers are spawned processes, and multiprocessing runs the parent's main script (or -m module) again
+    in each, as __mp_main__, unless __main__ names none. The workers need only neuronsim, so while the cluster
+    starts them __main__ is a bare module: a calling script needs no `if __name__ == "__main__":` guard, and
+    workers start sooner."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
 class _Cluster:
     """A client for the sweep: the caller's, one connected to a scheduler address, or one on a new LocalCluster.
     Closes what it opened."""
@@ -336,9 +359,19 @@ class _Cluster:
         self.cluster = None
         self.own = not hasattr(client, "submit")
         if client is None:
+            import multiprocessing
+
+            # A worker that Dask restarts (after a crash) runs the caller's script again (see _bare_main): one
+            # without `if __name__ == "__main__":` would call sweep() again there. Refuse instead of recursing.
+            if getattr(multiprocessing.current_process(), "_inheriting", False):  # multiprocessing's own test
+                raise _error("UsageError", "sweep() ran again while a local Dask worker imported the script that "
+                                           "calls it: put the call under `if __name__ == \"__main__\":`")
             n = workers or len(os.sched_getaffinity(0))
-            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                        silence_logs=logging.ERROR)
+            with _bare_main():
+                # No dashboard; the scheduler's HTTP endpoints (health, metrics) on a free port, not 8787.
+                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                            dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+                                            silence_logs=logging.ERROR)
             self.client = Client(self.cluster, set_as_default=False)
             self.where = f"a local cluster of {n} worker{'s' if n > 1 else ''}"
             return
@@ -529,8 +562,8 @@ def _numbered(ordered, column):
 # ---- The command line
 
 HELP_EPILOG = """\
-KERNEL_OR_DIR: a BIR JSON file, a workload folder (one *.bir.json), a bundle folder (manifest.json), a folder of
-those (each of its *.bir.json files and kernel folders, by name; they form one group, named after the folder), or
+KERNEL_OR_DIR: a BIR JSON file, a workload folder (exactly one *.bir.json), a bundle folder (manifest.json), a
+folder of those (each of its *.bir.json files and kernel folders, by name; they form one group, named after the folder), or
 LABEL=PATH to name a kernel LABEL. Kernels named NAME@VARIANT (LABEL or file/folder name) form group NAME.
 
 One task per (kernel, arch), each one `neuronsim run --timing-only` (with --numeric: a full run, compared with the
@@ -543,6 +576,8 @@ the kernels at the same paths; --workers N waits for N of them).
 "Sweeps"); existing files are refused unless --resume, which keeps their rows and runs only the missing tasks. A
 failed run is a row with status error, its message and the exit code `neuronsim run` gives. Dask's progress bar
 shows when stdout is a terminal. Without -o or --rank-by the rows are printed as a table in task order.
+
+columns, in order: {columns}
 
 exit codes: 0 every row ok, 1 some row mismatch or error, 2 usage, 3 a kernel argument names nothing, 130
 interrupted (the rows written so far stay; --resume continues)
@@ -557,7 +592,8 @@ class _Parser(argparse.ArgumentParser):
 def main(argv=None):
     """`neuronsim sweep` (the C++ command runs `python3 -m neuronsim sweep ...`). Returns the exit code."""
     p = _Parser(prog="neuronsim sweep", description="Runs many kernels on many architectures on Dask, one task "
-                "per (kernel, arch), and collects one row of results per task.", epilog=HELP_EPILOG,
+                "per (kernel, arch), and collects one row of results per task.",
+                epilog=HELP_EPILOG.format(columns=", ".join(COLUMN_NAMES)),
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernels", nargs="+", metavar="KERNEL_OR_DIR")
     p.add_argument("--arch", default="trn1", metavar="trn1,trn2,trn3", help="architectures, comma-separated "
@@ -572,6 +608,7 @@ def main(argv=None):
     p.add_argument("--numeric", action="store_true", help="full runs (outputs computed, compared with the "
                    "workload's expected/) instead of timing-only")
     p.add_argument("--inputs", metavar="DIR", help="numeric runs: DIR/<name>.npy for every kernel")
+    a = None
     try:
         a = p.parse_args(argv)
         if a.rank_by:
@@ -581,7 +618,7 @@ def main(argv=None):
                             None, None)
         elapsed = time.perf_counter() - start
     except KeyboardInterrupt:
-        where = f"; the rows so far are in {results_paths(a.out)[0]} (--resume continues)" if a.out else ""
+        where = f"; the rows so far are in {results_paths(a.out)[0]} (--resume continues)" if a and a.out else ""
         sys.stderr.write(f"neuronsim: sweep interrupted{where}\n")
         return 130
     except Exception as e:
@@ -596,7 +633,7 @@ def main(argv=None):
     elif not a.out:
         sys.stdout.write(_plain_table(rows))
     ran = info["tasks"] - info["resumed"]
-    print(f"sweep: {info['tasks']} tasks ({info['resumed']} resumed, {ran} run"
+    print(f"sweep: {info['tasks']} task{'s' if info['tasks'] != 1 else ''} ({info['resumed']} resumed, {ran} run"
           + (f" on {info['where']}" if info["where"] else "") + f"): {counts['ok']} ok, {counts['mismatch']} "
           f"mismatch, {counts['error']} error; {elapsed:.1f} s")
     if info["files"]:
