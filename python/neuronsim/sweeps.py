@@ -30,6 +30,8 @@ import time
 import types
 import uuid
 
+from . import _core
+
 ARCHS = ("trn1", "trn2", "trn3")
 ENGINES = ("PE", "ACT", "POOL", "DVE", "SP")
 
@@ -70,8 +72,6 @@ NUMERIC_COLUMNS = [name for name, kind, _ in COLUMNS if kind in (int, float)]
 
 def _error(kind, message):
     """A neuronsim error of class `kind` (InvalidInput, UsageError) as the C++ side raises them."""
-    from . import _core
-
     cls = getattr(_core, kind)
     e = cls("sweep: " + message)
     e.exit_code = {"InvalidInput": 3, "UsageError": 2}[kind]
@@ -204,8 +204,6 @@ def failed_row(kernel, arch, mode, exc, exit_code=4):
 
 def run_task(kernel, arch, timing_only, inputs=None):
     """Runs one kernel on one architecture (neuronsim.run) and returns its row; a failing run gives an error row."""
-    from . import _core
-
     mode = "timing" if timing_only else "numeric"
     start = time.perf_counter()
     try:
@@ -306,13 +304,18 @@ class _Results:
                                                "start over")
         # Both files are (re)written whole once, from the rows kept: a line cut short by an interruption goes, and
         # the JSON lines follow the CSV. Then rows are only appended.
+        self.handles = []
         for path, text in ((csv_path, _csv_line(dict(zip(COLUMN_NAMES, COLUMN_NAMES))) +
                             "".join(map(_csv_line, self.rows))),
                            (json_path, "".join(map(_json_line, self.rows)))):
             tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
-        self.handles = [open(p, "a") for p in self.files]
+            try:
+                tmp.write_text(text)
+                os.replace(tmp, path)
+                self.handles.append(open(path, "a"))
+            except OSError as e:
+                self.close()
+                raise _error("InvalidInput", f"{path}: cannot write ({e.strerror})") from None
 
     def done(self):
         return {(r["kernel"], r["arch"], r["mode"]) for r in self.rows}
@@ -325,9 +328,8 @@ class _Results:
                 f.flush()
 
     def close(self):
-        if self.files:
-            for f in self.handles:
-                f.close()
+        for f in getattr(self, "handles", []):
+            f.close()
 
 
 # ---- The cluster
@@ -476,9 +478,8 @@ def _run(todo, mode, timing_only, inputs, client, workers, progress, results, on
             results.add(row)
             if on_row:
                 on_row(row)
-            f.release()
-        if bar is not None:
-            bar.join(timeout=2)
+        if bar is not None:  # it draws 100% and clears its line once the scheduler reports every key done
+            bar.join(timeout=5)
         return cluster.where
     finally:
         cluster.close()
