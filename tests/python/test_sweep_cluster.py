@@ -8,15 +8,17 @@ import pathlib
 import pty
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 
 import numpy as np
 import pytest
 from distributed import Client
 
 import neuronsim
-from conftest import CLI, ROOT, SANITIZED, WORKLOADS, cli, cli_error
+from conftest import BUILD, CLI, ROOT, SANITIZED, WORKLOADS, cli, cli_error
 from neuronsim import sweeps
 from sweep_support import free_port, in_readme_folder, readme_cluster_commands, run_sh, start, stop, wait_for_port
 
@@ -201,3 +203,37 @@ def test_the_progress_bar_shows_on_a_terminal_only(cluster):
     assert re.search(r"\[#+\] \| 100% Completed", out), out  # Dask's TextProgressBar
     r = subprocess.run([str(CLI), *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "Completed" not in r.stdout + r.stderr
+
+
+def test_an_interrupted_sweep_keeps_its_rows_and_resume_finishes_it(cluster, tmp):
+    """Ctrl-C in the middle of a sweep of the full-size workloads (runs of up to a few tenths of a second): the rows
+    written so far stay, whole, and --resume runs exactly the others."""
+    subprocess.run([str(BUILD / "neuronsim_workload_gen"), "all", "--size", "full", "--bir-only", "-o",
+                    str(tmp / "full")], check=True, stdout=subprocess.DEVNULL)
+    n = 3 * len(sweeps.kernels_of(str(tmp / "full")))
+    args = [str(CLI), "sweep", str(tmp / "full"), "--arch", "trn1,trn2,trn3", "--scheduler", cluster[0], "-o",
+            str(tmp / "r.csv")]
+    sweep = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len((tmp / "r.csv").read_text().splitlines() if (tmp / "r.csv").exists() else []) < 3 and \
+                sweep.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sweep.poll() is None, "the sweep ended before it could be interrupted"
+        sweep.send_signal(signal.SIGINT)
+        _, stderr = sweep.communicate(timeout=120)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+            sweep.wait()
+    assert (sweep.returncode, stderr) == (130, f"neuronsim: sweep interrupted; the rows so far are in {tmp}/r.csv "
+                                               "(--resume continues)\n")
+    kept = sweeps.read_results(tmp / "r.csv")
+    assert 2 <= len(kept) < n and (tmp / "r.csv").read_text().endswith("\n")
+    assert [json.loads(line) for line in (tmp / "r.jsonl").read_text().splitlines()] == kept
+
+    r = subprocess.run(args + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert f"sweep: {n} tasks ({len(kept)} resumed, {n - len(kept)} run on " in r.stdout
+    rows = sweeps.read_results(tmp / "r.csv")
+    assert rows[: len(kept)] == kept and len({(x["kernel"], x["arch"]) for x in rows}) == len(rows) == n
