@@ -384,14 +384,15 @@ int cmd_validate(const std::vector<std::string> &a) {
   return r.agree ? 0 : 1;
 }
 
-// `neuronsim sweep`: the sweep is Python (python/neuronsim/sweeps.py, on Dask), this command only starts it. The
-// package of this build (build/python, beside the binary) goes first on PYTHONPATH; an installed one (cmake
-// --install) is on the interpreter's own path. Returns only when the interpreter cannot be started.
+// `neuronsim sweep`: the sweep is Python (python/neuronsim/sweeps.py, on Dask); this command only starts it.
+// The package of this build (build/python, beside the binary) goes first on PYTHONPATH; an installed one
+// (cmake --install) is on the interpreter's own path. Returns only when the interpreter cannot be started.
 int cmd_sweep(const std::vector<std::string> &a) {
 #ifndef NEURONSIM_PYTHON
   (void)a;
-  throw UsageError("sweep runs on the neuronsim Python package, which this build lacks (install pybind11-dev and "
-                   "python3-dev, as scripts/bootstrap does, and reconfigure)");
+  throw UsageError(
+      "sweep runs on the neuronsim Python package, which this build lacks (install pybind11-dev and "
+      "python3-dev, as scripts/bootstrap does, and reconfigure)");
 #else
   const char *env = std::getenv("NEURONSIM_PYTHON");
   const std::string python = env && *env ? env : NEURONSIM_PYTHON;
