@@ -190,14 +190,14 @@ def _one_line(text):
     return " ".join(str(text).split())
 
 
-def empty_row(kernel, arch, mode):
+def _empty_row(kernel, arch, mode):
     row = dict.fromkeys(COLUMN_NAMES)
     row.update(kernel=kernel.name, path=kernel.path, group=kernel.group, variant=kernel.variant, arch=arch, mode=mode)
     return row
 
 
-def failed_row(kernel, arch, mode, exc, exit_code=4):
-    row = empty_row(kernel, arch, mode)
+def _failed_row(kernel, arch, mode, exc, exit_code=4):
+    row = _empty_row(kernel, arch, mode)
     row.update(status="error", exit_code=exit_code, error_type=type(exc).__name__, error=_one_line(exc))
     return row
 
@@ -209,11 +209,11 @@ def run_task(kernel, arch, timing_only, inputs=None):
     try:
         r = _core.run(kernel.path, inputs, arch=arch, timing_only=timing_only)
     except _core.Error as e:
-        row = failed_row(kernel, arch, mode, e, e.exit_code)
+        row = _failed_row(kernel, arch, mode, e, e.exit_code)
     except Exception as e:  # the CLI's "internal error" (exit 4)
-        row = failed_row(kernel, arch, mode, e)
+        row = _failed_row(kernel, arch, mode, e)
     else:
-        row = empty_row(kernel, arch, mode)
+        row = _empty_row(kernel, arch, mode)
         s = r.stats
         row.update(total_ns=s["total_ns"], dynamic_instructions=s["dynamic_instructions"],
                    bottleneck=s.get("bottleneck"))
@@ -270,8 +270,9 @@ def read_results(path):
         text = text[: text.rfind("\n") + 1]
     lines = list(csv.reader(io.StringIO(text)))
     if not lines or lines[0] != COLUMN_NAMES:
-        raise _error("UsageError", f"{path} does not start with the columns this version writes ({','.join(COLUMN_NAMES[:3])},"
-                                   "...): not a sweep's results, or another version's (start a new file)")
+        first = ",".join(COLUMN_NAMES[:3])
+        raise _error("UsageError", f"{path} does not start with the columns this version writes ({first},...): not a "
+                                   "sweep's results, or another version's (start a new file)")
     rows = []
     for n, cells in enumerate(lines[1:], start=2):
         if len(cells) != len(COLUMN_NAMES):
@@ -397,7 +398,7 @@ class _Cluster:
 
 
 def _progress_bar(client, futures):
-    """Dask's text progress bar, drawn from its own thread while the sweep collects rows; None without futures."""
+    """Dask's text progress bar on stdout, drawn from its own thread while the sweep collects rows."""
     from distributed.diagnostics.progressbar import TextProgressBar
 
     t = threading.Thread(target=TextProgressBar, args=(futures,), kwargs={"scheduler": client.scheduler.address},
@@ -424,7 +425,8 @@ def sweep(kernels, archs=("trn1",), *, timing_only=True, inputs=None, client=Non
     out          "results" or "results.csv": rows are appended to results.csv and results.jsonl as tasks finish;
                  existing files are refused unless resume
     resume       keep the rows already in the files and run only the missing tasks
-    workers      with a scheduler: wait until that many workers are connected
+    workers      the local cluster's worker processes (default one per core); with a client or a scheduler address:
+                 wait until that many workers are connected
     progress     Dask's progress bar on stdout; None: when stdout is a terminal
     on_row       called with each new row as it arrives
 
@@ -474,7 +476,7 @@ def _run(todo, mode, timing_only, inputs, client, workers, progress, results, on
             try:
                 row = f.result()
             except Exception as e:  # the task did not run to its end: a worker lost too often, an import failed
-                row = failed_row(k, a, mode, e)
+                row = _failed_row(k, a, mode, e)
             results.add(row)
             if on_row:
                 on_row(row)
@@ -564,8 +566,9 @@ def _numbered(ordered, column):
 
 HELP_EPILOG = """\
 KERNEL_OR_DIR: a BIR JSON file, a workload folder (exactly one *.bir.json), a bundle folder (manifest.json), a
-folder of those (each of its *.bir.json files and kernel folders, by name; they form one group, named after the folder), or
-LABEL=PATH to name a kernel LABEL. Kernels named NAME@VARIANT (LABEL or file/folder name) form group NAME.
+folder of those (each of its *.bir.json files and kernel folders, by name; they form one group, named after the
+folder), or LABEL=PATH to name a kernel LABEL. Kernels named NAME@VARIANT (LABEL or file/folder name) form group
+NAME.
 
 One task per (kernel, arch), each one `neuronsim run --timing-only` (with --numeric: a full run, compared with the
 workload's expected/). Without --scheduler a Dask LocalCluster runs them: --workers processes (default one per
