@@ -54,7 +54,7 @@ def measure(build, folder, client, work, reps):
         for p in neuronsim.sweeps.results_paths(out):
             p.unlink(missing_ok=True)
         subprocess.run([cli, "sweep", folder, "--arch", ",".join(ARCHS), "-o", str(out)], check=True,
-                       stdout=subprocess.DEVNULL)
+                       stdout=subprocess.DEVNULL, env=dict(os.environ, DASK_TEMPORARY_DIRECTORY=str(work)))
 
     def sweep_warm():
         rows = neuronsim.sweep(folder, ARCHS, client=client)
@@ -79,7 +79,7 @@ def main():
         shutil.copytree(root / "workloads/kernel1", work / "full/kernel1")
         n = len(os.sched_getaffinity(0))
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                               scheduler_kwargs={"dashboard_address": ":0"})
+                               scheduler_kwargs={"dashboard_address": ":0"}, local_directory=str(work))
         client = Client(cluster, set_as_default=False)
         print(f"{n} local workers, median of {reps}")
         print("| kernels | runs | serial CLI (s) | serial Python (s) | sweep, CLI with cluster start (s) | sweep, warm "

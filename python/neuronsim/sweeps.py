@@ -595,6 +595,10 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv=None):
     """`neuronsim sweep` (the C++ command runs `python3 -m neuronsim sweep ...`). Returns the exit code."""
+    # A command's output is its own: Dask's warnings (a slow event loop, a worker restarted) and asyncio's notes on
+    # connections dropped while a client closes after Ctrl-C stay out of it; errors that matter reach the rows.
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     p = _Parser(prog="neuronsim sweep", description="Runs many kernels on many architectures on Dask, one task "
                 "per (kernel, arch), and collects one row of results per task.",
                 epilog=HELP_EPILOG.format(columns=", ".join(COLUMN_NAMES)),
