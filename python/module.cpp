@@ -1,4 +1,5 @@
-// The `neuronsim` Python module (project issue 15): run kernels on numpy arrays and get outputs, statistics
+// The extension of the `neuronsim` Python package (project issue 15), neuronsim._core, re-exported by
+// python/neuronsim/__init__.py: run kernels on numpy arrays and get outputs, statistics
 // and the timeline, in process. The functions are in python/run.cpp and python/tools.cpp; README "Python" is
 // the guide.
 #include <cstdlib>
@@ -33,6 +34,7 @@ run() takes a BIR JSON file, a workload folder (one *.bir.json, inputs/, expecte
 stream folder written by encode(), exactly as `neuronsim run` does, and gives the same outputs and statistics.
 bf16 and fp8 tensors are held as their raw bits (uint16 / uint8): to_float32() and from_float32() convert.
 Errors raise neuronsim.InvalidInput, SimulationError or UsageError (all neuronsim.Error) with the CLI's messages.
+sweep() runs many kernels on many architectures on a Dask cluster (local, or a scheduler's address).
 )";
 
 const char *kRunDoc = R"(Runs a kernel and returns a Result.
@@ -65,7 +67,7 @@ std::string tensor_repr(const TensorInfo &t) {
 
 } // namespace
 
-PYBIND11_MODULE(neuronsim, m) {
+PYBIND11_MODULE(_core, m) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); // a simulator's output should be its own
   try {
     py::module_::import("numpy");  // arrays in and out, and the dtypes of load()

@@ -2,8 +2,10 @@
 // Exit codes: 0 success; 1 outputs differ from --expect / validation divergence; 2 usage; 3 invalid input;
 // 4 simulation error.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <systemc>
+#include <unistd.h>
 #include <vector>
 
 #include "neuronsim/engines/ops.hpp"
@@ -48,6 +51,10 @@ usage:
   neuronsim disasm FILE_OR_DIR [--gen v2|v3|v4]    bundles -> one readable line per bundle
   neuronsim validate --bir KERNEL --bundles DIR [options]   run both, compare, lint the streams
   neuronsim isa [--json]              print every ISA table the simulator knows
+  neuronsim sweep KERNEL_OR_DIR... [--arch trn1,trn2,trn3] [--scheduler tcp://HOST:PORT] [--workers N]
+                  [-o RESULTS.csv] [--resume] [--rank-by COLUMN] [--numeric]
+                                      one run per (kernel, arch) on Dask: a local cluster, or a scheduler's
+                                      workers; a row of results per run (neuronsim sweep --help)
   neuronsim --version | --help
 
 run options:
@@ -75,6 +82,10 @@ Input and expected arrays must have exactly the tensor's shape. Outputs are writ
 --outdir ('/' and control characters in a name become '_'); no output may be the kernel, an input or an expected
 file, and every output path is checked before the run. A key a type does not have is warned about; a required
 key that is missing is an error (README "Bad input").
+
+`neuronsim sweep` is the Python package's (neuronsim.sweeps, Dask): it runs `python3 -m neuronsim sweep ARGS`
+with the interpreter the package was built for (NEURONSIM_PYTHON overrides it), the build's package first on
+PYTHONPATH. It needs Debian's python3-distributed.
 
 exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error (deadlock, fault)
 )";
@@ -395,6 +406,37 @@ int cmd_validate(const std::vector<std::string> &a) {
   return r.agree ? 0 : 1;
 }
 
+// `neuronsim sweep`: the sweep is Python (python/neuronsim/sweeps.py, on Dask); this command only starts it.
+// The package of this build (build/python, beside the binary) goes first on PYTHONPATH; an installed one
+// (cmake --install) is on the interpreter's own path. Returns only when the interpreter cannot be started.
+int cmd_sweep(const std::vector<std::string> &a) {
+#ifndef NEURONSIM_PYTHON
+  (void)a;
+  throw UsageError(
+      "sweep runs on the neuronsim Python package, which this build lacks (install pybind11-dev and "
+      "python3-dev, as scripts/bootstrap does, and reconfigure)");
+#else
+  const char *env = std::getenv("NEURONSIM_PYTHON");
+  const std::string python = env && *env ? env : NEURONSIM_PYTHON;
+  std::error_code ec;
+  const fs::path package = fs::read_symlink("/proc/self/exe", ec).parent_path() / "python";
+  if (!ec && fs::is_regular_file(package / "neuronsim" / "__init__.py")) {
+    const char *old = std::getenv("PYTHONPATH");
+    const std::string path = package.string() + (old && *old ? ":" + std::string(old) : "");
+    setenv("PYTHONPATH", path.c_str(), 1);
+  }
+  std::vector<std::string> words = {python, "-m", "neuronsim", "sweep"};
+  words.insert(words.end(), a.begin(), a.end());
+  std::vector<char *> argv;
+  for (auto &w : words)
+    argv.push_back(w.data());
+  argv.push_back(nullptr);
+  execvp(python.c_str(), argv.data());
+  throw UsageError("sweep: cannot start " + python + ": " + std::strerror(errno) +
+                   " (NEURONSIM_PYTHON names the Python interpreter)");
+#endif
+}
+
 } // namespace
 
 int sc_main(int argc, char **argv) {
@@ -414,6 +456,7 @@ int sc_main(int argc, char **argv) {
     if (args[0] == "encode") return cmd_encode(rest);
     if (args[0] == "disasm") return cmd_disasm(rest);
     if (args[0] == "validate") return cmd_validate(rest);
+    if (args[0] == "sweep") return cmd_sweep(rest);
     throw UsageError("unknown command '" + args[0] + "' (try --help)");
   } catch (const Error &e) {  // UsageError included (exit 2)
     std::cerr << "neuronsim: " << sim::one_line(e.what()) << "\n";

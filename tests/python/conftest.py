@@ -35,6 +35,23 @@ def tmp():
         shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def dask_scratch():
+    """Dask workers the tests start (test_sweep*.py) keep their scratch space (dask-worker-space) in a folder removed
+    at the end, not in /tmp: a worker killed on purpose cannot clean up after itself."""
+    d = tempfile.mkdtemp(prefix="neuronsim-pytest-dask-")
+    old = os.environ.get("DASK_TEMPORARY_DIRECTORY")
+    os.environ["DASK_TEMPORARY_DIRECTORY"] = d
+    try:
+        yield d
+    finally:
+        if old is None:
+            del os.environ["DASK_TEMPORARY_DIRECTORY"]
+        else:
+            os.environ["DASK_TEMPORARY_DIRECTORY"] = old
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def cli(*args, check=True):
     """Runs the `neuronsim` command from the checkout; returns the CompletedProcess (text)."""
     r = subprocess.run([str(CLI), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -15,7 +15,10 @@ PROBE = "import neuronsim; print(neuronsim.__file__); print(neuronsim.run({!r}).
 def test_cmake_install_puts_the_module_on_debian_pythons_path(tmp):
     r = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(tmp)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
-    (module,) = (tmp / SITE).glob("neuronsim*.so")
+    # The package: the extension and the pure-Python modules beside it (sweeps, __main__).
+    module = tmp / SITE / "neuronsim/__init__.py"
+    assert (tmp / SITE / "neuronsim/sweeps.py").is_file() and (tmp / SITE / "neuronsim/__main__.py").is_file()
+    assert len(list((tmp / SITE / "neuronsim").glob("_core*.so"))) == 1
     # With the default prefix /usr/local, that folder is on the Debian interpreter's path.
     path = subprocess.run([PYTHON, "-c", "import sys; print('\\n'.join(sys.path))"], capture_output=True,
                           text=True, env={}).stdout.split()

@@ -1,0 +1,13 @@
+"""`python3 -m neuronsim sweep ARGS...` is `neuronsim sweep ARGS...`: the C++ command runs this (sim/cli/main.cpp)."""
+import sys
+
+# Dask's local workers are spawned processes that import the parent's __main__ module again (as __mp_main__):
+# only the real entry point runs the command.
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] != "sweep":
+        sys.stderr.write("usage: python3 -m neuronsim sweep KERNEL_OR_DIR... [options] (python3 -m neuronsim sweep "
+                         "--help)\n")
+        sys.exit(2)
+    from .sweeps import main
+
+    sys.exit(main(sys.argv[2:]))

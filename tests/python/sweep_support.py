@@ -1,0 +1,94 @@
+"""What the sweep tests share: the README's "Sweeps" examples, made runnable here, and background processes (a
+Dask scheduler and its workers) that are always stopped."""
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import time
+
+from conftest import BUILD, ROOT
+
+
+def readme_sweeps():
+    """The README's "Sweeps" section and its fenced blocks as (language, text), in order."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("\n## Sweeps\n"):]
+    section = section[: section.index("\n## ", 1)]
+    return section, re.findall(r"```(\w*)\n(.*?)```", section, re.S)
+
+
+def in_readme_folder(tmp):
+    """tmp made to look like the checkout for the README's commands: build/ and workloads/ link to the real ones."""
+    os.symlink(BUILD, tmp / "build")
+    os.symlink(ROOT / "workloads", tmp / "workloads")
+    return tmp
+
+
+def run_sh(line, cwd):
+    return subprocess.run(line, shell=True, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def normalized(out):
+    """A sweep's printed output without what depends on the machine and the moment: its wall time and the number
+    of local workers (one per core)."""
+    out = re.sub(r"; \d+\.\d s$", "; N.N s", out, flags=re.M)
+    return re.sub(r"a local cluster of \d+ workers?", "a local cluster of N workers", out)
+
+
+def readme_cluster_commands(port):
+    """The README's three cluster lines (scheduler, workers, sweep), for a scheduler on 127.0.0.1:port and this
+    build."""
+    _, blocks = readme_sweeps()
+    (block,) = [text for lang, text in blocks if lang == "sh" and "dask-scheduler" in text]
+    lines = [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+    assert [line.split()[0] for line in lines] == ["dask-scheduler", "PYTHONPATH=/path/to/neuronsim/build/python",
+                                                   "build/neuronsim"]
+    return [line.replace("scheduler-host", "127.0.0.1").replace("8786", str(port))
+            .replace("/path/to/neuronsim/build", str(BUILD)) for line in lines]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(line, log):
+    """A background process from a shell-like line (leading NAME=VALUE words go to its environment), in a process
+    group of its own: stop() ends its children (dask-worker's nannies and workers) with it."""
+    words = shlex.split(line)
+    env = dict(os.environ)
+    while "=" in words[0]:
+        name, value = words.pop(0).split("=", 1)
+        env[name] = value
+    return subprocess.Popen(words, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for_port(port, proc, log_path, timeout=60):
+    """Until something listens on 127.0.0.1:port (the scheduler `proc` started); fails if it exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"the scheduler exited ({proc.returncode}): {log_path.read_text()[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing listens on port {port} after {timeout} s: {log_path.read_text()[-2000:]}")
+
+
+def stop(procs):
+    """SIGTERM to each process group, SIGKILL to any still there 15 s later."""
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    for p in procs:
+        try:
+            p.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
