@@ -49,6 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -213,15 +214,26 @@ int run_program(const Memory &m, const char *field, const std::string &prog, con
   throw SimulationError(ops::ctx_field(m, "outs[" + std::to_string(i) + "]"), what);
 }
 
-// fp32 in the shortest "%g" form that reads back as the same value.
+// fp32 with the fewest significant digits that read back as the same value, written positionally when its
+// decimal exponent is in [-4, 16) and in scientific form otherwise (Python's repr rule): 10 is "10", not the
+// "1e+01" that "%.1g" gives; 1e20 is "1e+20".
 std::string fmt_float(float v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  char buf[32];
-  for (int prec = 1; prec <= 9; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, static_cast<double>(v));
+  const double d = static_cast<double>(v);
+  char buf[48];
+  int digits = 1;
+  for (; digits < 9; ++digits) {  // 9 significant digits always read back as the same fp32
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, d);
     if (std::strtof(buf, nullptr) == v) break;
   }
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, d);
+  const int exp10 = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exp10 < -4 || exp10 >= 16) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, d);
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, digits - 1 - exp10), d);
   return buf;
 }
 

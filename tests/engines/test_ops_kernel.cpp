@@ -320,6 +320,22 @@ TEST(OpsDevicePrint, PrintsPrefixValuesNameAndShapeToTheSink) {
                                              "n: [[1, -2, 3]] (I-2: int32 [1, 3])",
                                              "[[-2]] (I-3: int32 [1, 1])"}));
 
+  // Positional for decimal exponents in [-4, 16), scientific outside (Python's repr rule), fewest digits that
+  // read back: 10 and 1200 whole (not 1e+01, 1.2e+03), 0.0001 (exponent -4), 1e-05 (-5), 16777216 = 2^24
+  // exactly, 1e+16 (exponent 16), and 0.1f's 9-digit value is not needed: "0.1" reads back as it.
+  lines.clear();
+  {
+    Builder c("print");
+    auto y = c.sbuf("y", {1, 7});
+    c.add(InstructionType::DevicePrint, {P(y.all())}, {});
+    isa::Program q = c.finish();
+    sim::Simulator u(q, o);
+    write(u, y, {10, 1200, 0.0001f, 0.00001f, 16777216.0f, 1e16f, -0.1f});
+    u.run();
+  }
+  EXPECT_EQ(lines, (std::vector<std::string>{"[[10, 1200, 0.0001, 1e-05, 16777216, 1e+16, -0.1]] (I-1: float32 [1, 7])"}));
+  lines.clear();
+
   // Timing-only runs execute no semantics: nothing is printed.
   lines.clear();
   o.timing_only = true;
