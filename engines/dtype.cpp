@@ -1,11 +1,11 @@
 // Conversions between stored dtypes and the engines' fp32 / int32 compute lanes.
 //
 // Sources (each rule below cites the one it comes from):
-//   [ARITH] /work/shared/reference/neuronx-cc/bir/sim-core-arithmetic.md  (birsim cast/accumulate: RNE narrows,
+//   [ARITH] reference neuronx-cc/bir/sim-core-arithmetic.md  (birsim cast/accumulate: RNE narrows,
 //           bf16/fp16 encoders, fp8 FP8Config 0 = Inf on overflow, canonical NaNs)
-//   [MX]    /work/shared/reference/neuronx-cc/numerics/mx-microscaling.md  (e4m3fn 448 / e5m2 57344 maxima,
+//   [MX]    reference neuronx-cc/numerics/mx-microscaling.md  (e4m3fn 448 / e5m2 57344 maxima,
 //           libBIR CastToNewDType saturate for the OCP formats, "E4M3-240" legacy float8e4)
-//   [ARCH]  /work/shared/reference/neuron-arch.md section 3.6 (dtype list, RNE default, "FP32->BF16/FP16/FP8 does
+//   [ARCH]  reference neuron-arch.md 3.6 (dtype list, RNE default, "FP32->BF16/FP16/FP8 does
 //           not saturate")
 //   [NKI]   public NKI ISA docs (nki.api.shared "Supported Data Types") where the reference is silent.
 //
@@ -218,7 +218,7 @@ template <typename T> inline T rd(const uint8_t *p) {
 template <typename T> inline void wr(uint8_t *p, T v) { std::memcpy(p, &v, sizeof(T)); }
 
 template <typename T> void load_int_f32(const uint8_t *src, float *dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = float(rd<T>(src + i * sizeof(T)));  // int -> fp32: RNE (cvtsi2ss)
+  for (int64_t i = 0; i < n; ++i) dst[i] = float(rd<T>(src + i * sizeof(T)));  // int -> fp32: RNE [ARCH]
 }
 template <typename T> void store_int_f32(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) wr<T>(dst + i * sizeof(T), f2i<T>(src[i]));
@@ -292,7 +292,8 @@ void load_f32(Dtype d, const uint8_t *src, float *dst, int64_t n) {
   const auto &t = fp8_tables();
   switch (d) {
   case Dtype::float32:
-  case Dtype::float32r:  // float32r is fp32 storage; its reduced precision is a PE-operand rounding, not storage
+  case Dtype::float32r:  // fp32 storage; its reduced precision is a PE-operand rounding (reference
+                         // neuronx-cc/arch/pe-engine.md, "float32r (Dtype 17) ... single-pass reduced-precision")
     std::memcpy(dst, src, size_t(n) * 4);
     return;
   case Dtype::bfloat16:
@@ -342,8 +343,8 @@ void store_f32(Dtype d, const float *src, uint8_t *dst, int64_t n) {
   case Dtype::int32: store_int_f32<int32_t>(src, dst, n); return;
   case Dtype::uint64: store_int_f32<uint64_t>(src, dst, n); return;
   case Dtype::int64: store_int_f32<int64_t>(src, dst, n); return;
-  // e8m0 is a scale type ("not a compute datum", dtype-tables.md): no engine writes it element-wise, and the
-  // reference gives no fp32 -> e8m0 rounding rule outside QuantizeMx's exponent extract.
+  // e8m0 is a scale type ("not a compute datum", reference neuronx-cc/bir/dtype-tables.md): no engine writes it
+  // element-wise, and the reference gives no fp32 -> e8m0 rounding rule outside QuantizeMx's exponent extract.
   default: unsupported(d, "store_f32");
   }
 }

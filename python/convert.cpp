@@ -29,15 +29,15 @@ std::string path_arg(py::handle obj, const std::string &what) {
 }
 
 py::dtype numpy_dtype(isa::Dtype d) {
-  return py::dtype::from_args(py::str(sim::npy_descr(d)));
+  return py::dtype::from_args(py::str(io::npy_descr(d)));
 }
 
-sim::NpyArray array_arg(py::handle obj, const std::string &source) {
+io::NpyArray array_arg(py::handle obj, const std::string &source) {
   py::module_ np = py::module_::import("numpy");
   // C order, as a .npy file holds it (fortran_order True files are refused; an array is only a view).
   py::array a = np.attr("asarray")(obj, py::arg("order") = "C");
-  sim::NpyArray out;
-  out.dtype = sim::npy_descr_dtype(a.dtype().attr("str").cast<std::string>(), source);
+  io::NpyArray out;
+  out.dtype = io::npy_descr_dtype(a.dtype().attr("str").cast<std::string>(), source);
   for (py::ssize_t k = 0; k < a.ndim(); ++k)
     out.shape.push_back(static_cast<int64_t>(a.shape(k)));
   const auto *p = static_cast<const uint8_t *>(a.data());
@@ -45,10 +45,10 @@ sim::NpyArray array_arg(py::handle obj, const std::string &source) {
   return out;
 }
 
-std::map<std::string, sim::NpyArray> arrays_arg(py::handle obj, const std::string &what) {
+std::map<std::string, io::NpyArray> arrays_arg(py::handle obj, const std::string &what) {
   if (!py::isinstance<py::dict>(obj))
     throw py::type_error(what + " must be a dict of tensor name -> numpy array, or a folder of <name>.npy");
-  std::map<std::string, sim::NpyArray> out;
+  std::map<std::string, io::NpyArray> out;
   for (const auto &[key, value] : py::reinterpret_borrow<py::dict>(obj)) {
     if (!py::isinstance<py::str>(key))
       throw py::type_error(what + " keys must be tensor names (str)");

@@ -1,4 +1,4 @@
-// Values between Python and the library: paths, numpy arrays <-> sim::NpyArray, JSON documents -> Python
+// Values between Python and the library: paths, numpy arrays <-> io::NpyArray, JSON documents -> Python
 // objects.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <pybind11/pybind11.h>
 
 #include "neuronsim/isa/program.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/io/npy.hpp"
 
 namespace neuronsim::python {
 
@@ -20,16 +20,16 @@ namespace neuronsim::python {
 std::string path_arg(pybind11::handle obj, const std::string &what);
 bool is_path(pybind11::handle obj);
 
-// The numpy dtype a tensor of dtype `d` is held in: its .npy descr (sim/npy.hpp; bf16 as uint16, fp8 as
+// The numpy dtype a tensor of dtype `d` is held in: its .npy descr (io/npy.hpp; bf16 as uint16, fp8 as
 // uint8).
 pybind11::dtype numpy_dtype(isa::Dtype d);
 
 // An array argument as a .npy file holding it would read: np.asarray(obj) in C order, its dtype by numpy's
 // descr string (dtype.str) under the .npy rules -- InvalidInput naming `source` for one that the .npy reader
 // refuses (float64, big-endian, objects, ...).
-sim::NpyArray array_arg(pybind11::handle obj, const std::string &source);
+io::NpyArray array_arg(pybind11::handle obj, const std::string &source);
 // A dict of name -> array; `what` names it in messages ("expect" -> "expect['a']").
-std::map<std::string, sim::NpyArray> arrays_arg(pybind11::handle obj, const std::string &what);
+std::map<std::string, io::NpyArray> arrays_arg(pybind11::handle obj, const std::string &what);
 
 // A tensor's bytes as a numpy array of its shape and container dtype (one copy).
 pybind11::array tensor_array(const isa::Tensor &t, const std::vector<uint8_t> &bytes);

@@ -11,11 +11,18 @@
 #include <random>
 
 #include "neuronsim/engines/dtype.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/engines/npy_dtype.hpp"
+#include "neuronsim/io/npy.hpp"
 
 namespace neuronsim::sim {
 
 namespace fs = std::filesystem;
+using engines::npy_to_dtype;
+using io::NpyArray;
+using io::npy_descr;
+using io::read_npy;
+using io::read_npy_header;
+using io::write_npy;
 
 namespace {
 

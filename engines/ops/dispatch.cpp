@@ -1,5 +1,7 @@
-// The one InstructionType -> semantics table (DESIGN.md 4: tables, not switch chains). Adding an instruction is
-// one row here plus its engines/ops/<family>.cpp.
+// The one InstructionType -> semantics table (DESIGN.md 4: tables, not switch chains). An instruction's semantics
+// are one row here plus its engines/ops/<family>.cpp; the other places a new instruction goes (its table rows, engine,
+// cost rule, bundle forms) are listed in docs/architecture.md, "Adding an instruction", and
+// tests/engines/test_instruction_completeness.cpp fails naming a type that misses one.
 #include <array>
 
 #include "engines/ops/common.hpp"

@@ -10,7 +10,7 @@
 //   1. a fresh directory is made under $TMPDIR (or /tmp): neuronsim-kernel-XXXXXX; nothing is written anywhere
 //      else, and the directory is removed afterwards, whatever happens;
 //   2. <dir>/in<i>.npy for every ins[i] (which must be access patterns): the operand's elements in walk order,
-//      in its own dtype (bf16 / fp8 as raw bits, the .npy convention of include/neuronsim/sim/npy.hpp), shaped
+//      in its own dtype (bf16 / fp8 as raw bits, the .npy convention of include/neuronsim/io/npy.hpp), shaped
 //      srcsShape[i] (CustomOp) / srcs_shape[i] (BIRKernel) when the instruction gives it, else
 //      [partitions, free dim 1, ...] (the access pattern's [step, num] counts);
 //   3. <dir>/config.json:
@@ -64,7 +64,8 @@
 
 #include "engines/ops/common.hpp"
 #include "neuronsim/engines/host.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/engines/npy_dtype.hpp"
+#include "neuronsim/io/npy.hpp"
 
 extern char **environ;
 
@@ -303,24 +304,24 @@ void exec_external_kernel(const DynInst &d, Memory &m, EngineState &) {
   cfg["outputs"] = json::array();
   for (size_t i = 0; i < d.ins.size(); ++i) {
     const Access &a = d.ins[i];
-    sim::NpyArray arr;
+    io::NpyArray arr;
     arr.dtype = a.dtype;
     arr.shape = in_shape[i];
     arr.data.resize(static_cast<size_t>(elems(a) * isa::dtype_size(a.dtype)));
     m.read_raw(a, arr.data.data());
     const fs::path p = dir.path / ("in" + std::to_string(i) + ".npy");
-    sim::write_npy(p.string(), arr);
+    io::write_npy(p.string(), arr);
     cfg["inputs"].push_back({{"path", p.string()},
                              {"shape", in_shape[i]},
                              {"dtype", isa::enum_name(a.dtype)},
-                             {"descr", sim::npy_descr(a.dtype)}});
+                             {"descr", io::npy_descr(a.dtype)}});
   }
   for (size_t i = 0; i < d.outs.size(); ++i) {
     const Access &a = d.outs[i];
     cfg["outputs"].push_back({{"path", (dir.path / ("out" + std::to_string(i) + ".npy")).string()},
                               {"shape", out_shape[i]},
                               {"dtype", isa::enum_name(a.dtype)},
-                              {"descr", sim::npy_descr(a.dtype)}});
+                              {"descr", io::npy_descr(a.dtype)}});
   }
   cfg["fields"] = fields_json(I);
   const fs::path config = dir.path / "config.json";
@@ -350,9 +351,9 @@ void exec_external_kernel(const DynInst &d, Memory &m, EngineState &) {
     std::error_code ec;
     if (!fs::is_regular_file(p, ec))
       output_error(m, i, what + ": the kernel program '" + prog + "' exited 0 but wrote no " + name);
-    sim::NpyArray arr;
+    io::NpyArray arr;
     try {
-      arr = sim::read_npy(p.string());
+      arr = io::read_npy(p.string());
     } catch (const Error &e) {
       output_error(m, i, what + ": " + name + " written by the kernel program: " + e.message());
     }
@@ -361,7 +362,7 @@ void exec_external_kernel(const DynInst &d, Memory &m, EngineState &) {
                              shape_str(out_shape[i]) + (dsts.empty() ? " (the output access)" : std::string(" (") +
                                                                                                     dsts_key + ")"));
     try {
-      results[i] = sim::npy_to_dtype(arr, d.outs[i].dtype, name);
+      results[i] = engines::npy_to_dtype(arr, d.outs[i].dtype, name);
     } catch (const Error &e) {
       output_error(m, i, what + ": " + name + ": " + e.message());
     }

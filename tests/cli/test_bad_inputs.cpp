@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bad_inputs/run_process.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/io/npy.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -151,7 +151,7 @@ void expect_no_partial_outputs(const std::string &scratch, const std::string &ou
   for (const auto &e : fs::recursive_directory_iterator(outdir, ec)) {
     if (e.path().extension() == ".npy" && e.is_regular_file()) {
       try {
-        neuronsim::sim::read_npy(e.path().string());
+        neuronsim::io::read_npy(e.path().string());
       } catch (const std::exception &x) {
         ADD_FAILURE() << name << ": half-written output " << e.path() << ": " << x.what();
       }

@@ -14,7 +14,7 @@
 #include "cli/cli_run.hpp"
 #include "neuronsim/builder.hpp"
 #include "neuronsim/isa/bir_json.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/io/npy.hpp"
 
 using clitest::run;
 using clitest::src;
@@ -346,7 +346,7 @@ TEST(BundlesCli, ValidateAgreesOnABranchingKernel) {
 TEST(BundlesCli, CallsAndDmaTriggersEncodeAndValidate) {
   const std::string tmp = clitest::temp_dir();
   const std::string k = src("tests/cli/data/calls_triggers.bir.json");
-  neuronsim::sim::NpyArray a;
+  neuronsim::io::NpyArray a;
   a.shape = {2, 4};
   for (int i = 0; i < 8; ++i) {
     const float v = 0.5f + static_cast<float>(i);
@@ -354,10 +354,10 @@ TEST(BundlesCli, CallsAndDmaTriggersEncodeAndValidate) {
     a.data.insert(a.data.end(), b, b + 4);
   }
   fs::create_directories(tmp + "/in");
-  neuronsim::sim::write_npy(tmp + "/in/a.npy", a);
+  neuronsim::io::write_npy(tmp + "/in/a.npy", a);
   ASSERT_EQ(run("run " + k + " --inputs " + tmp + "/in --outdir " + tmp + "/bir").code, 0);
-  const auto o1 = neuronsim::sim::read_npy(tmp + "/bir/o1.npy"), o2 = neuronsim::sim::read_npy(tmp + "/bir/o2.npy");
-  auto f32 = [](const neuronsim::sim::NpyArray &x, size_t i) {
+  const auto o1 = neuronsim::io::read_npy(tmp + "/bir/o1.npy"), o2 = neuronsim::io::read_npy(tmp + "/bir/o2.npy");
+  auto f32 = [](const neuronsim::io::NpyArray &x, size_t i) {
     float v;
     std::memcpy(&v, x.data.data() + i * 4, 4);
     return v;

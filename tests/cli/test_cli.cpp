@@ -5,7 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_run.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/engines/npy_dtype.hpp"
+#include "neuronsim/io/npy.hpp"
 
 using clitest::run;
 using clitest::src;
@@ -16,8 +17,8 @@ const std::string kKernel = src("workloads/kernel1/kernel1.bir.json");
 const std::string kInput = src("workloads/kernel1/inputs/a.npy");
 
 std::vector<float> floats(const std::string &path) {
-  auto a = neuronsim::sim::read_npy(path);
-  return neuronsim::sim::npy_to_f32(a);
+  auto a = neuronsim::io::read_npy(path);
+  return neuronsim::engines::npy_to_f32(a);
 }
 
 double simulated_ns(const std::string &out) {
@@ -82,10 +83,10 @@ TEST(Cli, ExpectPassesAndFailsWithTheWorstElement) {
                 src("workloads/kernel1/expected"));
   EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
   // An expected tensor that is off by +0.5 at element 37 only.
-  auto b = neuronsim::sim::read_npy(src("workloads/kernel1/expected/b.npy"));
-  auto v = neuronsim::sim::npy_to_f32(b);
+  auto b = neuronsim::io::read_npy(src("workloads/kernel1/expected/b.npy"));
+  auto v = neuronsim::engines::npy_to_f32(b);
   v[37] += 0.5f;
-  neuronsim::sim::write_npy(wrong + "/b.npy", neuronsim::sim::npy_from_f32(v, b.shape, neuronsim::isa::Dtype::float32));
+  neuronsim::io::write_npy(wrong + "/b.npy", neuronsim::engines::npy_from_f32(v, b.shape, neuronsim::isa::Dtype::float32));
   auto bad = run("run " + kKernel + " --input a=" + kInput + " --outdir " + out + " --expect " + wrong);
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.out.find("MISMATCH b[37]"), std::string::npos) << bad.out;

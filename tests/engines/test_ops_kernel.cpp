@@ -14,7 +14,8 @@
 #include "neuronsim/engines/cost.hpp"
 #include "neuronsim/engines/host.hpp"
 #include "neuronsim/isa/bir_json.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/engines/npy_dtype.hpp"
+#include "neuronsim/io/npy.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 using namespace neuronsim;
@@ -283,11 +284,11 @@ TEST(OpsKernel, CustomOpThroughTheCli) {
     std::ofstream f(dir + "/k.bir.json");
     f << isa::to_bir_json(p).dump(1);
   }
-  sim::write_npy(dir + "/x.npy", sim::npy_from_f32(kX, {2, 3}));
+  io::write_npy(dir + "/x.npy", engines::npy_from_f32(kX, {2, 3}));
   const std::string base = dir + "/k.bir.json --input x=" + dir + "/x.npy --outdir " + dir + "/out";
   auto r = clitest::run("run " + base + " --kernel-sim " + kKernelSim);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(sim::npy_to_f32(sim::read_npy(dir + "/out/y.npy")), (V{2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(engines::npy_to_f32(io::read_npy(dir + "/out/y.npy")), (V{2, 3, 4, 5, 6, 7}));
 
   r = clitest::run("run " + base);
   EXPECT_EQ(r.code, 3);
@@ -374,7 +375,7 @@ TEST(OpsDevicePrint, CliStdoutOrFile) {
     std::ofstream f(dir + "/k.bir.json");
     f << isa::to_bir_json(p).dump(1);
   }
-  sim::write_npy(dir + "/x.npy", sim::npy_from_f32(kX, {2, 3}));
+  io::write_npy(dir + "/x.npy", engines::npy_from_f32(kX, {2, 3}));
   const std::string base = "run " + dir + "/k.bir.json --input x=" + dir + "/x.npy --outdir " + dir + "/out";
   const std::string line = "t [[1, 2, 3], [4, 5, 6]] (I-2: float32 [2, 3])\n";
   auto r = clitest::run(base);

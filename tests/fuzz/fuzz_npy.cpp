@@ -1,4 +1,4 @@
-// libFuzzer target: .npy bytes -> sim::parse_npy -> loading into tensors of several dtypes -> serialize_npy ->
+// libFuzzer target: .npy bytes -> io::parse_npy -> loading into tensors of several dtypes -> serialize_npy ->
 // parse_npy again. Any input either parses or throws neuronsim::Error; a parsed array must survive its own
 // writer unchanged (same dtype, shape and bytes). Everything else (another exception, a crash, a sanitizer
 // report) is a finding.
@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "neuronsim/error.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/engines/npy_dtype.hpp"
+#include "neuronsim/io/npy.hpp"
 
 using namespace neuronsim;
 
@@ -25,9 +26,9 @@ namespace {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::vector<uint8_t> bytes(data, data + size);
-  sim::NpyArray a;
+  io::NpyArray a;
   try {
-    a = sim::parse_npy(bytes, "fuzz.npy");
+    a = io::parse_npy(bytes, "fuzz.npy");
   } catch (const Error &) {
     return 0;
   } catch (const std::exception &e) {
@@ -37,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (isa::Dtype t : {isa::Dtype::float32, isa::Dtype::bfloat16, isa::Dtype::float16, isa::Dtype::float8e4,
                        isa::Dtype::int32, isa::Dtype::uint8, isa::Dtype::int64, isa::Dtype::float8_e8m0fnu}) {
     try {
-      const auto out = sim::npy_to_dtype(a, t, "fuzz.npy");
+      const auto out = engines::npy_to_dtype(a, t, "fuzz.npy");
       if (out.size() != static_cast<size_t>(a.numel()) * static_cast<size_t>(isa::dtype_size(t)))
         finding("npy_to_dtype returned the wrong size", isa::enum_name(t));
     } catch (const Error &) {
@@ -46,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   try {
-    const sim::NpyArray b = sim::parse_npy(sim::serialize_npy(a), "roundtrip.npy");
+    const io::NpyArray b = io::parse_npy(io::serialize_npy(a), "roundtrip.npy");
     if (b.dtype != a.dtype || b.shape != a.shape || b.data != a.data)
       finding("serialize_npy/parse_npy round trip changed the array", "");
   } catch (const std::exception &e) {

@@ -18,7 +18,8 @@
 #include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/file_output.hpp"
 #include "neuronsim/sim/io.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/engines/npy_dtype.hpp"
+#include "neuronsim/io/npy.hpp"
 
 using namespace neuronsim;
 namespace fs = std::filesystem;
@@ -47,10 +48,10 @@ std::string message_of(const std::function<void()> &f) {
   return "";
 }
 
-sim::NpyArray f32_array(std::vector<int64_t> shape, float v = 1.0f) {
+io::NpyArray f32_array(std::vector<int64_t> shape, float v = 1.0f) {
   int64_t n = 1;
   for (auto d : shape) n *= d;
-  return sim::npy_from_f32(std::vector<float>(static_cast<size_t>(n), v), shape);
+  return engines::npy_from_f32(std::vector<float>(static_cast<size_t>(n), v), shape);
 }
 
 } // namespace
@@ -176,15 +177,15 @@ TEST(IoRules, AtomicFilesAreWrittenInFullOrNotAtAll) {
 TEST(IoRules, OnlyRegularFilesAreRead) {
   TempDir d;
   ASSERT_EQ(::mkfifo((d / "fifo.npy").c_str(), 0644), 0);
-  EXPECT_EQ(message_of([&] { sim::read_npy(d / "fifo.npy"); }),
+  EXPECT_EQ(message_of([&] { io::read_npy(d / "fifo.npy"); }),
             d / "fifo.npy" + ": .npy file is a FIFO (named pipe), not a regular file");
   fs::create_symlink("/dev/zero", d / "zero.bir.json");
   EXPECT_NE(message_of([&] { isa::read_bir_file(d / "zero.bir.json"); }).find("kernel is a character device"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { sim::read_npy(d.path); }).find("is a directory"), std::string::npos);
+  EXPECT_NE(message_of([&] { io::read_npy(d.path); }).find("is a directory"), std::string::npos);
   // A file larger than the bound given (an input's tensor size) is refused before it is read.
-  sim::write_npy(d / "big.npy", f32_array({100, 100}));
-  EXPECT_NE(message_of([&] { sim::read_npy(d / "big.npy", 1000); }).find("more than the 1000"), std::string::npos);
+  io::write_npy(d / "big.npy", f32_array({100, 100}));
+  EXPECT_NE(message_of([&] { io::read_npy(d / "big.npy", 1000); }).find("more than the 1000"), std::string::npos);
 }
 
 TEST(IoRules, JsonIsParsedWithABoundedDepthAndNamedErrors) {
@@ -209,18 +210,18 @@ TEST(IoRules, TolerancesAreFiniteAndNonNegative) {
 TEST(IoRules, ExpectedFilesAreCheckedBeforeTheRun) {
   TempDir d;
   const isa::Program p = isa::read_bir_file(kSample);
-  sim::write_npy(d / "b.npy", f32_array({10, 10}));
-  const sim::NpyArray head = sim::read_npy_header(d / "b.npy");
+  io::write_npy(d / "b.npy", f32_array({10, 10}));
+  const io::NpyArray head = io::read_npy_header(d / "b.npy");
   EXPECT_EQ(head.shape, (std::vector<int64_t>{10, 10}));
   EXPECT_EQ(head.dtype, isa::Dtype::float32);
   EXPECT_TRUE(head.data.empty());
   EXPECT_NO_THROW(sim::check_expected_files(p, d.path));
-  sim::write_npy(d / "b.npy", f32_array({100}));
+  io::write_npy(d / "b.npy", f32_array({100}));
   EXPECT_NE(message_of([&] { sim::check_expected_files(p, d.path); }).find("expected 'b' has shape [100]"),
             std::string::npos);
   // A header promising more data than the file holds is refused from the header read as from the full read.
   fs::resize_file(d / "b.npy", fs::file_size(d / "b.npy") - 4);
-  EXPECT_NE(message_of([&] { sim::read_npy_header(d / "b.npy"); }).find("truncated .npy data"), std::string::npos);
+  EXPECT_NE(message_of([&] { io::read_npy_header(d / "b.npy"); }).find("truncated .npy data"), std::string::npos);
   fs::remove(d / "b.npy");
   EXPECT_NO_THROW(sim::check_expected_files(p, d.path));  // a missing expected file is a mismatch after the run
 }

@@ -7,7 +7,8 @@
 #include <filesystem>
 
 #include "neuronsim/error.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/engines/npy_dtype.hpp"
+#include "neuronsim/io/npy.hpp"
 #include "neuronsim/sim/session.hpp"
 
 namespace fs = std::filesystem;
@@ -95,13 +96,13 @@ TEST(Session, InputsAndExpectedValuesInMemory) {
   const sim::Kernel k = sim::load_kernel(kK1 + "/kernel1.bir.json");
   // The refusals first: an exception after a SystemC run in the process trips CI's ASan pass (.ci/run).
   sim::RunSettings wrong;
-  wrong.inputs.arrays["a"] = sim::npy_from_f32(std::vector<float>(25), {5, 5});
+  wrong.inputs.arrays["a"] = engines::npy_from_f32(std::vector<float>(25), {5, 5});
   sim::complete_settings(k, wrong);
   EXPECT_EQ(error_of([&] { sim::run_kernel(k, wrong); }),
             "inputs['a']: field 'shape': input 'a' has shape [5, 5], the kernel declares [10, 10] (shapes must "
             "match exactly; reshape the array)");
   sim::RunSettings typo;
-  typo.expect = sim::ExpectSpec{"", {{"c", sim::npy_from_f32({1}, {1})}}};
+  typo.expect = sim::ExpectSpec{"", {{"c", engines::npy_from_f32({1}, {1})}}};
   EXPECT_EQ(error_of([&] { sim::complete_settings(k, typo); }),
             "expect['c']: the kernel has no output tensor named 'c' (its outputs: 'b')");
 
@@ -109,12 +110,12 @@ TEST(Session, InputsAndExpectedValuesInMemory) {
   for (int i = 0; i < 100; ++i)
     a[static_cast<size_t>(i)] = static_cast<float>(i);
   sim::RunSettings s;
-  s.inputs.arrays["a"] = sim::npy_from_f32(a, {10, 10});
+  s.inputs.arrays["a"] = engines::npy_from_f32(a, {10, 10});
   std::vector<float> want(100);
   for (int i = 0; i < 100; ++i)
     want[static_cast<size_t>(i)] = static_cast<float>(i) - 1.0f; // b = a - 1
   want[42] += 0.5f;
-  s.expect = sim::ExpectSpec{"", {{"b", sim::npy_from_f32(want, {10, 10})}}};
+  s.expect = sim::ExpectSpec{"", {{"b", engines::npy_from_f32(want, {10, 10})}}};
   sim::complete_settings(k, s);
   sim::Run r = sim::run_kernel(k, s);
   EXPECT_EQ(r.input_lines, (std::vector<std::string>{"a: inputs['a']"}));

@@ -12,7 +12,7 @@
 
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/sim/io.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/io/npy.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "workload.hpp"
 
@@ -63,12 +63,12 @@ TEST_P(Workload, RegeneratingAtSmallSizeReproducesTheCommittedFiles) {
   std::set<std::string> want_in, want_exp;
   for (const auto &[n, a] : w.inputs) {
     want_in.insert(n);
-    const auto bytes = sim::serialize_npy(a);
+    const auto bytes = io::serialize_npy(a);
     EXPECT_TRUE(slurp(dir / "inputs" / (n + ".npy")) == std::string(bytes.begin(), bytes.end())) << "inputs/" << n;
   }
   for (const auto &[n, a] : w.expected) {
     want_exp.insert(n);
-    const auto bytes = sim::serialize_npy(a);
+    const auto bytes = io::serialize_npy(a);
     EXPECT_TRUE(slurp(dir / "expected" / (n + ".npy")) == std::string(bytes.begin(), bytes.end()))
         << "expected/" << n;
   }

@@ -53,8 +53,8 @@ float bf16_value(uint16_t bits) {
   return f;
 }
 
-sim::NpyArray npy_f32(const std::vector<float> &v, const std::vector<int64_t> &shape) {
-  sim::NpyArray a;
+io::NpyArray npy_f32(const std::vector<float> &v, const std::vector<int64_t> &shape) {
+  io::NpyArray a;
   a.dtype = isa::Dtype::float32;
   a.shape = shape;
   a.data.resize(v.size() * 4);
@@ -62,13 +62,13 @@ sim::NpyArray npy_f32(const std::vector<float> &v, const std::vector<int64_t> &s
   return a;
 }
 
-sim::NpyArray npy_f32(const std::vector<double> &v, const std::vector<int64_t> &shape) {
+io::NpyArray npy_f32(const std::vector<double> &v, const std::vector<int64_t> &shape) {
   std::vector<float> f(v.begin(), v.end());
   return npy_f32(f, shape);
 }
 
-sim::NpyArray npy_bf16(const std::vector<float> &v, const std::vector<int64_t> &shape) {
-  sim::NpyArray a;
+io::NpyArray npy_bf16(const std::vector<float> &v, const std::vector<int64_t> &shape) {
+  io::NpyArray a;
   a.dtype = isa::Dtype::bfloat16;
   a.shape = shape;
   a.data.resize(v.size() * 2);
@@ -191,7 +191,7 @@ std::string readme(const Workload &w) {
     << fmt(w.atol) << "\n```\n\n"
     << "Inputs are drawn from a fixed-seed SplitMix64 stream; expected outputs come from an independent "
        "double-precision reference in `workloads/gen/` that shares no code with `engines/`. bf16 tensors are "
-       "stored as raw `uint16` bit patterns (the sim/npy.hpp convention).\n";
+       "stored as raw `uint16` bit patterns (the io/npy.hpp convention).\n";
   return o.str();
 }
 
@@ -208,8 +208,8 @@ void write_workload(const Workload &w, const std::string &dir) {
   fs::create_directories(d / "inputs");
   fs::create_directories(d / "expected");
   write_text(d / (w.name + ".bir.json"), bir_text(w));
-  for (const auto &[n, a] : w.inputs) sim::write_npy((d / "inputs" / (n + ".npy")).string(), a);
-  for (const auto &[n, a] : w.expected) sim::write_npy((d / "expected" / (n + ".npy")).string(), a);
+  for (const auto &[n, a] : w.inputs) io::write_npy((d / "inputs" / (n + ".npy")).string(), a);
+  for (const auto &[n, a] : w.expected) io::write_npy((d / "expected" / (n + ".npy")).string(), a);
   write_text(d / "README.md", readme(w));
   // `neuronsim run workloads/<name>` compares with expected/ using these unless --rtol/--atol are given.
   write_text(d / "tolerance.json", nlohmann::json{{"rtol", w.rtol}, {"atol", w.atol}}.dump() + "\n");

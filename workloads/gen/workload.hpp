@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "neuronsim/builder.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/io/npy.hpp"
 
 namespace neuronsim::workloads {
 
@@ -23,8 +23,8 @@ enum class Size { Small, Full };
 struct Workload {
   std::string name;
   isa::Program program;
-  std::map<std::string, sim::NpyArray> inputs;    // tensor name -> data
-  std::map<std::string, sim::NpyArray> expected;  // output tensor name -> reference
+  std::map<std::string, io::NpyArray> inputs;    // tensor name -> data
+  std::map<std::string, io::NpyArray> expected;  // output tensor name -> reference
   double rtol = 0.0, atol = 0.0;                  // |got - want| <= atol + rtol * |want|
   std::string summary;    // one paragraph: what it computes, instruction structure, source it mirrors
   std::string sizes;      // the sizes used at this Size
@@ -75,10 +75,10 @@ uint16_t bf16_bits(float x);
 float bf16_value(uint16_t bits);
 inline float round_bf16(float x) { return bf16_value(bf16_bits(x)); }
 
-// .npy arrays built without engines/: fp32 values as <f4, or bf16 bit patterns as <u2 (sim/npy.hpp convention).
-sim::NpyArray npy_f32(const std::vector<float> &v, const std::vector<int64_t> &shape);
-sim::NpyArray npy_f32(const std::vector<double> &v, const std::vector<int64_t> &shape);  // rounded to fp32
-sim::NpyArray npy_bf16(const std::vector<float> &v, const std::vector<int64_t> &shape);   // v must be bf16 values
+// .npy arrays built without engines/: fp32 values as <f4, or bf16 bit patterns as <u2 (io/npy.hpp convention).
+io::NpyArray npy_f32(const std::vector<float> &v, const std::vector<int64_t> &shape);
+io::NpyArray npy_f32(const std::vector<double> &v, const std::vector<int64_t> &shape);  // rounded to fp32
+io::NpyArray npy_bf16(const std::vector<float> &v, const std::vector<int64_t> &shape);   // v must be bf16 values
 
 // ---- Lowering as the compiler lowers NKI (docs/timing-model.md 5) -------------------------------------------
 //

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Inputs and the independent numpy reference for kernel1 (b = a - 1.0), written as .npy.
 
-kernel1.bir.json is real Neuron compiler output (reference/bir-samples: NKI `tensor_scalar(a, subtract, 1.0)` on a
-10x10 float32 tile, published in graebm/KLR). Run from this folder: python3 make_data.py
+kernel1.bir.json is real Neuron compiler output (reference bir-samples/kernel1.bir.json: NKI
+`tensor_scalar(a, subtract, 1.0)` on a 10x10 float32 tile, published in graebm/KLR). Run from this folder: python3 make_data.py
 """
 import numpy as np
 

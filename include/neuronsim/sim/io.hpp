@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "neuronsim/engines/memory.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/io/npy.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 namespace neuronsim::sim {
@@ -21,7 +21,7 @@ struct InputSpec {
   std::string dir;                           // --inputs DIR: <tensor file name> for every input found there
   // Arrays held in memory (the Python module's inputs=), under the same rules as a file (check_array, load_input);
   // named "inputs['NAME']" in messages (array_source). A name may be given once over `files` and `arrays`.
-  std::map<std::string, NpyArray> arrays;
+  std::map<std::string, io::NpyArray> arrays;
 };
 
 // The source name of an in-memory array in messages: "inputs['a']", "expect['b']".
@@ -44,13 +44,13 @@ std::string tensor_file_name(const std::string &tensor_name);
 std::string shape_text(const std::vector<int64_t> &shape);
 // Whether an array of this shape and dtype may fill input tensor `t` (role "input") or be compared with output
 // tensor `t` (role "expected"). The shape must equal the tensor's exactly (the message shows both); the dtype
-// must be one npy_to_dtype accepts for the tensor (npy.hpp: the tensor's own, its raw-bits container, <f4/<f2
-// for a float tensor, an integer dtype for an integer tensor). Throws InputError naming `source`.
+// must be one engines::npy_to_dtype accepts for the tensor (engines/npy_dtype.hpp: the tensor's own, its raw-bits
+// container, <f4/<f2 for a float tensor, an integer dtype for an integer tensor). Throws InputError naming `source`.
 void check_array(const isa::Tensor &t, const std::vector<int64_t> &shape, isa::Dtype dtype, const std::string &source,
                  const std::string &role);
 // Fills input tensor `tensor` from an array already in memory (a .npy file's content, or a numpy array handed
 // over by the Python module): check_array, then the bytes converted to the tensor's dtype (npy_to_dtype).
-void load_input(const isa::Program &p, engines::Memory &mem, int tensor, const NpyArray &a, const std::string &source);
+void load_input(const isa::Program &p, engines::Memory &mem, int tensor, const io::NpyArray &a, const std::string &source);
 
 // Fills every input tensor of the program; returns one line per tensor saying where its data came from.
 // --input names and in-memory arrays must name input tensors (input_tensor), each once over both; an array fills
@@ -89,7 +89,7 @@ struct Mismatch {
 // element-wise (NaN equals NaN). check_array(role "expected") first: a wrong shape or dtype is an InputError, not a
 // mismatch. Returns the worst element when any is outside the tolerance.
 std::optional<Mismatch> compare_output(const isa::Program &p, const engines::Memory &mem, int tensor,
-                                       const NpyArray &want, double rtol, double atol, const std::string &source);
+                                       const io::NpyArray &want, double rtol, double atol, const std::string &source);
 // Compares every output with <dir>/<tensor_file_name>: a missing file is a Mismatch (message), a file of the
 // wrong shape or dtype an InputError. Returns one entry per output that differs, empty when all agree.
 std::vector<Mismatch> compare_outputs(const isa::Program &p, const engines::Memory &mem, const std::string &dir,
@@ -106,7 +106,7 @@ std::vector<std::string> input_files(const isa::Program &p, const InputSpec &spe
 // arrays held in memory (the Python module's expect=), where exactly the outputs given are compared.
 struct ExpectSpec {
   std::string dir;
-  std::map<std::string, NpyArray> arrays;  // output name -> expected values; named "expect['NAME']" in messages
+  std::map<std::string, io::NpyArray> arrays;  // output name -> expected values; named "expect['NAME']" in messages
 };
 // Checks before a run what compare_outputs will compare with: a folder's files as check_expected_files does; each
 // array names an output tensor (output_tensor: an unknown name lists the outputs) and suits it (check_array, role

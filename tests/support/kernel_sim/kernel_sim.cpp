@@ -22,7 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include "neuronsim/error.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/engines/npy_dtype.hpp"
+#include "neuronsim/io/npy.hpp"
 
 using json = nlohmann::json;
 using namespace neuronsim;
@@ -30,13 +31,13 @@ using namespace neuronsim;
 namespace {
 
 std::vector<float> input(const json &cfg, size_t i) {
-  return sim::npy_to_f32(sim::read_npy(cfg.at("inputs").at(i).at("path").get<std::string>()));
+  return engines::npy_to_f32(io::read_npy(cfg.at("inputs").at(i).at("path").get<std::string>()));
 }
 
 void output(const json &cfg, size_t i, const std::vector<float> &v) {
   const json &o = cfg.at("outputs").at(i);
   const isa::Dtype dt = isa::parse_dtype(o.at("dtype").get<std::string>());
-  sim::write_npy(o.at("path").get<std::string>(), sim::npy_from_f32(v, o.at("shape").get<std::vector<int64_t>>(), dt));
+  io::write_npy(o.at("path").get<std::string>(), engines::npy_from_f32(v, o.at("shape").get<std::vector<int64_t>>(), dt));
 }
 
 int run(const std::string &config) {
@@ -71,7 +72,7 @@ int run(const std::string &config) {
   }
   if (k == "no_output") return 0;
   if (k == "wrong_shape") {
-    sim::write_npy(cfg.at("outputs").at(0).at("path").get<std::string>(), sim::npy_from_f32({0.0f}, {1}));
+    io::write_npy(cfg.at("outputs").at(0).at("path").get<std::string>(), engines::npy_from_f32({0.0f}, {1}));
     return 0;
   }
   if (k == "wrong_dtype") {
@@ -79,8 +80,8 @@ int run(const std::string &config) {
     const auto shape = o.at("shape").get<std::vector<int64_t>>();
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
-    sim::write_npy(o.at("path").get<std::string>(),
-                   sim::npy_from_f32(std::vector<float>(static_cast<size_t>(n), 7.0f), shape, isa::Dtype::int32));
+    io::write_npy(o.at("path").get<std::string>(),
+                   engines::npy_from_f32(std::vector<float>(static_cast<size_t>(n), 7.0f), shape, isa::Dtype::int32));
     return 0;
   }
   std::cerr << "kernel_sim: unknown kernel '" << k << "'\n";

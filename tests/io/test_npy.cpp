@@ -9,12 +9,16 @@
 #include <vector>
 
 #include "neuronsim/engines/dtype.hpp"
+#include "neuronsim/engines/npy_dtype.hpp"
 #include "neuronsim/error.hpp"
-#include "neuronsim/sim/npy.hpp"
+#include "neuronsim/io/npy.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace neuronsim;
-using namespace neuronsim::sim;
+using namespace neuronsim::io;
+using neuronsim::engines::npy_from_f32;
+using neuronsim::engines::npy_to_dtype;
+using neuronsim::engines::npy_to_f32;
 using isa::Dtype;
 namespace fs = std::filesystem;
 

@@ -8,16 +8,12 @@
 // Convention for dtypes NumPy lacks: bfloat16 and the 8-bit floats (float8e3/e4/e5, float8_e4m3fn,
 // float8_e8m0fnu) are stored as their raw bit patterns, bfloat16 as `<u2`, fp8 as `|u1`; the x4-packed MX
 // containers as `<u2` (float4_e2m1fn_x4) / `<u4` (float8_*_x4). write_npy writes those descrs for such arrays and
-// npy_to_dtype accepts them for a tensor of the narrow type. (ml_dtypes' own descrs, e.g. '<V2', are not
+// engines::npy_to_dtype accepts them for a tensor of the narrow type. (ml_dtypes' own descrs, e.g. '<V2', are not
 // portable and are rejected.) float32r is written as `<f4`.
 //
-// Loading into a tensor (npy_to_dtype): the file's dtype must equal the tensor's, or be one of
-//   - the raw-bits container above for a bfloat16 / fp8 / x4 tensor,
-//   - `<f4` or `<f2` for any float tensor but float8_e8m0fnu (raw bits only): converted through fp32 with the
-//     engines' rounding (RNE, fp8 overflow rule per engines/dtype.cpp),
-//   - any integer dtype for an integer tensor, when every value fits (NumPy's default int64 arange loads into
-//     an int32 tensor); an out-of-range value is an error, not a wrap.
-// Anything else is an InputError naming the file, the file dtype and the tensor dtype.
+// Loading such an array into a tensor of another dtype, and building one from fp32 values, applies the engines'
+// rounding rules: include/neuronsim/engines/npy_dtype.hpp. This file is the format only (the io layer:
+// isa <- io <- engines, docs/architecture.md).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +22,7 @@
 
 #include "neuronsim/isa/tables.hpp"
 
-namespace neuronsim::sim {
+namespace neuronsim::io {
 
 struct NpyArray {
   isa::Dtype dtype = isa::Dtype::float32;
@@ -59,12 +55,7 @@ std::string npy_descr(isa::Dtype d);
 // an InputError naming `file` and listing the supported descrs (float64 with the conversion to write).
 isa::Dtype npy_descr_dtype(const std::string &descr, const std::string &file);
 
-// An array of dtype `d` built from fp32 values, converted with the engines' store rule (engines::store_f32).
-NpyArray npy_from_f32(const std::vector<float> &values, const std::vector<int64_t> &shape,
-                      isa::Dtype d = isa::Dtype::float32);
-// The array's elements widened to fp32 (engines::load_f32); raw-bits containers are read as integers.
-std::vector<float> npy_to_f32(const NpyArray &a);
-// The array's bytes as a tensor of dtype `target` under the rules above; `file` names the source in errors.
-std::vector<uint8_t> npy_to_dtype(const NpyArray &a, isa::Dtype target, const std::string &file);
+// "(2, 3)", "(4,)", "()": a shape as NumPy prints it, for error messages.
+std::string npy_shape_str(const std::vector<int64_t> &shape);
 
-}  // namespace neuronsim::sim
+}  // namespace neuronsim::io

@@ -1,0 +1,314 @@
+// The schedule builder of sim/schedule.cpp, shared by the files that define its members: schedule.cpp (the
+// build, one instruction's entry and its dependencies), schedule_control.cpp (the walk: regions, branches, calls,
+// DMA blocks and triggers) and schedule_queues.cpp (queues, issuing engines, limits). Private to sim/.
+#pragma once
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "neuronsim/sim/simulator.hpp"
+
+namespace neuronsim::sim::schedule_detail {
+
+using engines::Access;
+using engines::Footprint;
+using isa::Engine;
+using isa::InstructionType;
+
+// Instructions that move data through the DMA rings rather than an engine's datapath: the "dma" and
+// "memory/dma" families and the indirect DMA family of the InstructionType table (instruction_types.def;
+// reference neuronx-cc/bir/instruction-type.md: the SRDMA mask {19, 22, 32, 68-72} plus the indirect loads/saves).
+inline bool is_dma(InstructionType t) {
+  const std::string_view f = isa::inst_type_family(t);
+  return f == "dma" || f == "memory/dma" || f == "indirect";
+}
+
+inline int engine_queue(Engine e) {
+  switch (e) {
+  case Engine::PE: return 0;
+  case Engine::Activation: return 1;
+  case Engine::Pool: return 2;
+  case Engine::DVE: return 3;
+  default: return 4;
+  }
+}
+
+// Live footprints per memory space; a write that covers a record makes it redundant (any later access that
+// overlaps the old record overlaps the covering write, which already depends on it).
+// Records are grouped by their exact footprint box, found through a hash map, and the groups that hold a write
+// are kept apart from the read-only ones: a read only tests boxes with writers, a write tests every box once.
+// (One flat list made scheduling quadratic: an input tile that is only ever read collects a record per reader,
+// and every access scanned them all.) The dependencies found are the same set as a scan of every record.
+class Tracker {
+public:
+  void access(const Footprint &fp, bool write, int64_t inst, std::vector<int64_t> &deps) {
+    Space &sp = space(fp);
+    scan(sp, kWritten, fp, write, inst, deps);
+    if (write) scan(sp, kReadOnly, fp, write, inst, deps);
+    const Key k = key(fp);
+    auto it = sp.where.find(k);
+    if (it == sp.where.end()) {
+      const int l = write ? kWritten : kReadOnly;
+      sp.list[l].push_back(Group{fp, {}, {}});
+      it = sp.where.emplace(k, Loc{l, sp.list[l].size() - 1}).first;
+    } else if (write && it->second.l == kReadOnly) {
+      Group g = std::move(sp.list[kReadOnly][it->second.i]);
+      unlink(sp, kReadOnly, it->second.i);
+      sp.list[kWritten].push_back(std::move(g));
+      it->second = Loc{kWritten, sp.list[kWritten].size() - 1};
+    }
+    Group &g = sp.list[it->second.l][it->second.i];
+    (write ? g.writes : g.reads).push_back(inst);
+  }
+
+private:
+  static constexpr int kReadOnly = 0, kWritten = 1;
+  struct Group {
+    Footprint fp;
+    std::vector<int64_t> reads, writes;  // indices into Schedule::insts, ascending
+  };
+  using Key = std::array<int64_t, 4>;
+  struct KeyHash {
+    size_t operator()(const Key &k) const {
+      uint64_t h = 1469598103934665603ull;
+      for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  struct Loc {
+    int l;     // kReadOnly or kWritten
+    size_t i;  // position in Space::list[l]
+  };
+  struct Space {
+    std::array<std::vector<Group>, 2> list;
+    std::unordered_map<Key, Loc, KeyHash> where;
+  };
+
+  static Key key(const Footprint &fp) { return {fp.p0, fp.p1, fp.b0, fp.b1}; }
+  static bool covers(const Footprint &a, const Footprint &b) {
+    return a.p0 <= b.p0 && b.p1 <= a.p1 && a.b0 <= b.b0 && b.b1 <= a.b1;
+  }
+
+  // Takes group i out of list l (the last group moves into its slot); its map entry is left to the caller.
+  static void unlink(Space &sp, int l, size_t i) {
+    auto &groups = sp.list[l];
+    if (i + 1 != groups.size()) {
+      groups[i] = std::move(groups.back());
+      sp.where[key(groups[i].fp)].i = i;
+    }
+    groups.pop_back();
+  }
+
+  static void scan(Space &sp, int l, const Footprint &fp, bool write, int64_t inst, std::vector<int64_t> &deps) {
+    auto &groups = sp.list[l];
+    for (size_t g = 0; g < groups.size();) {
+      Group &gr = groups[g];
+      if (gr.fp.overlaps(fp)) {
+        for (int64_t r : gr.writes)
+          if (r != inst) deps.push_back(r);
+        if (write) {
+          for (int64_t r : gr.reads)
+            if (r != inst) deps.push_back(r);
+          if (covers(fp, gr.fp)) {
+            // Records are appended in instruction order: this instruction's own ones are at the back and stay.
+            auto drop = [inst](std::vector<int64_t> &v) {
+              size_t k = v.size();
+              while (k > 0 && v[k - 1] == inst) --k;
+              v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k));
+            };
+            drop(gr.reads);
+            drop(gr.writes);
+            // An emptied group goes, unless this access is about to refill it (the same tile written again:
+            // keeping it saves freeing and reallocating its lists).
+            if (gr.reads.empty() && gr.writes.empty() && key(gr.fp) != key(fp)) {
+              sp.where.erase(key(gr.fp));
+              unlink(sp, l, g);
+              continue;  // the group moved into slot g has not been looked at yet
+            }
+          }
+        }
+      }
+      ++g;
+    }
+  }
+
+  Space &space(const Footprint &fp) {
+    if (fp.space == Footprint::Space::Sbuf) return sbuf_;
+    if (fp.space == Footprint::Space::Psum) return psum_;
+    return dram_[fp.dram_tensor];
+  }
+  Space sbuf_, psum_;
+  std::unordered_map<int, Space> dram_;
+};
+
+class Builder {
+public:
+  Builder(const isa::Program &p, const engines::Memory &m, const engines::ArchParams &a, bool dma_triggers,
+          engines::Memory *exec = nullptr)
+      : prog_(p), mem_(m), arch_(a), lv_(p.loop_vars.size(), 0), triggers_(dma_triggers), exec_(exec) {
+    s_.dma_queues = std::clamp(a.dma_queues, 1, kMaxDmaQueues);
+  }
+
+  Schedule build();
+
+private:
+  // How many dynamic DMA instructions the nodes run (each gets a trigger entry too), counted as
+  // isa::Program::dynamic_count counts instructions.
+  int64_t dma_count(const std::vector<isa::Node> &nodes) const;
+
+  // How a walk over a node list ended (reference neuronx-cc/bir/sim-control-sync-customop.md: a terminator names
+  // the successor block; Break exits the enclosing region; Return/Exit end the run).
+  enum class Flow { Next, Break, Return, Stop };
+
+  // The schedule memory of one dynamic instance's operands (resolved accesses, immediates) plus its share of
+  // the queue index (schedule memory estimate, kMaxScheduleBytes).
+  static int64_t inst_operand_bytes(const isa::Inst &inst);
+  // The same summed over the dynamic instances of `nodes` (loops multiply, saturating; run-time regions count
+  // once, as Program::dynamic_count does).
+  __int128 operand_bytes(const std::vector<isa::Node> &nodes) const;
+
+  // One loop trip (kMaxLoopTrips over the whole run).
+  void count_trip(const isa::Node &n);
+
+  // Walks nodes in order. At the top level, branches jump between the function's blocks as birsim's CFG driver
+  // does: after a block, control follows the successor a terminator named, else falls through.
+  Flow walk(const std::vector<isa::Node> &nodes, bool top);
+
+  // Loop, DynamicForLoop and DoWhile (reference neuronx-cc/bir/sim-control-sync-customop.md section 1): a Loop
+  // has constant bounds; a DynamicForLoop evaluates lb/stride from the affine environment and its upper bound
+  // from a register when it starts; a DoWhile runs its body, then repeats while its register is non-zero. A Break
+  // in the body leaves the region. The body's blocks are branch targets for the branches in it (birsim's CFG driver
+  // runs a loop's blocks in control-flow mode, section 2.5).
+  Flow region(const isa::Node &n);
+
+  Flow region_trips(const isa::Node &n);
+
+  // Call / NKIKernel (reference neuronx-cc/bir/sim-control-sync-customop.md 2.4, 6.2): the call instruction, then
+  // the callee's blocks (expanded when the program was read) under the callee's own CFG: its branches name its
+  // blocks, and its Return (or a Break at its top level) ends the call. Exit ends the run.
+  Flow call(const isa::Node &n);
+
+  // The DMABlock nodes by name, and which of them a DMATrigger names.
+  void index_dma_blocks(const std::vector<isa::Node> &nodes);
+
+  // A DMABlock's descriptors, in order, on one DMA queue: the firing trigger's, else the block's own.
+  void run_dma_block(const isa::Node &n, int queue);
+
+  // DMATrigger (reference sim-bn-rng-collective-dma.md, sim-control-sync-customop.md 5.2): a cursor over its
+  // block list; each execution fires block fireCount % n and advances the cursor. A program decoded from bundle
+  // streams has no DMABlock regions: the stream already holds the fired descriptors after the trigger, so there
+  // the trigger fires nothing.
+  void fire(const isa::Inst &trigger);
+
+  // SwitchQueueInstance / ResetQueueInstance (reference sim-control-sync-customop.md 5.2): rewind the cursor of
+  // every trigger that owns the named block (`instance_name`), or, with no block named, of every trigger on the
+  // instruction's `queue` (every trigger when that is empty too). SwitchQueueInstance with no_rearm leaves the
+  // cursors; its semaphore group is cleared by the core when it completes (sim/core.cpp).
+  void rewind(const isa::Inst &inst);
+
+  // An expression that may read registers (the instructions before it have executed: see exec_).
+  int64_t runtime(const isa::Expr &e, const char *field);
+  int64_t checked_add(int64_t a, int64_t b, const char *field) const;
+  int64_t checked_mul(int64_t a, int64_t b, const char *field) const;
+  int64_t eval_in(const isa::Expr &e, const char *field) const;
+
+  // Where block `name` starts in the node list being walked: the function's top-level blocks, a callee's, or the
+  // enclosing region's (a branch names a block of its own CFG). An empty name falls through.
+  size_t jump(const isa::Inst &inst, const std::string &name, const char *field, size_t fallthrough);
+
+  // The scalar a branch compares: a register (read from the executing engines' registers) or an immediate.
+  int64_t scalar(const isa::Inst &inst, size_t k);
+
+  // reference neuronx-cc/bir/sim-control-sync-customop.md 2.1/2.2: taken = comp_op(lhs, rhs); the IMM/REG suffix
+  // says where the right-hand side comes from.
+  bool compare(const isa::Inst &inst);
+
+  Access resolve(const isa::Arg &arg) const;
+
+  // The engine whose sequencer triggers a DMA instruction (reference neuron-arch.md 1.5 [DMA, DGE]): any engine
+  // may trigger a transfer with prebuilt descriptors (the instruction's engine; SP, the Sync engine "most commonly
+  // used to trigger DMA transfers" [ARCH2], when it names none); GpSimd builds SWDGE descriptors, so it issues
+  // them; HWDGE is triggered from ACT or SP and exists from NeuronCore-v3 on.
+  Engine dma_issuer(const isa::Inst &inst) const;
+
+  // A DMA queue id for a BIR queue name: ids are handed out in order of first use, and wrap when a program names
+  // more queues than an engine has.
+  int dma_queue_id(const std::string &name);
+
+  int pick_queue(const isa::Inst &inst, bool dma_type);
+
+  // The limits of one run, checked before this instruction's memory is taken (kMaxDynamicInstructions,
+  // kMaxScheduleBytes): a runaway branch loop stops here with the schedule at most the budget in size.
+  void reserve_for(const isa::Inst &inst);
+  // Room for one more schedule entry (an instruction, or the trigger a DMA adds before its transfer) within the
+  // budget.
+  void reserve_entry(const isa::Inst &inst);
+
+  // Tile limits of the PE array (reference neuron-arch.md 2.1 [ARCH2, ISA]): stationary partitions (K) <= 128
+  // and stationary free <= 128; moving free <= 512 (one PSUM bank of fp32) on NeuronCore-v2/v3, up to 4096
+  // (fp32 out) / 8192 (bf16 out) on v4; DoubleRow / DoublePixel carry two K-rows per partition, doubling the
+  // free sizes (neuron-arch.md 2.1: stationary [128, 2, M], moving [128, 2, N]). A matmul writes one 2 KiB PSUM
+  // bank per partition on v2/v3 (neuron-arch.md 1.4: "moving free <= 512 (one PSUM bank)"); v4 may span all 8.
+  void check_pe_limits(const engines::DynInst &d, const isa::Inst &inst) const;
+
+  // The compiler keys a DMA queue by its issuing engine and its type: input for a transfer from a kernel input,
+  // output for one into a kernel output, data otherwise (reference neuronx-cc/walrus/dma-queues.md: alloc_queues,
+  // kind2QueType).
+  DmaQueueKind queue_kind(const isa::Inst &inst) const;
+
+  // The issuing engine for naming a queue: without triggers (lowering) HWDGE is not refused here.
+  Engine dma_issuer_or_sp(const isa::Inst &inst) const;
+
+  void add(const isa::Inst &inst);
+
+  // An operand's start / immediate for this iteration; an expression that overflows (isa::Expr::eval) is reported
+  // with the instruction and the argument.
+  template <typename Fn>
+  auto evaluate(const isa::Inst &inst, const char *kind, size_t i, Fn &&fn) const -> decltype(fn()) {
+    try {
+      return fn();
+    } catch (const Error &e) {
+      if (e.context().inst_index >= 0) throw;
+      throw SemanticError({prog_.file, inst.index, inst.name, std::string(kind) + "[" + std::to_string(i) + "]"},
+                          e.message());
+    }
+  }
+
+  // Validates an access (Memory::footprint checks it as Memory::check does) and returns its footprint. The
+  // error context is only built for an error: strings per dynamic instruction were a large part of scheduling.
+  Footprint check(const Access &a, const isa::Inst &inst, const char *kind, size_t i) const {
+    try {
+      return mem_.footprint(a);
+    } catch (const Error &e) {
+      throw SemanticError({prog_.file, inst.index, inst.name, std::string(kind) + "[" + std::to_string(i) + "]"},
+                          e.message());
+    }
+  }
+
+  const isa::Program &prog_;
+  const engines::Memory &mem_;
+  const engines::ArchParams &arch_;
+  std::vector<int64_t> lv_;
+  Schedule s_;
+  Tracker tracker_;
+  std::vector<Footprint> in_fp_, out_fp_;  // the current instruction's footprints (reused buffers)
+  std::vector<int64_t> raw_, other_, dep_seq_;  // its dependencies (reused buffers)
+  std::unordered_map<std::string, int> named_;  // BIR DMA queue name -> queue id
+  int next_dma_ = 0;
+  bool triggers_ = false;  // DMA instructions get a trigger entry on their issuing engine
+  engines::Memory *exec_;                                  // executes while scheduling (control flow), or null
+  int64_t barrier_ = -1;                                   // the latest AllEngineBarrier/Drain
+  std::array<bool, kMaxQueues> after_barrier_{};           // queue already ordered after it
+  std::array<engines::EngineState, kMaxQueues> states_;
+  // The blocks of the CFG being walked (a callee's or a region's), or null: the function's top-level blocks.
+  const std::vector<std::pair<std::string, size_t>> *blocks_ = nullptr;
+  std::unordered_map<std::string, const isa::Node *> dma_blocks_;       // DMABlock regions by name
+  std::unordered_set<std::string> triggered_;                           // blocks some DMATrigger fires
+  std::unordered_map<int, int64_t> fire_count_;                         // per DMATrigger: blocks fired so far
+  int64_t trips_ = 0;                                                   // loop trips so far (kMaxLoopTrips)
+  int64_t arena_bytes_ = 0;                                             // operand memory so far (kMaxScheduleBytes)
+  int forced_queue_ = -1;                                               // queue of the DMABlock being run
+};
+
+} // namespace neuronsim::sim::schedule_detail

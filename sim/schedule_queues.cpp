@@ -1,0 +1,168 @@
+// Scheduling: which queue an instruction goes to (its engine, a DMA queue by BIR name or the compiler's default),
+// the engine that issues a DMA, and the limits checked per instruction (run budget, PE tile limits).
+#include "sim/schedule_builder.hpp"
+
+namespace neuronsim::sim::schedule_detail {
+
+// The engine whose sequencer triggers a DMA instruction (reference neuron-arch.md 1.5 [DMA, DGE]): any engine
+// may trigger a transfer with prebuilt descriptors (the instruction's engine; SP, the Sync engine "most commonly
+// used to trigger DMA transfers" [ARCH2], when it names none); GpSimd builds SWDGE descriptors, so it issues
+// them; HWDGE is triggered from ACT or SP and exists from NeuronCore-v3 on.
+Engine Builder::dma_issuer(const isa::Inst &inst) const {
+  switch (inst.f.dge_type) {
+  case isa::DGEType::HWDGE:
+    if (!arch_.hwdge)
+      throw SemanticError({prog_.file, inst.index, inst.name, "dge_type"},
+                          "HWDGE (hardware descriptor generation) needs NeuronCore-v3 or later (reference "
+                          "neuron-arch.md 1.5 [DGE]); " + arch_.name + " is NeuronCore-v" +
+                              std::to_string(static_cast<int>(arch_.gen)) + ": use dge_type None or SWDGE");
+    if (inst.engine == Engine::Activation) return Engine::Activation;
+    if (inst.engine == Engine::SP || inst.engine == Engine::Unassigned || inst.engine == Engine::DMA) return Engine::SP;
+    throw SemanticError({prog_.file, inst.index, inst.name, "engine"},
+                        std::string("an HWDGE DMA is triggered from Activation or SP (reference neuron-arch.md "
+                                    "1.5 [DGE]), got ") + isa::enum_name(inst.engine));
+  case isa::DGEType::SWDGE:
+    return Engine::Pool;
+  case isa::DGEType::None:
+    break;
+  }
+  switch (inst.engine) {
+  case Engine::PE:
+  case Engine::Activation:
+  case Engine::Pool:
+  case Engine::DVE:
+  case Engine::SP: return inst.engine;
+  case Engine::Unassigned:
+  case Engine::DMA:
+  case Engine::ALL: return Engine::SP;
+  }
+  return Engine::SP;
+}
+
+// A DMA queue id for a BIR queue name: ids are handed out in order of first use, and wrap when a program names
+// more queues than an engine has.
+int Builder::dma_queue_id(const std::string &name) {
+  auto it = named_.find(name);
+  if (it == named_.end()) {
+    const int id = next_dma_++ % s_.dma_queues;
+    it = named_.emplace(name, id).first;
+    std::string &n = s_.dma_queue_names[static_cast<size_t>(id)];
+    n += (n.empty() ? "" : "+") + name;
+  }
+  return it->second;
+}
+
+int Builder::pick_queue(const isa::Inst &inst, bool dma_type) {
+  if (forced_queue_ >= 0) return forced_queue_;  // a DMABlock's descriptors stay on its queue
+  if (dma_type || inst.engine == Engine::DMA || inst.type == InstructionType::DMABlock) {
+    // A scheduled stream (bundles, encoded by `neuronsim encode`) counts each DMA queue's completions on the
+    // semaphore of that queue's number: run the transfer on the queue whose semaphore it increments.
+    for (const auto &u : inst.updates)
+      if (u.mode == isa::SemUpdate::Mode::Inc && u.sem >= kNumEngines && u.sem < kNumEngines + s_.dma_queues)
+        return u.sem;
+    // The BIR `queue` name, else the compiler's queue for the issuing engine and descriptor source: a transfer
+    // runs on one queue id across all the DMA engines ([DMA] "DMA Queues").
+    const std::string name = !inst.f.queue.empty()
+                                 ? inst.f.queue
+                                 : default_dma_queue_name(dma_issuer_or_sp(inst), inst.f.dge_type, queue_kind(inst));
+    return kNumEngines + dma_queue_id(name);
+  }
+  Engine e = inst.engine == Engine::Unassigned ? engines::default_engine(inst.type) : inst.engine;
+  return engine_queue(e);
+}
+
+// The limits of one run, checked before this instruction's memory is taken (kMaxDynamicInstructions,
+// kMaxScheduleBytes): a runaway branch loop stops here with the schedule at most the budget in size.
+void Builder::reserve_for(const isa::Inst &inst) {
+  if (static_cast<int64_t>(s_.insts.size()) >= kMaxDynamicInstructions)
+    throw SemanticError({prog_.file, inst.index, inst.name, ""}, "more than " + std::to_string(kMaxDynamicInstructions) +
+                                 " dynamic instructions: do the program's branches loop forever?");
+  arena_bytes_ += inst_operand_bytes(inst);
+  reserve_entry(inst);
+}
+
+// Room for one more schedule entry (an instruction, or the trigger a DMA adds before its transfer) within the
+// budget.
+void Builder::reserve_entry(const isa::Inst &inst) {
+  const auto budget_error = [&] {
+    return SemanticError({prog_.file, inst.index, inst.name, ""},
+                         "the schedule reached the " + std::to_string(kMaxScheduleBytes >> 20) + " MiB one run may use (" +
+                             std::to_string(s_.insts.size()) + " dynamic instructions): do the program's branches "
+                             "loop forever?");
+  };
+  const int64_t per = static_cast<int64_t>(sizeof(ScheduledInst));
+  if (s_.insts.size() < s_.insts.capacity()) {
+    if (arena_bytes_ + static_cast<int64_t>(s_.insts.capacity()) * per > kMaxScheduleBytes) throw budget_error();
+    return;
+  }
+  // Grow the instruction vector ourselves, never past the budget (a doubling could overshoot it by half).
+  int64_t cap = std::max<int64_t>(1024, 2 * static_cast<int64_t>(s_.insts.capacity()));
+  cap = std::min(cap, (kMaxScheduleBytes - std::min(arena_bytes_, kMaxScheduleBytes)) / per);
+  if (cap <= static_cast<int64_t>(s_.insts.size())) throw budget_error();
+  s_.insts.reserve(static_cast<size_t>(cap));
+}
+
+// Tile limits of the PE array (reference neuron-arch.md 2.1 [ARCH2, ISA]): stationary partitions (K) <= 128
+// and stationary free <= 128; moving free <= 512 (one PSUM bank of fp32) on NeuronCore-v2/v3, up to 4096
+// (fp32 out) / 8192 (bf16 out) on v4; DoubleRow / DoublePixel carry two K-rows per partition, doubling the
+// free sizes (neuron-arch.md 2.1: stationary [128, 2, M], moving [128, 2, N]). A matmul writes one 2 KiB PSUM
+// bank per partition on v2/v3 (neuron-arch.md 1.4: "moving free <= 512 (one PSUM bank)"); v4 may span all 8.
+void Builder::check_pe_limits(const engines::DynInst &d, const isa::Inst &inst) const {
+  const bool gen4 = arch_.gen == isa::CoreGen::V4;
+  const int64_t factor = (inst.f.perf_mode == isa::MatmultPerfMode::DoubleRow ||
+                          inst.f.perf_mode == isa::MatmultPerfMode::DoublePixel) ? 2 : 1;
+  const auto fail = [&](const std::string &field, const std::string &msg) {
+    throw SemanticError({prog_.file, inst.index, inst.name, field}, msg);
+  };
+  const auto limit = [&](size_t k, const char *what, int64_t max_free) {
+    if (k >= d.ins.size() || d.ins[k].tensor < 0) return;
+    const Access &a = d.ins[k];
+    const std::string f = "ins[" + std::to_string(k) + "]";
+    if (a.partitions() > arch_.partitions)
+      fail(f, std::string(what) + " has " + std::to_string(a.partitions()) + " partitions; the PE array takes at most " +
+                  std::to_string(arch_.partitions));
+    if (max_free > 0 && a.free_elements() > max_free)
+      fail(f, std::string(what) + " has " + std::to_string(a.free_elements()) +
+                  " elements per partition; the PE array takes at most " + std::to_string(max_free) +
+                  (factor > 1 ? " with this perf_mode" : "") + " on " + arch_.name);
+  };
+  const bool sized = inst.type != InstructionType::MatmultMx;  // MX packs x4 containers: only K is checked
+  limit(0, "the stationary operand", sized ? 128 * factor : 0);
+  if (inst.type == InstructionType::MatmultSparse) return;  // ins[1] is dense K, ins[2] the indices
+  int64_t moving = 512;
+  if (gen4) moving = (!d.outs.empty() && d.outs[0].dtype == isa::Dtype::bfloat16) ? 8192 : 4096;
+  limit(1, "the moving operand", sized ? moving * factor : 0);
+  if (gen4 || out_fp_.empty() || d.outs.empty() || d.outs[0].tensor < 0) return;
+  const isa::Tensor &t = prog_.tensors[static_cast<size_t>(d.outs[0].tensor)];
+  const int64_t bank = arch_.psum_banks > 0 ? arch_.psum_bytes_per_partition / arch_.psum_banks : 0;
+  const Footprint &fp = out_fp_.front();
+  if (t.mem != isa::MemoryType::PSUM || bank <= 0 || fp.b1 <= fp.b0) return;
+  if (fp.b0 / bank != (fp.b1 - 1) / bank)
+    fail("outs[0]", "the output covers PSUM bytes [" + std::to_string(fp.b0) + ", " + std::to_string(fp.b1) +
+                        ") of each partition, across banks " + std::to_string(fp.b0 / bank) + " and " +
+                        std::to_string((fp.b1 - 1) / bank) + ": a matmul writes one " + std::to_string(bank) +
+                        "-byte PSUM bank on " + arch_.name);
+}
+
+// The compiler keys a DMA queue by its issuing engine and its type: input for a transfer from a kernel input,
+// output for one into a kernel output, data otherwise (reference neuronx-cc/walrus/dma-queues.md: alloc_queues,
+// kind2QueType).
+DmaQueueKind Builder::queue_kind(const isa::Inst &inst) const {
+  bool in = false;
+  for (const auto &a : inst.outs)
+    if (a.kind == isa::ArgKind::AccessPattern && a.tensor >= 0 && prog_.tensors[static_cast<size_t>(a.tensor)].is_output())
+      return DmaQueueKind::Output;
+  for (const auto &a : inst.ins)
+    if (a.kind == isa::ArgKind::AccessPattern && a.tensor >= 0 && prog_.tensors[static_cast<size_t>(a.tensor)].is_input())
+      in = true;
+  return in ? DmaQueueKind::Input : DmaQueueKind::Data;
+}
+
+// The issuing engine for naming a queue: without triggers (lowering) HWDGE is not refused here.
+Engine Builder::dma_issuer_or_sp(const isa::Inst &inst) const {
+  if (inst.f.dge_type == isa::DGEType::HWDGE && !arch_.hwdge)
+    return inst.engine == Engine::Activation ? Engine::Activation : Engine::SP;
+  return dma_issuer(inst);
+}
+
+} // namespace neuronsim::sim::schedule_detail
