@@ -91,7 +91,7 @@ sim::InputSpec inputs_arg(py::handle inputs) {
 
 Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch, bool timing_only,
            py::handle expect, std::optional<double> rtol, std::optional<double> atol,
-           std::optional<std::string> kernel_sim, py::handle trace) {
+           std::optional<std::string> kernel_sim, py::handle trace, int64_t max_instructions) {
   const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
   sim::RunSettings s;
   s.names = sim::python_setting_names();
@@ -99,6 +99,7 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
   if (arch)
     s.options.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
   s.options.timing_only = timing_only;
+  s.options.max_instructions = max_instructions;
   if (kernel_sim)
     s.options.kernel_sim = *kernel_sim;
   s.inputs = inputs_arg(inputs);

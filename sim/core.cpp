@@ -602,7 +602,7 @@ Simulator::Simulator(const isa::Program &program, const RunOptions &options)
   memory_ = std::make_unique<engines::Memory>(program_, arch_);
   memory_->set_host(host_.get());
   if (has_data_dependent_control(program_)) schedule_deferred_ = true;
-  else schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers);
+  else schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
 }
 
 Simulator::~Simulator() = default;
@@ -613,7 +613,7 @@ RunResult Simulator::run() {
     // memory back as the inputs left it and run the same trace timed (which executes it again).
     const engines::Memory initial(*memory_);
     memory_->set_host(host_quiet_.get());  // this pass's DevicePrints are not the run's: the timed run prints
-    schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers);
+    schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
     memory_ = std::make_unique<engines::Memory>(initial);
     memory_->set_host(host_.get());
     schedule_deferred_ = false;

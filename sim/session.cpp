@@ -64,10 +64,10 @@ Kernel load_kernel(const std::string &path, KernelForms forms) {
 }
 
 SettingNames cli_setting_names() {
-  return {"--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only"};
+  return {"--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only", "--max-instructions"};
 }
 SettingNames python_setting_names() {
-  return {"inputs", "inputs", "expect", "rtol", "atol", "timing_only"};
+  return {"inputs", "inputs", "expect", "rtol", "atol", "timing_only", "max_instructions"};
 }
 
 void check_dir_setting(const std::string &dir, const std::string &setting) {
@@ -95,6 +95,8 @@ void check_settings(const RunSettings &s) {
     check_tolerance_setting(*s.rtol, n.rtol);
   if (s.atol)
     check_tolerance_setting(*s.atol, n.atol);
+  if (s.options.max_instructions < 1)
+    throw UsageError(n.max_instructions + " needs an integer >= 1, got " + std::to_string(s.options.max_instructions));
   // A timing-only run does no numerics: data and expectations given for it would be silently ignored.
   const bool data = !s.inputs.files.empty() || !s.inputs.dir.empty() || !s.inputs.arrays.empty();
   const bool expectations = s.expect || s.rtol || s.atol;

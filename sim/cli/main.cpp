@@ -71,6 +71,8 @@ run options:
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
                            (so --input, --inputs and --expect cannot be given with it)
+  --max-instructions N     stop with an error (naming the instruction) when the run would execute more
+                           than N dynamic instructions or loop trips (default 1000000000 = 1e9)
   --kernel-sim PROG        run CustomOp / BIRKernel instructions with the external program PROG, as
                            `PROG DIR/config.json` (operands as DIR/in<i>.npy, results read from
                            DIR/out<i>.npy; DIR is a fresh temporary directory; README "External kernels")
@@ -123,6 +125,21 @@ double parse_tolerance(const std::string &opt, const std::string &v) {
   return d;
 }
 
+// --max-instructions: a whole number >= 1, in digits or as a power-of-ten form such as 1e9.
+int64_t parse_count(const std::string &opt, const std::string &v) {
+  size_t used = 0;
+  try {
+    const long long n = std::stoll(v, &used);
+    if (used == v.size() && n >= 1) return n;
+  } catch (...) {
+  }
+  if (used != v.size()) {
+    const double d = parse_double(opt, v);
+    if (d >= 1 && d <= 9.0e18 && d == std::floor(d)) return static_cast<int64_t>(d);
+  }
+  throw UsageError("option " + opt + " needs a whole number >= 1, got '" + v + "'");
+}
+
 // An option whose value names a file or directory: an empty value is a usage error, not "the current directory".
 std::string need_path(const std::vector<std::string> &a, size_t &i) {
   std::string v = need_value(a, i);
@@ -162,6 +179,7 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--stats") stats = need_path(a, i);
     else if (o == "--trace") trace = need_path(a, i);
     else if (o == "--timing-only") opts.timing_only = true;
+    else if (o == "--max-instructions") opts.max_instructions = parse_count(o, need_value(a, i));
     else if (o == "--kernel-sim") {
       opts.kernel_sim = need_value(a, i);
       if (opts.kernel_sim.empty()) throw UsageError("--kernel-sim needs a program");
