@@ -60,7 +60,9 @@ run options:
   --expect DIR             compare outputs with DIR/<tensor>.npy; exit 1 when outside tolerance
   --rtol R --atol A        comparison tolerance |got-want| <= A + R*|want| (default 1e-5, 1e-6; finite, >= 0)
   --arch trn1|trn2|trn3    NeuronCore-v2 / v3 / v4 (default trn1)
-  --stats FILE.json        per-engine statistics
+  --stats FILE.json        statistics and profile: per engine, per static instruction, opcode and source
+                           line (executions, busy ns, wait ns by reason), critical path (README "Profile")
+  --top N                  after the run, the N static instructions that hold the critical path longest
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
                            (so --input, --inputs and --expect cannot be given with it)
@@ -112,6 +114,20 @@ double parse_tolerance(const std::string &opt, const std::string &v) {
   return d;
 }
 
+// --top N and the like: a whole number >= 1.
+int parse_count(const std::string &opt, const std::string &v) {
+  size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || n < 1 || n > 1000000)
+    throw UsageError("option " + opt + " needs a whole number from 1 to 1000000, got '" + v + "'");
+  return static_cast<int>(n);
+}
+
 // An option whose value names a file or directory: an empty value is a usage error, not "the current directory".
 std::string need_path(const std::vector<std::string> &a, size_t &i) {
   std::string v = need_value(a, i);
@@ -136,6 +152,7 @@ void print_warnings(const isa::Program &p) {
 
 int cmd_run(const std::vector<std::string> &a) {
   std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print;
+  int top = 0;
   sim::RunSettings set;
   sim::RunOptions &opts = set.options;
   opts.arch.clear();  // unset: the kernel decides (sim::complete_settings)
@@ -150,6 +167,7 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--arch") opts.arch = sim::parse_arch(need_value(a, i), "--arch");
     else if (o == "--stats") stats = need_path(a, i);
     else if (o == "--trace") trace = need_path(a, i);
+    else if (o == "--top") top = parse_count(o, need_value(a, i));
     else if (o == "--timing-only") opts.timing_only = true;
     else if (o == "--kernel-sim") {
       opts.kernel_sim = need_value(a, i);
@@ -198,9 +216,15 @@ int cmd_run(const std::vector<std::string> &a) {
             << " executed" << (opts.timing_only ? " (timing only)" : "") << "\n";
   for (const auto &l : run.input_lines) std::cout << "  input  " << l << "\n";
   sim::print_summary(std::cout, r, simulator.schedule());
-  if (!stats.empty()) {
-    sim::write_json_file(stats, sim::stats_json(r, simulator.schedule(), prog));
-    std::cout << "stats: " << stats << "\n";
+  if (!stats.empty() || top > 0) {
+    std::vector<std::string> command_line{"neuronsim", "run"};
+    command_line.insert(command_line.end(), a.begin(), a.end());
+    const nlohmann::json doc = sim::stats_json(r, simulator.schedule(), prog, command_line);
+    if (top > 0) sim::print_top(std::cout, doc, top);
+    if (!stats.empty()) {
+      sim::write_json_file(stats, doc);
+      std::cout << "stats: " << stats << "\n";
+    }
   }
   if (!trace.empty()) {
     sim::write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));

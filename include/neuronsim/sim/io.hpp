@@ -124,7 +124,11 @@ std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem,
 // each critical-path instruction's start to the next one's, in ns. The bottleneck is the largest share.
 std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult &r, const Schedule &s);
 
-nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p);
+// The --stats document (README "Statistics and profile"): the summary, plus "tool", "command_line" (as given) and
+// "profile" (per static instruction, opcode, engine and source line: executions, busy and wait ns by reason, and
+// the critical path's share).
+nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p,
+                          const std::vector<std::string> &command_line = {});
 nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Program &p);
 
 } // namespace neuronsim::sim

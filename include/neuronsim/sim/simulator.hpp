@@ -122,6 +122,21 @@ struct DmaEngineStats {
   int64_t transfers = 0;  // transfer parts it served
 };
 
+// Why an instruction started later than its queue was free (docs/timing-model.md 7; sim/core.cpp decides it where
+// it decides the start): the wait is cut into consecutive intervals, each charged to the constraint that held it.
+enum class WaitReason : int {
+  Dependency,  // a producer's completion (inferred dependencies, the queue's own order)
+  Semaphore,   // an explicit semaphore wait
+  SharedPort,  // a port or bus shared between engines (v2 SBUF/PSUM ports, the v3 perf-mode bus)
+  PsumBank,    // a PSUM bank (writers serialize; v3 ACT/DVE bank collisions; the v2 PSUM-writer fence)
+  DmaRing,     // a DMA transfer waiting for a slot in its queue's ring
+  DmaEngine,   // a DMA transfer's first descriptor waiting for a DMA engine (after the fixed latency)
+  Count
+};
+inline constexpr int kNumWaitReasons = static_cast<int>(WaitReason::Count);
+// "dependency", "semaphore", "shared_port", "psum_bank", "dma_ring", "dma_engine" (the --stats keys)
+const char *wait_reason_name(WaitReason r);
+
 struct TraceEvent {
   int queue = 0;
   int64_t seq = 0;          // dynamic instruction number (program order)
@@ -133,6 +148,8 @@ struct TraceEvent {
   double start_ns = 0.0, end_ns = 0.0;
   double finish_ns = 0.0;   // results visible to dependents (end + the engine's completion latency)
   int64_t gate = -1;        // the instruction whose completion (or queue release) let this one start, -1 if none
+  double busy_ns = 0.0;     // engines: end - start; DMA: the DMA-engine time of its descriptors
+  std::array<double, kNumWaitReasons> wait_ns{};  // from its queue being free to its start, by reason
 };
 
 struct RunOptions {
