@@ -62,6 +62,9 @@ run options:
   --arch trn1|trn2|trn3    NeuronCore-v2 / v3 / v4 (default trn1)
   --stats FILE.json        statistics and profile: per engine, per static instruction, opcode and source
                            line (executions, busy ns, wait ns by reason), critical path (README "Profile")
+  --json                   print the run summary as one JSON object on stdout (nothing else goes there;
+                           DevicePrint lines go to stderr unless --device-print is given)
+  --quiet                  print nothing on success (mismatches and errors still go out)
   --top N                  after the run, the N static instructions that hold the critical path longest
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
@@ -153,6 +156,7 @@ void print_warnings(const isa::Program &p) {
 int cmd_run(const std::vector<std::string> &a) {
   std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print;
   int top = 0;
+  bool json = false, quiet = false;
   sim::RunSettings set;
   sim::RunOptions &opts = set.options;
   opts.arch.clear();  // unset: the kernel decides (sim::complete_settings)
@@ -168,6 +172,8 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--stats") stats = need_path(a, i);
     else if (o == "--trace") trace = need_path(a, i);
     else if (o == "--top") top = parse_count(o, need_value(a, i));
+    else if (o == "--json") json = true;
+    else if (o == "--quiet") quiet = true;
     else if (o == "--timing-only") opts.timing_only = true;
     else if (o == "--kernel-sim") {
       opts.kernel_sim = need_value(a, i);
@@ -202,44 +208,78 @@ int cmd_run(const std::vector<std::string> &a) {
   if (!device_print.empty() && !opts.timing_only) {
     print_file = std::make_unique<isa::AtomicFile>(device_print);
     opts.device_print = [f = print_file.get()](const std::string &l) { f->write(l + "\n"); };
+  } else if (json) {
+    opts.device_print = [](const std::string &l) { std::cerr << l << "\n"; };  // stdout holds the JSON alone
   } else {
     opts.device_print = [](const std::string &l) { std::cout << l << "\n"; };
   }
+  // The human-readable report: stdout, or nowhere with --json (which prints its own document) or --quiet.
+  std::ostringstream discard;
+  std::ostream &out = json || quiet ? static_cast<std::ostream &>(discard) : std::cout;
+  // The run header, before the run (a long run is not silent about what it is doing).
+  out << "neuronsim run: " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
+  out << "arch " << set.options.arch << ", " << prog.insts.size() << " instructions"
+      << (opts.timing_only ? " (timing only)" : "") << "\n"
+      << std::flush;
   opts.record_dma_engine_slices = !trace.empty();  // the trace shows the DMA engines' activity
   sim::Run run = sim::run_kernel(k, set);
   const sim::Simulator &simulator = *run.simulator;
   const sim::RunResult &r = run.result;
   if (print_file) print_file->commit();
 
-  std::cout << "neuronsim run: " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
-  std::cout << "arch " << r.arch << ", " << prog.insts.size() << " instructions, " << r.dynamic_instructions
-            << " executed" << (opts.timing_only ? " (timing only)" : "") << "\n";
-  for (const auto &l : run.input_lines) std::cout << "  input  " << l << "\n";
-  sim::print_summary(std::cout, r, simulator.schedule());
+  out << r.dynamic_instructions << " dynamic instructions executed\n";
+  for (const auto &l : run.input_lines) out << "  input  " << l << "\n";
+  sim::print_summary(out, r, simulator.schedule());
+  std::vector<std::string> command_line{"neuronsim", "run"};
+  command_line.insert(command_line.end(), a.begin(), a.end());
+  nlohmann::json summary;  // --json
+  if (json) {
+    summary = sim::stats_json(r, simulator.schedule(), prog, command_line);
+    summary.erase("profile");
+    summary.erase("critical_path");
+    summary["timing_only"] = opts.timing_only;
+    summary["inputs"] = run.input_lines;
+  }
+  // Printed last, whatever way the run ends from here (outputs differing included).
+  struct PrintJson {
+    const nlohmann::json *doc;
+    ~PrintJson() {
+      if (doc) std::cout << doc->dump() << "\n";
+    }
+  } print_json{json ? &summary : nullptr};
   if (!stats.empty() || top > 0) {
-    std::vector<std::string> command_line{"neuronsim", "run"};
-    command_line.insert(command_line.end(), a.begin(), a.end());
     const nlohmann::json doc = sim::stats_json(r, simulator.schedule(), prog, command_line);
-    if (top > 0) sim::print_top(std::cout, doc, top);
+    if (top > 0) sim::print_top(out, doc, top);
     if (!stats.empty()) {
       sim::write_json_file(stats, doc);
-      std::cout << "stats: " << stats << "\n";
+      out << "stats: " << stats << "\n";
+      if (json) summary["stats"] = stats;
     }
   }
   if (!trace.empty()) {
     sim::write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));
-    std::cout << "trace: " << trace << "\n";
+    out << "trace: " << trace << "\n";
+    if (json) summary["trace"] = trace;
   }
   if (opts.timing_only) return 0;
-  for (const auto &p : sim::write_outputs(prog, run.simulator->memory(), outdir))
-    std::cout << "  output " << p << "\n";
+  for (const auto &p : sim::write_outputs(prog, run.simulator->memory(), outdir)) {
+    out << "  output " << p << "\n";
+    if (json) summary["outputs"].push_back(p);
+  }
   if (set.expect) {
     std::vector<std::string> checked;
     const auto bad = sim::check_outputs(k, run, set, &checked);
-    std::cout << std::setprecision(6) << std::defaultfloat;
-    for (const auto &m : bad) std::cout << sim::mismatch_line(m, rtol, atol) << "\n";
+    // Mismatches are reported with --quiet too (on stdout as before; into the document with --json).
+    std::ostream &report = json ? out : std::cout;
+    report << std::setprecision(6) << std::defaultfloat;
+    for (const auto &m : bad) report << sim::mismatch_line(m, rtol, atol) << "\n";
+    if (json) {
+      summary["outputs_match"] = bad.empty();
+      summary["expected"] = set.expect->dir;
+      for (const auto &m : bad) summary["mismatches"].push_back(sim::mismatch_line(m, rtol, atol));
+    }
     if (!bad.empty()) return 1;
-    std::cout << "outputs match " << set.expect->dir << " (" << checked.size() << " tensors, rtol " << rtol << ", atol "
+    out << "outputs match " << set.expect->dir << " (" << checked.size() << " tensors, rtol " << rtol << ", atol "
               << atol << ")\n";
   }
   return 0;
