@@ -103,6 +103,8 @@ struct Job {
   bool timing_only = false;
   const std::function<void(const ScheduledInst &, const engines::Memory &)> *after = nullptr;  // RunOptions hook
   const std::function<bool()> *cancelled = nullptr;  // RunOptions hook
+  const std::function<void(int64_t, int64_t, double)> *progress = nullptr;  // RunOptions hook
+  int64_t polled = 0;                                // instructions issued at the polls so far
   int64_t until_poll = kCancelPollInstructions;      // instructions to issue before `cancelled` is polled again
   int64_t t0 = 0;                                    // ps at the start of the run
   std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
@@ -500,9 +502,13 @@ SC_MODULE(Core) {
       // 3. Semantics, then occupancy and completion. Every kCancelPollInstructions instructions (over all queues)
       // the caller may stop the run; it ends as a failing instruction ends it. (The exception is made, not thrown,
       // here: nothing unwinds a SystemC thread's stack.)
-      if (j.cancelled && --j.until_poll <= 0) {
+      if ((j.cancelled || j.progress) && --j.until_poll <= 0) {
         j.until_poll = kCancelPollInstructions;
-        if ((*j.cancelled)()) {
+        j.polled += kCancelPollInstructions;
+        if (j.progress)
+          (*j.progress)(j.polled, static_cast<int64_t>(j.schedule->insts.size()),
+                        static_cast<double>(start - j.t0) / 1000.0);
+        if (j.cancelled && (*j.cancelled)()) {
           abort_run(j, std::make_exception_ptr(RunCancelled()));
           continue;
         }
@@ -678,6 +684,7 @@ RunResult Simulator::run() {
   job->timing_only = options_.timing_only;
   if (options_.after_instruction) job->after = &options_.after_instruction;
   if (options_.cancelled) job->cancelled = &options_.cancelled;
+  if (options_.progress) job->progress = &options_.progress;
   job->result = &result;
   job->t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
   job->resource_free.fill(job->t0);

@@ -169,6 +169,10 @@ struct RunOptions {
   // leaves the simulator and the process usable for the next run. Unset: no cost. Not polled while the schedule
   // is built (Simulator's constructor, and run()'s first pass over a program with data-dependent branches).
   std::function<bool()> cancelled;
+  // Called with the cancel poll (every kCancelPollInstructions engine instructions, not in the schedule-building
+  // pass): dynamic instructions issued so far (counted in poll steps), the run's dynamic instructions, and the
+  // simulated time (ns) of the instruction being issued. The CLI's progress line. Unset: no cost.
+  std::function<void(int64_t done, int64_t total, double sim_ns)> progress;
   // Keep the DMA engines' activity slices (RunResult::dma_slices) for the trace; off, only their totals.
   bool record_dma_engine_slices = false;
   // DMA instructions get a trigger on their issuing engine (docs/timing-model.md 2.4). Off, they sit on their DMA
