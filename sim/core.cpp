@@ -105,6 +105,7 @@ struct Job {
   const std::function<bool()> *cancelled = nullptr;  // RunOptions hook
   const std::function<void(int64_t, int64_t, double)> *progress = nullptr;  // RunOptions hook
   int64_t polled = 0;                                // instructions issued at the polls so far
+  int64_t engine_instructions = 0;                   // on the engine queues (where the polls are), for progress
   int64_t until_poll = kCancelPollInstructions;      // instructions to issue before `cancelled` is polled again
   int64_t t0 = 0;                                    // ps at the start of the run
   std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
@@ -506,7 +507,7 @@ SC_MODULE(Core) {
         j.until_poll = kCancelPollInstructions;
         j.polled += kCancelPollInstructions;
         if (j.progress)
-          (*j.progress)(j.polled, static_cast<int64_t>(j.schedule->insts.size()),
+          (*j.progress)(j.polled, j.engine_instructions,
                         static_cast<double>(start - j.t0) / 1000.0);
         if (j.cancelled && (*j.cancelled)()) {
           abort_run(j, std::make_exception_ptr(RunCancelled()));
@@ -684,7 +685,10 @@ RunResult Simulator::run() {
   job->timing_only = options_.timing_only;
   if (options_.after_instruction) job->after = &options_.after_instruction;
   if (options_.cancelled) job->cancelled = &options_.cancelled;
-  if (options_.progress) job->progress = &options_.progress;
+  if (options_.progress) {
+    job->progress = &options_.progress;
+    for (int q = 0; q < kNumEngines; ++q) job->engine_instructions += static_cast<int64_t>(schedule_.queues[q].size());
+  }
   job->result = &result;
   job->t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
   job->resource_free.fill(job->t0);

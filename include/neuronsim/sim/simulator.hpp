@@ -170,8 +170,9 @@ struct RunOptions {
   // is built (Simulator's constructor, and run()'s first pass over a program with data-dependent branches).
   std::function<bool()> cancelled;
   // Called with the cancel poll (every kCancelPollInstructions engine instructions, not in the schedule-building
-  // pass): dynamic instructions issued so far (counted in poll steps), the run's dynamic instructions, and the
-  // simulated time (ns) of the instruction being issued. The CLI's progress line. Unset: no cost.
+  // pass): engine-queue instructions issued so far (counted in poll steps) and in the run (DMA transfers, which
+  // the DMA engines serve, are not counted), and the simulated time (ns) of the instruction being issued. The CLI's
+  // progress line. Unset: no cost.
   std::function<void(int64_t done, int64_t total, double sim_ns)> progress;
   // Keep the DMA engines' activity slices (RunResult::dma_slices) for the trace; off, only their totals.
   bool record_dma_engine_slices = false;
