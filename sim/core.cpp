@@ -45,6 +45,14 @@ constexpr int kPeQueue = 0, kActQueue = 1, kPoolQueue = 2, kDveQueue = 3;
 
 int64_t to_ps(double ns) { return static_cast<int64_t>(ns * 1000.0 + 0.5); }
 
+// The wait reason a shared resource stands for (WaitReason).
+WaitReason resource_reason(int id) {
+  if ((id >= kPsumBankWriter && id < kPsumBankWriter + kPsumBanks) || id == kPsumWriterFence ||
+      (id >= kPsumBankActDve && id < kPsumBankActDve + kPsumBanks))
+    return WaitReason::PsumBank;
+  return WaitReason::SharedPort;
+}
+
 struct PendingUpdates {
   int64_t at_ps;
   const isa::Inst *inst;
@@ -74,6 +82,7 @@ struct Claim {
   uint64_t delta;
   bool granted = false;
   int64_t start = 0, end = 0;
+  int limiting = -1;  // the resource that was free last (the wait's reason), -1 if none held it back
 };
 
 // A DMA transfer between entering its ring and its completion being published.
@@ -84,6 +93,7 @@ struct DmaInFlight {
   int64_t busy = 0;     // DMA-engine time of its descriptors
   int64_t gate = -1;
   int64_t bytes = 0, descriptors = 0;
+  int64_t wait_dep = 0, wait_ring = 0, wait_sem = 0;  // ps, the wait reasons before it entered the ring
 };
 
 struct Job {
@@ -93,6 +103,9 @@ struct Job {
   bool timing_only = false;
   const std::function<void(const ScheduledInst &, const engines::Memory &)> *after = nullptr;  // RunOptions hook
   const std::function<bool()> *cancelled = nullptr;  // RunOptions hook
+  const std::function<void(int64_t, int64_t, double)> *progress = nullptr;  // RunOptions hook
+  int64_t polled = 0;                                // instructions issued at the polls so far
+  int64_t engine_instructions = 0;                   // on the engine queues (where the polls are), for progress
   int64_t until_poll = kCancelPollInstructions;      // instructions to issue before `cancelled` is polled again
   int64_t t0 = 0;                                    // ps at the start of the run
   std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
@@ -159,7 +172,10 @@ void arbitrate(Job &j) {
   const int64_t now = static_cast<int64_t>(sc_core::sc_time_stamp().value());
   for (Claim *c : batch) {
     int64_t start = now;
-    for (const auto &r : *c->resources) start = std::max(start, j.resource_free[static_cast<size_t>(r.id)]);
+    for (const auto &r : *c->resources) {
+      const int64_t t = j.resource_free[static_cast<size_t>(r.id)];
+      if (t > start) start = t, c->limiting = r.id;
+    }
     const int64_t end = start + c->occupancy_ps;
     for (const auto &r : *c->resources)
       if (r.hold) j.resource_free[static_cast<size_t>(r.id)] = end;
@@ -329,8 +345,18 @@ SC_MODULE(Core) {
       qs.bytes += f.bytes;
       qs.descriptors += f.descriptors;
       auto ns = [&](int64_t t) { return static_cast<double>(t - j.t0) / 1000.0; };
-      j.result->events.push_back(TraceEvent{q, seq, inst.index, ns(f.issue), ns(f.first), ns(f.done), ns(finish),
-                                            f.gate});
+      TraceEvent &ev = j.result->events.emplace_back();
+      ev.queue = q, ev.seq = seq, ev.inst = inst.index;
+      ev.issue_ns = ns(f.issue), ev.start_ns = ns(f.first), ev.end_ns = ns(f.done), ev.finish_ns = ns(finish);
+      ev.gate = f.gate;
+      ev.busy_ns = static_cast<double>(f.busy) / 1000.0;
+      ev.wait_ns[static_cast<size_t>(WaitReason::Dependency)] = static_cast<double>(f.wait_dep) / 1000.0;
+      ev.wait_ns[static_cast<size_t>(WaitReason::DmaRing)] = static_cast<double>(f.wait_ring) / 1000.0;
+      ev.wait_ns[static_cast<size_t>(WaitReason::Semaphore)] = static_cast<double>(f.wait_sem) / 1000.0;
+      // After entering the ring: the fixed latency (part of the transfer), then the wait for a DMA engine.
+      const int64_t engine_wait = f.first - f.issue - to_ps(j.arch->dma_fixed_ns);
+      ev.wait_ns[static_cast<size_t>(WaitReason::DmaEngine)] =
+          static_cast<double>(std::max<int64_t>(0, engine_wait)) / 1000.0;
       j.known[q] = pos + 1;
       any = true;
     }
@@ -395,7 +421,8 @@ SC_MODULE(Core) {
       // it, synchronizing with SystemC time only where another thread's state matters (a producer not yet
       // issued, explicit semaphores, shared resources).
       bool stale = false;
-      int64_t ready = std::max(now_ps(), pos > 0 ? j.release[q][pos - 1] : j.t0);
+      const int64_t queue_free = pos > 0 ? j.release[q][pos - 1] : j.t0;
+      int64_t ready = std::max(now_ps(), queue_free);
       for (const auto &w : si.waits) {
         while (!(stale = generation != gen) && !j.aborted && j.known[w.queue] < w.count) wait(issued[w.queue]);
         if (stale || j.aborted) break;
@@ -407,7 +434,7 @@ SC_MODULE(Core) {
 
       const isa::Engine engine = queue_engine(q);
       if (engine == isa::Engine::DMA) {
-        dma_transfer(j, q, pos, seq, si, ready, gate, gen);
+        dma_transfer(j, q, pos, seq, si, queue_free, ready, gate, gen);
         continue;
       }
 
@@ -434,6 +461,7 @@ SC_MODULE(Core) {
         while (!stale && !(stale = generation != gen) && !j.aborted && !sem_ready(j, w)) wait(sem_changed);
       if (stale || generation != gen || j.aborted) continue;
       int64_t start = std::max(ready, now_ps());
+      const int64_t sem_ready_at = start;  // the waits' reasons: [queue_free, ready) dependency, then semaphore
       // TensorE LoadStationary (reference neuron-arch.md 2.1 [ARCH2, PERF Opt #7]): the weights stay in the array
       // for a matmul with the same stationary operand; a new one loads in the background of the previous
       // MultiplyMoving when the array runs back to back, and is paid in full after an idle gap.
@@ -453,6 +481,7 @@ SC_MODULE(Core) {
                                                : 0;
       }
       int64_t end = start + occupancy;
+      int limiting = -1;
       if (shared) {
         // Shared resources are granted in program order among the requests made in the same delta cycle, so
         // that contention does not depend on the order SystemC happens to run its threads in.
@@ -462,6 +491,7 @@ SC_MODULE(Core) {
         if (!c.granted) arbitrate(j);
         start = c.start;
         end = c.end;
+        limiting = c.limiting;
         wait_until(start);
       }
       if (q == kPeQueue && !si.trigger) {
@@ -473,9 +503,13 @@ SC_MODULE(Core) {
       // 3. Semantics, then occupancy and completion. Every kCancelPollInstructions instructions (over all queues)
       // the caller may stop the run; it ends as a failing instruction ends it. (The exception is made, not thrown,
       // here: nothing unwinds a SystemC thread's stack.)
-      if (j.cancelled && --j.until_poll <= 0) {
+      if ((j.cancelled || j.progress) && --j.until_poll <= 0) {
         j.until_poll = kCancelPollInstructions;
-        if ((*j.cancelled)()) {
+        j.polled += kCancelPollInstructions;
+        if (j.progress)
+          (*j.progress)(j.polled, j.engine_instructions,
+                        static_cast<double>(start - j.t0) / 1000.0);
+        if (j.cancelled && (*j.cancelled)()) {
           abort_run(j, std::make_exception_ptr(RunCancelled()));
           continue;
         }
@@ -497,19 +531,29 @@ SC_MODULE(Core) {
       const double busy = static_cast<double>(occupancy) / 1000.0;
       qs.busy_ns += busy;
       qs.cycles += cost.cycles + extra_cycles;
-      j.result->events.push_back(TraceEvent{q, seq, inst.index, static_cast<double>(start - j.t0) / 1000.0,
-                                            static_cast<double>(start - j.t0) / 1000.0,
-                                            static_cast<double>(end - j.t0) / 1000.0,
-                                            static_cast<double>(finish - j.t0) / 1000.0, gate});
+      TraceEvent &ev = j.result->events.emplace_back();
+      ev.queue = q, ev.seq = seq, ev.inst = inst.index;
+      ev.issue_ns = ev.start_ns = static_cast<double>(start - j.t0) / 1000.0;
+      ev.end_ns = static_cast<double>(end - j.t0) / 1000.0;
+      ev.finish_ns = static_cast<double>(finish - j.t0) / 1000.0;
+      ev.gate = gate;
+      ev.busy_ns = busy;
+      auto waited = [&](WaitReason why, int64_t from, int64_t to) {
+        if (to > from) ev.wait_ns[static_cast<size_t>(why)] += static_cast<double>(to - from) / 1000.0;
+      };
+      waited(WaitReason::Dependency, queue_free, ready);
+      waited(inst.waits.empty() ? WaitReason::Dependency : WaitReason::Semaphore, ready, sem_ready_at);
+      waited(resource_reason(limiting), std::max(sem_ready_at, queue_free), start);
     }
   }
 
   // A DMA transfer (docs/timing-model.md 2): its trigger has issued (the waits); it waits for a slot in its queue's
   // ring -- the transfer dma_ring_depth places earlier must have completed --, enters the ring and hands its
   // descriptors to the DMA engines. Its completion is published by the DMA thread.
-  void dma_transfer(Job &j, int q, int64_t pos, int64_t seq, const ScheduledInst &si, int64_t ready, int64_t gate,
-                    uint64_t gen) {
+  void dma_transfer(Job &j, int q, int64_t pos, int64_t seq, const ScheduledInst &si, int64_t queue_free,
+                    int64_t ready, int64_t gate, uint64_t gen) {
     const isa::Inst &inst = *si.d.inst;
+    const int64_t dep_ready = ready;
     const int64_t depth = std::max(1, j.arch->dma_ring_depth);
     if (pos >= depth) {
       const int64_t k = pos - depth;
@@ -526,6 +570,10 @@ SC_MODULE(Core) {
     if (stale || generation != gen || j.aborted) return;
     if (!execute(j, q, si)) return;
     const int64_t now = now_ps();
+    DmaInFlight &fw = j.dma[q][static_cast<size_t>(pos)];
+    fw.wait_dep = std::max<int64_t>(0, dep_ready - queue_free);
+    fw.wait_ring = std::max<int64_t>(0, ready - std::max(dep_ready, queue_free));
+    fw.wait_sem = std::max<int64_t>(0, now - std::max(ready, queue_free));
     const engines::DmaTransfer t = engines::dma_transfer(si.d, *j.arch, *j.memory);
     j.engines.submit(seq, q - kNumEngines, now, t);
     DmaInFlight &f = j.dma[q][static_cast<size_t>(pos)];
@@ -637,6 +685,10 @@ RunResult Simulator::run() {
   job->timing_only = options_.timing_only;
   if (options_.after_instruction) job->after = &options_.after_instruction;
   if (options_.cancelled) job->cancelled = &options_.cancelled;
+  if (options_.progress) {
+    job->progress = &options_.progress;
+    for (int q = 0; q < kNumEngines; ++q) job->engine_instructions += static_cast<int64_t>(schedule_.queues[q].size());
+  }
   job->result = &result;
   job->t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
   job->resource_free.fill(job->t0);

@@ -35,8 +35,8 @@ uint64_t fnv1a(const std::string &s) {
 // The values are drawn in order and converted a block at a time: the same bytes as drawing them all first,
 // without an fp32 copy of the whole tensor (256 MiB for the full-size matmul's rhs, which put the run's peak RSS
 // above its DRAM + SBUF + PSUM by 1.9x).
-void generate(const isa::Tensor &t, std::vector<uint8_t> &bytes) {
-  std::mt19937_64 rng(fnv1a(t.name));
+void generate(const isa::Tensor &t, std::vector<uint8_t> &bytes, uint64_t seed) {
+  std::mt19937_64 rng(fnv1a(seed == 0 ? t.name : t.name + "#" + std::to_string(seed)));
   const int64_t n = t.num_elements();
   const int sz = isa::dtype_size(t.dtype);
   constexpr int64_t kBlock = 1 << 16;
@@ -219,8 +219,8 @@ std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem
     else file = input_dir_file(t, spec.dir);
     auto &bytes = mem.dram(static_cast<int>(i));
     if (file.empty()) {
-      generate(t, bytes);
-      lines.push_back(t.name + ": generated (deterministic, seeded by name)");
+      generate(t, bytes, spec.seed);
+      lines.push_back(t.name + ": generated (deterministic, seed " + std::to_string(spec.seed) + ")");
       continue;
     }
     load_input(p, mem, static_cast<int>(i), read_npy(file, npy_bound(t)), file);

@@ -17,6 +17,13 @@ const char *queue_name(int q) {
   return (q >= 0 && q < kMaxQueues) ? names[q] : "?";
 }
 
+const char *wait_reason_name(WaitReason r) {
+  static const char *names[kNumWaitReasons] = {"dependency", "semaphore", "shared_port",
+                                               "psum_bank",  "dma_ring",  "dma_engine"};
+  const int i = static_cast<int>(r);
+  return i >= 0 && i < kNumWaitReasons ? names[i] : "?";
+}
+
 Engine queue_engine(int q) {
   static const Engine e[kNumEngines] = {Engine::PE, Engine::Activation, Engine::Pool, Engine::DVE, Engine::SP};
   return q < kNumEngines ? e[q] : Engine::DMA;

@@ -158,9 +158,25 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
       read_files.push_back(f);
   if (!k.tolerance_file.empty())
     read_files.push_back(k.tolerance_file);
+  if (!s.save_inputs.empty()) {
+    std::error_code ec;
+    fs::create_directories(s.save_inputs, ec);
+    if (ec) throw InputError({s.save_inputs, -1, "", "--save-inputs"}, "cannot create the directory: " + ec.message());
+    for (const auto &[t, path] : saved_input_files(k.program, s.save_inputs))
+      out_files.push_back(path), (void)t;
+  }
   prepare_output_paths(s.options.timing_only || outdir.empty() ? std::vector<std::string>{}
                                                                : std::vector<std::string>{outdir},
                        out_files, read_files);
+}
+
+std::vector<std::pair<int, std::string>> saved_input_files(const isa::Program &p, const std::string &dir) {
+  std::vector<std::pair<int, std::string>> files;
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const auto &t = p.tensors[i];
+    if (t.is_input() && t.is_dram()) files.emplace_back(static_cast<int>(i), (fs::path(dir) / tensor_file_name(t.name)).string());
+  }
+  return files;
 }
 
 Run run_kernel(const Kernel &k, const RunSettings &s) {
@@ -168,6 +184,16 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
   r.simulator = std::make_unique<Simulator>(k.program, s.options);
   if (!s.options.timing_only)
     r.input_lines = load_inputs(k.program, r.simulator->memory(), s.inputs);
+  if (!s.save_inputs.empty() && !s.options.timing_only)
+    for (const auto &[t, path] : saved_input_files(k.program, s.save_inputs)) {
+      const auto &tensor = k.program.tensors[static_cast<size_t>(t)];
+      io::NpyArray a;
+      a.dtype = tensor.dtype;
+      a.shape = tensor.shape;
+      a.data = r.simulator->memory().dram(t);
+      io::write_npy(path, a);
+      r.saved_inputs.push_back(path);
+    }
   r.result = r.simulator->run();
   return r;
 }

@@ -2,10 +2,14 @@
 // queue its transfers, bytes, descriptors and the DMA-engine time of its descriptors; per DMA engine its busy time.
 // The DMA queues' busy times add up to the DMA engines' (every descriptor is counted once, on its engine and on its
 // queue), so "DMA utilization" is the engines' busy time over engines x total time.
+#include <algorithm>
 #include <iomanip>
+#include <map>
+#include <sstream>
 
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/stats.hpp"
+#include "neuronsim/sim/version.hpp"
 
 namespace neuronsim::sim {
 
@@ -20,6 +24,115 @@ double dma_busy(const RunResult &r) {
 double dma_utilization(const RunResult &r) {
   return r.total_ns > 0 && !r.dma_engines.empty() ? dma_busy(r) / (r.total_ns * static_cast<double>(r.dma_engines.size()))
                                                   : 0.0;
+}
+
+// Sums over a set of dynamic instructions (one static instruction, an opcode, an engine, a source line).
+struct Sums {
+  int64_t executions = 0;
+  double busy_ns = 0.0;
+  std::array<double, kNumWaitReasons> wait_ns{};
+  double critical_path_ns = 0.0;
+
+  void add(const TraceEvent &e) {
+    ++executions;
+    busy_ns += e.busy_ns;
+    for (int i = 0; i < kNumWaitReasons; ++i) wait_ns[static_cast<size_t>(i)] += e.wait_ns[static_cast<size_t>(i)];
+  }
+  nlohmann::json json() const {
+    nlohmann::json w = nlohmann::json::object();
+    double total = 0.0;
+    for (int i = 0; i < kNumWaitReasons; ++i) {
+      w[wait_reason_name(static_cast<WaitReason>(i))] = wait_ns[static_cast<size_t>(i)];
+      total += wait_ns[static_cast<size_t>(i)];
+    }
+    return {{"executions", executions}, {"busy_ns", busy_ns}, {"wait_ns", w}, {"wait_total_ns", total},
+            {"critical_path_ns", critical_path_ns}};
+  }
+};
+
+// A static instruction's row: the engine-queue part (its execution, or a DMA instruction's trigger) and the DMA
+// transfer are two rows of the same instruction.
+int64_t row_key(const TraceEvent &e) { return static_cast<int64_t>(e.inst) * 2 + (e.queue >= kNumEngines ? 1 : 0); }
+
+// The time each critical-path instruction holds the path: from its issue to the next one's (as the shares).
+template <class F> void critical_path_spans(const RunResult &r, const Schedule &s, F &&f) {
+  std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
+  for (const auto &e : r.events) by_seq[static_cast<size_t>(e.seq)] = &e;
+  for (size_t i = 0; i < r.critical_path.size(); ++i) {
+    const TraceEvent *e = by_seq[static_cast<size_t>(r.critical_path[i])];
+    if (!e) continue;
+    const TraceEvent *next = i + 1 < r.critical_path.size() ? by_seq[static_cast<size_t>(r.critical_path[i + 1])] : nullptr;
+    const double until = next ? next->issue_ns : r.total_ns;
+    f(*e, std::max(0.0, until - e->issue_ns));
+  }
+}
+
+std::string engine_of(const TraceEvent &e) { return e.queue < kNumEngines ? queue_name(e.queue) : "DMA"; }
+
+nlohmann::json profile_json(const RunResult &r, const Schedule &s, const isa::Program &p) {
+  std::map<int64_t, Sums> rows;
+  std::map<int64_t, std::pair<int, bool>> row_queue;  // queue, DMA trigger
+  std::map<std::string, Sums> opcodes, engines;
+  std::map<std::pair<std::string, int>, Sums> lines;
+  auto line_key = [&](const isa::Inst &inst) { return std::make_pair(inst.source_file, inst.source_line); };
+  for (const auto &e : r.events) {
+    const isa::Inst &inst = p.insts[static_cast<size_t>(e.inst)];
+    rows[row_key(e)].add(e);
+    row_queue.emplace(row_key(e), std::make_pair(e.queue, s.insts[static_cast<size_t>(e.seq)].trigger));
+    opcodes[isa::inst_type_name(inst.type)].add(e);
+    engines[engine_of(e)].add(e);
+    if (inst.source_line >= 0) lines[line_key(inst)].add(e);
+  }
+  critical_path_spans(r, s, [&](const TraceEvent &e, double ns) {
+    const isa::Inst &inst = p.insts[static_cast<size_t>(e.inst)];
+    rows[row_key(e)].critical_path_ns += ns;
+    opcodes[isa::inst_type_name(inst.type)].critical_path_ns += ns;
+    engines[engine_of(e)].critical_path_ns += ns;
+    if (inst.source_line >= 0) lines[line_key(inst)].critical_path_ns += ns;
+  });
+  nlohmann::json insts = nlohmann::json::array();
+  for (const auto &[key, sums] : rows) {
+    const isa::Inst &inst = p.insts[static_cast<size_t>(key / 2)];
+    const auto [q, trigger] = row_queue[key];
+    nlohmann::json row = {{"index", inst.index},
+                          {"name", inst.name},
+                          {"opcode", isa::inst_type_name(inst.type)},
+                          {"engine", q < kNumEngines ? queue_name(q) : "DMA"},
+                          {"queue", r.queues[static_cast<size_t>(q)].name},
+                          {"dma_trigger", trigger}};
+    if (!inst.source_file.empty()) row["file"] = inst.source_file;
+    if (inst.source_line >= 0) row["line"] = inst.source_line;
+    row.update(sums.json());
+    insts.push_back(std::move(row));
+  }
+  auto table = [](const std::map<std::string, Sums> &m) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto &[k, v] : m) o[k] = v.json();
+    return o;
+  };
+  nlohmann::json by_line = nlohmann::json::array();
+  for (const auto &[key, sums] : lines) {
+    nlohmann::json row = {{"file", key.first}, {"line", key.second}};
+    row.update(sums.json());
+    by_line.push_back(std::move(row));
+  }
+  // The critical path summarised: static instructions and source lines, longest first.
+  nlohmann::json cp_insts = nlohmann::json::array(), cp_lines = nlohmann::json::array();
+  for (const auto &row : insts)
+    if (row["critical_path_ns"].get<double>() > 0) cp_insts.push_back(row);
+  for (const auto &row : by_line)
+    if (row["critical_path_ns"].get<double>() > 0) cp_lines.push_back(row);
+  auto longest = [](nlohmann::json &a) {
+    std::stable_sort(a.begin(), a.end(), [](const nlohmann::json &x, const nlohmann::json &y) {
+      return x["critical_path_ns"].get<double>() > y["critical_path_ns"].get<double>();
+    });
+  };
+  longest(cp_insts), longest(cp_lines);
+  return {{"instructions", insts},
+          {"opcodes", table(opcodes)},
+          {"engines", table(engines)},
+          {"source_lines", by_line},
+          {"critical_path", {{"instructions", cp_insts}, {"source_lines", cp_lines}}}};
 }
 
 } // namespace
@@ -46,8 +159,11 @@ std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult
   return shares;
 }
 
-nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p) {
+nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p,
+                          const std::vector<std::string> &command_line) {
   nlohmann::json j;
+  j["tool"] = {{"name", "neuronsim"}, {"version", version()}};
+  j["command_line"] = command_line;
   j["arch"] = r.arch;
   j["kernel"] = p.file;
   j["total_ns"] = r.total_ns;
@@ -116,7 +232,32 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
   j["critical_path_ns"] = shares;
   j["bottleneck"] = sh.empty() ? "" : sh.front().first;
   j["critical_path_length"] = r.critical_path.size();
+  j["profile"] = profile_json(r, s, p);
   return j;
+}
+
+void print_top(std::ostream &out, const nlohmann::json &stats, int n) {
+  const auto &rows = stats.at("profile").at("critical_path").at("instructions");
+  const double total = stats.at("total_ns").get<double>();
+  std::ostringstream o;
+  o << std::fixed;
+  o << "top " << std::min<size_t>(static_cast<size_t>(std::max(0, n)), rows.size())
+    << " instructions on the critical path:\n";
+  o << "   path ns  path%  execs     busy ns     wait ns  engine  instruction (opcode)  source\n";
+  for (size_t i = 0; i < rows.size() && static_cast<int>(i) < n; ++i) {
+    const auto &row = rows[i];
+    const double cp = row["critical_path_ns"].get<double>();
+    std::string src = row.value("file", std::string());
+    if (row.contains("line")) src += (src.empty() ? "line " : ":") + std::to_string(row["line"].get<int>());
+    o << std::setw(10) << std::setprecision(1) << cp << std::setw(6) << std::setprecision(1)
+      << (total > 0 ? 100.0 * cp / total : 0.0) << "%" << std::setw(7) << row["executions"].get<int64_t>()
+      << std::setw(12) << row["busy_ns"].get<double>() << std::setw(12) << row["wait_total_ns"].get<double>()
+      << "  " << std::left << std::setw(6) << row["engine"].get<std::string>() << "  "
+      << row["name"].get<std::string>() << " (" << row["opcode"].get<std::string>()
+      << (row["dma_trigger"].get<bool>() ? ", trigger" : "") << ")" << std::right << (src.empty() ? "" : "  " + src)
+      << "\n";
+  }
+  out << o.str();
 }
 
 void print_summary(std::ostream &out, const RunResult &r, const Schedule &s) {

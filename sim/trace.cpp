@@ -71,6 +71,11 @@ nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Prog
       args["ins"] = operands(si.d.ins, inst.ins);
       args["outs"] = operands(si.d.outs, inst.outs);
     }
+    if (!inst.source_file.empty()) args["file"] = inst.source_file;
+    if (inst.source_line >= 0) args["line"] = inst.source_line;
+    for (int w = 0; w < kNumWaitReasons; ++w)
+      if (e.wait_ns[static_cast<size_t>(w)] > 0)
+        args[std::string("wait_") + wait_reason_name(static_cast<WaitReason>(w)) + "_ns"] = e.wait_ns[static_cast<size_t>(w)];
     nlohmann::json waits = nlohmann::json::array();
     for (const auto &w : si.waits) waits.push_back(std::string(queue_name(w.queue)) + ">=" + std::to_string(w.count));
     if (!waits.empty()) args["semaphore_waits"] = waits;

@@ -194,6 +194,7 @@ void Reader::read_instruction(const json &j, std::vector<Node> &out) {
   if (const json *dbg = get(j, "debug")) {
     if (const json *ln = get(*dbg, "lineno"))
       inst.source_line = static_cast<int>(as_int(*ln, "debug.lineno"));
+    if (const json *fn = get(*dbg, "filename")) inst.source_file = as_str(*fn, "debug.filename");
   }
   Node node;
   node.kind = Node::Kind::Inst;

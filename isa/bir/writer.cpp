@@ -180,8 +180,8 @@ struct Writer {
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
     j["dependencies"] = in.dependencies;
-    if (in.source_line >= 0)
-      j["debug"] = {{"lineno", in.source_line}};
+    if (in.source_line >= 0) j["debug"]["lineno"] = in.source_line;
+    if (!in.source_file.empty()) j["debug"]["filename"] = in.source_file;
     return j;
   }
 

@@ -3,6 +3,9 @@
 // 4 simulation error.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <functional>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +58,8 @@ usage:
                   [-o RESULTS.csv] [--resume] [--rank-by COLUMN] [--numeric]
                                       one run per (kernel, arch) on Dask: a local cluster, or a scheduler's
                                       workers; a row of results per run (neuronsim sweep --help)
+  neuronsim compare A B [--fail-if-slower PCT] [--top N] [--arch NAME]
+                                      two --stats files (or two kernels, run timing-only) side by side
   neuronsim --version | --help
 
 run options:
@@ -67,7 +72,15 @@ run options:
   --expect DIR             compare outputs with DIR/<tensor>.npy; exit 1 when outside tolerance
   --rtol R --atol A        comparison tolerance |got-want| <= A + R*|want| (default 1e-5, 1e-6; finite, >= 0)
   --arch trn1|trn2|trn3    NeuronCore-v2 / v3 / v4 (default trn1)
-  --stats FILE.json        per-engine statistics
+  --stats FILE.json        statistics and profile: per engine, per static instruction, opcode and source
+                           line (executions, busy ns, wait ns by reason), critical path (README "Profile")
+  --seed N                 seed of the generated inputs (default 0: the documented deterministic draw;
+                           printed in the run header)
+  --save-inputs DIR        write every input as used (given or generated) to DIR/<tensor>.npy
+  --json                   print the run summary as one JSON object on stdout (nothing else goes there;
+                           DevicePrint lines go to stderr unless --device-print is given)
+  --quiet                  print nothing on success (mismatches and errors still go out)
+  --top N                  after the run, the N static instructions that hold the critical path longest
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
                            (so --input, --inputs and --expect cannot be given with it)
@@ -79,7 +92,7 @@ run options:
   --device-print FILE      write DevicePrint lines to FILE (default: stdout, before the summary)
 
 Inputs that are not given are generated deterministically (floats uniform in [-1,1), integers small),
-seeded by the tensor name. bf16 and fp8 .npy files hold raw bit patterns as uint16 / uint8.
+seeded by the tensor name (and --seed N when given). bf16 and fp8 .npy files hold raw bit patterns as uint16 / uint8.
 Input and expected arrays must have exactly the tensor's shape. Outputs are written as <tensor>.npy inside
 --outdir ('/' and control characters in a name become '_'); no output may be the kernel, an input or an expected
 file, and every output path is checked before the run. A key a type does not have is warned about; a required
@@ -125,8 +138,35 @@ double parse_tolerance(const std::string &opt, const std::string &v) {
   return d;
 }
 
+// --top N and the like: a whole number >= 1.
+int parse_count(const std::string &opt, const std::string &v) {
+  size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || n < 1 || n > 1000000)
+    throw UsageError("option " + opt + " needs a whole number from 1 to 1000000, got '" + v + "'");
+  return static_cast<int>(n);
+}
+
+// --seed N: a whole number from 0 to 2^64 - 1.
+uint64_t parse_seed(const std::string &v) {
+  size_t used = 0;
+  uint64_t n = 0;
+  try {
+    if (!v.empty() && v[0] != '-') n = std::stoull(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (v.empty() || used != v.size()) throw UsageError("option --seed needs a whole number >= 0, got '" + v + "'");
+  return n;
+}
+
 // --max-instructions: a whole number >= 1, in digits or as a power-of-ten form such as 1e9.
-int64_t parse_count(const std::string &opt, const std::string &v) {
+int64_t parse_instruction_count(const std::string &opt, const std::string &v) {
   size_t used = 0;
   try {
     const long long n = std::stoll(v, &used);
@@ -157,6 +197,30 @@ void add_input(sim::InputSpec &spec, const std::string &v) {
     throw UsageError("--input " + name + " is given twice ('" + spec.files[name] + "' and '" + file + "')");
 }
 
+// The progress line of a long run on a terminal (stderr): dynamic instructions done / total, simulated time, wall
+// time and the estimated time left.
+struct Progress {
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now(), last;
+  bool shown = false;
+  void operator()(int64_t done, int64_t total, double sim_ns) {
+    const auto now = std::chrono::steady_clock::now();
+    const double wall = std::chrono::duration<double>(now - t0).count();
+    if (wall < 1.0 || (shown && now - last < std::chrono::milliseconds(200))) return;
+    last = now;
+    shown = true;
+    const double frac = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0.0;
+    char line[160];
+    std::snprintf(line, sizeof line, "\r  %lld/%lld instructions (%.0f%%), simulated %.1f us, wall %.1f s, ETA %.1f s ",
+                  static_cast<long long>(done), static_cast<long long>(total), 100.0 * frac, sim_ns / 1000.0, wall,
+                  frac > 0 ? wall * (1.0 - frac) / frac : 0.0);
+    std::cerr << line << std::flush;
+  }
+  void clear() {
+    if (shown) std::cerr << "\r\033[K" << std::flush;
+    shown = false;
+  }
+};
+
 // What the reader ignored (unknown keys), one line each on stderr before the run.
 void print_warnings(const isa::Program &p) {
   for (const auto &w : p.warnings) std::cerr << "neuronsim: warning: " << sim::one_line(w) << "\n";
@@ -164,6 +228,8 @@ void print_warnings(const isa::Program &p) {
 
 int cmd_run(const std::vector<std::string> &a) {
   std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print;
+  int top = 0;
+  bool json = false, quiet = false;
   sim::RunSettings set;
   sim::RunOptions &opts = set.options;
   opts.arch.clear();  // unset: the kernel decides (sim::complete_settings)
@@ -178,8 +244,13 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--arch") opts.arch = sim::parse_arch(need_value(a, i), "--arch");
     else if (o == "--stats") stats = need_path(a, i);
     else if (o == "--trace") trace = need_path(a, i);
+    else if (o == "--top") top = parse_count(o, need_value(a, i));
+    else if (o == "--json") json = true;
+    else if (o == "--seed") set.inputs.seed = parse_seed(need_value(a, i));
+    else if (o == "--save-inputs") set.save_inputs = need_path(a, i);
+    else if (o == "--quiet") quiet = true;
     else if (o == "--timing-only") opts.timing_only = true;
-    else if (o == "--max-instructions") opts.max_instructions = parse_count(o, need_value(a, i));
+    else if (o == "--max-instructions") opts.max_instructions = parse_instruction_count(o, need_value(a, i));
     else if (o == "--kernel-sim") {
       opts.kernel_sim = need_value(a, i);
       if (opts.kernel_sim.empty()) throw UsageError("--kernel-sim needs a program");
@@ -196,6 +267,8 @@ int cmd_run(const std::vector<std::string> &a) {
   // What the command line gave is checked before the kernel is read (folders exist, tolerances, --timing-only).
   if (!expect.empty()) set.expect = sim::ExpectSpec{expect, {}};
   sim::check_settings(set);
+  if (!set.save_inputs.empty() && opts.timing_only)
+    throw UsageError("--timing-only runs no numerics: --save-inputs has no inputs to save");
   const bool bundled = kernel.empty();
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
   const sim::Kernel k = sim::load_kernel(kernel);
@@ -213,39 +286,197 @@ int cmd_run(const std::vector<std::string> &a) {
   if (!device_print.empty() && !opts.timing_only) {
     print_file = std::make_unique<isa::AtomicFile>(device_print);
     opts.device_print = [f = print_file.get()](const std::string &l) { f->write(l + "\n"); };
+  } else if (json) {
+    opts.device_print = [](const std::string &l) { std::cerr << l << "\n"; };  // stdout holds the JSON alone
   } else {
     opts.device_print = [](const std::string &l) { std::cout << l << "\n"; };
   }
+  // The human-readable report: stdout, or nowhere with --json (which prints its own document) or --quiet.
+  std::ostringstream discard;
+  std::ostream &out = json || quiet ? static_cast<std::ostream &>(discard) : std::cout;
+  // The run header, before the run (a long run is not silent about what it is doing).
+  out << "neuronsim run: " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
+  out << "arch " << set.options.arch << ", " << prog.insts.size() << " instructions"
+      << (opts.timing_only ? " (timing only)" : ", input seed " + std::to_string(set.inputs.seed)) << "\n"
+      << std::flush;
+  // The progress line: on a terminal only, not with --quiet / --json, from one second into the run, at most five
+  // times a second, erased when the run ends.
+  Progress progress;
+  if (!quiet && !json && isatty(STDERR_FILENO)) opts.progress = std::ref(progress);
   opts.record_dma_engine_slices = !trace.empty();  // the trace shows the DMA engines' activity
   sim::Run run = sim::run_kernel(k, set);
   const sim::Simulator &simulator = *run.simulator;
   const sim::RunResult &r = run.result;
+  progress.clear();
   if (print_file) print_file->commit();
 
-  std::cout << "neuronsim run: " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
-  std::cout << "arch " << r.arch << ", " << prog.insts.size() << " instructions, " << r.dynamic_instructions
-            << " executed" << (opts.timing_only ? " (timing only)" : "") << "\n";
-  for (const auto &l : run.input_lines) std::cout << "  input  " << l << "\n";
-  sim::print_summary(std::cout, r, simulator.schedule());
-  if (!stats.empty()) {
-    sim::write_json_file(stats, sim::stats_json(r, simulator.schedule(), prog));
-    std::cout << "stats: " << stats << "\n";
+  out << r.dynamic_instructions << " dynamic instructions executed\n";
+  for (const auto &l : run.input_lines) out << "  input  " << l << "\n";
+  for (const auto &f : run.saved_inputs) out << "  saved  " << f << "\n";
+  sim::print_summary(out, r, simulator.schedule());
+  std::vector<std::string> command_line{"neuronsim", "run"};
+  command_line.insert(command_line.end(), a.begin(), a.end());
+  nlohmann::json summary;  // --json
+  if (json) {
+    summary = sim::stats_json(r, simulator.schedule(), prog, command_line);
+    summary.erase("profile");
+    summary.erase("critical_path");
+    summary["timing_only"] = opts.timing_only;
+    summary["inputs"] = run.input_lines;
+    if (!opts.timing_only) summary["seed"] = set.inputs.seed;
+  }
+  // Printed last, whatever way the run ends from here (outputs differing included).
+  struct PrintJson {
+    const nlohmann::json *doc;
+    ~PrintJson() {
+      if (doc) std::cout << doc->dump() << "\n";
+    }
+  } print_json{json ? &summary : nullptr};
+  if (!stats.empty() || top > 0) {
+    const nlohmann::json doc = sim::stats_json(r, simulator.schedule(), prog, command_line);
+    if (top > 0) sim::print_top(out, doc, top);
+    if (!stats.empty()) {
+      sim::write_json_file(stats, doc);
+      out << "stats: " << stats << "\n";
+      if (json) summary["stats"] = stats;
+    }
   }
   if (!trace.empty()) {
     sim::write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));
-    std::cout << "trace: " << trace << "\n";
+    out << "trace: " << trace << "\n";
+    if (json) summary["trace"] = trace;
   }
   if (opts.timing_only) return 0;
-  for (const auto &p : sim::write_outputs(prog, run.simulator->memory(), outdir))
-    std::cout << "  output " << p << "\n";
+  for (const auto &p : sim::write_outputs(prog, run.simulator->memory(), outdir)) {
+    out << "  output " << p << "\n";
+    if (json) summary["outputs"].push_back(p);
+  }
   if (set.expect) {
     std::vector<std::string> checked;
     const auto bad = sim::check_outputs(k, run, set, &checked);
-    std::cout << std::setprecision(6) << std::defaultfloat;
-    for (const auto &m : bad) std::cout << sim::mismatch_line(m, rtol, atol) << "\n";
+    // Mismatches are reported with --quiet too (on stdout as before; into the document with --json).
+    std::ostream &report = json ? out : std::cout;
+    report << std::setprecision(6) << std::defaultfloat;
+    for (const auto &m : bad) report << sim::mismatch_line(m, rtol, atol) << "\n";
+    if (json) {
+      summary["outputs_match"] = bad.empty();
+      summary["expected"] = set.expect->dir;
+      for (const auto &m : bad) summary["mismatches"].push_back(sim::mismatch_line(m, rtol, atol));
+    }
     if (!bad.empty()) return 1;
-    std::cout << "outputs match " << set.expect->dir << " (" << checked.size() << " tensors, rtol " << rtol << ", atol "
+    out << "outputs match " << set.expect->dir << " (" << checked.size() << " tensors, rtol " << rtol << ", atol "
               << atol << ")\n";
+  }
+  return 0;
+}
+
+// `neuronsim compare`: a --stats document, or a kernel run here (timing only) for its document.
+nlohmann::json stats_of(const std::string &path, const std::string &arch) {
+  if (!fs::is_directory(path)) {
+    nlohmann::json j = isa::read_json_file(path, "stats or kernel file");
+    if (j.is_object() && j.contains("total_ns") && j.contains("engines")) {
+      if (!j["total_ns"].is_number())
+        throw InputError(ErrorContext{path, -1, "", "total_ns"}, "a --stats document needs a number here");
+      return j;
+    }
+  }
+  const sim::Kernel k = sim::load_kernel(path);
+  sim::RunSettings set;
+  set.options.arch = arch;
+  set.options.timing_only = true;
+  sim::complete_settings(k, set);
+  sim::Run run = sim::run_kernel(k, set);
+  return sim::stats_json(run.result, run.simulator->schedule(), k.program);
+}
+
+int cmd_compare(const std::vector<std::string> &a) {
+  std::vector<std::string> files;
+  std::optional<double> fail_pct;
+  int top = 10;
+  std::string arch;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string &o = a[i];
+    if (o == "--fail-if-slower") fail_pct = parse_tolerance(o, need_value(a, i));
+    else if (o == "--top") top = parse_count(o, need_value(a, i));
+    else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--help" || o == "-h") {
+      std::cout << "usage: neuronsim compare A B [--fail-if-slower PCT] [--top N] [--arch NAME]\n"
+                   "  A, B: --stats documents, or kernels (run timing-only here, on --arch or their own arch)\n"
+                   "  --fail-if-slower PCT  exit 1 when B's total time exceeds A's by more than PCT percent\n"
+                   "  --top N               the N instructions and source lines whose cost changed most (10)\n";
+      return 0;
+    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
+    else files.push_back(o);
+  }
+  if (files.size() != 2) throw UsageError("compare takes two files (A B), got " + std::to_string(files.size()));
+  const nlohmann::json A = stats_of(files[0], arch), B = stats_of(files[1], arch);
+  const double ta = A["total_ns"].get<double>(), tb = B["total_ns"].get<double>();
+  const double change = ta > 0 ? 100.0 * (tb - ta) / ta : 0.0;
+  std::cout << std::fixed << std::setprecision(1);
+  std::cout << "A: " << files[0] << " (" << A.value("arch", "?") << ")\nB: " << files[1] << " ("
+            << B.value("arch", "?") << ")\n";
+  std::cout << "total ns  " << std::setw(12) << ta << " -> " << std::setw(12) << tb << "  " << std::showpos << change
+            << std::noshowpos << "%\n";
+  std::cout << "  engine      busy A ns    busy B ns  util A  util B\n";
+  auto engine_row = [&](const std::string &name, const nlohmann::json &ea, const nlohmann::json &eb) {
+    auto num = [](const nlohmann::json &e, const char *k) { return e.is_object() ? e.value(k, 0.0) : 0.0; };
+    if (num(ea, "busy_ns") == 0 && num(eb, "busy_ns") == 0) return;
+    std::cout << "  " << std::left << std::setw(8) << name << std::right << std::setw(13) << num(ea, "busy_ns")
+              << std::setw(13) << num(eb, "busy_ns") << std::setw(7) << 100 * num(ea, "utilization") << "%"
+              << std::setw(7) << 100 * num(eb, "utilization") << "%\n";
+  };
+  const nlohmann::json none = nlohmann::json::object();
+  for (const char *e : {"PE", "ACT", "POOL", "DVE", "SP"})
+    engine_row(e, A["engines"].value(e, none), B["engines"].value(e, none));
+  engine_row("DMA", A.value("dma", none), B.value("dma", none));
+  std::cout << "bottleneck: " << A.value("bottleneck", "") << " -> " << B.value("bottleneck", "") << "\n";
+  // Static instructions (by name, engine and trigger) and source lines: the critical-path time each holds, A vs B.
+  auto changes = [&](const char *list, auto key, auto label, const char *title) {
+    std::map<std::string, std::pair<double, double>> m;
+    std::map<std::string, std::string> labels;
+    auto collect = [&](const nlohmann::json &doc, bool second) {
+      if (!doc.contains("profile")) return;
+      for (const auto &row : doc["profile"][list]) {
+        const std::string k = key(row);
+        (second ? m[k].second : m[k].first) += row.value("critical_path_ns", 0.0);
+        labels.emplace(k, label(row));
+      }
+    };
+    collect(A, false), collect(B, true);
+    std::vector<std::pair<std::string, std::pair<double, double>>> v(m.begin(), m.end());
+    v.erase(std::remove_if(v.begin(), v.end(), [](const auto &x) { return x.second.first == x.second.second; }),
+            v.end());
+    std::stable_sort(v.begin(), v.end(), [](const auto &x, const auto &y) {
+      return std::abs(x.second.second - x.second.first) > std::abs(y.second.second - y.second.first);
+    });
+    if (v.empty()) return;
+    std::cout << title << " (critical-path ns, A -> B):\n";
+    for (size_t i = 0; i < v.size() && static_cast<int>(i) < top; ++i)
+      std::cout << "  " << std::showpos << std::setw(11) << v[i].second.second - v[i].second.first << std::noshowpos
+                << std::setw(12) << v[i].second.first << " -> " << std::setw(11) << v[i].second.second << "  "
+                << labels[v[i].first] << "\n";
+  };
+  auto src = [](const nlohmann::json &row) {
+    std::string f = row.value("file", std::string());
+    return row.contains("line") ? (f.empty() ? "line " : f + ":") + std::to_string(row["line"].get<int>()) : f;
+  };
+  changes(
+      "instructions",
+      [](const nlohmann::json &r) {
+        return r.value("name", std::string()) + "|" + r.value("engine", std::string()) + "|" +
+               (r.value("dma_trigger", false) ? "t" : "");
+      },
+      [&](const nlohmann::json &r) {
+        const std::string s = src(r);
+        return r.value("name", std::string()) + " (" + r.value("opcode", std::string()) +
+               (r.value("dma_trigger", false) ? ", trigger" : "") + ") " + r.value("engine", std::string()) +
+               (s.empty() ? "" : "  " + s);
+      },
+      "instructions whose cost changed most");
+  changes("source_lines", src, src, "source lines whose cost changed most");
+  if (fail_pct && change > *fail_pct) {
+    std::cout << "B is slower than A by " << change << "% (more than " << *fail_pct << "%)\n";
+    return 1;
   }
   return 0;
 }
@@ -471,6 +702,7 @@ int sc_main(int argc, char **argv) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "run") return cmd_run(rest);
     if (args[0] == "isa") return cmd_isa(rest);
+    if (args[0] == "compare") return cmd_compare(rest);
     if (args[0] == "encode") return cmd_encode(rest);
     if (args[0] == "disasm") return cmd_disasm(rest);
     if (args[0] == "validate") return cmd_validate(rest);

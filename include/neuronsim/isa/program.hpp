@@ -126,6 +126,7 @@ struct Inst {
   std::vector<std::string> dependencies;  // names of instructions this one depends on (BIR `dependencies`)
   int index = -1;                   // position in Program::insts
   int source_line = -1;             // debug.lineno when known
+  std::string source_file;          // debug.filename when known
 
   bool has(Field fld) const { return given.test(static_cast<int>(fld)); }
 };

@@ -22,6 +22,9 @@ struct InputSpec {
   // Arrays held in memory (the Python module's inputs=), under the same rules as a file (check_array, load_input);
   // named "inputs['NAME']" in messages (array_source). A name may be given once over `files` and `arrays`.
   std::map<std::string, io::NpyArray> arrays;
+  // Generated inputs: 0 (the default) seeds each tensor's generator with the FNV-1a hash of its name, as always; N
+  // with the hash of "<name>#N" (--seed N): another deterministic draw.
+  uint64_t seed = 0;
 };
 
 // The source name of an in-memory array in messages: "inputs['a']", "expect['b']".
@@ -57,7 +60,7 @@ void load_input(const isa::Program &p, engines::Memory &mem, int tensor, const i
 // its tensor through load_input exactly as a file's content does. --inputs DIR must be a directory, and its
 // files are looked up by tensor_file_name. Inputs not given are generated deterministically: floats uniform in
 // [-1, 1), signed integers in [-8, 8), unsigned in [0, 16), from a 64-bit Mersenne Twister seeded with the
-// FNV-1a hash of the tensor name. Files must be regular .npy files (read_npy) of exactly the tensor's shape.
+// FNV-1a hash of the tensor name (with a seed: of "<name>#<seed>"). Files must be regular .npy files (read_npy) of exactly the tensor's shape.
 std::vector<std::string> load_inputs(const isa::Program &p, engines::Memory &mem, const InputSpec &spec);
 
 // The files write_outputs writes: (tensor index, <outdir>/<tensor_file_name>) for every ExternalOutput, in
@@ -124,7 +127,11 @@ std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem,
 // each critical-path instruction's start to the next one's, in ns. The bottleneck is the largest share.
 std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult &r, const Schedule &s);
 
-nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p);
+// The --stats document (README "Statistics and profile"): the summary, plus "tool", "command_line" (as given) and
+// "profile" (per static instruction, opcode, engine and source line: executions, busy and wait ns by reason, and
+// the critical path's share).
+nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p,
+                          const std::vector<std::string> &command_line = {});
 nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Program &p);
 
 } // namespace neuronsim::sim

@@ -65,6 +65,9 @@ struct RunSettings {
   std::optional<ExpectSpec> expect; // unset: the workload's expected/, when it has one (not for timing only)
   std::optional<double> rtol, atol; // neither given: the workload's tolerance.json, else the defaults below
   SettingNames names = cli_setting_names(); // how messages name the settings above
+  // --save-inputs DIR: every input tensor as it was loaded or generated, as DIR/<tensor_file_name>, written before
+  // the run (a kernel may write its inputs). Empty: none. prepare_run_outputs checks the paths.
+  std::string save_inputs;
 };
 inline constexpr double kDefaultRtol = 1e-5, kDefaultAtol = 1e-6;
 
@@ -92,11 +95,15 @@ void complete_settings(const Kernel &k, RunSettings &s);
 void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::string &outdir,
                          const std::vector<std::string> &files);
 
+// The files --save-inputs DIR writes: (tensor index, DIR/<tensor_file_name>) for every DRAM input tensor.
+std::vector<std::pair<int, std::string>> saved_input_files(const isa::Program &p, const std::string &dir);
+
 // One run: the simulator (its memory holds the outputs) and its result.
 struct Run {
   std::unique_ptr<Simulator> simulator;
   RunResult result;
   std::vector<std::string> input_lines; // one per input: where its data came from (not for timing-only runs)
+  std::vector<std::string> saved_inputs; // the files RunSettings::save_inputs wrote
 };
 // Loads the inputs (not for a timing-only run) and runs the kernel with completed settings. The kernel must
 // outlive the Run (the simulator refers to its program).

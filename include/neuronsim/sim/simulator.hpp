@@ -124,6 +124,21 @@ struct DmaEngineStats {
   int64_t transfers = 0;  // transfer parts it served
 };
 
+// Why an instruction started later than its queue was free (docs/timing-model.md 7; sim/core.cpp decides it where
+// it decides the start): the wait is cut into consecutive intervals, each charged to the constraint that held it.
+enum class WaitReason : int {
+  Dependency,  // a producer's completion (inferred dependencies, the queue's own order)
+  Semaphore,   // an explicit semaphore wait
+  SharedPort,  // a port or bus shared between engines (v2 SBUF/PSUM ports, the v3 perf-mode bus)
+  PsumBank,    // a PSUM bank (writers serialize; v3 ACT/DVE bank collisions; the v2 PSUM-writer fence)
+  DmaRing,     // a DMA transfer waiting for a slot in its queue's ring
+  DmaEngine,   // a DMA transfer's first descriptor waiting for a DMA engine (after the fixed latency)
+  Count
+};
+inline constexpr int kNumWaitReasons = static_cast<int>(WaitReason::Count);
+// "dependency", "semaphore", "shared_port", "psum_bank", "dma_ring", "dma_engine" (the --stats keys)
+const char *wait_reason_name(WaitReason r);
+
 struct TraceEvent {
   int queue = 0;
   int64_t seq = 0;          // dynamic instruction number (program order)
@@ -135,6 +150,8 @@ struct TraceEvent {
   double start_ns = 0.0, end_ns = 0.0;
   double finish_ns = 0.0;   // results visible to dependents (end + the engine's completion latency)
   int64_t gate = -1;        // the instruction whose completion (or queue release) let this one start, -1 if none
+  double busy_ns = 0.0;     // engines: end - start; DMA: the DMA-engine time of its descriptors
+  std::array<double, kNumWaitReasons> wait_ns{};  // from its queue being free to its start, by reason
 };
 
 struct RunOptions {
@@ -154,6 +171,11 @@ struct RunOptions {
   // leaves the simulator and the process usable for the next run. Unset: no cost. Not polled while the schedule
   // is built (Simulator's constructor, and run()'s first pass over a program with data-dependent branches).
   std::function<bool()> cancelled;
+  // Called with the cancel poll (every kCancelPollInstructions engine instructions, not in the schedule-building
+  // pass): engine-queue instructions issued so far (counted in poll steps) and in the run (DMA transfers, which
+  // the DMA engines serve, are not counted), and the simulated time (ns) of the instruction being issued. The CLI's
+  // progress line. Unset: no cost.
+  std::function<void(int64_t done, int64_t total, double sim_ns)> progress;
   // Keep the DMA engines' activity slices (RunResult::dma_slices) for the trace; off, only their totals.
   bool record_dma_engine_slices = false;
   // DMA instructions get a trigger on their issuing engine (docs/timing-model.md 2.4). Off, they sit on their DMA

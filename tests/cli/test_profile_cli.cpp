@@ -1,0 +1,66 @@
+// neuronsim run --top / --json / --quiet and the --stats profile (README "Profile"), on the bundled kernel1
+// (workloads/kernel1: Load a, TensorScalarPtr, Save b; its BIR carries debug.filename and debug.lineno 9, 10, 12).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+
+using clitest::run;
+
+namespace {
+const std::string kKernel = clitest::src("workloads/kernel1/kernel1.bir.json");
+}
+
+TEST(ProfileCli, StatsCarryTheProfileWithSourceLinesAndTheCommandLine) {
+  const std::string dir = clitest::temp_dir();
+  auto r = run("run " + kKernel + " --timing-only --stats " + dir + "/s.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(clitest::read_file(dir + "/s.json"));
+  EXPECT_TRUE(j.contains("engines"));  // the existing keys stay
+  EXPECT_EQ(j["command_line"][0], "neuronsim");
+  EXPECT_EQ(j["command_line"][3], "--timing-only");
+  // Rows: the Load's trigger (SP) and transfer (DMA), the TensorScalarPtr, the Save's trigger and transfer.
+  const auto &rows = j["profile"]["instructions"];
+  ASSERT_EQ(rows.size(), 5u);
+  int dve = 0;
+  for (const auto &row : rows) {
+    EXPECT_EQ(row["file"], "/home/ec2-user/bug/kernel1.py");
+    EXPECT_EQ(row["executions"], 1);
+    if (row["engine"] == "DVE") {
+      ++dve;
+      EXPECT_EQ(row["line"], 10);
+      // It reads what the Load wrote: all its wait is the Load's completion (a dependency).
+      EXPECT_GT(row["wait_ns"]["dependency"].get<double>(), 1300.0);  // at least the DMA fixed latency
+      EXPECT_EQ(row["wait_ns"]["dependency"].get<double>(), row["wait_total_ns"].get<double>());
+    }
+  }
+  EXPECT_EQ(dve, 1);
+  EXPECT_EQ(j["profile"]["source_lines"].size(), 3u);  // lines 9, 10, 12
+}
+
+TEST(ProfileCli, TopPrintsTheCriticalPathInstructionsWithSourceLines) {
+  auto r = run("run " + kKernel + " --timing-only --top 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("top 2 instructions on the critical path"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kernel1.py:"), std::string::npos) << r.out;
+  auto bad = run("run " + kKernel + " --top x");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--top needs a whole number"), std::string::npos) << bad.err;
+}
+
+TEST(ProfileCli, JsonPrintsOneObjectAndQuietNothing) {
+  const std::string dir = clitest::temp_dir();
+  auto r = run("run " + clitest::src("workloads/kernel1") + " --json --outdir " + dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // stdout is the one document, nothing else
+  EXPECT_GT(j["total_ns"].get<double>(), 0.0);
+  EXPECT_EQ(j["outputs"].size(), 1u);
+  EXPECT_TRUE(j["outputs_match"].get<bool>());  // the kernel folder's expected/ is compared
+  EXPECT_EQ(j["arch"], "trn1");
+  auto q = run("run " + kKernel + " --quiet --outdir " + dir);
+  EXPECT_EQ(q.code, 0) << q.err;
+  EXPECT_EQ(q.out, "");
+  auto h = run("run --help");
+  for (const char *opt : {"--top N", "--json", "--quiet"}) EXPECT_NE(h.out.find(opt), std::string::npos) << opt;
+}
