@@ -113,7 +113,7 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
   }
   s.rtol = rtol, s.atol = atol;
   const std::string trace_file = trace.is_none() ? "" : path_arg(trace, "trace");
-  s.options.record_dma_engine_slices = !trace_file.empty();  // as the CLI: the trace shows the DMA engines
+  s.trace = trace_file;  // as the CLI: streamed as the run goes, with the DMA engines' slices
   std::vector<std::string> prints;
   s.options.device_print = [&prints](const std::string &line) { prints.push_back(line); };
 
@@ -130,8 +130,6 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
       sim::prepare_run_outputs(*k, s, "", {trace_file});
       r = sim::run_kernel(*k, s);
       stats = sim::stats_json(r.result, r.simulator->schedule(), k->program);
-      if (!trace_file.empty())
-        sim::write_json_file(trace_file, sim::trace_json(r.result, r.simulator->schedule(), k->program));
       bad = sim::check_outputs(*k, r, s);
     });
   }

@@ -181,7 +181,19 @@ std::vector<std::pair<int, std::string>> saved_input_files(const isa::Program &p
 
 Run run_kernel(const Kernel &k, const RunSettings &s) {
   Run r;
-  r.simulator = std::make_unique<Simulator>(k.program, s.options);
+  RunOptions options = s.options;
+  // The trace file is written as the run goes; the simulator's hook owns the writer, so that a run that throws
+  // destroys it with the simulator (which removes the temporary).
+  std::shared_ptr<TraceWriter> trace;
+  if (!s.trace.empty()) {
+    trace = TraceWriter::to_file(s.trace, k.program, engines::builtin_arch(options.arch));
+    options.record_dma_engine_slices = true;  // the trace shows the DMA engines' activity
+    options.on_event = [trace](const TraceEvent &e, const ScheduledInst &si, const RunResult &res) {
+      trace->event(e, si, res);
+    };
+    options.on_dma_slices = [trace](std::vector<engines::DmaSlice> &sl) { trace->slices(sl); };
+  }
+  r.simulator = std::make_unique<Simulator>(k.program, options);
   if (!s.options.timing_only)
     r.input_lines = load_inputs(k.program, r.simulator->memory(), s.inputs);
   if (!s.save_inputs.empty() && !s.options.timing_only)
@@ -195,6 +207,7 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
       r.saved_inputs.push_back(path);
     }
   r.result = r.simulator->run();
+  if (trace) trace->finish(r.result);
   return r;
 }
 

@@ -303,7 +303,7 @@ int cmd_run(const std::vector<std::string> &a) {
   // times a second, erased when the run ends.
   Progress progress;
   if (!quiet && !json && isatty(STDERR_FILENO)) opts.progress = std::ref(progress);
-  opts.record_dma_engine_slices = !trace.empty();  // the trace shows the DMA engines' activity
+  set.trace = trace;  // streamed as the run goes, renamed into place when it succeeds
   sim::Run run = sim::run_kernel(k, set);
   const sim::Simulator &simulator = *run.simulator;
   const sim::RunResult &r = run.result;
@@ -342,7 +342,6 @@ int cmd_run(const std::vector<std::string> &a) {
     }
   }
   if (!trace.empty()) {
-    sim::write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));
     out << "trace: " << trace << "\n";
     if (json) summary["trace"] = trace;
   }

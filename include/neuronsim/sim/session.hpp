@@ -68,6 +68,9 @@ struct RunSettings {
   // --save-inputs DIR: every input tensor as it was loaded or generated, as DIR/<tensor_file_name>, written before
   // the run (a kernel may write its inputs). Empty: none. prepare_run_outputs checks the paths.
   std::string save_inputs;
+  // Non-empty: run_kernel streams the Perfetto trace here as the run goes (TraceWriter, with the DMA engines'
+  // slices) and renames it into place when the run succeeds; a failed run leaves no file.
+  std::string trace;
 };
 inline constexpr double kDefaultRtol = 1e-5, kDefaultAtol = 1e-6;
 

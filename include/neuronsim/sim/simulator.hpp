@@ -154,6 +154,8 @@ struct TraceEvent {
   std::array<double, kNumWaitReasons> wait_ns{};  // from its queue being free to its start, by reason
 };
 
+struct RunResult;
+
 struct RunOptions {
   std::string arch = "trn1";
   bool timing_only = false;   // skip the numeric work: same timeline, no outputs
@@ -176,6 +178,14 @@ struct RunOptions {
   // the DMA engines serve, are not counted), and the simulated time (ns) of the instruction being issued. The CLI's
   // progress line. Unset: no cost.
   std::function<void(int64_t done, int64_t total, double sim_ns)> progress;
+  // Receives each timeline event as the core records it (in RunResult::events order), with its schedule entry and
+  // the run's result so far (its queue names): sim::TraceWriter streams the trace from it. Must not throw. Unset:
+  // no cost.
+  std::function<void(const TraceEvent &, const ScheduledInst &, const RunResult &)> on_event;
+  // With record_dma_engine_slices: receives the DMA engines' activity slices as the run fixes them, in order, times
+  // from the run's start (TraceWriter writes them as they come); RunResult::dma_slices then stays empty. Must not
+  // throw. Unset: the slices are kept in RunResult::dma_slices.
+  std::function<void(std::vector<engines::DmaSlice> &)> on_dma_slices;
   // Keep the DMA engines' activity slices (RunResult::dma_slices) for the trace; off, only their totals.
   bool record_dma_engine_slices = false;
   // DMA instructions get a trigger on their issuing engine (docs/timing-model.md 2.4). Off, they sit on their DMA
