@@ -57,6 +57,28 @@ Schedule Builder::build() {
   return std::move(s_);
 }
 
+void Builder::stream() {
+  for (const auto &i : prog_.insts) s_.explicit_sync |= !i.waits.empty() || !i.updates.empty();
+  if (!exec_) {
+    const int64_t count = prog_.dynamic_count();
+    if (count > max_insts_)
+      throw SemanticError({prog_.file, -1, "", "LoopAxis"},
+                          "the loops unroll to " + std::to_string(count) + " dynamic instructions, more than the " +
+                              std::to_string(max_insts_) + " one run may execute (--max-instructions)");
+  }
+  index_dma_blocks(prog_.body);
+  walk(prog_.body, true);
+}
+
+void Builder::emit(ScheduledInst &&si) {
+  ++entries_;
+  ++queue_len_[static_cast<size_t>(si.queue)];
+  last_queue_ = si.queue;
+  if (sink_) return sink_->take(std::move(si));
+  s_.queues[static_cast<size_t>(si.queue)].push_back(si.d.seq);
+  s_.insts.push_back(std::move(si));
+}
+
 // How many dynamic DMA instructions the nodes run (each gets a trigger entry too), counted as
 // isa::Program::dynamic_count counts instructions.
 int64_t Builder::dma_count(const std::vector<isa::Node> &nodes) const {
@@ -121,8 +143,9 @@ Access Builder::resolve(const isa::Arg &arg) const {
 
 void Builder::add(const isa::Inst &inst) {
   reserve_for(inst);
-  const int64_t idx = static_cast<int64_t>(s_.insts.size());
-  ScheduledInst si(s_.arena.get());
+  const int64_t idx = entries_;
+  std::pmr::memory_resource *const res = sink_ ? sink_->resource() : s_.arena.get();
+  ScheduledInst si(res);
   si.d.inst = &inst;
   si.d.seq = idx;
   for (const auto &w : inst.waits)
@@ -167,7 +190,7 @@ void Builder::add(const isa::Inst &inst) {
   const int64_t x_idx = idx + (trig_queue >= 0 ? 1 : 0);  // the transfer's (or the instruction's) entry
   si.d.seq = x_idx;
   si.queue = pick_queue(inst, dma_type);
-  si.pos = static_cast<int64_t>(s_.queues[si.queue].size());
+  si.pos = queue_len_[static_cast<size_t>(si.queue)];
   const int wait_queue = trig_queue >= 0 ? trig_queue : si.queue;  // who carries the dependencies
   uint8_t &touches = s_.touches[static_cast<size_t>(si.queue)];
   for (const auto &fp : in_fp_)
@@ -181,12 +204,13 @@ void Builder::add(const isa::Inst &inst) {
   // only waits for the completion of a producer it reads from: WAW/WAR there are already ordered by the queue
   // (so PE matmuls accumulating into one PSUM tile stream back to back, as the array does). A DMA transfer is
   // ordered after its trigger's engine and within its DMA queue (in order on every DMA engine).
-  std::vector<int64_t> &raw = raw_, &other = other_;
+  std::vector<Ref> &raw = raw_, &other = other_;
   raw.clear();
   other.clear();
+  const Ref self{x_idx, si.queue, si.pos};
   if (!s_.explicit_sync) {
-    for (const auto &fp : in_fp_) tracker_.access(fp, false, x_idx, raw);
-    for (const auto &fp : out_fp_) tracker_.access(fp, true, x_idx, other);
+    for (const auto &fp : in_fp_) tracker_.access(fp, false, self, raw);
+    for (const auto &fp : out_fp_) tracker_.access(fp, true, self, other);
   }
 
   // One semaphore wait per producer queue: the latest producer position on it.
@@ -197,8 +221,8 @@ void Builder::add(const isa::Inst &inst) {
     // in every engine; Drain waits for outstanding work): the barrier waits for everything issued before it, and
     // the first instruction of every queue after it waits for the barrier.
     if (inst.type == InstructionType::AllEngineBarrier || inst.type == InstructionType::Drain) {
-      for (int q = 0; q < kMaxQueues; ++q) need[q] = static_cast<int64_t>(s_.queues[q].size());
-    } else if (barrier_ >= 0 && !after_barrier_[wait_queue]) {
+      for (int q = 0; q < kMaxQueues; ++q) need[q] = queue_len_[static_cast<size_t>(q)];
+    } else if (barrier_.seq >= 0 && !after_barrier_[wait_queue]) {
       raw.push_back(barrier_);
     }
     after_barrier_[wait_queue] = true;
@@ -207,32 +231,30 @@ void Builder::add(const isa::Inst &inst) {
   std::vector<int64_t> &dep_seq = dep_seq_;  // sorted and deduplicated here, then copied at its final size
   dep_seq.clear();
   for (const auto *deps : {&raw, &other})
-    for (int64_t dep : *deps) {
-      const auto &p = s_.insts[static_cast<size_t>(dep)];
+    for (const Ref &p : *deps) {
       if (deps == &other && (p.queue == si.queue || p.queue == wait_queue)) continue;
       need[p.queue] = std::max(need[p.queue], p.pos + 1);
-      if (p.queue != wait_queue) dep_seq.push_back(dep);
+      if (p.queue != wait_queue) dep_seq.push_back(p.seq);
     }
   std::sort(dep_seq.begin(), dep_seq.end());
   dep_seq.erase(std::unique(dep_seq.begin(), dep_seq.end()), dep_seq.end());
   const size_t n_waits = static_cast<size_t>(std::count_if(need.begin(), need.end(), [](int64_t c) { return c > 0; }));
   if (trig_queue >= 0) {
-    ScheduledInst t(s_.arena.get());
+    ScheduledInst t(res);
     t.d.inst = &inst;
     t.d.seq = idx;
     t.trigger = true;
     t.queue = trig_queue;
-    t.pos = static_cast<int64_t>(s_.queues[trig_queue].size());
+    t.pos = queue_len_[static_cast<size_t>(trig_queue)];
     t.dep_seq.assign(dep_seq.begin(), dep_seq.end());
     t.waits.reserve(n_waits);
     for (int q = 0; q < kMaxQueues; ++q)
       if (need[q] > 0) t.waits.push_back(QueueWait{q, need[q]});
     si.waits.push_back(QueueWait{trig_queue, t.pos + 1});
     si.dep_seq.push_back(idx);
-    s_.queues[trig_queue].push_back(idx);
-    s_.insts.push_back(std::move(t));
-    reserve_entry(inst);  // the transfer's entry, pushed below
     ++s_.triggers;
+    emit(std::move(t));
+    reserve_entry(inst);  // the transfer's entry, pushed below
   } else {
     si.dep_seq.assign(dep_seq.begin(), dep_seq.end());
     si.waits.reserve(n_waits);
@@ -246,11 +268,10 @@ void Builder::add(const isa::Inst &inst) {
     engines::execute(si.d, *exec_, states_[static_cast<size_t>(si.queue)]);
   }
   if (!s_.explicit_sync && (inst.type == InstructionType::AllEngineBarrier || inst.type == InstructionType::Drain)) {
-    barrier_ = x_idx;
+    barrier_ = self;
     after_barrier_.fill(false);
   }
-  s_.queues[si.queue].push_back(x_idx);
-  s_.insts.push_back(std::move(si));
+  emit(std::move(si));
 }
 
 } // namespace schedule_detail

@@ -40,9 +40,17 @@ inline int engine_queue(Engine e) {
 // are kept apart from the read-only ones: a read only tests boxes with writers, a write tests every box once.
 // (One flat list made scheduling quadratic: an input tile that is only ever read collects a record per reader,
 // and every access scanned them all.) The dependencies found are the same set as a scan of every record.
+// A dynamic instruction as the tracker records it: its number and where it sits (queue, position), so that a
+// dependency found needs no look-up in the full list of scheduled instructions (a streamed schedule has none).
+struct Ref {
+  int64_t seq = -1;
+  int64_t queue = 0;
+  int64_t pos = 0;
+};
+
 class Tracker {
 public:
-  void access(const Footprint &fp, bool write, int64_t inst, std::vector<int64_t> &deps) {
+  void access(const Footprint &fp, bool write, const Ref &inst, std::vector<Ref> &deps) {
     Space &sp = space(fp);
     scan(sp, kWritten, fp, write, inst, deps);
     if (write) scan(sp, kReadOnly, fp, write, inst, deps);
@@ -66,7 +74,7 @@ private:
   static constexpr int kReadOnly = 0, kWritten = 1;
   struct Group {
     Footprint fp;
-    std::vector<int64_t> reads, writes;  // indices into Schedule::insts, ascending
+    std::vector<Ref> reads, writes;  // ascending seq
   };
   using Key = std::array<int64_t, 4>;
   struct KeyHash {
@@ -100,21 +108,22 @@ private:
     groups.pop_back();
   }
 
-  static void scan(Space &sp, int l, const Footprint &fp, bool write, int64_t inst, std::vector<int64_t> &deps) {
+  static void scan(Space &sp, int l, const Footprint &fp, bool write, const Ref &self, std::vector<Ref> &deps) {
+    const int64_t inst = self.seq;
     auto &groups = sp.list[l];
     for (size_t g = 0; g < groups.size();) {
       Group &gr = groups[g];
       if (gr.fp.overlaps(fp)) {
-        for (int64_t r : gr.writes)
-          if (r != inst) deps.push_back(r);
+        for (const Ref &r : gr.writes)
+          if (r.seq != inst) deps.push_back(r);
         if (write) {
-          for (int64_t r : gr.reads)
-            if (r != inst) deps.push_back(r);
+          for (const Ref &r : gr.reads)
+            if (r.seq != inst) deps.push_back(r);
           if (covers(fp, gr.fp)) {
             // Records are appended in instruction order: this instruction's own ones are at the back and stay.
-            auto drop = [inst](std::vector<int64_t> &v) {
+            auto drop = [inst](std::vector<Ref> &v) {
               size_t k = v.size();
-              while (k > 0 && v[k - 1] == inst) --k;
+              while (k > 0 && v[k - 1].seq == inst) --k;
               v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k));
             };
             drop(gr.reads);
@@ -142,16 +151,30 @@ private:
   std::unordered_map<int, Space> dram_;
 };
 
+// Where a streamed schedule's entries go (sim/schedule_stream.cpp): each is handed over as it is made, in program
+// order, and the walk may be paused inside take() until the consumer asks for more.
+class EntrySink {
+public:
+  virtual ~EntrySink() = default;
+  virtual std::pmr::memory_resource *resource() = 0;
+  virtual void take(ScheduledInst &&si) = 0;
+};
+
 class Builder {
 public:
   Builder(const isa::Program &p, const engines::Memory &m, const engines::ArchParams &a, bool dma_triggers,
-          int64_t max_instructions, engines::Memory *exec = nullptr)
+          int64_t max_instructions, engines::Memory *exec = nullptr, EntrySink *sink = nullptr)
       : prog_(p), mem_(m), arch_(a), lv_(p.loop_vars.size(), 0), triggers_(dma_triggers),
-        max_insts_(std::max<int64_t>(1, max_instructions)), exec_(exec) {
+        max_insts_(std::max<int64_t>(1, max_instructions)), exec_(exec), sink_(sink) {
     s_.dma_queues = std::clamp(a.dma_queues, 1, kMaxDmaQueues);
   }
 
   Schedule build();
+  // The same walk, every entry handed to the sink instead of kept (no schedule-size limit: nothing accumulates).
+  void stream();
+  // What the schedule records besides its entries (explicit_sync, DMA queue names, touches, triggers): as far as
+  // the walk has gone. insts and queues stay empty when streaming.
+  const Schedule &summary() const { return s_; }
 
 private:
   // How many dynamic DMA instructions the nodes run (each gets a trigger entry too), counted as
@@ -262,6 +285,8 @@ private:
   Engine dma_issuer_or_sp(const isa::Inst &inst) const;
 
   void add(const isa::Inst &inst);
+  // One finished entry: kept in s_ or handed to the sink.
+  void emit(ScheduledInst &&si);
 
   // An operand's start / immediate for this iteration; an expression that overflows (isa::Expr::eval) is reported
   // with the instruction and the argument.
@@ -294,13 +319,18 @@ private:
   Schedule s_;
   Tracker tracker_;
   std::vector<Footprint> in_fp_, out_fp_;  // the current instruction's footprints (reused buffers)
-  std::vector<int64_t> raw_, other_, dep_seq_;  // its dependencies (reused buffers)
+  std::vector<Ref> raw_, other_;                // its dependencies (reused buffers)
+  std::vector<int64_t> dep_seq_;
   std::unordered_map<std::string, int> named_;  // BIR DMA queue name -> queue id
   int next_dma_ = 0;
   bool triggers_ = false;  // DMA instructions get a trigger entry on their issuing engine
   int64_t max_insts_;      // dynamic instructions and loop trips one run may take (RunOptions::max_instructions)
   engines::Memory *exec_;                                  // executes while scheduling (control flow), or null
-  int64_t barrier_ = -1;                                   // the latest AllEngineBarrier/Drain
+  EntrySink *sink_;                                        // streaming: entries go there, not into s_
+  int64_t entries_ = 0;                                    // entries made so far (s_.insts.size() when kept)
+  std::array<int64_t, kMaxQueues> queue_len_{};            // per queue, entries made so far
+  int last_queue_ = 0;                                     // the queue of the latest entry
+  Ref barrier_;                                            // the latest AllEngineBarrier/Drain (seq -1: none)
   std::array<bool, kMaxQueues> after_barrier_{};           // queue already ordered after it
   std::array<engines::EngineState, kMaxQueues> states_;
   // The blocks of the CFG being walked (a callee's or a region's), or null: the function's top-level blocks.

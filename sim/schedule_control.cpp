@@ -163,7 +163,7 @@ void Builder::run_dma_block(const isa::Node &n, int queue) {
   const int saved = forced_queue_;
   forced_queue_ = queue;
   add(blk);
-  forced_queue_ = s_.insts.back().queue;
+  forced_queue_ = last_queue_;
   walk(n.body, false);
   forced_queue_ = saved;
 }
@@ -180,7 +180,7 @@ void Builder::fire(const isa::Inst &trigger) {
   auto it = dma_blocks_.find(name);
   if (it == dma_blocks_.end())
     throw SemanticError({prog_.file, trigger.index, trigger.name, "dma_blocks"}, "no DMABlock named '" + name + "'");
-  run_dma_block(*it->second, s_.insts.back().queue);
+  run_dma_block(*it->second, last_queue_);
 }
 
 // SwitchQueueInstance / ResetQueueInstance (reference sim-control-sync-customop.md 5.2): rewind the cursor of

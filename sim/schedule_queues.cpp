@@ -74,7 +74,7 @@ int Builder::pick_queue(const isa::Inst &inst, bool dma_type) {
 // The limits of one run, checked before this instruction's memory is taken (max_insts_, kMaxScheduleBytes): a
 // runaway branch loop stops here with the schedule at most the budget in size.
 void Builder::reserve_for(const isa::Inst &inst) {
-  if (static_cast<int64_t>(s_.insts.size()) - s_.triggers >= max_insts_)
+  if (entries_ - s_.triggers >= max_insts_)
     throw SemanticError({prog_.file, inst.index, inst.name, ""},
                         "more than " + std::to_string(max_insts_) +
                             " dynamic instructions (--max-instructions): do the program's branches loop forever?");
@@ -85,6 +85,7 @@ void Builder::reserve_for(const isa::Inst &inst) {
 // Room for one more schedule entry (an instruction, or the trigger a DMA adds before its transfer) within the
 // budget.
 void Builder::reserve_entry(const isa::Inst &inst) {
+  if (sink_) return;  // a streamed schedule holds a bounded window of entries
   const auto budget_error = [&] {
     return SemanticError({prog_.file, inst.index, inst.name, ""},
                          "the schedule reached the " + std::to_string(kMaxScheduleBytes >> 20) + " MiB one run may use (" +

@@ -1,0 +1,161 @@
+// The streamed schedule (sim/schedule_stream.hpp, issue 18 item 1): made on demand in a bounded window, its entries
+// per queue are those of the whole schedule (build_schedule), whatever the window.
+#include <gtest/gtest.h>
+
+#include "neuronsim/builder.hpp"
+#include "neuronsim/sim/simulator.hpp"
+#include "sim/schedule_stream.hpp"
+
+using namespace neuronsim;
+using builder::Builder;
+using isa::InstructionType;
+
+namespace {
+
+// A loop kernel with a DMA in and out per trip, dependencies across three engines (the inferred semaphore waits),
+// an AllEngineBarrier, and a branch that skips a block before the loop.
+isa::Program loop_kernel(int64_t trips) {  // trips: a multiple of 8
+  Builder b("loop_kernel");
+  auto a = b.input("a", {16, 64}), o = b.output("o", {16, 64});
+  auto t = b.sbuf("t", {16, 8}), u = b.sbuf("u", {16, 8}), w = b.sbuf("w", {16, 8});
+  b.block("entry");
+  b.add(InstructionType::Memset, {}, {b.ap(w.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0)
+      .engine(isa::Engine::Pool);
+  b.add(InstructionType::UnconditionalBranch, {}, {}).target("main");
+  b.block("skipped");
+  b.add(InstructionType::Memset, {}, {b.ap(w.all())}).memset_mode(isa::MemsetMode::Const).constant(0.0)
+      .engine(isa::Engine::DVE);
+  b.block("main");
+  b.loop("i", 0, trips / 8, 1, [&](builder::Aff) {
+    b.loop("j", 0, 8, 1, [&](builder::Aff j) {
+      b.add(InstructionType::Load, {b.ap(a.tile(0, 16, j * 8, 8))}, {b.ap(t.all())});
+      b.add(InstructionType::Activation, {b.ap(t.all())}, {b.ap(u.all())}).act_func(isa::ActivationFunctionType::Copy);
+      b.add(InstructionType::TensorTensor, {b.ap(u.all()), b.ap(w.all())}, {b.ap(t.all())}).op(isa::AluOp::add)
+          .engine(isa::Engine::DVE);
+      b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.tile(0, 16, j * 8, 8))});
+    });
+  });
+  b.add(InstructionType::AllEngineBarrier, {}, {}).engine(isa::Engine::SP);
+  b.add(InstructionType::Memset, {}, {b.ap(w.all())}).memset_mode(isa::MemsetMode::Const).constant(2.0)
+      .engine(isa::Engine::Activation);
+  return b.finish();
+}
+
+void expect_same_access(const engines::Access &x, const engines::Access &y) {
+  EXPECT_EQ(x.tensor, y.tensor);
+  EXPECT_EQ(x.start, y.start);
+  EXPECT_EQ(x.dtype, y.dtype);
+  ASSERT_EQ(x.ap.size(), y.ap.size());
+  for (size_t k = 0; k < x.ap.size(); ++k) {
+    EXPECT_EQ(x.ap[k].step, y.ap[k].step);
+    EXPECT_EQ(x.ap[k].num, y.ap[k].num);
+  }
+}
+
+void expect_same_entry(const sim::ScheduledInst &x, const sim::ScheduledInst &y) {
+  EXPECT_EQ(x.d.inst, y.d.inst);
+  EXPECT_EQ(x.d.seq, y.d.seq);
+  EXPECT_EQ(x.queue, y.queue);
+  EXPECT_EQ(x.pos, y.pos);
+  EXPECT_EQ(x.trigger, y.trigger);
+  ASSERT_EQ(x.waits.size(), y.waits.size());
+  for (size_t k = 0; k < x.waits.size(); ++k) {
+    EXPECT_EQ(x.waits[k].queue, y.waits[k].queue);
+    EXPECT_EQ(x.waits[k].count, y.waits[k].count);
+  }
+  EXPECT_EQ(std::vector<int64_t>(x.dep_seq.begin(), x.dep_seq.end()), std::vector<int64_t>(y.dep_seq.begin(), y.dep_seq.end()));
+  ASSERT_EQ(x.d.ins.size(), y.d.ins.size());
+  for (size_t k = 0; k < x.d.ins.size(); ++k) expect_same_access(x.d.ins[k], y.d.ins[k]);
+  ASSERT_EQ(x.d.outs.size(), y.d.outs.size());
+  for (size_t k = 0; k < x.d.outs.size(); ++k) expect_same_access(x.d.outs[k], y.d.outs[k]);
+  EXPECT_EQ(std::vector<double>(x.d.imm.begin(), x.d.imm.end()), std::vector<double>(y.d.imm.begin(), y.d.imm.end()));
+}
+
+// Takes the stream's entries queue by queue in the round-robin order a consumer might, releasing as it goes, and
+// compares each with the whole schedule's.
+void expect_stream_matches(const isa::Program &p, int64_t window) {
+  const engines::ArchParams arch = engines::builtin_arch("trn1");
+  engines::Memory mem(p, arch);
+  const sim::Schedule whole = sim::build_schedule(p, mem, arch, true);
+  sim::ScheduleStream stream(p, mem, arch, true, sim::kDefaultMaxInstructions, window);
+  std::array<int64_t, sim::kMaxQueues> next{};
+  for (bool any = true; any;) {
+    any = false;
+    for (int q = 0; q < sim::kMaxQueues; ++q) {
+      const sim::ScheduledInst *e = stream.at(q, next[q]);
+      if (!e) continue;
+      SCOPED_TRACE("queue " + std::to_string(q) + " position " + std::to_string(next[q]));
+      ASSERT_LT(next[q], static_cast<int64_t>(whole.queues[q].size()));
+      expect_same_entry(*e, whole.insts[static_cast<size_t>(whole.queues[q][static_cast<size_t>(next[q])])]);
+      stream.release(q, ++next[q]);
+      any = true;
+    }
+  }
+  EXPECT_TRUE(stream.finished());
+  for (int q = 0; q < sim::kMaxQueues; ++q) EXPECT_EQ(next[q], static_cast<int64_t>(whole.queues[q].size())) << q;
+  const sim::Schedule &s = stream.summary();
+  EXPECT_EQ(s.triggers, whole.triggers);
+  EXPECT_EQ(s.explicit_sync, whole.explicit_sync);
+  EXPECT_EQ(s.touches, whole.touches);
+  EXPECT_EQ(s.dma_queue_names, whole.dma_queue_names);
+  EXPECT_EQ(stream.held(), 0);
+}
+
+} // namespace
+
+TEST(ScheduleStream, EntriesAreThoseOfTheWholeScheduleWhateverTheWindow) {
+  const isa::Program p = loop_kernel(48);
+  for (int64_t window : {1, 3, 17, 1 << 20}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    expect_stream_matches(p, window);
+  }
+}
+
+TEST(ScheduleStream, ProgramWithExplicitSemaphoresStreamsTheSame) {
+  Builder b;
+  auto t1 = b.sbuf("t1", {128, 512}), t2 = b.sbuf("t2", {128, 512});
+  auto i0 = b.add(InstructionType::Memset, {}, {b.ap(t1.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0)
+                .engine(isa::Engine::DVE);
+  i0.inst().waits.push_back(isa::SemWait{3, isa::SemWait::Mode::GeImm, 1, ""});
+  auto i1 = b.add(InstructionType::Memset, {}, {b.ap(t2.all())}).memset_mode(isa::MemsetMode::Const).constant(2.0)
+                .engine(isa::Engine::Pool);
+  i1.inst().updates.push_back(isa::SemUpdate{3, isa::SemUpdate::Mode::Inc, 1});
+  const isa::Program p = b.finish();
+  expect_stream_matches(p, 1);
+}
+
+TEST(ScheduleStream, HeldEntriesStayWithinTheWindowOverAMillionInstructions) {
+  // 2 + 200000 x 4 + 2 dynamic instructions (each DMA with its trigger: 1.2M entries). A consumer that takes the
+  // entries as they are made, in program order, never finds more than the window held (plus the DMA transfer made
+  // with the trigger that filled it).
+  const isa::Program p = loop_kernel(200000);
+  const engines::ArchParams arch = engines::builtin_arch("trn1");
+  engines::Memory mem(p, arch);
+  constexpr int64_t kWindow = 4096;
+  sim::ScheduleStream stream(p, mem, arch, true, sim::kDefaultMaxInstructions, kWindow);
+  std::array<int64_t, sim::kMaxQueues> next{};
+  int64_t entries = 0;
+  while (stream.advance())
+    for (int q = 0; q < sim::kMaxQueues; ++q)
+      for (; next[q] < stream.made(q); ++entries) stream.release(q, ++next[q]);
+  EXPECT_EQ(entries - stream.summary().triggers, 2 + 200000 * 4 + 2);
+  EXPECT_EQ(stream.summary().triggers, 2 * 200000);
+  EXPECT_LE(stream.peak_held(), kWindow + 1);
+  EXPECT_GE(stream.peak_held(), kWindow);
+}
+
+TEST(ScheduleStream, AnErrorPartWayThroughComesWithTheEntryAfterIt) {
+  // The access of trip 5 runs past its tensor: the entries before it are made, then asking for more throws.
+  Builder b;
+  auto a = b.input("a", {16, 40});
+  auto t = b.sbuf("t", {16, 8});
+  b.loop("i", 0, 10, 1, [&](builder::Aff i) {
+    b.add(InstructionType::Load, {b.ap(a.tile(0, 16, i * 8, 8))}, {b.ap(t.all())});
+  });
+  const isa::Program p = b.finish();
+  const engines::ArchParams arch = engines::builtin_arch("trn1");
+  engines::Memory mem(p, arch);
+  sim::ScheduleStream stream(p, mem, arch, true, sim::kDefaultMaxInstructions, 1);
+  EXPECT_NE(stream.at(4, 4), nullptr);  // SP's fifth trigger: trip 4's (bytes 32..40 of each row)
+  EXPECT_THROW(stream.at(4, 5), SemanticError);
+}
