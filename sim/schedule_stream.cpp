@@ -11,116 +11,166 @@ namespace {
 struct WalkCancelled {};
 } // namespace
 
-class ScheduleStream::Sink : public schedule_detail::EntrySink {
-public:
-  explicit Sink(ScheduleStream &s) : s_(s) {}
-  std::pmr::memory_resource *resource() override { return &s_.pool_; }
-  void take(ScheduledInst &&si) override { s_.take(std::move(si)); }
+// One walk over the program: its builder, the thread it runs on and the baton.
+struct ScheduleStream::Walk : schedule_detail::EntrySink {
+  Walk(ScheduleStream &s, int id) : stream(s), index(id) {}
+  std::pmr::memory_resource *resource() override { return &stream.pool_; }
+  void take(ScheduledInst &&si) override { stream.take(*this, std::move(si)); }
 
-private:
-  ScheduleStream &s_;
+  ScheduleStream &stream;
+  int index;
+  std::unique_ptr<schedule_detail::Builder> builder;
+  // Per queue: whether this walk keeps its entries, and from which position (a queue's own walk starts where the
+  // first walk stopped keeping it).
+  std::array<bool, kMaxQueues> keeps{};
+  std::array<int64_t, kMaxQueues> from{};
+  int want_q = -1;  // the entry asked for (queue -1: any, once the window is full)
+  int64_t want_pos = 0;
+  int64_t held = 0;  // entries of the queues it makes, not released
+
+  std::mutex m;
+  std::condition_variable cv;
+  bool turn = false, done = false, cancel = false;
+  std::exception_ptr error;
+  std::thread thread;
+
+  void main() {
+    {
+      std::unique_lock<std::mutex> lk(m);
+      cv.wait(lk, [this] { return turn || cancel; });
+    }
+    std::exception_ptr e;
+    try {
+      if (!cancel) builder->stream();
+    } catch (const WalkCancelled &) {
+    } catch (...) {
+      e = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lk(m);
+      error = e;
+      done = true;
+      turn = false;
+    }
+    cv.notify_all();
+  }
 };
 
 ScheduleStream::ScheduleStream(const isa::Program &program, const engines::Memory &mem,
                                const engines::ArchParams &arch, bool dma_triggers, int64_t max_instructions,
                                int64_t window)
-    : sink_(std::make_unique<Sink>(*this)),
-      builder_(std::make_unique<schedule_detail::Builder>(program, mem, arch, dma_triggers, max_instructions,
-                                                          nullptr, sink_.get())),
-      window_(std::max<int64_t>(1, window)) {}
+    : program_(program), mem_(mem), arch_(arch), dma_triggers_(dma_triggers), max_instructions_(max_instructions),
+      window_(std::max<int64_t>(1, window)) {
+  auto w = std::make_unique<Walk>(*this, 0);
+  w->builder = std::make_unique<schedule_detail::Builder>(program, mem, arch, dma_triggers, max_instructions,
+                                                          nullptr, w.get());
+  w->keeps.fill(true);
+  walks_.push_back(std::move(w));
+}
 
 ScheduleStream::~ScheduleStream() {
-  if (thread_.joinable()) {
+  for (auto &w : walks_) {
+    if (!w->thread.joinable()) continue;
     {
-      std::lock_guard<std::mutex> lk(m_);
-      cancel_ = true;
+      std::lock_guard<std::mutex> lk(w->m);
+      w->cancel = true;
     }
-    cv_.notify_all();
-    thread_.join();
+    w->cv.notify_all();
+    w->thread.join();
   }
   for (auto &b : buf_) b.entries.clear();  // before the pool their vectors came from
 }
 
-const Schedule &ScheduleStream::summary() const { return builder_->summary(); }
+const Schedule &ScheduleStream::summary() const { return walks_.front()->builder->summary(); }
+bool ScheduleStream::finished() const { return walks_.front()->done; }
 
 int64_t ScheduleStream::made(int q) const {
   const Buffer &b = buf_[static_cast<size_t>(q)];
   return b.base + static_cast<int64_t>(b.entries.size());
 }
 
+void ScheduleStream::rethrow_if_failed(const Walk &w) const {
+  if (w.done && w.error) std::rethrow_exception(w.error);
+}
+
+// The walk that makes queue q's entries; a detached queue's own walk is set up on first use.
+ScheduleStream::Walk &ScheduleStream::walk_for(int q) {
+  Buffer &b = buf_[static_cast<size_t>(q)];
+  if (b.walk >= 0) return *walks_[static_cast<size_t>(b.walk)];
+  auto w = std::make_unique<Walk>(*this, static_cast<int>(walks_.size()));
+  w->builder = std::make_unique<schedule_detail::Builder>(program_, mem_, arch_, dma_triggers_, max_instructions_,
+                                                          nullptr, w.get());
+  w->keeps[static_cast<size_t>(q)] = true;
+  w->from[static_cast<size_t>(q)] = made(q);
+  w->held = static_cast<int64_t>(b.entries.size());
+  b.walk = w->index;
+  walks_.push_back(std::move(w));
+  return *walks_.back();
+}
+
 const ScheduledInst *ScheduleStream::at(int q, int64_t pos) {
   Buffer &b = buf_[static_cast<size_t>(q)];
   for (;;) {
     if (pos < made(q)) return &b.entries[static_cast<size_t>(pos - b.base)];
-    if (done_) {
-      if (error_) std::rethrow_exception(error_);
+    Walk &w = walk_for(q);
+    if (w.done) {
+      rethrow_if_failed(w);
       return nullptr;
     }
-    resume_producer(q, pos);
+    resume(w, q, pos);
   }
 }
 
 bool ScheduleStream::advance() {
-  if (!done_) resume_producer(-1, 0);
-  if (done_ && error_) std::rethrow_exception(error_);
-  return !done_ || held_ > 0;
+  Walk &w = *walks_.front();
+  if (!w.done) resume(w, -1, 0);
+  rethrow_if_failed(w);
+  return !w.done || held_ > 0;
 }
 
 void ScheduleStream::release(int q, int64_t pos) {
   Buffer &b = buf_[static_cast<size_t>(q)];
+  Walk *w = b.walk >= 0 ? walks_[static_cast<size_t>(b.walk)].get() : nullptr;
   while (b.base < pos && !b.entries.empty()) {
     b.entries.pop_front();
     ++b.base;
     --held_;
+    if (w) --w->held;
   }
 }
 
-// Consumer side: hand the baton to the walk and wait until it hands it back.
-void ScheduleStream::resume_producer(int q, int64_t pos) {
-  want_q_ = q;
-  want_pos_ = pos;
-  std::unique_lock<std::mutex> lk(m_);
-  producer_turn_ = true;
-  if (!thread_.joinable()) thread_ = std::thread([this] { producer_main(); });
-  else cv_.notify_all();
-  cv_.wait(lk, [this] { return !producer_turn_; });
+// The consumer's side: hand walk w the baton and wait until it hands it back.
+void ScheduleStream::resume(Walk &w, int q, int64_t pos) {
+  w.want_q = q;
+  w.want_pos = pos;
+  std::unique_lock<std::mutex> lk(w.m);
+  w.turn = true;
+  if (!w.thread.joinable()) w.thread = std::thread([&w] { w.main(); });
+  else w.cv.notify_all();
+  w.cv.wait(lk, [&w] { return !w.turn; });
 }
 
-void ScheduleStream::producer_main() {
-  {
-    std::unique_lock<std::mutex> lk(m_);
-    cv_.wait(lk, [this] { return producer_turn_ || cancel_; });
-  }
-  std::exception_ptr error;
-  try {
-    if (!cancel_) builder_->stream();
-  } catch (const WalkCancelled &) {
-  } catch (...) {
-    error = std::current_exception();
-  }
-  {
-    std::lock_guard<std::mutex> lk(m_);
-    error_ = error;
-    done_ = true;
-    producer_turn_ = false;
-  }
-  cv_.notify_all();
-}
-
-// Producer side: keep the entry; pause once the window is full and the entry asked for exists.
-void ScheduleStream::take(ScheduledInst &&si) {
-  const int si_queue = si.queue;
-  Buffer &b = buf_[static_cast<size_t>(si_queue)];
+// A walk's side: keep the entry (or drop it: a queue this walk does not make), detach a queue that outgrew the
+// window, and pause once the window is full and the entry asked for exists.
+void ScheduleStream::take(Walk &w, ScheduledInst &&si) {
+  const size_t q = static_cast<size_t>(si.queue);
+  if (!w.keeps[q] || si.pos < w.from[q]) return;
+  Buffer &b = buf_[q];
   b.entries.push_back(std::move(si));
+  ++w.held;
   peak_ = std::max(peak_, ++held_);
-  if (held_ < window_ || (want_q_ >= 0 && made(want_q_) <= want_pos_)) return;
-  // A DMA's trigger and transfer are made together (the transfer's consumer finds both or neither).
-  if (buf_[static_cast<size_t>(si_queue)].entries.back().trigger) return;
-  std::unique_lock<std::mutex> lk(m_);
-  producer_turn_ = false;
-  cv_.notify_all();
-  cv_.wait(lk, [this] { return producer_turn_ || cancel_; });
-  if (cancel_) throw WalkCancelled{};
+  if (static_cast<int>(q) != w.want_q && static_cast<int64_t>(b.entries.size()) > window_ && w.index == 0 &&
+      walks_.front()->keeps[q]) {
+    w.keeps[q] = false;  // detached: its own walk takes over from made(q) when it is asked for more
+    w.held -= static_cast<int64_t>(b.entries.size());
+    b.walk = -1;
+  }
+  if (w.held < window_ || (w.want_q >= 0 && made(w.want_q) <= w.want_pos)) return;
+  std::unique_lock<std::mutex> lk(w.m);
+  w.turn = false;
+  w.cv.notify_all();
+  w.cv.wait(lk, [&w] { return w.turn || w.cancel; });
+  if (w.cancel) throw WalkCancelled{};
 }
 
 } // namespace neuronsim::sim

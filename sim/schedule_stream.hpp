@@ -4,8 +4,15 @@
 // and their order per queue, are exactly those of build_schedule. Private to sim/.
 //
 // The walk is recursive (regions, calls, branches, DMA blocks), so it runs on its own thread used as a coroutine:
-// only one of the two sides runs at a time (a baton passed under a mutex), so neither the builder nor the buffers
-// need any other synchronisation, and the results do not depend on thread timing.
+// only one side runs at a time (a baton passed under a mutex), so neither the builder nor the buffers need any
+// other synchronisation, and nothing depends on thread timing.
+//
+// Consumers do not ask in program order: the core's queue threads each look at their next entry as soon as the
+// previous one issued, and a queue's next entry may lie far ahead (a loop's Save after the loop is asked for when
+// the run starts). Making it means walking past everything in between; a queue whose buffer then outgrows the
+// window is detached: that walk drops its entries from then on, and the queue gets a walk of its own, which
+// repeats the walk from the start keeping only that queue's later entries (the walk is deterministic, so they are
+// the same). Memory stays bounded by the window per queue; each detached queue costs one more walk.
 #pragma once
 
 #include <condition_variable>
@@ -19,10 +26,6 @@
 
 namespace neuronsim::sim {
 
-namespace schedule_detail {
-class Builder;
-}
-
 class ScheduleStream {
 public:
   ScheduleStream(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch,
@@ -35,45 +38,45 @@ public:
   // a position released. Rethrows the error that stopped the walk (as build_schedule throws it) when the entry
   // would come after it.
   const ScheduledInst *at(int q, int64_t pos);
-  // Makes entries (at least one, until the window is full) without asking for a particular one; false once the walk
-  // has ended. Rethrows the walk's error.
+  // Makes entries (at least one, until the window is full) without asking for a particular one; false once the
+  // first walk has ended and every entry it kept was released. Rethrows the walk's error.
   bool advance();
   // Queue q's entries before pos are not asked for again: they are freed.
   void release(int q, int64_t pos);
   // Everything the schedule records besides its entries (Schedule::insts and queues stay empty), as far as the
-  // walk has gone: complete once finished().
+  // first walk has gone: complete once finished().
   const Schedule &summary() const;
-  bool finished() const { return done_; }
+  bool finished() const;
   // Entries made and not released, now and at most over the stream's life (the window's bound, for tests).
   int64_t held() const { return held_; }
   int64_t peak_held() const { return peak_; }
-  // Entries made so far on queue q.
+  // Entries of queue q made so far (the position after the last one buffered).
   int64_t made(int q) const;
+  // Walks started (1 + the queues detached), for tests.
+  int walks() const { return static_cast<int>(walks_.size()); }
 
 private:
-  class Sink;
+  struct Walk;
   struct Buffer {
     int64_t base = 0;  // position of entries.front()
     std::deque<ScheduledInst> entries;
+    int walk = 0;      // the walk that makes its entries
   };
-  void take(ScheduledInst &&si);  // producer side
-  void resume_producer(int q, int64_t pos);
-  void producer_main();
+  void take(Walk &w, ScheduledInst &&si);  // a walk's side
+  void resume(Walk &w, int q, int64_t pos);
+  Walk &walk_for(int q);
+  void rethrow_if_failed(const Walk &w) const;
 
+  const isa::Program &program_;
+  const engines::Memory &mem_;
+  const engines::ArchParams &arch_;
+  bool dma_triggers_;
+  int64_t max_instructions_;
   std::pmr::unsynchronized_pool_resource pool_;  // the entries' small vectors (one side uses it at a time)
   std::array<Buffer, kMaxQueues> buf_;
-  std::unique_ptr<Sink> sink_;
-  std::unique_ptr<schedule_detail::Builder> builder_;
+  std::vector<std::unique_ptr<Walk>> walks_;
   int64_t window_;
   int64_t held_ = 0, peak_ = 0;
-  int want_q_ = -1;       // the entry asked for (queue -1: any, once the window is full)
-  int64_t want_pos_ = 0;
-
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool producer_turn_ = false, done_ = false, cancel_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;
 };
 
 } // namespace neuronsim::sim
