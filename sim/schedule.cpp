@@ -234,7 +234,7 @@ void Builder::add(const isa::Inst &inst) {
     for (const Ref &p : *deps) {
       if (deps == &other && (p.queue == si.queue || p.queue == wait_queue)) continue;
       need[p.queue] = std::max(need[p.queue], p.pos + 1);
-      if (p.queue != wait_queue) dep_seq.push_back(p.seq);
+      if (p.queue != wait_queue && flow_arrows_) dep_seq.push_back(p.seq);
     }
   std::sort(dep_seq.begin(), dep_seq.end());
   dep_seq.erase(std::unique(dep_seq.begin(), dep_seq.end()), dep_seq.end());
@@ -251,7 +251,7 @@ void Builder::add(const isa::Inst &inst) {
     for (int q = 0; q < kMaxQueues; ++q)
       if (need[q] > 0) t.waits.push_back(QueueWait{q, need[q]});
     si.waits.push_back(QueueWait{trig_queue, t.pos + 1});
-    si.dep_seq.push_back(idx);
+    if (flow_arrows_) si.dep_seq.push_back(idx);
     ++s_.triggers;
     emit(std::move(t));
     reserve_entry(inst);  // the transfer's entry, pushed below

@@ -50,6 +50,22 @@ struct Ref {
 
 class Tracker {
 public:
+  // Keep only each queue's latest record per group: the waits need only the latest producer position per queue
+  // (Builder::add), but the trace's flow arrows (ScheduledInst::dep_seq) name every producer, so this is for runs
+  // without them. Without it a tile that is only read collects a record per reader for the whole run.
+  explicit Tracker(bool latest_per_queue = false) : latest_(latest_per_queue) {}
+  // Records held (tests: bounded when latest_per_queue).
+  int64_t records() const {
+    int64_t n = 0;
+    auto count = [&n](const Space &sp) {
+      for (const auto &l : sp.list)
+        for (const auto &g : l) n += static_cast<int64_t>(g.reads.size() + g.writes.size());
+    };
+    count(sbuf_), count(psum_);
+    for (const auto &kv : dram_) count(kv.second);
+    return n;
+  }
+
   void access(const Footprint &fp, bool write, const Ref &inst, std::vector<Ref> &deps) {
     Space &sp = space(fp);
     scan(sp, kWritten, fp, write, inst, deps);
@@ -67,7 +83,14 @@ public:
       it->second = Loc{kWritten, sp.list[kWritten].size() - 1};
     }
     Group &g = sp.list[it->second.l][it->second.i];
-    (write ? g.writes : g.reads).push_back(inst);
+    std::vector<Ref> &v = write ? g.writes : g.reads;
+    if (latest_)
+      for (size_t k = 0; k < v.size(); ++k)
+        if (v[k].queue == inst.queue) {
+          v.erase(v.begin() + static_cast<std::ptrdiff_t>(k));
+          break;
+        }
+    v.push_back(inst);
   }
 
 private:
@@ -149,6 +172,7 @@ private:
   }
   Space sbuf_, psum_;
   std::unordered_map<int, Space> dram_;
+  bool latest_;
 };
 
 // Where a streamed schedule's entries go (sim/schedule_stream.cpp): each is handed over as it is made, in program
@@ -172,6 +196,13 @@ public:
   Schedule build();
   // The same walk, every entry handed to the sink instead of kept (no schedule-size limit: nothing accumulates).
   void stream();
+  // Without the trace's flow arrows: ScheduledInst::dep_seq stays empty and the tracker keeps only the latest
+  // record per queue (the waits are the same). Before the walk.
+  void without_flow_arrows() {
+    flow_arrows_ = false;
+    tracker_ = Tracker(true);
+  }
+  int64_t tracker_records() const { return tracker_.records(); }
   // What the schedule records besides its entries (explicit_sync, DMA queue names, touches, triggers): as far as
   // the walk has gone. insts and queues stay empty when streaming.
   const Schedule &summary() const { return s_; }
@@ -324,6 +355,7 @@ private:
   std::unordered_map<std::string, int> named_;  // BIR DMA queue name -> queue id
   int next_dma_ = 0;
   bool triggers_ = false;  // DMA instructions get a trigger entry on their issuing engine
+  bool flow_arrows_ = true;  // fill ScheduledInst::dep_seq
   int64_t max_insts_;      // dynamic instructions and loop trips one run may take (RunOptions::max_instructions)
   engines::Memory *exec_;                                  // executes while scheduling (control flow), or null
   EntrySink *sink_;                                        // streaming: entries go there, not into s_

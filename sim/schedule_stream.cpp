@@ -58,12 +58,13 @@ struct ScheduleStream::Walk : schedule_detail::EntrySink {
 
 ScheduleStream::ScheduleStream(const isa::Program &program, const engines::Memory &mem,
                                const engines::ArchParams &arch, bool dma_triggers, int64_t max_instructions,
-                               int64_t window)
-    : program_(program), mem_(mem), arch_(arch), dma_triggers_(dma_triggers), max_instructions_(max_instructions),
-      window_(std::max<int64_t>(1, window)) {
+                               int64_t window, bool flow_arrows)
+    : program_(program), mem_(mem), arch_(arch), dma_triggers_(dma_triggers), flow_arrows_(flow_arrows),
+      max_instructions_(max_instructions), window_(std::max<int64_t>(1, window)) {
   auto w = std::make_unique<Walk>(*this, 0);
   w->builder = std::make_unique<schedule_detail::Builder>(program, mem, arch, dma_triggers, max_instructions,
                                                           nullptr, w.get());
+  if (!flow_arrows_) w->builder->without_flow_arrows();
   w->keeps.fill(true);
   walks_.push_back(std::move(w));
 }
@@ -82,6 +83,7 @@ ScheduleStream::~ScheduleStream() {
 }
 
 const Schedule &ScheduleStream::summary() const { return walks_.front()->builder->summary(); }
+int64_t ScheduleStream::tracker_records() const { return walks_.front()->builder->tracker_records(); }
 bool ScheduleStream::finished() const { return walks_.front()->done; }
 
 int64_t ScheduleStream::made(int q) const {
@@ -100,6 +102,7 @@ ScheduleStream::Walk &ScheduleStream::walk_for(int q) {
   auto w = std::make_unique<Walk>(*this, static_cast<int>(walks_.size()));
   w->builder = std::make_unique<schedule_detail::Builder>(program_, mem_, arch_, dma_triggers_, max_instructions_,
                                                           nullptr, w.get());
+  if (!flow_arrows_) w->builder->without_flow_arrows();
   w->keeps[static_cast<size_t>(q)] = true;
   w->from[static_cast<size_t>(q)] = made(q);
   w->held = static_cast<int64_t>(b.entries.size());

@@ -12,7 +12,8 @@
 // the run starts). Making it means walking past everything in between; a queue whose buffer then outgrows the
 // window is detached: that walk drops its entries from then on, and the queue gets a walk of its own, which
 // repeats the walk from the start keeping only that queue's later entries (the walk is deterministic, so they are
-// the same). Memory stays bounded by the window per queue; each detached queue costs one more walk.
+// the same). Memory stays bounded by the window per queue; each detached queue costs one more walk. Without flow
+// arrows (no trace) the walks' footprint trackers are bounded too (Tracker's latest_per_queue).
 #pragma once
 
 #include <condition_variable>
@@ -29,7 +30,7 @@ namespace neuronsim::sim {
 class ScheduleStream {
 public:
   ScheduleStream(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch,
-                 bool dma_triggers, int64_t max_instructions, int64_t window);
+                 bool dma_triggers, int64_t max_instructions, int64_t window, bool flow_arrows = true);
   ~ScheduleStream();
   ScheduleStream(const ScheduleStream &) = delete;
   ScheduleStream &operator=(const ScheduleStream &) = delete;
@@ -52,6 +53,8 @@ public:
   int64_t peak_held() const { return peak_; }
   // Entries of queue q made so far (the position after the last one buffered).
   int64_t made(int q) const;
+  // Records held by the first walk's footprint tracker (tests: bounded without flow arrows).
+  int64_t tracker_records() const;
   // Walks started (1 + the queues detached), for tests.
   int walks() const { return static_cast<int>(walks_.size()); }
 
@@ -71,6 +74,7 @@ private:
   const engines::Memory &mem_;
   const engines::ArchParams &arch_;
   bool dma_triggers_;
+  bool flow_arrows_;  // entries carry dep_seq (Builder::without_flow_arrows when not)
   int64_t max_instructions_;
   std::pmr::unsynchronized_pool_resource pool_;  // the entries' small vectors (one side uses it at a time)
   std::array<Buffer, kMaxQueues> buf_;
