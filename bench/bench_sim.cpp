@@ -15,6 +15,10 @@
 //       --bir-only`; skipped when unset): Simulator construction + generated inputs (full run only) + run, as
 //       `neuronsim run [--timing-only]` does after reading the file. Minutes for the full run: bench/run invokes
 //       it separately with one repetition.
+//   (h) BM_ScheduleStream/{whole,stream}   the schedule of (c)'s program (100,002 instructions) built whole
+//       (build_schedule, as Simulator's constructor does) vs made on demand by sim::ScheduleStream (window 4096,
+//       no flow arrows) for a consumer that takes up to 64 entries of every queue in turn, as the core's queue
+//       threads would: entries/s, peak entries held.
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "neuronsim/builder.hpp"
+#include "sim/schedule_stream.hpp"
 #include "neuronsim/engines/dtype.hpp"
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/sim/io.hpp"
@@ -211,6 +216,38 @@ void matmul_tiled_full(benchmark::State &state, bool timing_only) {
 void BM_MatmulTiledFull_timing_only(benchmark::State &state) { matmul_tiled_full(state, true); }
 void BM_MatmulTiledFull_full(benchmark::State &state) { matmul_tiled_full(state, false); }
 
+// ------------------------------------------------------------------------------------------------ (h)
+void BM_ScheduleStream_whole(benchmark::State &state) {
+  const isa::Program p = dispatch_program();
+  const engines::ArchParams arch = engines::builtin_arch("trn1");
+  engines::Memory mem(p, arch);
+  int64_t n = 0;
+  for (auto _ : state) {
+    const sim::Schedule s = sim::build_schedule(p, mem, arch, true);
+    n += static_cast<int64_t>(s.insts.size());
+  }
+  state.counters["entries_per_s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
+}
+
+void BM_ScheduleStream_stream(benchmark::State &state) {
+  const isa::Program p = dispatch_program();
+  const engines::ArchParams arch = engines::builtin_arch("trn1");
+  engines::Memory mem(p, arch);
+  int64_t n = 0, peak = 0;
+  for (auto _ : state) {
+    sim::ScheduleStream s(p, mem, arch, true, sim::kDefaultMaxInstructions, 4096, false);
+    std::array<int64_t, sim::kMaxQueues> next{};
+    for (bool any = true; any;) {
+      any = false;
+      for (int q = 0; q < sim::kMaxQueues; ++q)
+        for (int k = 0; k < 64 && s.at(q, next[q]); ++k) s.release(q, ++next[q]), ++n, any = true;
+    }
+    peak = std::max(peak, s.peak_held());
+  }
+  state.counters["entries_per_s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
+  state.counters["peak_held"] = static_cast<double>(peak);
+}
+
 // Wall-clock time throughout (rates too): the figures are what a user waits for. The slow ones run a fixed,
 // small number of iterations.
 BENCHMARK(BM_TensorTensorAdd_Engine)->Name("BM_TensorTensorAdd/Engine")->Unit(benchmark::kMicrosecond)->UseRealTime();
@@ -219,6 +256,8 @@ BENCHMARK(BM_Matmul_Engine)->Name("BM_Matmul/Engine")->Unit(benchmark::kMicrosec
 BENCHMARK(BM_Matmul_Eigen)->Name("BM_Matmul/Eigen")->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Dispatch_numeric)->Name("BM_Dispatch/numeric")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Dispatch_timing_only)->Name("BM_Dispatch/timing_only")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ScheduleStream_whole)->Name("BM_ScheduleStream/whole")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ScheduleStream_stream)->Name("BM_ScheduleStream/stream")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MatmulTiledFull_timing_only)->Name("BM_MatmulTiledFull/timing_only")->Unit(benchmark::kMillisecond)
     ->Iterations(3)->UseRealTime();
 BENCHMARK(BM_MatmulTiledFull_full)->Name("BM_MatmulTiledFull/full")->Unit(benchmark::kSecond)->Iterations(1)

@@ -204,3 +204,21 @@ TEST(ScheduleStream, AnErrorPartWayThroughComesWithTheEntryAfterIt) {
   EXPECT_NE(stream.at(4, 4), nullptr);  // SP's fifth trigger: trip 4's (bytes 32..40 of each row)
   EXPECT_THROW(stream.at(4, 5), SemanticError);
 }
+
+TEST(ScheduleStream, DestroyedPartWayItsPausedWalksEnd) {
+  // Streams left with paused walks (the first one and a detached queue's) are destroyed: the walks unwind and their
+  // threads end (no hang; under ASan, nothing leaks or is used after it is freed).
+  const isa::Program p = loop_kernel(4000);
+  const engines::ArchParams arch = engines::builtin_arch("trn1");
+  engines::Memory mem(p, arch);
+  for (int64_t window : {1, 64}) {
+    sim::ScheduleStream stream(p, mem, arch, true, sim::kDefaultMaxInstructions, window, false);
+    ASSERT_NE(stream.at(1, 10), nullptr);  // ACT's 11th entry: the first walk pauses after it
+    ASSERT_NE(stream.at(4, 0), nullptr);   // SP: the walk has made it already
+    EXPECT_FALSE(stream.finished());
+  }
+  sim::ScheduleStream detached(p, mem, arch, true, sim::kDefaultMaxInstructions, 8, false);
+  EXPECT_EQ(detached.at(0, 0), nullptr);  // PE has none: the first walk runs to the end, detaching the others
+  ASSERT_NE(detached.at(1, 100), nullptr);  // ACT's own walk, paused past its 101st entry
+  EXPECT_EQ(detached.walks(), 2);
+}
