@@ -16,7 +16,7 @@
 //       `neuronsim run [--timing-only]` does after reading the file. Minutes for the full run: bench/run invokes
 //       it separately with one repetition.
 //   (h) BM_ScheduleStream/{whole,stream}   the schedule of (c)'s program (100,002 instructions) built whole
-//       (build_schedule, as Simulator's constructor does) vs made on demand by sim::ScheduleStream (window 4096,
+//       (build_schedule, as Simulator's constructor does) vs made on demand by sim::ScheduleStream (window 16384,
 //       no flow arrows) for a consumer that takes up to 64 entries of every queue in turn, as the core's queue
 //       threads would: entries/s, peak entries held.
 #include <benchmark/benchmark.h>
@@ -229,13 +229,17 @@ void BM_ScheduleStream_whole(benchmark::State &state) {
   state.counters["entries_per_s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
 }
 
+// Each pause of a walk is two thread switches, a scheduler time slice each when the machine is loaded: a window of a
+// few thousand entries makes those switches most of the time (README, performance).
+constexpr int64_t kStreamWindow = 16384;
+
 void BM_ScheduleStream_stream(benchmark::State &state) {
   const isa::Program p = dispatch_program();
   const engines::ArchParams arch = engines::builtin_arch("trn1");
   engines::Memory mem(p, arch);
-  int64_t n = 0, peak = 0;
+  int64_t n = 0, peak = 0, walks = 0;
   for (auto _ : state) {
-    sim::ScheduleStream s(p, mem, arch, true, sim::kDefaultMaxInstructions, 4096, false);
+    sim::ScheduleStream s(p, mem, arch, true, sim::kDefaultMaxInstructions, kStreamWindow, false);
     std::array<int64_t, sim::kMaxQueues> next{};
     for (bool any = true; any;) {
       any = false;
@@ -243,7 +247,9 @@ void BM_ScheduleStream_stream(benchmark::State &state) {
         for (int k = 0; k < 64 && s.at(q, next[q]); ++k) s.release(q, ++next[q]), ++n, any = true;
     }
     peak = std::max(peak, s.peak_held());
+    walks = s.walks();
   }
+  state.counters["walks"] = static_cast<double>(walks);
   state.counters["entries_per_s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
   state.counters["peak_held"] = static_cast<double>(peak);
 }

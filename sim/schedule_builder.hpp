@@ -196,6 +196,11 @@ public:
   Schedule build();
   // The same walk, every entry handed to the sink instead of kept (no schedule-size limit: nothing accumulates).
   void stream();
+  // How many entries each queue gets, found from the program without walking it, for a program whose path is
+  // fixed by its structure: nodes are instructions and constant loops, and no instruction branches, ends the run,
+  // calls, or fires DMA blocks. False otherwise (or when the counts would pass max_instructions: the walk reports
+  // that). Leaves this builder's DMA queue naming used: call it on a builder that does not walk.
+  bool queue_totals(std::array<int64_t, kMaxQueues> &out);
   // Without the trace's flow arrows: ScheduledInst::dep_seq stays empty and the tracker keeps only the latest
   // record per queue (the waits are the same). Before the walk.
   void without_flow_arrows() {
@@ -292,6 +297,9 @@ private:
   int dma_queue_id(const std::string &name);
 
   int pick_queue(const isa::Inst &inst, bool dma_type);
+
+  // queue_totals over `nodes`, each run `trips` times; false when they are not that simple.
+  bool add_totals(const std::vector<isa::Node> &nodes, __int128 trips, std::array<__int128, kMaxQueues> &n);
 
   // The limits of one run, checked before this instruction's memory is taken (max_insts_, kMaxScheduleBytes): a
   // runaway branch loop stops here with the schedule at most the budget in size.

@@ -71,6 +71,60 @@ int Builder::pick_queue(const isa::Inst &inst, bool dma_type) {
   return engine_queue(e);
 }
 
+bool Builder::queue_totals(std::array<int64_t, kMaxQueues> &out) {
+  for (const auto &i : prog_.insts) s_.explicit_sync |= !i.waits.empty() || !i.updates.empty();
+  std::array<__int128, kMaxQueues> n{};
+  try {
+    if (!add_totals(prog_.body, 1, n)) return false;
+  } catch (const Error &) {
+    return false;  // e.g. HWDGE where it does not exist: the walk reports it
+  }
+  __int128 all = 0;
+  for (int q = 0; q < kMaxQueues; ++q) all += n[static_cast<size_t>(q)];
+  if (all > static_cast<__int128>(2) * max_insts_) return false;
+  for (int q = 0; q < kMaxQueues; ++q) out[static_cast<size_t>(q)] = static_cast<int64_t>(n[static_cast<size_t>(q)]);
+  return true;
+}
+
+// The walk's queue choice (add) in the walk's order: DMA queue ids go by first use, and a program of instructions
+// and constant loops first uses them in the order of its nodes, skipping loops of no trip.
+bool Builder::add_totals(const std::vector<isa::Node> &nodes, __int128 trips, std::array<__int128, kMaxQueues> &n) {
+  constexpr __int128 kCap = static_cast<__int128>(1) << 80;
+  for (const auto &node : nodes) {
+    if (node.kind == isa::Node::Kind::Loop) {
+      if (node.stride <= 0) return false;
+      const __int128 t = node.ub > node.lb ? ((__int128)node.ub - node.lb + node.stride - 1) / node.stride : 0;
+      if (t == 0) continue;
+      if (!add_totals(node.body, std::min(kCap, trips * std::min(kCap, t)), n)) return false;
+      continue;
+    }
+    if (node.kind != isa::Node::Kind::Inst) return false;
+    const isa::Inst &inst = prog_.insts[static_cast<size_t>(node.inst)];
+    switch (inst.type) {
+    case InstructionType::Return:
+    case InstructionType::Exit:
+    case InstructionType::Break:
+    case InstructionType::DMATrigger:
+    case InstructionType::SwitchQueueInstance:
+    case InstructionType::ResetQueueInstance:
+    case InstructionType::UnconditionalBranch:
+    case InstructionType::CompareAndBranch:
+    case InstructionType::DMABlock:
+      return false;
+    default:
+      break;
+    }
+    const bool dma_type = is_dma(inst.type);
+    const bool dma = dma_type || inst.engine == Engine::DMA;
+    if (dma && triggers_) {
+      const Engine issuer = dma_issuer(inst);
+      if (!s_.explicit_sync) n[static_cast<size_t>(engine_queue(issuer))] += trips;
+    }
+    n[static_cast<size_t>(pick_queue(inst, dma_type))] += trips;
+  }
+  return true;
+}
+
 // The limits of one run, checked before this instruction's memory is taken (max_insts_, kMaxScheduleBytes): a
 // runaway branch loop stops here with the schedule at most the budget in size.
 void Builder::reserve_for(const isa::Inst &inst) {

@@ -27,6 +27,7 @@ struct ScheduleStream::Walk : schedule_detail::EntrySink {
   int want_q = -1;  // the entry asked for (queue -1: any, once the window is full)
   int64_t want_pos = 0;
   int64_t held = 0;  // entries of the queues it makes, not released
+  int64_t made_since_resume = 0;  // entries kept since the consumer last handed it the baton
 
   std::mutex m;
   std::condition_variable cv;
@@ -67,6 +68,9 @@ ScheduleStream::ScheduleStream(const isa::Program &program, const engines::Memor
   if (!flow_arrows_) w->builder->without_flow_arrows();
   w->keeps.fill(true);
   walks_.push_back(std::move(w));
+  schedule_detail::Builder counter(program, mem, arch, dma_triggers, max_instructions);
+  std::array<int64_t, kMaxQueues> totals{};
+  if (counter.queue_totals(totals)) totals_ = totals;
 }
 
 ScheduleStream::~ScheduleStream() {
@@ -115,6 +119,7 @@ const ScheduledInst *ScheduleStream::at(int q, int64_t pos) {
   Buffer &b = buf_[static_cast<size_t>(q)];
   for (;;) {
     if (pos < made(q)) return &b.entries[static_cast<size_t>(pos - b.base)];
+    if (totals_ && pos >= (*totals_)[static_cast<size_t>(q)]) return nullptr;
     Walk &w = walk_for(q);
     if (w.done) {
       rethrow_if_failed(w);
@@ -146,6 +151,7 @@ void ScheduleStream::release(int q, int64_t pos) {
 void ScheduleStream::resume(Walk &w, int q, int64_t pos) {
   w.want_q = q;
   w.want_pos = pos;
+  w.made_since_resume = 0;
   std::unique_lock<std::mutex> lk(w.m);
   w.turn = true;
   if (!w.thread.joinable()) w.thread = std::thread([&w] { w.main(); });
@@ -168,7 +174,12 @@ void ScheduleStream::take(Walk &w, ScheduledInst &&si) {
     w.held -= static_cast<int64_t>(b.entries.size());
     b.walk = -1;
   }
-  if (w.held < window_ || (w.want_q >= 0 && made(w.want_q) <= w.want_pos)) return;
+  ++w.made_since_resume;
+  // Pausing costs two thread switches (a scheduler time slice on a loaded machine): once resumed, a walk makes at
+  // least half a window before it pauses again, so a consumer that takes a few entries at a time does not pay a
+  // switch for each few. A walk thus holds at most 1.5 windows (its detached queues' buffers aside).
+  if (w.held < window_ || w.made_since_resume < window_ / 2 || (w.want_q >= 0 && made(w.want_q) <= w.want_pos))
+    return;
   std::unique_lock<std::mutex> lk(w.m);
   w.turn = false;
   w.cv.notify_all();

@@ -1,6 +1,6 @@
 // A schedule made on demand (issue 18, item 1): the builder's walk (sim/schedule*.cpp) runs as a coroutine that
-// hands each entry to per-queue buffers and pauses once the buffers hold `window` entries and the entry asked for
-// exists, so memory is the static program plus a window instead of one entry per dynamic instruction. The entries,
+// hands each entry to per-queue buffers and pauses once the buffers hold `window` entries (at most 1.5 windows:
+// a resumed walk makes half a window at least) and the entry asked for exists, so memory is the static program plus a window instead of one entry per dynamic instruction. The entries,
 // and their order per queue, are exactly those of build_schedule. Private to sim/.
 //
 // The walk is recursive (regions, calls, branches, DMA blocks), so it runs on its own thread used as a coroutine:
@@ -12,7 +12,9 @@
 // the run starts). Making it means walking past everything in between; a queue whose buffer then outgrows the
 // window is detached: that walk drops its entries from then on, and the queue gets a walk of its own, which
 // repeats the walk from the start keeping only that queue's later entries (the walk is deterministic, so they are
-// the same). Memory stays bounded by the window per queue; each detached queue costs one more walk. Without flow
+// the same). A queue asked past its last entry would send the walk to the end too: when the program's structure
+// fixes its path (instructions and constant loops), each queue's entry count is known before the walk and such
+// a question is answered at once. Memory stays bounded by the window per queue; each detached queue costs one more walk. Without flow
 // arrows (no trace) the walks' footprint trackers are bounded too (Tracker's latest_per_queue).
 #pragma once
 
@@ -21,6 +23,7 @@
 #include <memory>
 #include <memory_resource>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "neuronsim/sim/simulator.hpp"
@@ -55,6 +58,9 @@ public:
   int64_t made(int q) const;
   // Records held by the first walk's footprint tracker (tests: bounded without flow arrows).
   int64_t tracker_records() const;
+  // How many entries each queue gets, when that is known before the walk (Builder::queue_totals): then a
+  // consumer asking past a queue's last entry is answered without walking to the end.
+  const std::optional<std::array<int64_t, kMaxQueues>> &totals() const { return totals_; }
   // Walks started (1 + the queues detached), for tests.
   int walks() const { return static_cast<int>(walks_.size()); }
 
@@ -79,6 +85,7 @@ private:
   std::pmr::unsynchronized_pool_resource pool_;  // the entries' small vectors (one side uses it at a time)
   std::array<Buffer, kMaxQueues> buf_;
   std::vector<std::unique_ptr<Walk>> walks_;
+  std::optional<std::array<int64_t, kMaxQueues>> totals_;
   int64_t window_;
   int64_t held_ = 0, peak_ = 0;
 };
