@@ -199,7 +199,8 @@ public:
   // How many entries each queue gets, found from the program without walking it, for a program whose path is
   // fixed by its structure: nodes are instructions and constant loops, and no instruction branches, ends the run,
   // calls, or fires DMA blocks. False otherwise (or when the counts would pass max_instructions: the walk reports
-  // that). Leaves this builder's DMA queue naming used: call it on a builder that does not walk.
+  // that). summary() then holds what a walk's would at its end (DMA queue names, touches, triggers); this
+  // builder's queue naming is used up: call it on a builder that does not walk.
   bool queue_totals(std::array<int64_t, kMaxQueues> &out);
   // Without the trace's flow arrows: ScheduledInst::dep_seq stays empty and the tracker keeps only the latest
   // record per queue (the waits are the same). Before the walk.

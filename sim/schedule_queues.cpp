@@ -118,9 +118,24 @@ bool Builder::add_totals(const std::vector<isa::Node> &nodes, __int128 trips, st
     const bool dma = dma_type || inst.engine == Engine::DMA;
     if (dma && triggers_) {
       const Engine issuer = dma_issuer(inst);
-      if (!s_.explicit_sync) n[static_cast<size_t>(engine_queue(issuer))] += trips;
+      if (!s_.explicit_sync) {
+        n[static_cast<size_t>(engine_queue(issuer))] += trips;
+        s_.triggers = static_cast<int64_t>(std::min<__int128>(kCap, s_.triggers + trips));
+      }
     }
-    n[static_cast<size_t>(pick_queue(inst, dma_type))] += trips;
+    const int q = pick_queue(inst, dma_type);
+    n[static_cast<size_t>(q)] += trips;
+    // The on-chip memories its operands touch, as add() records them from their footprints (Memory::footprint: a
+    // tensor not in DRAM is PSUM or SBUF).
+    uint8_t &touches = s_.touches[static_cast<size_t>(q)];
+    for (int out = 0; out < 2; ++out)
+      for (const auto &a : out ? inst.outs : inst.ins) {
+        if (a.kind != isa::ArgKind::AccessPattern || a.tensor < 0) continue;
+        const isa::Tensor &t = prog_.tensors[static_cast<size_t>(a.tensor)];
+        if (t.is_dram()) continue;
+        touches |= t.mem != isa::MemoryType::PSUM ? Schedule::kTouchesSbuf
+                   : out ? Schedule::kTouchesPsum | Schedule::kWritesPsum : Schedule::kTouchesPsum;
+      }
   }
   return true;
 }

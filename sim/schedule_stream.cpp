@@ -70,7 +70,10 @@ ScheduleStream::ScheduleStream(const isa::Program &program, const engines::Memor
   walks_.push_back(std::move(w));
   schedule_detail::Builder counter(program, mem, arch, dma_triggers, max_instructions);
   std::array<int64_t, kMaxQueues> totals{};
-  if (counter.queue_totals(totals)) totals_ = totals;
+  if (counter.queue_totals(totals)) {
+    totals_ = totals;
+    known_ = counter.summary();
+  }
 }
 
 ScheduleStream::~ScheduleStream() {

@@ -61,6 +61,9 @@ public:
   // How many entries each queue gets, when that is known before the walk (Builder::queue_totals): then a
   // consumer asking past a queue's last entry is answered without walking to the end.
   const std::optional<std::array<int64_t, kMaxQueues>> &totals() const { return totals_; }
+  // With totals(): what summary() will hold once the walk ends, known now (the core needs Schedule::touches before
+  // the first instruction); null without.
+  const Schedule *summary_before_walk() const { return known_ ? &*known_ : nullptr; }
   // Walks started (1 + the queues detached), for tests.
   int walks() const { return static_cast<int>(walks_.size()); }
 
@@ -86,6 +89,7 @@ private:
   std::array<Buffer, kMaxQueues> buf_;
   std::vector<std::unique_ptr<Walk>> walks_;
   std::optional<std::array<int64_t, kMaxQueues>> totals_;
+  std::optional<Schedule> known_;  // the summary found with totals_
   int64_t window_;
   int64_t held_ = 0, peak_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "neuronsim/builder.hpp"
+#include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "sim/schedule_stream.hpp"
 
@@ -208,12 +209,47 @@ TEST(ScheduleStream, WithoutControlFlowEachQueuesCountIsKnownSoNoQueueIsDetached
   ASSERT_TRUE(stream.totals());
   for (int q = 0; q < sim::kMaxQueues; ++q)
     EXPECT_EQ((*stream.totals())[static_cast<size_t>(q)], static_cast<int64_t>(whole.queues[q].size())) << q;
+  // So is the rest of the summary: the core needs the touches before the first instruction.
+  const sim::Schedule *known = stream.summary_before_walk();
+  ASSERT_NE(known, nullptr);
+  EXPECT_EQ(known->touches, whole.touches);
+  EXPECT_EQ(known->dma_queue_names, whole.dma_queue_names);
+  EXPECT_EQ(known->triggers, whole.triggers);
+  EXPECT_EQ(known->explicit_sync, whole.explicit_sync);
   int walks = 0;
   expect_stream_matches(p, 256, walks);
   EXPECT_EQ(walks, 1);
   // With the branch the counts are not known: the same consumer detaches queues.
   sim::ScheduleStream branchy(loop_kernel(48, true), mem, arch, true, sim::kDefaultMaxInstructions, 4);
   EXPECT_FALSE(branchy.totals());
+  EXPECT_EQ(branchy.summary_before_walk(), nullptr);
+}
+
+TEST(ScheduleStream, TheWorkloadsStreamTheirWholeSchedulesAndTheirCountsAreKnownBeforeTheWalk) {
+  // The committed workloads (compiler output: PSUM accumulation, DMA queues by name, transposes) at trn1 and trn3:
+  // entries identical, and where the structure fixes the path, counts and summary known before the walk.
+  int known = 0;
+  for (const char *w : {"attention", "cumsum", "kernel1", "layernorm", "matmul_blocked_free", "matmul_blocked_mnk",
+                        "matmul_hoisted", "matmul_tiled", "rmsnorm", "softmax", "tensor_add", "transpose"})
+    for (const char *a : {"trn1", "trn3"}) {
+      SCOPED_TRACE(std::string(w) + " " + a);
+      const isa::Program p = isa::read_bir_file(std::string(NEURONSIM_SOURCE_DIR) + "/workloads/" + w + "/" + w +
+                                                ".bir.json");
+      const engines::ArchParams arch = engines::builtin_arch(a);
+      engines::Memory mem(p, arch);
+      const sim::Schedule whole = sim::build_schedule(p, mem, arch, true);
+      int walks = 0;
+      expect_stream_matches(p, 64, walks);
+      sim::ScheduleStream stream(p, mem, arch, true, sim::kDefaultMaxInstructions, 64);
+      if (!stream.totals()) continue;
+      ++known;
+      for (int q = 0; q < sim::kMaxQueues; ++q)
+        EXPECT_EQ((*stream.totals())[static_cast<size_t>(q)], static_cast<int64_t>(whole.queues[q].size())) << q;
+      EXPECT_EQ(stream.summary_before_walk()->touches, whole.touches);
+      EXPECT_EQ(stream.summary_before_walk()->dma_queue_names, whole.dma_queue_names);
+      EXPECT_EQ(stream.summary_before_walk()->triggers, whole.triggers);
+    }
+  EXPECT_EQ(known, 24);  // every committed workload is instructions and constant loops
 }
 
 TEST(ScheduleStream, AnErrorPartWayThroughComesWithTheEntryAfterIt) {
