@@ -49,7 +49,8 @@ void require_same_count(const Memory &m, const Access &a, const Access &b, const
 // Streaming, the fast path of the elementwise families (no dense tiles). stream<K>(m, {in_0 .. in_K-1, out},
 // block, fn) walks the chunks of the K inputs and the output together in walk order and calls fn(ptr, n) for
 // each block of n <= block elements: ptr[k] points at the block's first element of access k (ptr[K]: the
-// output). fn writes the output elements; stream marks them written. Per element this is the same read,
+// output). fn writes the output elements (it may read an output element before writing it); stream marks them
+// written. Per element this is the same read,
 // compute, write as the tile path (read every input whole, compute, write the output), provided no output byte
 // is also an input byte. stream returns false, having done nothing, when one may be (their footprints overlap),
 // or when uninitialised-read tracking is on (the reads must be counted): the caller then takes the tile path.
@@ -60,9 +61,9 @@ const std::vector<Memory::Chunk> *stream_chunks(Memory &m, const Access *const *
 
 // Where stream is in one access's chunk list: `left` elements to go in the current run (at p) of Chunk `cur`.
 struct StreamCursor {
-  const Memory::Chunk *cur, *end;
-  uint8_t *run, *p;
-  int64_t left, runs_left, esz;
+  const Memory::Chunk *cur = nullptr, *end = nullptr;
+  uint8_t *run = nullptr, *p = nullptr;
+  int64_t left = 0, runs_left = 0, esz = 0;
   void start(const std::vector<Memory::Chunk> &c, int64_t elem_size) {
     cur = c.data();
     end = c.data() + c.size();
