@@ -146,13 +146,22 @@ std::string hex(float f) {
   std::snprintf(b, sizeof b, "0x%08x", U(f));
   return b;
 }
+
+// Whether two results of `acc op x` agree bit for bit. The one freedom: when both operands are NaN, IEEE 754
+// (6.2.3) and C++ leave which payload the (quiet) result carries to the compiler's operand order, and compilers
+// do pick differently -- the oracle and the portable kernels differ in vs/sv of add and mult, and the -O1
+// sanitizer build's AVX2 loop picks the other operand from the release build's in vv of add. Both results must
+// then be one of the two quieted input NaNs. Bit-vector ops have no such freedom.
+bool agree(const isa::AluOpInfo &info, float got, float want, float a, float x) {
+  if (U(got) == U(want)) return true;
+  if (info.bitvec || !std::isnan(a) || !std::isnan(x)) return false;
+  const uint32_t qa = U(a) | 0x00400000u, qx = U(x) | 0x00400000u;
+  return (U(got) == qa || U(got) == qx) && (U(want) == qa || U(want) == qx);
+}
 }  // namespace
 
-// Bit for bit against the scalar oracle: every op, both kernel sets, special pairs. The one freedom is the NaN
-// payload when both operands are NaN: IEEE 754 (6.2.3) and C++ leave the choice between the two to the
-// compiler's operand order, and the oracle and the portable kernels do pick differently (vs/sv of add and mult
-// keep the vector operand's NaN, the oracle keeps its second operand's); the result must then be one of the two
-// quieted input NaNs. A kernel that rounded differently, flushed denormals, lost a sign or made up a NaN fails here.
+// Bit for bit against the scalar oracle (up to agree's NaN-pair payload): every op, both kernel sets, special
+// pairs. A kernel that rounded differently, flushed denormals, lost a sign or made up a NaN fails here.
 TEST_P(AluKernelSet, Fp32BitsMatchOracleForEveryOpOnSpecialValues) {
   const SpecialPairs sp;
   for (const auto &info : isa::alu_ops()) {
@@ -162,11 +171,7 @@ TEST_P(AluKernelSet, Fp32BitsMatchOracleForEveryOpOnSpecialValues) {
                                const std::vector<float> &x) {
       for (size_t i = 0; i < got.size(); ++i) {
         const float want = alu_apply(op, a[i], x[i]);
-        bool ok = U(got[i]) == U(want);
-        if (!ok && std::isnan(a[i]) && std::isnan(x[i]) && !info.bitvec)
-          ok = (U(got[i]) | 0x00400000u) == (U(got[i])) &&
-               (U(got[i]) == (U(a[i]) | 0x00400000u) || U(got[i]) == (U(x[i]) | 0x00400000u));
-        if (!ok) {
+        if (!agree(info, got[i], want, a[i], x[i])) {
           ADD_FAILURE() << form << " i=" << i << " acc=" << hex(a[i]) << " x=" << hex(x[i]) << ": got "
                         << hex(got[i]) << ", oracle " << hex(want);
           return;
@@ -176,9 +181,9 @@ TEST_P(AluKernelSet, Fp32BitsMatchOracleForEveryOpOnSpecialValues) {
   }
 }
 
-// alu_vv's AVX2 build against the portable kernels (the ones every run used before it), NaN payloads included:
-// exactly the same bits for every op and form (vs/sv, which have no AVX2 build, are compared too).
-TEST(AluKernels, Avx2BuildGivesThePortableKernelsBitsExactly) {
+// alu_vv's AVX2 build against the portable kernels (the ones every run used before it): the same bits for every
+// op and form (up to agree's NaN-pair payload; vs/sv, which have no AVX2 build, are compared too).
+TEST(AluKernels, Avx2BuildGivesThePortableKernelsBits) {
   const bool was = alu_set_wide_kernels(true);
   const bool on = alu_set_wide_kernels(true);
   if (!on) {
@@ -189,19 +194,21 @@ TEST(AluKernels, Avx2BuildGivesThePortableKernelsBitsExactly) {
   for (const auto &info : isa::alu_ops()) {
     const AluOp op = info.op;
     SCOPED_TRACE(info.name);
-    std::vector<std::vector<float>> wide, portable;
+    std::vector<std::vector<float>> wide;
     alu_set_wide_kernels(true);
-    auto keep = [](std::vector<std::vector<float>> &into) {
-      return [&into](const char *, const std::vector<float> &got, auto &, auto &) { into.push_back(got); };
-    };
-    run_every_form(op, sp, keep(wide));
+    run_every_form(op, sp, [&](const char *, const std::vector<float> &got, auto &, auto &) { wide.push_back(got); });
     alu_set_wide_kernels(false);
-    run_every_form(op, sp, keep(portable));
-    ASSERT_EQ(wide.size(), portable.size());
-    for (size_t k = 0; k < wide.size(); ++k)
-      for (size_t i = 0; i < wide[k].size(); ++i)
-        ASSERT_EQ(U(wide[k][i]), U(portable[k][i])) << "form " << k << " i=" << i << " acc=" << hex(sp.a[i])
-                                                      << " x=" << hex(sp.x[i]);
+    size_t k = 0;
+    run_every_form(op, sp, [&](const char *form, const std::vector<float> &got, const std::vector<float> &a,
+                               const std::vector<float> &x) {
+      const std::vector<float> &w = wide.at(k++);
+      for (size_t i = 0; i < got.size(); ++i)
+        if (!agree(info, w[i], got[i], a[i], x[i])) {
+          ADD_FAILURE() << form << " i=" << i << " acc=" << hex(a[i]) << " x=" << hex(x[i]) << ": AVX2 "
+                        << hex(w[i]) << ", portable " << hex(got[i]);
+          return;
+        }
+    });
   }
   alu_set_wide_kernels(was);
 }
