@@ -70,10 +70,11 @@ NS_NATIVE(F_bypass, A, A, ArrF::Constant(n, a))
 // nothing is contracted and every lane computes what the functor computes (one IEEE operation per lane for the
 // arithmetic ops, compare-and-select for max/min, integer ops on the bit patterns). `out` may alias `acc` or `x`
 // (the compiler checks the overlap at run time; an exact alias vectorises). Tests hold it to the portable
-// kernels bit for bit, NaN payloads included. vs/sv stay portable: there the AVX2 build keeps the other
-// operand's payload when both are NaN. A stand-alone loop over the layout of bench (a) (fp32, 128 rows of 2048
-// at a 24 KiB stride, 64-byte aligned) took 40.7 us in SSE, 36.9 us in AVX2; a contiguous Eigen loop over the
-// same data 35.6-38.3 us.
+// kernels bit for bit, up to which payload a NaN op NaN result carries (the compiler's operand order: the
+// release build gives the portable kernels' payloads, the -O1 sanitizer build does not). vs/sv stay portable:
+// in the release build their AVX2 loop would give the other operand's payload. A stand-alone loop over the
+// layout of bench (a) (fp32, 128 rows of 2048 at a 24 KiB stride, 64-byte aligned) took 40.7 us in SSE, 36.9 us
+// in AVX2; a contiguous Eigen loop over the same data 35.6-38.3 us.
 #ifdef NS_ALU_AVX2
 template <class F>
 __attribute__((target("avx2"))) void vv_avx2(F f, const float *a, const float *x, float *o, int64_t n) {

@@ -28,7 +28,7 @@ void alu_vs_i32(AluOp op, const int32_t *acc, int32_t x, int32_t *out, int64_t n
 void alu_sv_i32(AluOp op, int32_t acc, const int32_t *x, int32_t *out, int64_t n);
 
 // Kernel choice: on x86-64 CPUs with AVX2, alu_vv runs an AVX2 build of the same loop (the same values, bit for
-// bit). On by default where the CPU has AVX2; tests switch it off to hold the portable kernels to the
+// bit, up to which input's payload a NaN op NaN result carries). On by default where the CPU has AVX2; tests switch it off to hold the portable kernels to the
 // oracle as well. Returns the previous setting; `true` on a CPU without AVX2 leaves the portable kernels.
 bool alu_set_wide_kernels(bool on);
 
