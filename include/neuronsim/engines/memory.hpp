@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -192,17 +191,20 @@ private:
     if (dram_[tensor].size() != dram_bytes_[tensor]) dram_[tensor].assign(dram_bytes_[tensor], 0xFF);
   }
   // SBUF and PSUM (and their shadows) start on a cache line, and so does every row (the row stride is a multiple
-  // of 64): the kernels' loads of an aligned tensor row do not straddle lines.
-  template <class T> struct LineAligned {
+  // of 64): the kernels' loads of an aligned tensor row do not straddle lines. A buffer of 2 MiB or more is
+  // whole 2 MiB pages, and Linux is asked to back it with transparent huge pages (memory.cpp, alloc_buffer).
+  static void *alloc_buffer(size_t bytes);
+  static void free_buffer(void *p, size_t bytes);
+  template <class T> struct BufferAlloc {
     using value_type = T;
-    LineAligned() = default;
-    template <class U> LineAligned(const LineAligned<U> &) {}
-    T *allocate(size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), std::align_val_t(64))); }
-    void deallocate(T *p, size_t) { ::operator delete(p, std::align_val_t(64)); }
-    bool operator==(const LineAligned &) const { return true; }
-    bool operator!=(const LineAligned &) const { return false; }
+    BufferAlloc() = default;
+    template <class U> BufferAlloc(const BufferAlloc<U> &) {}
+    T *allocate(size_t n) { return static_cast<T *>(alloc_buffer(n * sizeof(T))); }
+    void deallocate(T *p, size_t n) { free_buffer(p, n * sizeof(T)); }
+    bool operator==(const BufferAlloc &) const { return true; }
+    bool operator!=(const BufferAlloc &) const { return false; }
   };
-  using Bytes = std::vector<uint8_t, LineAligned<uint8_t>>;
+  using Bytes = std::vector<uint8_t, BufferAlloc<uint8_t>>;
   Bytes sbuf_, psum_;
   Bytes sbuf_written_, psum_written_;
   // One byte per 64-byte line of each shadow: 1 when every byte of the line is already marked written. A byte is
