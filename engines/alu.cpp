@@ -6,6 +6,8 @@
 #include "neuronsim/engines/alu.hpp"
 
 #include <Eigen/Core>
+#include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "engines/alu_kernels.hpp"
@@ -76,9 +78,23 @@ NS_NATIVE(F_bypass, A, A, ArrF::Constant(n, a))
 // layout of bench (a) (fp32, 128 rows of 2048 at a 24 KiB stride, 64-byte aligned) took 40.7 us in SSE, 36.9 us
 // in AVX2; a contiguous Eigen loop over the same data 35.6-38.3 us.
 #ifdef NS_ALU_AVX2
+// Blocks of 64 elements, each starting with a prefetch of both inputs 512 bytes ahead (a prefetch never faults,
+// so it may reach past the end): an operand is a partition row at a time, and the hardware prefetcher starts over
+// at every row (the stand-alone loop over bench (a)'s layout, on the loaded machine: 41.4 -> 39.8 us, and 38.8 us
+// on huge pages, Memory::alloc_buffer, against 38.4 us for a contiguous Eigen loop; quiet, the three are within
+// 2 us of each other).
 template <class F>
 __attribute__((target("avx2"))) void vv_avx2(F f, const float *a, const float *x, float *o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], x[i]);
+  constexpr int64_t kBlock = 64, kAhead = 512;
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const uintptr_t pa = reinterpret_cast<uintptr_t>(a + i) + kAhead, px = reinterpret_cast<uintptr_t>(x + i) + kAhead;
+    for (int64_t l = 0; l < kBlock * 4; l += 64) {
+      __builtin_prefetch(reinterpret_cast<const void *>(pa + l));
+      __builtin_prefetch(reinterpret_cast<const void *>(px + l));
+    }
+    const int64_t m = std::min(kBlock, n - i);
+    for (int64_t j = 0; j < m; ++j) o[i + j] = f(a[i + j], x[i + j]);
+  }
 }
 bool cpu_has_avx2() {
   __builtin_cpu_init();
