@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace neuronsim {
 
@@ -12,6 +13,13 @@ struct ErrorContext {
   long inst_index = -1;   // instruction index in its program/stream, -1 when not about one instruction
   std::string inst_name;  // instruction name ("I-4") or opcode, may be empty
   std::string field;      // JSON key / bundle field / argument ("ins[0].ap"), may be empty
+
+  // About a whole file (a .npy, a manifest), not one instruction in it.
+  static ErrorContext of_file(std::string path) {
+    ErrorContext c;
+    c.file = std::move(path);
+    return c;
+  }
 };
 
 class Error : public std::runtime_error {
