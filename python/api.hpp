@@ -61,7 +61,7 @@ struct Report {
 KernelInfo load(pybind11::handle kernel);
 Result run(pybind11::handle kernel, pybind11::handle inputs, std::optional<std::string> arch,
            bool timing_only, pybind11::handle expect, std::optional<double> rtol, std::optional<double> atol,
-           std::optional<std::string> kernel_sim, pybind11::handle trace);
+           std::optional<std::string> kernel_sim, pybind11::handle trace, int64_t max_instructions);
 pybind11::object isa();
 pybind11::dict encode(pybind11::handle kernel, const std::string &gen, std::optional<std::string> arch,
                       pybind11::handle outdir);

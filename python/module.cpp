@@ -52,6 +52,8 @@ expect       dict of output name -> expected array (only those are compared), or
 rtol, atol   the tolerance; neither given: the workload's tolerance.json, else 1e-5 / 1e-6
 kernel_sim   the program that runs CustomOp / BIRKernel instructions (as --kernel-sim)
 trace        write the Perfetto timeline (as --trace) to this path; Result.trace_path names it
+max_instructions  the run stops with an error naming the instruction when it would execute more dynamic
+             instructions or loop trips than this (as --max-instructions; default 1e9)
 
 The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInterrupt.)";
 
@@ -180,7 +182,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("run", &run, kRunDoc, py::arg("kernel"), py::arg("inputs") = py::none(), py::kw_only(),
         py::arg("arch") = py::none(), py::arg("timing_only") = false, py::arg("expect") = py::none(),
         py::arg("rtol") = py::none(), py::arg("atol") = py::none(), py::arg("kernel_sim") = py::none(),
-        py::arg("trace") = py::none());
+        py::arg("trace") = py::none(), py::arg("max_instructions") = neuronsim::sim::kDefaultMaxInstructions);
   m.def("load", &load, "Reads a kernel (BIR JSON path, workload folder, bundle-stream folder) into a Kernel.",
         py::arg("kernel"));
   m.def("isa", &isa, "Every ISA table the simulator knows: the `neuronsim isa --json` document as a dict.");

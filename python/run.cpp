@@ -91,7 +91,7 @@ sim::InputSpec inputs_arg(py::handle inputs) {
 
 Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch, bool timing_only,
            py::handle expect, std::optional<double> rtol, std::optional<double> atol,
-           std::optional<std::string> kernel_sim, py::handle trace) {
+           std::optional<std::string> kernel_sim, py::handle trace, int64_t max_instructions) {
   const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
   sim::RunSettings s;
   s.names = sim::python_setting_names();
@@ -99,6 +99,7 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
   if (arch)
     s.options.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
   s.options.timing_only = timing_only;
+  s.options.max_instructions = max_instructions;
   if (kernel_sim)
     s.options.kernel_sim = *kernel_sim;
   s.inputs = inputs_arg(inputs);
@@ -112,7 +113,7 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
   }
   s.rtol = rtol, s.atol = atol;
   const std::string trace_file = trace.is_none() ? "" : path_arg(trace, "trace");
-  s.options.record_dma_engine_slices = !trace_file.empty();  // as the CLI: the trace shows the DMA engines
+  s.trace = trace_file;  // as the CLI: streamed as the run goes, with the DMA engines' slices
   std::vector<std::string> prints;
   s.options.device_print = [&prints](const std::string &line) { prints.push_back(line); };
 
@@ -129,8 +130,6 @@ Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch
       sim::prepare_run_outputs(*k, s, "", {trace_file});
       r = sim::run_kernel(*k, s);
       stats = sim::stats_json(r.result, r.simulator->schedule(), k->program);
-      if (!trace_file.empty())
-        sim::write_json_file(trace_file, sim::trace_json(r.result, r.simulator->schedule(), k->program));
       bad = sim::check_outputs(*k, r, s);
     });
   }

@@ -102,6 +102,9 @@ struct Job {
   const engines::ArchParams *arch = nullptr;
   bool timing_only = false;
   const std::function<void(const ScheduledInst &, const engines::Memory &)> *after = nullptr;  // RunOptions hook
+  const std::function<void(const TraceEvent &, const ScheduledInst &, const RunResult &)> *on_event = nullptr;  // same
+  const std::function<void(std::vector<engines::DmaSlice> &)> *on_slices = nullptr;  // RunOptions::on_dma_slices
+  std::vector<engines::DmaSlice> slice_scratch;  // slices on their way to on_slices
   const std::function<bool()> *cancelled = nullptr;  // RunOptions hook
   const std::function<void(int64_t, int64_t, double)> *progress = nullptr;  // RunOptions hook
   int64_t polled = 0;                                // instructions issued at the polls so far
@@ -357,6 +360,7 @@ SC_MODULE(Core) {
       const int64_t engine_wait = f.first - f.issue - to_ps(j.arch->dma_fixed_ns);
       ev.wait_ns[static_cast<size_t>(WaitReason::DmaEngine)] =
           static_cast<double>(std::max<int64_t>(0, engine_wait)) / 1000.0;
+      if (j.on_event) (*j.on_event)(ev, j.schedule->insts[static_cast<size_t>(seq)], *j.result);
       j.known[q] = pos + 1;
       any = true;
     }
@@ -391,7 +395,19 @@ SC_MODULE(Core) {
       }
       for (int q = kNumEngines; q < kMaxQueues; ++q)
         if (queues >> q & 1u) publish(j, q);
+      if (j.on_slices) pass_slices(j, 4096);
     }
+  }
+
+  // Hands the DMA engines' slices fixed so far (keeping the last `keep`: 0 at the end of the run) to the hook, with
+  // times from the run's start.
+  static void pass_slices(Job &j, size_t keep) {
+    if (keep > 0) j.engines.drain_slices(j.slice_scratch, keep);
+    else j.slice_scratch = j.engines.take_slices();
+    if (j.slice_scratch.empty()) return;
+    for (auto &sl : j.slice_scratch) sl.start_ps -= j.t0, sl.end_ps -= j.t0;
+    (*j.on_slices)(j.slice_scratch);
+    j.slice_scratch.clear();
   }
 
   // Per-queue scratch kept by the (never destroyed) core, not on the thread's coroutine stack, which SystemC
@@ -544,6 +560,7 @@ SC_MODULE(Core) {
       waited(WaitReason::Dependency, queue_free, ready);
       waited(inst.waits.empty() ? WaitReason::Dependency : WaitReason::Semaphore, ready, sem_ready_at);
       waited(resource_reason(limiting), std::max(sem_ready_at, queue_free), start);
+      if (j.on_event) (*j.on_event)(ev, si, *j.result);
     }
   }
 
@@ -650,7 +667,7 @@ Simulator::Simulator(const isa::Program &program, const RunOptions &options)
   memory_ = std::make_unique<engines::Memory>(program_, arch_);
   memory_->set_host(host_.get());
   if (has_data_dependent_control(program_)) schedule_deferred_ = true;
-  else schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers);
+  else schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
 }
 
 Simulator::~Simulator() = default;
@@ -661,7 +678,7 @@ RunResult Simulator::run() {
     // memory back as the inputs left it and run the same trace timed (which executes it again).
     const engines::Memory initial(*memory_);
     memory_->set_host(host_quiet_.get());  // this pass's DevicePrints are not the run's: the timed run prints
-    schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers);
+    schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
     memory_ = std::make_unique<engines::Memory>(initial);
     memory_->set_host(host_.get());
     schedule_deferred_ = false;
@@ -684,6 +701,8 @@ RunResult Simulator::run() {
   job->arch = &arch_;
   job->timing_only = options_.timing_only;
   if (options_.after_instruction) job->after = &options_.after_instruction;
+  if (options_.on_event) job->on_event = &options_.on_event;
+  if (options_.on_dma_slices && options_.record_dma_engine_slices) job->on_slices = &options_.on_dma_slices;
   if (options_.cancelled) job->cancelled = &options_.cancelled;
   if (options_.progress) {
     job->progress = &options_.progress;
@@ -761,8 +780,12 @@ RunResult Simulator::run() {
   }
   if (options_.record_dma_engine_slices) {
     job->engines.finish();
-    result.dma_slices = job->engines.slices();
-    for (auto &sl : result.dma_slices) sl.start_ps -= job->t0, sl.end_ps -= job->t0;
+    if (job->on_slices) {
+      Core::pass_slices(*job, 0);
+    } else {
+      result.dma_slices = job->engines.take_slices();
+      for (auto &sl : result.dma_slices) sl.start_ps -= job->t0, sl.end_ps -= job->t0;
+    }
   }
   if (last) {
     result.total_ns = last->finish_ns;

@@ -37,10 +37,10 @@ Schedule Builder::build() {
   // the schedule is sized once.
   if (!exec_) {
     const int64_t count = prog_.dynamic_count();
-    if (count > kMaxDynamicInstructions)
+    if (count > max_insts_)
       throw SemanticError({prog_.file, -1, "", "LoopAxis"},
                           "the loops unroll to " + std::to_string(count) + " dynamic instructions, more than the " +
-                              std::to_string(kMaxDynamicInstructions) + " one run can hold");
+                              std::to_string(max_insts_) + " one run may execute (--max-instructions)");
     // A DMA of a program without its own semaphores is two entries (trigger and transfer, docs/timing-model.md).
     const int64_t entries = count + (triggers_ ? dma_count(prog_.body) : 0);
     const __int128 bytes = static_cast<__int128>(entries) * static_cast<__int128>(sizeof(ScheduledInst)) +
@@ -72,11 +72,11 @@ int64_t Builder::dma_count(const std::vector<isa::Node> &nodes) const {
       if (stride > 0 && ub > lb) trips = (ub - lb + stride - 1) / stride;
       if (stride < 0 && ub < lb) trips = (lb - ub - stride - 1) / -stride;
       const __int128 body = dma_count(node.body);
-      n = static_cast<int64_t>(std::min<__int128>(kMaxDynamicInstructions + 1, n + trips * body));
+      n = static_cast<int64_t>(std::min<__int128>(max_insts_ + 1, n + trips * body));
     } else {
       n += dma_count(node.body);
     }
-    if (n > kMaxDynamicInstructions) return kMaxDynamicInstructions;
+    if (n > max_insts_) return max_insts_;
   }
   return n;
 }
@@ -259,13 +259,13 @@ using schedule_detail::Builder;
 
 
 Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch,
-                        bool dma_triggers) {
-  return Builder(program, mem, arch, dma_triggers).build();
+                        bool dma_triggers, int64_t max_instructions) {
+  return Builder(program, mem, arch, dma_triggers, max_instructions).build();
 }
 
 Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch,
-                                  bool dma_triggers) {
-  return Builder(program, mem, arch, dma_triggers, &mem).build();
+                                  bool dma_triggers, int64_t max_instructions) {
+  return Builder(program, mem, arch, dma_triggers, max_instructions, &mem).build();
 }
 
 std::string default_dma_queue_name(Engine issuer, isa::DGEType dge, DmaQueueKind kind) {

@@ -145,8 +145,9 @@ private:
 class Builder {
 public:
   Builder(const isa::Program &p, const engines::Memory &m, const engines::ArchParams &a, bool dma_triggers,
-          engines::Memory *exec = nullptr)
-      : prog_(p), mem_(m), arch_(a), lv_(p.loop_vars.size(), 0), triggers_(dma_triggers), exec_(exec) {
+          int64_t max_instructions, engines::Memory *exec = nullptr)
+      : prog_(p), mem_(m), arch_(a), lv_(p.loop_vars.size(), 0), triggers_(dma_triggers),
+        max_insts_(std::max<int64_t>(1, max_instructions)), exec_(exec) {
     s_.dma_queues = std::clamp(a.dma_queues, 1, kMaxDmaQueues);
   }
 
@@ -168,8 +169,8 @@ private:
   // once, as Program::dynamic_count does).
   __int128 operand_bytes(const std::vector<isa::Node> &nodes) const;
 
-  // One loop trip (kMaxLoopTrips over the whole run).
-  void count_trip(const isa::Node &n);
+  // `n` loop trips (at most max_insts_ over the whole run).
+  void count_trips(const isa::Node &n, int64_t trips = 1);
 
   // Walks nodes in order. At the top level, branches jump between the function's blocks as birsim's CFG driver
   // does: after a block, control follows the successor a terminator named, else falls through.
@@ -238,8 +239,8 @@ private:
 
   int pick_queue(const isa::Inst &inst, bool dma_type);
 
-  // The limits of one run, checked before this instruction's memory is taken (kMaxDynamicInstructions,
-  // kMaxScheduleBytes): a runaway branch loop stops here with the schedule at most the budget in size.
+  // The limits of one run, checked before this instruction's memory is taken (max_insts_, kMaxScheduleBytes): a
+  // runaway branch loop stops here with the schedule at most the budget in size.
   void reserve_for(const isa::Inst &inst);
   // Room for one more schedule entry (an instruction, or the trigger a DMA adds before its transfer) within the
   // budget.
@@ -297,6 +298,7 @@ private:
   std::unordered_map<std::string, int> named_;  // BIR DMA queue name -> queue id
   int next_dma_ = 0;
   bool triggers_ = false;  // DMA instructions get a trigger entry on their issuing engine
+  int64_t max_insts_;      // dynamic instructions and loop trips one run may take (RunOptions::max_instructions)
   engines::Memory *exec_;                                  // executes while scheduling (control flow), or null
   int64_t barrier_ = -1;                                   // the latest AllEngineBarrier/Drain
   std::array<bool, kMaxQueues> after_barrier_{};           // queue already ordered after it
@@ -306,7 +308,7 @@ private:
   std::unordered_map<std::string, const isa::Node *> dma_blocks_;       // DMABlock regions by name
   std::unordered_set<std::string> triggered_;                           // blocks some DMATrigger fires
   std::unordered_map<int, int64_t> fire_count_;                         // per DMATrigger: blocks fired so far
-  int64_t trips_ = 0;                                                   // loop trips so far (kMaxLoopTrips)
+  int64_t trips_ = 0;                                                   // loop trips so far (max_insts_)
   int64_t arena_bytes_ = 0;                                             // operand memory so far (kMaxScheduleBytes)
   int forced_queue_ = -1;                                               // queue of the DMABlock being run
 };

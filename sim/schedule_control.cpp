@@ -4,13 +4,16 @@
 
 namespace neuronsim::sim::schedule_detail {
 
-// One loop trip (kMaxLoopTrips over the whole run).
-void Builder::count_trip(const isa::Node &n) {
-  if (++trips_ <= kMaxLoopTrips) return;
+// `n` loop trips (at most max_insts_ over the whole run).
+void Builder::count_trips(const isa::Node &n, int64_t trips) {
+  if (trips <= max_insts_ - trips_) {
+    trips_ += trips;
+    return;
+  }
   const char *what = n.kind == isa::Node::Kind::DoWhile ? "DoWhile" : n.kind == isa::Node::Kind::Loop ? "Loop"
                                                                                                        : "DynamicForLoop";
-  throw SemanticError({prog_.file, -1, what, ""}, "the loops run more than " + std::to_string(kMaxLoopTrips) +
-                                                     " trips in all: does a loop never end?");
+  throw SemanticError({prog_.file, -1, what, ""}, "the loops run more than " + std::to_string(max_insts_) +
+                                                     " trips in all (--max-instructions): does a loop never end?");
 }
 
 // Walks nodes in order. At the top level, branches jump between the function's blocks as birsim's CFG driver
@@ -95,7 +98,7 @@ Builder::Flow Builder::region(const isa::Node &n) {
 Builder::Flow Builder::region_trips(const isa::Node &n) {
   if (n.kind == isa::Node::Kind::DoWhile) {
     for (;;) {
-      count_trip(n);
+      count_trips(n);
       if (Flow f = walk(n.body, false); f != Flow::Next) return f == Flow::Break ? Flow::Next : f;
       if (runtime(n.cond, "cond") == 0) return Flow::Next;
     }
@@ -114,8 +117,15 @@ Builder::Flow Builder::region_trips(const isa::Node &n) {
   // The trip count in 128 bits and the variable computed from it: lb + t * stride never steps past ub, so it
   // cannot overflow even when ub is near 2^63.
   const __int128 trips = ub > lb ? ((__int128)ub - lb + stride - 1) / stride : 0;
+  // An empty body cannot leave the loop early: its trips are counted at once (a loop of 2^62 empty trips is
+  // refused without spinning through the first max_insts_ of them).
+  if (n.body.empty() && trips > 0) {
+    count_trips(n, static_cast<int64_t>(std::min<__int128>(trips, max_insts_ + 1)));
+    lv_[static_cast<size_t>(n.var)] = static_cast<int64_t>(lb + (trips - 1) * stride);
+    return Flow::Next;
+  }
   for (__int128 t = 0; t < trips; ++t) {
-    count_trip(n);
+    count_trips(n);
     lv_[static_cast<size_t>(n.var)] = static_cast<int64_t>(lb + t * stride);
     if (Flow f = walk(n.body, false); f != Flow::Next) return f == Flow::Break ? Flow::Next : f;
   }

@@ -71,12 +71,13 @@ int Builder::pick_queue(const isa::Inst &inst, bool dma_type) {
   return engine_queue(e);
 }
 
-// The limits of one run, checked before this instruction's memory is taken (kMaxDynamicInstructions,
-// kMaxScheduleBytes): a runaway branch loop stops here with the schedule at most the budget in size.
+// The limits of one run, checked before this instruction's memory is taken (max_insts_, kMaxScheduleBytes): a
+// runaway branch loop stops here with the schedule at most the budget in size.
 void Builder::reserve_for(const isa::Inst &inst) {
-  if (static_cast<int64_t>(s_.insts.size()) >= kMaxDynamicInstructions)
-    throw SemanticError({prog_.file, inst.index, inst.name, ""}, "more than " + std::to_string(kMaxDynamicInstructions) +
-                                 " dynamic instructions: do the program's branches loop forever?");
+  if (static_cast<int64_t>(s_.insts.size()) - s_.triggers >= max_insts_)
+    throw SemanticError({prog_.file, inst.index, inst.name, ""},
+                        "more than " + std::to_string(max_insts_) +
+                            " dynamic instructions (--max-instructions): do the program's branches loop forever?");
   arena_bytes_ += inst_operand_bytes(inst);
   reserve_entry(inst);
 }

@@ -64,10 +64,10 @@ Kernel load_kernel(const std::string &path, KernelForms forms) {
 }
 
 SettingNames cli_setting_names() {
-  return {"--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only"};
+  return {"--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only", "--max-instructions"};
 }
 SettingNames python_setting_names() {
-  return {"inputs", "inputs", "expect", "rtol", "atol", "timing_only"};
+  return {"inputs", "inputs", "expect", "rtol", "atol", "timing_only", "max_instructions"};
 }
 
 void check_dir_setting(const std::string &dir, const std::string &setting) {
@@ -95,6 +95,8 @@ void check_settings(const RunSettings &s) {
     check_tolerance_setting(*s.rtol, n.rtol);
   if (s.atol)
     check_tolerance_setting(*s.atol, n.atol);
+  if (s.options.max_instructions < 1)
+    throw UsageError(n.max_instructions + " needs an integer >= 1, got " + std::to_string(s.options.max_instructions));
   // A timing-only run does no numerics: data and expectations given for it would be silently ignored.
   const bool data = !s.inputs.files.empty() || !s.inputs.dir.empty() || !s.inputs.arrays.empty();
   const bool expectations = s.expect || s.rtol || s.atol;
@@ -179,7 +181,19 @@ std::vector<std::pair<int, std::string>> saved_input_files(const isa::Program &p
 
 Run run_kernel(const Kernel &k, const RunSettings &s) {
   Run r;
-  r.simulator = std::make_unique<Simulator>(k.program, s.options);
+  RunOptions options = s.options;
+  // The trace file is written as the run goes; the simulator's hook owns the writer, so that a run that throws
+  // destroys it with the simulator (which removes the temporary).
+  std::shared_ptr<TraceWriter> trace;
+  if (!s.trace.empty()) {
+    trace = TraceWriter::to_file(s.trace, k.program, engines::builtin_arch(options.arch));
+    options.record_dma_engine_slices = true;  // the trace shows the DMA engines' activity
+    options.on_event = [trace](const TraceEvent &e, const ScheduledInst &si, const RunResult &res) {
+      trace->event(e, si, res);
+    };
+    options.on_dma_slices = [trace](std::vector<engines::DmaSlice> &sl) { trace->slices(sl); };
+  }
+  r.simulator = std::make_unique<Simulator>(k.program, options);
   if (!s.options.timing_only)
     r.input_lines = load_inputs(k.program, r.simulator->memory(), s.inputs);
   if (!s.save_inputs.empty() && !s.options.timing_only)
@@ -193,6 +207,7 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
       r.saved_inputs.push_back(path);
     }
   r.result = r.simulator->run();
+  if (trace) trace->finish(r.result);
   return r;
 }
 

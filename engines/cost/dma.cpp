@@ -246,6 +246,13 @@ void DmaEngines::finish() {
   for (size_t e = 0; e < engines_.size(); ++e) advance<true>(engines_[e], static_cast<int>(e), INT64_MAX);
 }
 
+void DmaEngines::drain_slices(std::vector<DmaSlice> &out, size_t keep) {
+  if (slices_.size() <= std::max<size_t>(keep, 1)) return;
+  const auto last = slices_.end() - 1;
+  out.insert(out.end(), std::make_move_iterator(slices_.begin()), std::make_move_iterator(last));
+  slices_.erase(slices_.begin(), last);
+}
+
 void DmaEngines::record(int ei, int64_t start, int64_t end, int64_t id) {
   if (!slices_.empty()) {
     DmaSlice &last = slices_.back();

@@ -84,6 +84,8 @@ run options:
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
                            (so --input, --inputs and --expect cannot be given with it)
+  --max-instructions N     stop with an error (naming the instruction) when the run would execute more
+                           than N dynamic instructions or loop trips (default 1000000000 = 1e9)
   --kernel-sim PROG        run CustomOp / BIRKernel instructions with the external program PROG, as
                            `PROG DIR/config.json` (operands as DIR/in<i>.npy, results read from
                            DIR/out<i>.npy; DIR is a fresh temporary directory; README "External kernels")
@@ -163,6 +165,21 @@ uint64_t parse_seed(const std::string &v) {
   return n;
 }
 
+// --max-instructions: a whole number >= 1, in digits or as a power-of-ten form such as 1e9.
+int64_t parse_instruction_count(const std::string &opt, const std::string &v) {
+  size_t used = 0;
+  try {
+    const long long n = std::stoll(v, &used);
+    if (used == v.size() && n >= 1) return n;
+  } catch (...) {
+  }
+  if (used != v.size()) {
+    const double d = parse_double(opt, v);
+    if (d >= 1 && d <= 9.0e18 && d == std::floor(d)) return static_cast<int64_t>(d);
+  }
+  throw UsageError("option " + opt + " needs a whole number >= 1, got '" + v + "'");
+}
+
 // An option whose value names a file or directory: an empty value is a usage error, not "the current directory".
 std::string need_path(const std::vector<std::string> &a, size_t &i) {
   std::string v = need_value(a, i);
@@ -233,6 +250,7 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--save-inputs") set.save_inputs = need_path(a, i);
     else if (o == "--quiet") quiet = true;
     else if (o == "--timing-only") opts.timing_only = true;
+    else if (o == "--max-instructions") opts.max_instructions = parse_instruction_count(o, need_value(a, i));
     else if (o == "--kernel-sim") {
       opts.kernel_sim = need_value(a, i);
       if (opts.kernel_sim.empty()) throw UsageError("--kernel-sim needs a program");
@@ -285,7 +303,7 @@ int cmd_run(const std::vector<std::string> &a) {
   // times a second, erased when the run ends.
   Progress progress;
   if (!quiet && !json && isatty(STDERR_FILENO)) opts.progress = std::ref(progress);
-  opts.record_dma_engine_slices = !trace.empty();  // the trace shows the DMA engines' activity
+  set.trace = trace;  // streamed as the run goes, renamed into place when it succeeds
   sim::Run run = sim::run_kernel(k, set);
   const sim::Simulator &simulator = *run.simulator;
   const sim::RunResult &r = run.result;
@@ -324,7 +342,6 @@ int cmd_run(const std::vector<std::string> &a) {
     }
   }
   if (!trace.empty()) {
-    sim::write_json_file(trace, sim::trace_json(r, simulator.schedule(), prog));
     out << "trace: " << trace << "\n";
     if (json) summary["trace"] = trace;
   }

@@ -132,6 +132,18 @@ def test_trace(tmp):
     assert {name for track, name in slices if track.startswith("DMA engine")} == {"I-2 Load", "I-6 Save"}
 
 
+def test_max_instructions():
+    # kernel1 runs 3 dynamic instructions (Load, TensorScalarPtr, Save): a limit of 3 runs it, 2 refuses it before
+    # the run, naming the limit as --max-instructions does; below 1 is a usage error
+    assert neuronsim.run(K1, max_instructions=3).dynamic_instructions == 3
+    with pytest.raises(neuronsim.InvalidInput) as e:
+        neuronsim.run(K1, max_instructions=2)
+    assert "3 dynamic instructions, more than the 2 one run may execute (--max-instructions)" in str(e.value)
+    with pytest.raises(neuronsim.UsageError) as e:
+        neuronsim.run(K1, max_instructions=0)
+    assert "max_instructions needs an integer >= 1, got 0" in str(e.value)
+
+
 def test_kernel_objects():
     k = neuronsim.load(K1)
     assert k.path == K1 and k.label == K1_BIR and k.streams is None

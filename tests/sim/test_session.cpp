@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "neuronsim/error.hpp"
 #include "neuronsim/engines/npy_dtype.hpp"
 #include "neuronsim/io/npy.hpp"
+#include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/session.hpp"
 
 namespace fs = std::filesystem;
@@ -149,4 +153,94 @@ TEST(Session, Texts) {
   r.divergence = "three";
   r.summary = "validate: DIFFER: four";
   EXPECT_EQ(sim::report_text(r), "lint: one\nnote: two\ndivergence: three\nvalidate: DIFFER: four\n");
+}
+
+namespace {
+// Every event of a trace document, each as its compact JSON text (keys sorted by nlohmann), sorted: two traces
+// with the same events compare equal whatever order they were written in.
+std::vector<std::string> trace_events(const nlohmann::json &doc) {
+  std::vector<std::string> v;
+  for (const auto &e : doc.at("traceEvents")) v.push_back(e.dump());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+} // namespace
+
+// --trace is written as the run goes (sim::TraceWriter on RunOptions::on_event / on_dma_slices). Its events are the
+// ones trace_json() builds after a run that kept all its events and DMA-engine slices (the two share the writer,
+// but the streamed one sees the events and slices interleaved as the core fixes them). matmul_blocked_mnk has
+// loops, 16 DMA queues and round-robin DMA-engine slices.
+TEST(Session, TheStreamedTraceHasTheEventsOfTheWholeRun) {
+  const sim::Kernel k = sim::load_kernel(std::string(NEURONSIM_SOURCE_DIR) + "/workloads/matmul_blocked_mnk");
+  TempDir d;
+  sim::RunSettings s;
+  s.options.timing_only = true;
+  sim::complete_settings(k, s);
+  s.trace = d.path + "/t.json";
+  const sim::Run streamed = sim::run_kernel(k, s);
+  EXPECT_TRUE(streamed.result.dma_slices.empty());  // they went to the trace as the run fixed them
+  std::ifstream f(s.trace);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find('\n'), text.size() - 1);  // compact: one line
+  const auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc.at("displayTimeUnit"), "ns");
+
+  sim::RunOptions o = s.options;
+  o.record_dma_engine_slices = true;
+  sim::Simulator whole(k.program, o);
+  const sim::RunResult r = whole.run();
+  ASSERT_FALSE(r.dma_slices.empty());
+  EXPECT_EQ(r.total_ns, streamed.result.total_ns);
+  const auto want = trace_events(sim::trace_json(r, whole.schedule(), k.program));
+  EXPECT_EQ(trace_events(doc), want);
+  size_t engine_slices = 0, flows = 0;
+  for (const auto &e : doc["traceEvents"]) {
+    engine_slices += e["ph"] == "X" && e["tid"].get<int>() >= 10000;
+    flows += e["ph"] == "s";
+  }
+  EXPECT_EQ(engine_slices, r.dma_slices.size());
+  EXPECT_GT(flows, 0u);
+}
+
+// A run that fails leaves neither the trace nor the temporary it was being streamed into: one stopped by
+// --max-instructions while its run-time branches are followed (before the core starts), and one that deadlocks in
+// the core after recording events (the bundle streams of tests/cli/bad_inputs/bundle_deadlock; .ci/run skips this
+// one under ASan, which misreports an exception leaving the SystemC core, as for the CLI's deadlock case).
+TEST(Session, ARunStoppedByTheInstructionLimitLeavesNoTraceFile) {
+  const sim::Kernel k =
+      sim::load_kernel(std::string(NEURONSIM_SOURCE_DIR) + "/tests/cli/bad_inputs/max_instructions_runaway_branch.bir.json");
+  TempDir d;
+  sim::RunSettings s;
+  s.options.timing_only = true;
+  s.options.max_instructions = 1000;
+  sim::complete_settings(k, s);
+  s.trace = d.path + "/t.json";
+  EXPECT_NE(error_of([&] { sim::run_kernel(k, s); }).find("more than 1000 dynamic instructions"), std::string::npos);
+  EXPECT_TRUE(fs::is_empty(d.path));
+}
+
+TEST(Session, ADeadlockedRunLeavesNoTraceFile) {
+  const sim::Kernel k = sim::load_kernel(std::string(NEURONSIM_SOURCE_DIR) + "/tests/cli/bad_inputs/bundle_deadlock");
+  TempDir d;
+  sim::RunSettings s;
+  s.options.timing_only = true;
+  sim::complete_settings(k, s);
+  // The core records events before it starves: the trace had begun.
+  sim::RunOptions o = s.options;
+  int recorded = 0;
+  o.on_event = [&](const sim::TraceEvent &, const sim::ScheduledInst &, const sim::RunResult &) { ++recorded; };
+  EXPECT_NE(error_of([&] { sim::Simulator(k.program, o).run(); }).find("deadlock"), std::string::npos);
+  EXPECT_GT(recorded, 0);
+  s.trace = d.path + "/t.json";
+  EXPECT_NE(error_of([&] { sim::run_kernel(k, s); }).find("deadlock"), std::string::npos);
+  EXPECT_TRUE(fs::is_empty(d.path));
+}
+
+// --max-instructions / max_instructions=: at least 1, named as the caller spells it.
+TEST(Session, TheInstructionLimitIsAtLeastOne) {
+  sim::RunSettings s;
+  s.options.max_instructions = 0;
+  EXPECT_EQ(error_of([&] { sim::check_settings(s); }), "--max-instructions needs an integer >= 1, got 0");
+  s.names = sim::python_setting_names();
+  EXPECT_EQ(error_of([&] { sim::check_settings(s); }), "max_instructions needs an integer >= 1, got 0");
 }

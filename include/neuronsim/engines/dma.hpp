@@ -101,6 +101,12 @@ public:
   int64_t queue_busy_ps(int q) const { return queue_busy_[static_cast<size_t>(q)]; }
   int64_t queue_descriptors(int q) const { return queue_desc_[static_cast<size_t>(q)]; }
   const std::vector<DmaSlice> &slices() const { return slices_; }
+  // Hands the slices over (a long run's trace records a million of them: no copy).
+  std::vector<DmaSlice> take_slices() { return std::move(slices_); }
+  // Moves the slices recorded so far, except the last (a following one may still extend it), to the end of `out`
+  // once more than `keep` are held: a long run's trace takes them as they come. Those moved, then the rest, are the
+  // whole list in order.
+  void drain_slices(std::vector<DmaSlice> &out, size_t keep);
 
 private:
   struct Run {

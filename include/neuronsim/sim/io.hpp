@@ -2,7 +2,11 @@
 // expected tensors, and the stats document.
 #pragma once
 
+#include <deque>
+#include <exception>
 #include <map>
+#include <memory>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +17,10 @@
 #include "neuronsim/engines/memory.hpp"
 #include "neuronsim/io/npy.hpp"
 #include "neuronsim/sim/simulator.hpp"
+
+namespace neuronsim::isa {
+class AtomicFile;
+}
 
 namespace neuronsim::sim {
 
@@ -132,6 +140,64 @@ std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult
 // the critical path's share).
 nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p,
                           const std::vector<std::string> &command_line = {});
+// The trace of a finished run as a document (TraceWriter replayed over r.events: the same text a streamed trace has).
 nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Program &p);
+
+// The Chrome / Perfetto trace of a run, formatted event by event as the core records them (RunOptions::on_event) and
+// written to disk in 1 MiB pieces, so a long run's trace is never held whole (sim/trace.cpp: tracks and events).
+//   auto w = TraceWriter::to_file(path, program, arch);
+//   options.on_event = [&](auto &e, auto &si, auto &r) { w->event(e, si, r); };
+//   ... run ...; w->finish(result);      // renames the file into place; a run that fails leaves none
+class TraceWriter {
+public:
+  // Into a string, which finish() returns.
+  TraceWriter(const isa::Program &p, const std::string &arch, int dma_ring_depth, double dma_fixed_ns);
+  // Into `path`, through a temporary next to it (isa::AtomicFile) that finish() renames into place; destroyed
+  // before finish(), the temporary is removed.
+  static std::unique_ptr<TraceWriter> to_file(const std::string &path, const isa::Program &p,
+                                              const engines::ArchParams &arch);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter &) = delete;
+  TraceWriter &operator=(const TraceWriter &) = delete;
+
+  // One recorded event, its schedule entry and the run's result so far (its queue names). Never throws (the core's
+  // threads cannot unwind): a write error is kept and thrown by finish().
+  void event(const TraceEvent &e, const ScheduledInst &si, const RunResult &r) noexcept;
+  // DMA-engine slices as the run fixes them (RunOptions::on_dma_slices), moved from `s`. Each is written once the
+  // transfers it names are recorded (their labels). Never throws, as event().
+  void slices(std::vector<engines::DmaSlice> &s) noexcept;
+  // After a successful run: the ring and DMA-engine tracks, the engines' slices, the closing; commits the file
+  // (returning "") or returns the document.
+  std::string finish(const RunResult &r);
+
+private:
+  // Where a flow arrow from a recorded instruction starts (tid < 0: not recorded), and its static instruction.
+  struct FlowEnd {
+    int tid = -1;
+    int inst = 0;
+    double ts_us = 0.0;
+  };
+  void write_event(const TraceEvent &e, const ScheduledInst &si, const RunResult &r);
+  void str(std::string_view s);
+  void num(double v);
+  void num(int64_t v);
+  void key(const char *k);
+  void track(int tid, const std::string &name);
+  void label(const isa::Inst &inst);
+  void operands(const ScheduledInst &si, const std::pmr::vector<engines::Access> &acc, const std::vector<isa::Arg> &argv);
+  void flush();
+  void write_slice(const engines::DmaSlice &sl);
+  void write_ready_slices();  // the pending slices, in order, while their transfers are recorded
+
+  const isa::Program &prog_;
+  int depth_;
+  double dma_fixed_ns_;
+  std::unique_ptr<isa::AtomicFile> file_;
+  std::string buf_, label_;
+  std::vector<FlowEnd> flow_;  // by dynamic instruction number
+  std::deque<engines::DmaSlice> pending_;  // slices naming a transfer not recorded yet
+  bool any_slices_ = false;
+  std::exception_ptr error_;
+};
 
 } // namespace neuronsim::sim

@@ -50,10 +50,12 @@ Kernel load_kernel(const std::string &path, KernelForms forms = KernelForms::Any
 struct SettingNames {
   std::string inputs;      // all the ways to give input data
   std::string inputs_dir;  // a folder of inputs
-  std::string expect, rtol, atol, timing_only;
+  std::string expect, rtol, atol, timing_only, max_instructions;
 };
-SettingNames cli_setting_names();    // "--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only"
-SettingNames python_setting_names(); // "inputs", "inputs", "expect", "rtol", "atol", "timing_only"
+// "--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only", "--max-instructions"
+SettingNames cli_setting_names();
+// "inputs", "inputs", "expect", "rtol", "atol", "timing_only", "max_instructions"
+SettingNames python_setting_names();
 
 // The settings of one run. What is left unset is completed from the kernel by complete_settings, as
 // `neuronsim run` does.
@@ -66,12 +68,16 @@ struct RunSettings {
   // --save-inputs DIR: every input tensor as it was loaded or generated, as DIR/<tensor_file_name>, written before
   // the run (a kernel may write its inputs). Empty: none. prepare_run_outputs checks the paths.
   std::string save_inputs;
+  // Non-empty: run_kernel streams the Perfetto trace here as the run goes (TraceWriter, with the DMA engines'
+  // slices) and renames it into place when the run succeeds; a failed run leaves no file.
+  std::string trace;
 };
 inline constexpr double kDefaultRtol = 1e-5, kDefaultAtol = 1e-6;
 
 // The checks on what the caller gave, before the kernel's folder completes it (UsageError, naming the setting as
 // s.names does): a folder of inputs or expected files must be a directory; a tolerance a finite number >= 0; a
-// timing-only run takes no input data, expectations or tolerances (it would silently ignore them).
+// timing-only run takes no input data, expectations or tolerances (it would silently ignore them); the
+// instruction limit is at least 1.
 void check_settings(const RunSettings &s);
 // UsageError "<setting> <dir>: no such directory" (or "not a directory").
 void check_dir_setting(const std::string &dir, const std::string &setting);

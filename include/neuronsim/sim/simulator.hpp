@@ -76,13 +76,26 @@ struct Schedule {
 enum class DmaQueueKind { Input, Output, Data };
 std::string default_dma_queue_name(isa::Engine issuer, isa::DGEType dge, DmaQueueKind kind);
 
+// Upper bounds on one run, each checked before the memory it stands for is committed: a program whose loops or
+// branches go past them is reported (SemanticError) instead of exhausting memory or hanging.
+//  - dynamic instructions, RunOptions::max_instructions (`--max-instructions`, default kDefaultMaxInstructions): a
+//    static program's count is known before scheduling; one with run-time control flow is stopped, naming the
+//    instruction, when it reaches the limit;
+//  - loop trips, counted over every region against the same limit, so that an empty-bodied loop with a huge trip
+//    count or a DoWhile whose register never clears ends instead of spinning;
+//  - the schedule's memory (~0.2 KB per dynamic instruction + ~0.15 KB per operand): estimated before a static
+//    program is scheduled, tracked as a run-time-controlled one grows (its instruction vector never grows past it).
+inline constexpr int64_t kDefaultMaxInstructions = 1'000'000'000;
+inline constexpr int64_t kMaxScheduleBytes = int64_t(2) << 30;  // 2 GiB
+
 // Unrolls loops, resolves access patterns per iteration, picks each instruction's queue and infers RAW/WAR/WAW
 // dependencies between queues from memory footprints. Throws SemanticError for an access pattern outside its
 // tensor (naming the instruction and argument). With `dma_triggers` (the simulator's runs), a DMA instruction of a
 // program without its own semaphores becomes a trigger on its issuing engine and a transfer on its DMA queue
 // (ScheduledInst::trigger); without (lowering to bundle streams), one entry on its DMA queue.
+// `max_instructions` bounds the dynamic instructions and the loop trips (kDefaultMaxInstructions).
 Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch,
-                        bool dma_triggers = false);
+                        bool dma_triggers = false, int64_t max_instructions = kDefaultMaxInstructions);
 
 // Whether the program's path depends on run-time values (CompareAndBranch): then the schedule can only be built
 // by executing the program in order while walking it.
@@ -92,19 +105,8 @@ bool has_data_dependent_control(const isa::Program &program);
 // order on `mem` (with one engine state per queue) as it is scheduled, so each branch sees the registers it
 // compares. The caller restores `mem` before the timed run, which executes the same trace again.
 Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch,
-                                  bool dma_triggers = false);
+                                  bool dma_triggers = false, int64_t max_instructions = kDefaultMaxInstructions);
 
-// Upper bounds on one run, each checked before the memory it stands for is committed: a program whose loops or
-// branches go past them is reported (SemanticError) instead of exhausting memory or hanging.
-//  - dynamic instructions (a static program's count is known before scheduling; one with run-time control flow
-//    is stopped when it reaches the limit);
-//  - the schedule's memory (~0.2 KB per dynamic instruction + ~0.15 KB per operand): estimated before a static
-//    program is scheduled, tracked as a run-time-controlled one grows (its instruction vector never grows past it);
-//  - loop trips, counted over every region, so that an empty-bodied loop with a huge trip count or a DoWhile
-//    whose register never clears ends instead of spinning.
-inline constexpr int64_t kMaxDynamicInstructions = 10'000'000;
-inline constexpr int64_t kMaxScheduleBytes = int64_t(2) << 30;  // 2 GiB
-inline constexpr int64_t kMaxLoopTrips = 10'000'000;
 
 struct QueueStats {
   std::string name;
@@ -152,6 +154,8 @@ struct TraceEvent {
   std::array<double, kNumWaitReasons> wait_ns{};  // from its queue being free to its start, by reason
 };
 
+struct RunResult;
+
 struct RunOptions {
   std::string arch = "trn1";
   bool timing_only = false;   // skip the numeric work: same timeline, no outputs
@@ -174,11 +178,22 @@ struct RunOptions {
   // the DMA engines serve, are not counted), and the simulated time (ns) of the instruction being issued. The CLI's
   // progress line. Unset: no cost.
   std::function<void(int64_t done, int64_t total, double sim_ns)> progress;
+  // Receives each timeline event as the core records it (in RunResult::events order), with its schedule entry and
+  // the run's result so far (its queue names): sim::TraceWriter streams the trace from it. Must not throw. Unset:
+  // no cost.
+  std::function<void(const TraceEvent &, const ScheduledInst &, const RunResult &)> on_event;
+  // With record_dma_engine_slices: receives the DMA engines' activity slices as the run fixes them, in order, times
+  // from the run's start (TraceWriter writes them as they come); RunResult::dma_slices then stays empty. Must not
+  // throw. Unset: the slices are kept in RunResult::dma_slices.
+  std::function<void(std::vector<engines::DmaSlice> &)> on_dma_slices;
   // Keep the DMA engines' activity slices (RunResult::dma_slices) for the trace; off, only their totals.
   bool record_dma_engine_slices = false;
   // DMA instructions get a trigger on their issuing engine (docs/timing-model.md 2.4). Off, they sit on their DMA
   // queue alone, as in a bundle stream (which carries no trigger instruction): tests compare the two that way.
   bool dma_triggers = true;
+  // The run stops with a SemanticError naming the instruction when it would execute more dynamic instructions (or
+  // loop trips) than this: `--max-instructions N`, neuronsim.run(max_instructions=N). At least 1.
+  int64_t max_instructions = kDefaultMaxInstructions;
 };
 inline constexpr int64_t kCancelPollInstructions = 256;
 

@@ -310,6 +310,8 @@ cli_case("cli_input_no_equals", "--input without NAME=", ["run", "{kernel1}", "-
          ["--input takes NAME=FILE.npy"])
 cli_case("cli_bad_rtol", "--rtol that is not a number", ["run", "{kernel1}", "--outdir", "{out}", "--rtol", "1e-3x"],
          ["--rtol needs a number"])
+cli_case("cli_bad_max_instructions", "--max-instructions 0", ["run", "{kernel1}", "--outdir", "{out}", "--max-instructions", "0"],
+         ["--max-instructions needs a whole number >= 1, got '0'"])
 cli_case("cli_unknown_command", "a command neuronsim does not have", ["simulate", "{kernel1}"], ["unknown command 'simulate'"])
 cli_case("cli_two_kernels", "two kernels on one command line", ["run", "{kernel1}", "{kernel1}", "--outdir", "{out}"],
          ["more than one KERNEL"])
@@ -677,7 +679,32 @@ def empty_loop(m):
 
 
 bir_case("loop_empty_body_2_62_trips", "a loop of 2^62 trips with an empty body (spun forever)", empty_loop,
-         ["Loop", "more than 10000000 trips"])
+         ["Loop", "more than 1000000000 trips in all (--max-instructions)"])
+# --max-instructions (default 10^9) bounds the dynamic instructions of a run: a static program's count is known
+# before the run (Load + 100 trips of TensorScalarPtr + Save = 102).
+bir_case("max_instructions_static_loop", "a loop of 102 dynamic instructions under --max-instructions 50", loop(1, ub=100),
+         ["field 'LoopAxis'", "102 dynamic instructions, more than the 50 one run may execute (--max-instructions)"],
+         extra_args=("--max-instructions", "50"))
+
+
+def spin_forever(m):
+    """Load; r = 1; block spin: r = r + 0; CompareAndBranch r > 0 -> spin (a run-time branch that never exits)."""
+    reg = {"kind": "register_access", "regref": "r", "dtype": "int32"}
+    one = {"kind": "imm_value", "value": 1, "dtype": "int32"}
+    zero = {"kind": "imm_value", "value": 0, "dtype": "int32"}
+    body = insts(m)
+    fn(m)["blocks"] = [
+        {"name": "Block1", "instructions": [body[0], {"opcode": "RegisterMove", "name": "I-mv", "ins": [one], "outs": [reg]}]},
+        {"name": "spin", "instructions": [
+            {"opcode": "RegisterAlu", "name": "I-add", "op": "add", "ins": [reg, zero], "outs": [reg]},
+            {"opcode": "CompareAndBranch", "name": "I-cb", "comp_op": "IS_GTIMM", "on_true": "spin", "ins": [reg, zero],
+             "outs": []}]},
+        {"name": "end", "instructions": body[1:]}]
+
+
+bir_case("max_instructions_runaway_branch", "a run-time branch that loops forever stops at --max-instructions 1000",
+         spin_forever, ["instruction", "more than 1000 dynamic instructions (--max-instructions)", "loop forever"],
+         extra_args=("--max-instructions", "1000"))
 
 
 def runtime_overflow(m):
