@@ -631,7 +631,7 @@ void tune_allocator_once() {
 } // namespace
 
 Simulator::Simulator(const isa::Program &program, const RunOptions &options)
-    : program_(program), options_(options), arch_(engines::builtin_arch(options.arch)) {
+    : program_(program), options_(options), arch_(engines::load_arch(options.arch)) {
   tune_allocator_once();
   host_ = std::make_unique<engines::HostEnv>();
   host_->kernel_sim = options_.kernel_sim;
