@@ -24,6 +24,20 @@ def test_hierarchy():
     assert len(set(CLASSES.values())) == 3
 
 
+def test_errors_name_the_source_line(tmp):
+    """An error about an instruction with BIR debug information ends with its source line, also in e.source."""
+    m = json.loads((ROOT / K1 / "kernel1.bir.json").read_text())
+    i4 = m["functions"][0]["blocks"][0]["instructions"][1]
+    i4["debug"] = {"filename": "kernel.py", "lineno": 42}
+    i4["engine"] = "PE"  # TensorScalarPtr runs on DVE, Activation or Pool
+    (tmp / "k.bir.json").write_text(json.dumps(m))
+    with pytest.raises(neuronsim.InvalidInput) as e:
+        neuronsim.run(tmp / "k.bir.json", timing_only=True)
+    assert str(e.value).endswith("TensorScalarPtr cannot run on PE (it runs on DVE, Activation, Pool) (kernel.py:42)")
+    assert (e.value.source, e.value.inst_name, e.value.field) == ("kernel.py:42", "I-4", "engine")
+    assert cli_error("run", tmp / "k.bir.json", "--timing-only") == (3, str(e.value))
+
+
 def test_invalid_input_carries_where(tmp):
     with pytest.raises(neuronsim.InvalidInput) as e:
         neuronsim.run(tmp / "missing.bir.json")
