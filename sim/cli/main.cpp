@@ -56,7 +56,8 @@ usage:
   neuronsim encode KERNEL --gen v2|v3|v4 -o DIR     BIR -> per-engine 64-byte bundle streams
   neuronsim disasm FILE_OR_DIR [--gen v2|v3|v4]    bundles -> one readable line per bundle
   neuronsim validate --bir KERNEL --bundles DIR [options]   run both, compare, lint the streams
-  neuronsim isa [--json]              print every ISA table the simulator knows
+  neuronsim isa [--json | --keys]     print every ISA table the simulator knows (--keys: each instruction
+                                      type's BIR JSON keys, required and optional; docs/bir-format.md)
   neuronsim arch --list | --show NAME the built-in architectures; one's JSON (a start for --arch FILE.json)
   neuronsim sweep KERNEL_OR_DIR... [--arch trn1,trn2,trn3] [--scheduler tcp://HOST:PORT] [--workers N]
                   [-o RESULTS.csv] [--resume] [--rank-by COLUMN] [--numeric]
@@ -325,15 +326,33 @@ int cmd_run(const std::vector<std::string> &a) {
 
 
 int cmd_isa(const std::vector<std::string> &a) {
-  bool json = false;
+  bool json = false, keys = false;
   for (const auto &o : a) {
     if (o == "--json") json = true;
+    else if (o == "--keys") keys = true;
     else if (o == "--help" || o == "-h") {
-      std::cout << "usage: neuronsim isa [--json]\n";
+      std::cout << "usage: neuronsim isa [--json | --keys]\n"
+                   "  --json  every table as one JSON document\n"
+                   "  --keys  the BIR JSON keys of each instruction type, required and optional, as a Markdown\n"
+                   "          table (isa/tables/inst_keys.def; docs/bir-format.md)\n";
       return 0;
     } else throw UsageError("unknown option '" + o + "'");
   }
+  if (json && keys) throw UsageError("isa takes --json or --keys, not both");
   const auto executes = [](isa::InstructionType t) { return engines::executes(t); };
+  if (keys) {
+    // The rows of the --json document's instruction_types, so that both read the one table.
+    auto words = [](const nlohmann::json &list) {
+      std::string s;
+      for (const auto &k : list) s += (s.empty() ? "" : " ") + k.get<std::string>();
+      return s.empty() ? std::string("-") : s;
+    };
+    std::cout << "| type | required keys | optional keys |\n|---|---|---|\n";
+    for (const auto &t : isa::isa_tables_json(executes)["instruction_types"])
+      std::cout << "| " << t["name"].get<std::string>() << " | " << words(t["required_keys"]) << " | "
+                << words(t["optional_keys"]) << " |\n";
+    return 0;
+  }
   if (json) std::cout << isa::isa_tables_json(executes).dump(1) << "\n";
   else std::cout << isa::isa_tables_text(executes);
   return 0;
