@@ -348,7 +348,8 @@ int cmd_isa(const std::vector<std::string> &a) {
       return s.empty() ? std::string("-") : s;
     };
     std::cout << "| type | required keys | optional keys |\n|---|---|---|\n";
-    for (const auto &t : isa::isa_tables_json(executes)["instruction_types"])
+    const nlohmann::json tables = isa::isa_tables_json(executes);
+    for (const auto &t : tables["instruction_types"])
       std::cout << "| " << t["name"].get<std::string>() << " | " << words(t["required_keys"]) << " | "
                 << words(t["optional_keys"]) << " |\n";
     return 0;
