@@ -647,8 +647,36 @@ void tune_allocator_once() {
 }
 } // namespace
 
+namespace {
+// Inside a catch block: rethrows the Error being handled, with the source line of the instruction it names when
+// the program's debug information gives one (the message then ends "(kernel.py:42)"; issue 16 item 2). Every
+// error of a run -- the scheduler's, an op's, the memory's -- gets it here, where the program is known.
+[[noreturn]] void rethrow_with_source(const isa::Program &p) {
+  try {
+    throw;
+  } catch (const Error &e) {
+    const std::string src = e.context().source.empty() ? isa::source_location(p, e.context()) : "";
+    if (src.empty()) throw;
+    ErrorContext c = e.context();
+    c.source = src;
+    if (dynamic_cast<const SimulationError *>(&e)) throw SimulationError(c, e.message());
+    if (dynamic_cast<const SemanticError *>(&e)) throw SemanticError(c, e.message());
+    if (dynamic_cast<const InputError *>(&e)) throw InputError(c, e.message());
+    throw;
+  }
+}
+} // namespace
+
 Simulator::Simulator(const isa::Program &program, const RunOptions &options)
-    : program_(program), options_(options), arch_(engines::builtin_arch(options.arch)) {
+    : program_(program), options_(options), arch_(engines::load_arch(options.arch)) {
+  try {
+    build();
+  } catch (const Error &) {
+    rethrow_with_source(program_);
+  }
+}
+
+void Simulator::build() {
   tune_allocator_once();
   host_ = std::make_unique<engines::HostEnv>();
   host_->kernel_sim = options_.kernel_sim;
@@ -673,6 +701,14 @@ Simulator::Simulator(const isa::Program &program, const RunOptions &options)
 Simulator::~Simulator() = default;
 
 RunResult Simulator::run() {
+  try {
+    return run_timed();
+  } catch (const Error &) {
+    rethrow_with_source(program_);
+  }
+}
+
+RunResult Simulator::run_timed() {
   if (schedule_deferred_) {
     // Branches compare run-time values: walk the program executing it in order to learn its path, then put the
     // memory back as the inputs left it and run the same trace timed (which executes it again).

@@ -219,8 +219,9 @@ def test_kernel_sim_and_device_prints(tmp):
     a = (np.arange(100) % 7).astype(np.float32).reshape(10, 10)  # 0 1 2 3 4 5 6 0 1 2, 3 4 5 ...
     with pytest.raises(neuronsim.InvalidInput) as e:
         neuronsim.run(k, {"a": a})
+    # The CustomOp is built from kernel1's TensorScalarPtr, whose debug information names kernel1.py line 10.
     assert str(e.value) == (f"{k}: instruction 2 'I-4' field 'opFunctionName': CustomOp 'add_one' runs an external "
-                            "kernel: pass --kernel-sim PROG")
+                            "kernel: pass --kernel-sim PROG (/home/ec2-user/bug/kernel1.py:10)")
     r = neuronsim.run(k, {"a": a}, kernel_sim=str(KERNEL_SIM))
     np.testing.assert_array_equal(r.outputs["b"], a + 1)  # add_one
     # The tile as loaded, nested by the access pattern's counts [10, 1, 10] (kernel1's ap).
