@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import neuronsim
-from conftest import KERNEL_SIM, ROOT
+from conftest import KERNEL_SIM, ROOT, SANITIZED
 
 K1 = "workloads/kernel1"
 K1_BIR = f"{K1}/kernel1.bir.json"
@@ -136,6 +136,10 @@ def test_max_instructions():
     # kernel1 runs 3 dynamic instructions (Load, TensorScalarPtr, Save): a limit of 3 runs it, 2 refuses it before
     # the run, naming the limit as --max-instructions does; below 1 is a usage error
     assert neuronsim.run(K1, max_instructions=3).dynamic_instructions == 3
+    if SANITIZED:
+        # A throw after the process has run SystemC's coroutines: what the ASan build misreports (.ci/run); the
+        # refusal is checked in the normal build.
+        return
     with pytest.raises(neuronsim.InvalidInput) as e:
         neuronsim.run(K1, max_instructions=2)
     assert "3 dynamic instructions, more than the 2 one run may execute (--max-instructions)" in str(e.value)
