@@ -4,7 +4,7 @@ import json
 import pytest
 
 import neuronsim
-from conftest import ROOT, cli
+from conftest import ROOT, SANITIZED, cli
 
 K1 = "workloads/kernel1"
 
@@ -105,6 +105,10 @@ def test_arch_files(tmp):
     assert neuronsim.arch_params(tmp / "fast.json")["dve_ghz"] == 1.92
     assert neuronsim.arch_params("trn1")["core_gen"] == 2
     assert neuronsim.validate(K1, neuronsim.encode(K1, "v3", arch=tmp / "fast.json"), arch=tmp / "fast.json")
+    if SANITIZED:
+        # The refusals below are throws after the process has simulated: what the ASan build misreports
+        # (.ci/run); they are checked in the normal build (and the CLI's in tests/cli/bad_inputs/ under ASan).
+        return
     fast["pe_ghz"]["value"] = -1
     (tmp / "bad.json").write_text(json.dumps(fast))
     with pytest.raises(neuronsim.InvalidInput) as e:
