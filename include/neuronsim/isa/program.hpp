@@ -43,6 +43,8 @@ struct ApDim {
   int64_t step = 0;
   int64_t num = 0;
 };
+inline bool operator==(const ApDim &a, const ApDim &b) { return a.step == b.step && a.num == b.num; }
+inline bool operator!=(const ApDim &a, const ApDim &b) { return !(a == b); }
 
 enum class ArgKind { AccessPattern, Immediate, ImmArray, Register };
 
