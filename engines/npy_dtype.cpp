@@ -16,12 +16,6 @@ using isa::Dtype;
 
 namespace {
 
-[[noreturn]] void fail(const std::string &file, const std::string &what) {
-  ErrorContext c;
-  c.file = file;
-  throw InputError(c, what);
-}
-
 bool is_raw_u8_float(Dtype d) {
   return d == Dtype::float8e3 || d == Dtype::float8e4 || d == Dtype::float8e5 || d == Dtype::float8_e4m3fn ||
          d == Dtype::float8_e8m0fnu;
@@ -79,7 +73,7 @@ std::vector<uint8_t> convert_ints(const NpyArray &a, Dtype target, const std::st
   default: ok = ints_fit<int64_t>(p, n, lo, hi); break;
   }
   if (!ok)
-    fail(file, std::string("integer values do not fit the tensor dtype ") + isa::enum_name(target) + " (file dtype " +
+    throw InputError(ErrorContext::of_file(file), std::string("integer values do not fit the tensor dtype ") + isa::enum_name(target) + " (file dtype " +
                    isa::enum_name(a.dtype) + ")");
   std::vector<uint8_t> out(size_t(n) * size_t(isa::dtype_size(target)));
   for (int64_t i = 0; i < n; ++i) {
@@ -131,7 +125,7 @@ std::vector<float> npy_to_f32(const NpyArray &a) {
 std::vector<uint8_t> npy_to_dtype(const NpyArray &a, Dtype target, const std::string &file) {
   const int64_t n = a.numel();
   if (a.data.size() != size_t(n) * size_t(isa::dtype_size(a.dtype)))
-    fail(file, "array data size does not match its shape " + npy_shape_str(a.shape));
+    throw InputError(ErrorContext::of_file(file), "array data size does not match its shape " + npy_shape_str(a.shape));
   if (a.dtype == target) return a.data;
   // Raw-bit containers for the dtypes NumPy lacks.
   if ((target == Dtype::bfloat16 && a.dtype == Dtype::uint16) || (is_raw_u8_float(target) && a.dtype == Dtype::uint8) ||
@@ -148,7 +142,7 @@ std::vector<uint8_t> npy_to_dtype(const NpyArray &a, Dtype target, const std::st
     return out;
   }
   if (is_int(a.dtype) && is_int(target)) return convert_ints(a, target, file);
-  fail(file, std::string("a .npy array of dtype ") + isa::enum_name(a.dtype) + " (" + io::npy_descr(a.dtype) +
+  throw InputError(ErrorContext::of_file(file), std::string("a .npy array of dtype ") + isa::enum_name(a.dtype) + " (" + io::npy_descr(a.dtype) +
                  ") cannot be loaded into a " + isa::enum_name(target) + " tensor" +
                  (target == Dtype::bfloat16 ? " (bfloat16 takes <f4, <f2 or raw bits as <u2)"
                   : is_raw_u8_float(target) ? " (8-bit floats take <f4, <f2 or raw bits as |u1)"

@@ -16,13 +16,6 @@ using isa::Dtype;
 
 namespace {
 
-[[noreturn]] void fail(const std::string &file, const std::string &what) {
-  ErrorContext c;
-  c.file = file;
-  throw InputError(c, what);
-}
-
-
 // descr -> dtype for reading. 1-byte types have no byte order ('|'), NumPy also accepts '<'/'=' there.
 bool descr_to_dtype(const std::string &s, Dtype &d) {
   if (s.size() != 3) return false;
@@ -61,7 +54,7 @@ struct HeaderParser {
   size_t p = 0;
 
   [[noreturn]] void bad(const std::string &what) {
-    fail(file, "malformed .npy header (" + what + " at offset " + std::to_string(p) + "): " + shown(s));
+    throw InputError(ErrorContext::of_file(file), "malformed .npy header (" + what + " at offset " + std::to_string(p) + "): " + shown(s));
   }
   // The header as quoted in a message: without its space padding and closing '\n', so the message stays one line.
   static std::string shown(const std::string &h) { return h.substr(0, h.find_last_not_of(" \t\r\n") + 1); }
@@ -130,7 +123,7 @@ Header parse_header(const std::string &text, const std::string &file) {
     if (!hp.eat(':')) hp.bad("expected ':'");
     if (key == "descr") {
       hp.ws();
-      if (hp.p < text.size() && text[hp.p] == '[') fail(file, "structured (record) dtypes are not supported");
+      if (hp.p < text.size() && text[hp.p] == '[') throw InputError(ErrorContext::of_file(file), "structured (record) dtypes are not supported");
       h.descr = hp.str(), got_descr = true;
     } else if (key == "fortran_order") {
       h.fortran = hp.boolean(), got_fortran = true;
@@ -144,20 +137,19 @@ Header parse_header(const std::string &text, const std::string &file) {
       break;
     }
   }
-  if (!got_descr || !got_fortran || !got_shape) fail(file, "malformed .npy header (missing descr, fortran_order or shape): " + HeaderParser::shown(text));
+  if (!got_descr || !got_fortran || !got_shape) throw InputError(ErrorContext::of_file(file), "malformed .npy header (missing descr, fortran_order or shape): " + HeaderParser::shown(text));
   return h;
 }
 
 int64_t checked_numel(const std::vector<int64_t> &shape, const std::string &file) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) fail(file, "negative dimension in shape " + npy_shape_str(shape));
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / 16 / d) fail(file, "shape " + npy_shape_str(shape) + " is too large");
+    if (d < 0) throw InputError(ErrorContext::of_file(file), "negative dimension in shape " + npy_shape_str(shape));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / 16 / d) throw InputError(ErrorContext::of_file(file), "shape " + npy_shape_str(shape) + " is too large");
     n *= d;
   }
   return n;
 }
-
 
 }  // namespace
 
@@ -204,26 +196,26 @@ namespace {
 // and shape (no data), the data offset, and the data size checked against the shape.
 NpyArray parse_head(const uint8_t *b, size_t n, uint64_t total, const std::string &file, size_t &data_offset) {
   static const uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-  if (n < 10) fail(file, "truncated .npy file: " + std::to_string(n) + " bytes, shorter than the 10-byte preamble");
-  if (std::memcmp(b, kMagic, 6) != 0) fail(file, "not a .npy file (bad magic, expected \\x93NUMPY)");
+  if (n < 10) throw InputError(ErrorContext::of_file(file), "truncated .npy file: " + std::to_string(n) + " bytes, shorter than the 10-byte preamble");
+  if (std::memcmp(b, kMagic, 6) != 0) throw InputError(ErrorContext::of_file(file), "not a .npy file (bad magic, expected \\x93NUMPY)");
   const int major = b[6];
   size_t hlen, hstart;
   if (major == 1) {
     hlen = size_t(b[8]) | size_t(b[9]) << 8;
     hstart = 10;
   } else if (major == 2 || major == 3) {  // v3 = v2 with a UTF-8 header
-    if (n < 12) fail(file, "truncated .npy file: v2 preamble needs 12 bytes");
+    if (n < 12) throw InputError(ErrorContext::of_file(file), "truncated .npy file: v2 preamble needs 12 bytes");
     hlen = size_t(b[8]) | size_t(b[9]) << 8 | size_t(b[10]) << 16 | size_t(b[11]) << 24;
     hstart = 12;
   } else {
-    fail(file, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(int(b[7])));
+    throw InputError(ErrorContext::of_file(file), "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(int(b[7])));
   }
   if (n < hstart + hlen)
-    fail(file, "truncated .npy header: needs " + std::to_string(hlen) + " bytes, file has " +
+    throw InputError(ErrorContext::of_file(file), "truncated .npy header: needs " + std::to_string(hlen) + " bytes, file has " +
                    std::to_string(total - hstart));
   std::string text(reinterpret_cast<const char *>(b + hstart), hlen);
   Header h = parse_header(text, file);
-  if (h.fortran) fail(file, "fortran_order True is not supported (save with np.ascontiguousarray / C order)");
+  if (h.fortran) throw InputError(ErrorContext::of_file(file), "fortran_order True is not supported (save with np.ascontiguousarray / C order)");
   NpyArray a;
   a.dtype = npy_descr_dtype(h.descr, file);
   a.shape = h.shape;
@@ -231,10 +223,10 @@ NpyArray parse_head(const uint8_t *b, size_t n, uint64_t total, const std::strin
   const uint64_t need = uint64_t(count) * uint64_t(isa::dtype_size(a.dtype));
   const uint64_t have = total - hstart - hlen;
   if (have < need)
-    fail(file, "truncated .npy data: shape " + npy_shape_str(a.shape) + " of " + h.descr + " needs " + std::to_string(need) +
+    throw InputError(ErrorContext::of_file(file), "truncated .npy data: shape " + npy_shape_str(a.shape) + " of " + h.descr + " needs " + std::to_string(need) +
                    " bytes, file has " + std::to_string(have));
   if (have > need)
-    fail(file, "malformed .npy: " + std::to_string(have - need) + " bytes after the data of shape " + npy_shape_str(a.shape));
+    throw InputError(ErrorContext::of_file(file), "malformed .npy: " + std::to_string(have - need) + " bytes after the data of shape " + npy_shape_str(a.shape));
   data_offset = hstart + hlen;
   return a;
 }
@@ -269,7 +261,7 @@ NpyArray read_npy(const std::string &path, uint64_t max_bytes) {
 
 Dtype npy_descr_dtype(const std::string &descr, const std::string &file) {
   Dtype d = Dtype::float32;
-  if (!descr_to_dtype(descr, d)) fail(file, "unsupported .npy dtype '" + descr + "'" + descr_hint(descr));
+  if (!descr_to_dtype(descr, d)) throw InputError(ErrorContext::of_file(file), "unsupported .npy dtype '" + descr + "'" + descr_hint(descr));
   return d;
 }
 
@@ -321,6 +313,5 @@ void write_npy(const std::string &path, const NpyArray &a) {
   f.write(a.data.data(), a.data.size());
   f.commit();
 }
-
 
 }  // namespace neuronsim::io

@@ -98,6 +98,18 @@ int64_t count_nodes(const std::vector<Node> &nodes) {
 
 int64_t Program::dynamic_count() const { return count_nodes(body); }
 
+std::string source_location(const Inst &inst) {
+  if (inst.source_line < 0) return inst.source_file;
+  return (inst.source_file.empty() ? "line " : inst.source_file + ":") + std::to_string(inst.source_line);
+}
+
+std::string source_location(const Program &p, const ErrorContext &ctx) {
+  if (ctx.file != p.file || ctx.inst_index < 0 || ctx.inst_index >= static_cast<long>(p.insts.size())) return "";
+  const Inst &inst = p.insts[static_cast<size_t>(ctx.inst_index)];
+  if (!ctx.inst_name.empty() && ctx.inst_name != inst.name) return "";
+  return source_location(inst);
+}
+
 const char *field_key(Field f) {
   static const char *keys[] = {
 #define NS_FIELD(member, key, kind, ctype, def, only) key,

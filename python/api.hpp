@@ -59,14 +59,16 @@ struct Report {
 };
 
 KernelInfo load(pybind11::handle kernel);
-Result run(pybind11::handle kernel, pybind11::handle inputs, std::optional<std::string> arch,
+Result run(pybind11::handle kernel, pybind11::handle inputs, pybind11::handle arch,
            bool timing_only, pybind11::handle expect, std::optional<double> rtol, std::optional<double> atol,
            std::optional<std::string> kernel_sim, pybind11::handle trace, int64_t max_instructions);
 pybind11::object isa();
-pybind11::dict encode(pybind11::handle kernel, const std::string &gen, std::optional<std::string> arch,
+// The parameters of a built-in architecture or an architecture file, {"name": ..., <key>: value, ...}.
+pybind11::object arch_params(pybind11::handle arch);
+pybind11::dict encode(pybind11::handle kernel, const std::string &gen, pybind11::handle arch,
                       pybind11::handle outdir);
 Report validate(pybind11::handle kernel, pybind11::handle bundles, pybind11::handle inputs,
-                std::optional<std::string> arch, double rtol, double atol);
+                pybind11::handle arch, double rtol, double atol);
 pybind11::array to_float32(pybind11::handle array, const std::string &dtype);
 pybind11::array from_float32(pybind11::handle array, const std::string &dtype);
 

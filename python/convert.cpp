@@ -18,6 +18,13 @@ bool is_path(py::handle obj) {
   return py::isinstance<py::str>(obj) || py::hasattr(obj, "__fspath__");
 }
 
+std::string arch_arg(py::handle obj) {
+  if (!is_path(obj))
+    throw py::type_error("arch must be a name (\"trn2\") or an architecture file (str or os.PathLike), got " +
+                         text_of(py::type::handle_of(obj).attr("__name__")));
+  return py::module_::import("os").attr("fspath")(obj).cast<std::string>();
+}
+
 std::string path_arg(py::handle obj, const std::string &what) {
   if (!is_path(obj))
     throw py::type_error(what + " must be a path (str or os.PathLike), got " +

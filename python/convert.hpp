@@ -19,6 +19,8 @@ namespace neuronsim::python {
 // the CLI refuses an empty path: it is not "the current directory").
 std::string path_arg(pybind11::handle obj, const std::string &what);
 bool is_path(pybind11::handle obj);
+// An `arch=` argument: a built-in name or an architecture file, as a str or os.PathLike (TypeError otherwise).
+std::string arch_arg(pybind11::handle obj);
 
 // The numpy dtype a tensor of dtype `d` is held in: its .npy descr (io/npy.hpp; bf16 as uint16, fp8 as
 // uint8).

@@ -34,6 +34,7 @@ void raise(const Error &e) {
   exc.attr("inst_index") = c.inst_index >= 0 ? py::object(py::int_(c.inst_index)) : py::none();
   exc.attr("inst_name") = or_none(c.inst_name);
   exc.attr("field") = or_none(c.field);
+  exc.attr("source") = or_none(c.source);
   PyErr_SetObject(cls, exc.ptr());
 }
 
@@ -43,7 +44,8 @@ void register_errors(py::module_ &m) {
   g_error = make_class(
       m, "Error",
       "Base class of neuronsim's errors. str(e) is the CLI's message; e.exit_code is the CLI's exit\n"
-      "code; e.file, e.inst_index, e.inst_name and e.field say where (None when not known).",
+      "code; e.file, e.inst_index, e.inst_name and e.field say where, e.source the instruction's\n"
+      "source line from the BIR debug information ('kernel.py:42') (None when not known).",
       PyExc_Exception);
   g_invalid = make_class(
       m, "InvalidInput",

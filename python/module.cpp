@@ -44,7 +44,9 @@ inputs       dict of input tensor name -> numpy array (under the rules of a .npy
              uint16/uint8 raw bits) or .npy path, or a folder of <name>.npy. Inputs not given come from the
              workload's inputs/, else are generated deterministically (floats uniform in [-1, 1), seeded by the
              tensor name).
-arch         "trn1", "trn2" or "trn3"; None: trn1, or the generation of bundle streams
+arch         "trn1", "trn2" or "trn3", or an architecture file (a path ending in .json or holding a '/', str or
+             os.PathLike; `neuronsim arch --show trn2` prints one to start from); None: trn1, or the
+             generation of bundle streams
 timing_only  the timeline and statistics only: no numerics, no outputs
 expect       dict of output name -> expected array (only those are compared), or a folder of <name>.npy (every
              output compared); None: the workload's expected/ when it has one. Result.mismatches lists the outputs
@@ -185,6 +187,11 @@ PYBIND11_MODULE(_core, m) {
         py::arg("trace") = py::none(), py::arg("max_instructions") = neuronsim::sim::kDefaultMaxInstructions);
   m.def("load", &load, "Reads a kernel (BIR JSON path, workload folder, bundle-stream folder) into a Kernel.",
         py::arg("kernel"));
+  m.def("arch_params", &arch_params,
+        "The parameters of an architecture: a built-in name ('trn2') or an architecture file (a path ending "
+        "in .json\nor holding a '/'), checked as --arch checks it, as {'name': ..., '<key>': value, ...} "
+        "(the keys of\narch_params.def; `neuronsim arch --show NAME` prints them with their sources).",
+        py::arg("arch"));
   m.def("isa", &isa, "Every ISA table the simulator knows: the `neuronsim isa --json` document as a dict.");
   m.def("encode", &encode,
         "Lowers a BIR kernel and encodes it as 64-byte bundle streams for gen 'v2', 'v3' or 'v4' (as "

@@ -89,15 +89,15 @@ sim::InputSpec inputs_arg(py::handle inputs) {
   return spec;
 }
 
-Result run(py::handle kernel, py::handle inputs, std::optional<std::string> arch, bool timing_only,
+Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_only,
            py::handle expect, std::optional<double> rtol, std::optional<double> atol,
            std::optional<std::string> kernel_sim, py::handle trace, int64_t max_instructions) {
   const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
   sim::RunSettings s;
   s.names = sim::python_setting_names();
   s.options.arch.clear(); // unset: the kernel decides (trn1, or the bundle streams' generation)
-  if (arch)
-    s.options.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
+  if (!arch.is_none())
+    s.options.arch = guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); });
   s.options.timing_only = timing_only;
   s.options.max_instructions = max_instructions;
   if (kernel_sim)

@@ -7,6 +7,7 @@
 #include "convert.hpp"
 #include "errors.hpp"
 
+#include "neuronsim/engines/arch.hpp"
 #include "neuronsim/engines/dtype.hpp"
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/dump.hpp"
@@ -67,10 +68,26 @@ py::object isa() {
   return to_python(isa::isa_tables_json([](isa::InstructionType t) { return engines::executes(t); }));
 }
 
-py::dict encode(py::handle kernel, const std::string &gen, std::optional<std::string> arch,
+namespace {
+nlohmann::json arch_value(isa::CoreGen g) { return static_cast<int>(g); }
+template <typename T> nlohmann::json arch_value(const T &v) { return v; }
+} // namespace
+
+py::object arch_params(py::handle arch) {
+  const std::string a = guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); });
+  const engines::ArchParams p = guarded([&] { return engines::load_arch(a); });
+  nlohmann::json j = {{"name", p.name}};
+#define NS_ARCH(ctype, member, key, range, doc) j[key] = arch_value(p.member);
+#include "neuronsim/engines/arch_params.def"
+#undef NS_ARCH
+  return to_python(j);
+}
+
+py::dict encode(py::handle kernel, const std::string &gen, py::handle arch,
                 py::handle outdir) {
   const isa::CoreGen g = guarded([&] { return sim::parse_gen(gen, "gen"); });
-  const std::string a = arch ? guarded([&] { return sim::parse_arch(*arch, "arch"); }) : sim::arch_for_gen(g);
+  const std::string a =
+      !arch.is_none() ? guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); }) : sim::arch_for_gen(g);
   const auto k = kernel_arg(kernel, sim::KernelForms::BirOnly);
   const std::string dir = outdir.is_none() ? "" : path_arg(outdir, "outdir");
   const auto files = guarded([&] {
@@ -87,12 +104,12 @@ py::dict encode(py::handle kernel, const std::string &gen, std::optional<std::st
   return files_dict(files);
 }
 
-Report validate(py::handle kernel, py::handle bundles, py::handle inputs, std::optional<std::string> arch,
+Report validate(py::handle kernel, py::handle bundles, py::handle inputs, py::handle arch,
                 double rtol, double atol) {
   const auto k = kernel_arg(kernel, sim::KernelForms::BirOnly);
   sim::ValidateOptions vo;
-  if (arch)
-    vo.arch = guarded([&] { return sim::parse_arch(*arch, "arch"); });
+  if (!arch.is_none())
+    vo.arch = guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); });
   vo.inputs = inputs_arg(inputs);
   guarded([&] {
     if (!vo.inputs.dir.empty())

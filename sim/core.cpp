@@ -96,6 +96,25 @@ struct DmaInFlight {
   int64_t wait_dep = 0, wait_ring = 0, wait_sem = 0;  // ps, the wait reasons before it entered the ring
 };
 
+namespace {
+// The Error `e` with the source line of the instruction it names when the program's debug information gives one
+// (the message then ends "(kernel.py:42)"; issue 16 item 2); null when there is nothing to add. Made, not thrown:
+// a run's errors get it where they are caught inside the simulation (Core::execute) or while building a schedule
+// (rethrow_with_source), and leave Simulator::run by its one rethrow. (A catch-and-throw again in run() itself,
+// after SystemC's coroutines have run, is what the ASan build misreports; .ci/run.)
+std::exception_ptr error_with_source(const isa::Program &p, const Error &e) {
+  if (!e.context().source.empty()) return nullptr;
+  const std::string src = isa::source_location(p, e.context());
+  if (src.empty()) return nullptr;
+  ErrorContext c = e.context();
+  c.source = src;
+  if (dynamic_cast<const SimulationError *>(&e)) return std::make_exception_ptr(SimulationError(c, e.message()));
+  if (dynamic_cast<const SemanticError *>(&e)) return std::make_exception_ptr(SemanticError(c, e.message()));
+  if (dynamic_cast<const InputError *>(&e)) return std::make_exception_ptr(InputError(c, e.message()));
+  return nullptr;
+}
+} // namespace
+
 struct Job {
   const Schedule *schedule = nullptr;
   engines::Memory *memory = nullptr;
@@ -318,6 +337,10 @@ SC_MODULE(Core) {
       if (!j.state[q]) j.state[q] = std::make_unique<engines::EngineState>();
       engines::execute(si.d, *j.memory, *j.state[q]);
       if (j.after) (*j.after)(si, *j.memory);
+    } catch (const Error &e) {
+      std::exception_ptr named = error_with_source(j.memory->program(), e);
+      abort_run(j, named ? named : std::current_exception());
+      return false;
     } catch (...) {
       abort_run(j, std::current_exception());
       return false;
@@ -647,8 +670,29 @@ void tune_allocator_once() {
 }
 } // namespace
 
+namespace {
+// Inside a catch block: rethrows the Error being handled, with its source line (error_with_source). The
+// scheduler's errors get it here; an op's or the memory's get it in Core::execute.
+[[noreturn]] void rethrow_with_source(const isa::Program &p) {
+  try {
+    throw;
+  } catch (const Error &e) {
+    if (std::exception_ptr named = error_with_source(p, e)) std::rethrow_exception(named);
+    throw;
+  }
+}
+} // namespace
+
 Simulator::Simulator(const isa::Program &program, const RunOptions &options)
-    : program_(program), options_(options), arch_(engines::builtin_arch(options.arch)) {
+    : program_(program), options_(options), arch_(engines::load_arch(options.arch)) {
+  try {
+    build();
+  } catch (const Error &) {
+    rethrow_with_source(program_);
+  }
+}
+
+void Simulator::build() {
   tune_allocator_once();
   host_ = std::make_unique<engines::HostEnv>();
   host_->kernel_sim = options_.kernel_sim;
@@ -672,13 +716,19 @@ Simulator::Simulator(const isa::Program &program, const RunOptions &options)
 
 Simulator::~Simulator() = default;
 
-RunResult Simulator::run() {
+RunResult Simulator::run() { return run_timed(); }
+
+RunResult Simulator::run_timed() {
   if (schedule_deferred_) {
     // Branches compare run-time values: walk the program executing it in order to learn its path, then put the
     // memory back as the inputs left it and run the same trace timed (which executes it again).
     const engines::Memory initial(*memory_);
     memory_->set_host(host_quiet_.get());  // this pass's DevicePrints are not the run's: the timed run prints
-    schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
+    try {
+      schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
+    } catch (const Error &) {
+      rethrow_with_source(program_);
+    }
     memory_ = std::make_unique<engines::Memory>(initial);
     memory_->set_host(host_.get());
     schedule_deferred_ = false;

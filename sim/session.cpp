@@ -1,5 +1,6 @@
 #include "neuronsim/sim/session.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -270,7 +271,7 @@ void prepare_encode_dir(const std::string &dir) {
 EncodeSummary encode_kernel(const Kernel &k, isa::CoreGen gen, const std::string &arch,
                             const std::string &outdir) {
   EncodeSummary s;
-  const isa::Program low = lower_to_stream(k.program, engines::builtin_arch(arch), {}, &s.lowered);
+  const isa::Program low = lower_to_stream(k.program, engines::load_arch(arch), {}, &s.lowered);
   prepare_encode_dir(outdir);
   isa::write_bundle_dir(low, gen, outdir);
   std::ifstream ms(fs::path(outdir) / "manifest.json");
@@ -307,8 +308,17 @@ std::string report_text(const ValidateReport &r) {
 }
 
 std::string parse_arch(const std::string &value, const std::string &option) {
-  if (value != "trn1" && value != "trn2" && value != "trn3")
-    throw UsageError(option + " takes trn1, trn2 or trn3, got '" + value + "'");
+  // A file is read and checked now, so that a bad one is reported before any work (InputError, exit 3).
+  if (engines::names_arch_file(value)) {
+    engines::load_arch(value);
+    return value;
+  }
+  const std::vector<std::string> names = engines::arch_names();
+  if (std::find(names.begin(), names.end(), value) == names.end()) {
+    std::string known;
+    for (const auto &n : names) known += (known.empty() ? "" : ", ") + n;
+    throw UsageError(option + " takes " + known + " or an architecture FILE.json, got '" + value + "'");
+  }
   return value;
 }
 

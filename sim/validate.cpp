@@ -316,7 +316,7 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
   ValidateReport R;
   const Manifest m = read_manifest(dir);
   const std::string arch = opt.arch.empty() ? arch_for_gen(m.gen) : opt.arch;
-  const engines::ArchParams ap = engines::builtin_arch(arch);
+  const engines::ArchParams ap = engines::load_arch(arch);
 
   // The BIR as `neuronsim encode` would write it: what each bundle should carry.
   // (with data-dependent control: along the path these inputs take, as `encode` lowers it)

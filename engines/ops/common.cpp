@@ -2,6 +2,7 @@
 #include "engines/ops/common.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace neuronsim::engines::ops {
 
@@ -97,6 +98,17 @@ std::vector<float> per_partition(const DynInst &d, const Memory &m, size_t i, in
                 "a per-partition scalar must be [" + std::to_string(parts) + ", 1], got [" +
                     std::to_string(t.rows()) + ", " + std::to_string(t.cols()) + "]");
   return std::vector<float>(t.data(), t.data() + parts);
+}
+
+const std::vector<Memory::Chunk> *stream_chunks(Memory &m, const Access *const *acc, size_t n) {
+  thread_local std::vector<Memory::Chunk> lists[4];
+  if (n < 1 || n > 4) throw std::logic_error("stream_chunks: 1 to 4 accesses");
+  for (size_t k = 0; k < n; ++k)
+    if (!m.chunks(*acc[k], lists[k])) return nullptr;
+  const Footprint fo = m.footprint(*acc[n - 1]);
+  for (size_t k = 0; k + 1 < n; ++k)
+    if (fo.overlaps(m.footprint(*acc[k]))) return nullptr;
+  return lists;
 }
 
 bool is_int_dtype(isa::Dtype t) { return !isa::dtype_is_float(t); }

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,6 +45,75 @@ void write_flat_i32(Memory &m, const Access &a, const int32_t *v, int64_t n, con
 inline int64_t elems(const Access &a) { return a.partitions() * a.free_elements(); }
 // SemanticError unless the two accesses have the same number of elements.
 void require_same_count(const Memory &m, const Access &a, const Access &b, const char *field);
+
+// Streaming, the fast path of the elementwise families (no dense tiles). stream<K>(m, {in_0 .. in_K-1, out},
+// block, fn) walks the chunks of the K inputs and the output together in walk order and calls fn(ptr, n) for
+// each block of n <= block elements: ptr[k] points at the block's first element of access k (ptr[K]: the
+// output). fn writes the output elements (it may read an output element before writing it); stream marks them
+// written. Per element this is the same read,
+// compute, write as the tile path (read every input whole, compute, write the output), provided no output byte
+// is also an input byte. stream returns false, having done nothing, when one may be (their footprints overlap),
+// or when uninitialised-read tracking is on (the reads must be counted): the caller then takes the tile path.
+// The element counts must be equal (callers check them first). Bounds are checked like read_f32.
+//
+// stream_chunks: the chunk lists of n <= 4 accesses (the last one the output), or nullptr in those two cases.
+const std::vector<Memory::Chunk> *stream_chunks(Memory &m, const Access *const *acc, size_t n);
+
+// Where stream is in one access's chunk list: `left` elements to go in the current run (at p) of Chunk `cur`.
+struct StreamCursor {
+  const Memory::Chunk *cur = nullptr, *end = nullptr;
+  uint8_t *run = nullptr, *p = nullptr;
+  int64_t left = 0, runs_left = 0, esz = 0;
+  void start(const std::vector<Memory::Chunk> &c, int64_t elem_size) {
+    cur = c.data();
+    end = c.data() + c.size();
+    esz = elem_size;
+    load();
+  }
+  void load() {
+    if (cur == end) return;
+    run = p = cur->data;
+    left = cur->n;
+    runs_left = cur->count;
+  }
+  void advance(int64_t n) {
+    p += n * esz;
+    if ((left -= n) > 0) return;
+    if (--runs_left > 0) {
+      run += cur->stride;
+      p = run;
+      left = cur->n;
+      return;
+    }
+    ++cur;
+    load();
+  }
+};
+
+template <size_t K, typename Fn>
+bool stream(Memory &m, const std::array<const Access *, K + 1> &acc, int64_t block, Fn &&fn) {
+  const std::vector<Memory::Chunk> *c = stream_chunks(m, acc.data(), K + 1);
+  if (!c) return false;
+  std::array<StreamCursor, K + 1> cs;
+  for (size_t k = 0; k <= K; ++k) cs[k].start(c[k], isa::dtype_size(acc[k]->dtype));
+  StreamCursor &o = cs[K];
+  // An output that is one rectangle already known to be written needs no marking (Memory::chunk_written).
+  const bool one = c[K].size() == 1, known = one && m.chunk_written(c[K][0], o.esz);
+  std::array<uint8_t *, K + 1> ptr{};
+  while (o.cur != o.end) {
+    int64_t n = block;
+    for (size_t k = 0; k <= K; ++k) {
+      if (cs[k].cur == cs[k].end) return true;  // counts are equal (checked by the caller)
+      n = std::min(n, cs[k].left);
+      ptr[k] = cs[k].p;
+    }
+    fn(ptr, n);
+    if (!known) m.mark_written(o.cur->shadow ? o.cur->shadow + (o.p - o.cur->data) : nullptr, n * o.esz);
+    for (size_t k = 0; k <= K; ++k) cs[k].advance(n);
+  }
+  if (one && !known) m.note_written(c[K][0], o.esz);
+  return true;
+}
 
 // A scalar operand per partition: an immediate (broadcast to every partition) or an access with one element
 // per partition ([P, 1]) or a single element ([1, 1], broadcast). Returns `parts` values.

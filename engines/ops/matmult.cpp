@@ -29,9 +29,11 @@
 //   out[m, n] = sum over a ascending of st[a, m] * mv[idx(a, m), n]   (fp32 +=; a negative index is skipped).
 // The 128-active-rows and 32 sub-tile geometry of birsim's loop is the hardware tiling of this sum; it is not
 // enforced (INFERRED model of the reference's description). PSUM writeback as above.
+#include <cstdint>
 #include <cstring>
 
 #include "engines/ops/common.hpp"
+#include "neuronsim/engines/dtype.hpp"
 
 namespace neuronsim::engines::ops {
 
@@ -56,6 +58,45 @@ Mat unpack_rows(const Memory &m, const Tile &t, int64_t factor, bool deinterleav
   return r;
 }
 
+// A group body without tiles (stream, common.hpp): one pass over `out` in walk order, each block read, summed
+// with the product and written back in place -- the same values as the read, read, write of psum_writeback
+// (each element is read before it is written, and no other element is touched). False, having done nothing,
+// when stream refuses (uninitialised-read tracking on). Profiled (bench/bench_sim.cpp (b)): the tile path's two
+// reads, three buffers and byte loop were a fifth of a 128x128x512 matmul.
+bool stream_accumulate(Memory &m, const Access &out, const float *r) {
+  constexpr int64_t kBlock = 2048;
+  thread_local std::vector<float> buf(kBlock);
+  const isa::Dtype t = out.dtype;
+  const int64_t esz = isa::dtype_size(t);
+  const bool fp32 = t == isa::Dtype::float32 || t == isa::Dtype::float32r;
+  int64_t pos = 0;
+  return stream<0>(m, {&out}, kBlock, [&](const std::array<uint8_t *, 1> &p, int64_t n) {
+    const float *x = r + pos;
+    pos += n;
+    if (fp32 && reinterpret_cast<uintptr_t>(p[0]) % alignof(float) == 0) {
+      // Branch-free, so that the compiler vectorises it: the sum is computed for every element and dropped where
+      // the element was never written (all-ones poison: a copy). The product is not in PSUM (no aliasing).
+      float *__restrict o = reinterpret_cast<float *>(p[0]);
+      const float *__restrict xr = x;
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t u;
+        std::memcpy(&u, o + i, 4);
+        const float sum = o[i] + xr[i];
+        o[i] = u == 0xFFFFFFFFu ? xr[i] : sum;
+      }
+      return;
+    }
+    float *prev = buf.data();
+    load_f32(t, p[0], prev, n);
+    for (int64_t i = 0; i < n; ++i) {
+      bool unwritten = true;
+      for (int64_t b = 0; b < esz && unwritten; ++b) unwritten = p[0][i * esz + b] == 0xFF;
+      prev[i] = unwritten ? x[i] : prev[i] + x[i];
+    }
+    store_f32(t, prev, p[0], n);
+  });
+}
+
 } // namespace
 
 // The PSUM write of every matmul (group head copies, group body accumulates; see the header).
@@ -69,6 +110,7 @@ void psum_writeback(Memory &m, const isa::Inst &I, const Access &out, const Mat 
     m.write_f32(out, result.data());
     return;
   }
+  if (stream_accumulate(m, out, result.data())) return;
   const int64_t n = result.size(), esz = isa::dtype_size(out.dtype);
   std::vector<uint8_t> raw(static_cast<size_t>(n * esz));
   m.read_raw(out, raw.data());

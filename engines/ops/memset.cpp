@@ -2,7 +2,7 @@
 //  Const:  every element = `constant` (a value, converted to the output dtype; integer outputs take the
 //          integer value, wrapping through uint32 as KLR declares `constant` a uint32). When `constant` is absent
 //          and ins[0] is an immediate, that immediate is the value.
-//  Random: one 64-bit draw per element from EngineState::rng (MT19937-64, like birsim's host generator,
+//  Random: one 64-bit draw per element from EngineState::host_rng (MT19937-64, like birsim's host generator,
 //          sim-dispatch-state.md 6.1, but seeded by the engine state rather than 42), keeping the high 32 bits.
 //          Float outputs get uniform [0, 1): (bits >> 8) * 2^-24; integer outputs get the raw 32 bits truncated
 //          to the dtype by the integer store.
@@ -17,13 +17,14 @@ void exec_memset(const DynInst &d, Memory &m, EngineState &st) {
   const int64_t n = elems(out);
   const bool int_out = is_int_dtype(out.dtype);
   if (d.inst->f.memset_mode == isa::MemsetMode::Random) {
+    std::mt19937_64 &rng = st.host_rng();
     if (int_out) {
       std::vector<int32_t> v(static_cast<size_t>(n));
-      for (auto &x : v) x = static_cast<int32_t>(static_cast<uint32_t>(st.rng() >> 32));
+      for (auto &x : v) x = static_cast<int32_t>(static_cast<uint32_t>(rng() >> 32));
       m.write_i32(out, v.data());
     } else {
       std::vector<float> v(static_cast<size_t>(n));
-      for (auto &x : v) x = float(static_cast<uint32_t>(st.rng() >> 32) >> 8) * (1.0f / 16777216.0f);
+      for (auto &x : v) x = float(static_cast<uint32_t>(rng() >> 32) >> 8) * (1.0f / 16777216.0f);
       m.write_f32(out, v.data());
     }
     return;

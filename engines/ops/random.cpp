@@ -1,6 +1,6 @@
 // Random numbers (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md 2): the generators are bit-exact where
 // the reference gives the algorithm. State lives in EngineState (rng1: gen-1, 6 u32 per partition; xorwow:
-// gen-2, 4 lanes x 6 u32 per partition; rng: the host MT19937-64 seed engine that Memset Random draws from).
+// gen-2, 4 lanes x 6 u32 per partition; host_rng: the host MT19937-64 seed engine that Memset Random draws from).
 // Each partition has its own state and draws its elements in walk order.
 //
 //   Rand (gen-1)   random_algorithm: LFSR (32-bit Fibonacci, taps {32,22,2,1}, on word 0), PCG32 (PCG-XSH-RR
@@ -57,8 +57,9 @@ float xorwow_uniform(uint32_t *s, float lo, float hi) {
 }
 
 uint32_t *gen2_lane(const Memory &m, EngineState &st, int64_t p) {
-  if ((p + 1) * kW2 > static_cast<int64_t>(st.xorwow.size())) unsupported(m, "outs[0]", "more than 128 partitions");
-  return st.xorwow.data() + p * kW2;
+  std::vector<uint32_t> &s = st.xorwow();
+  if ((p + 1) * kW2 > static_cast<int64_t>(s.size())) unsupported(m, "outs[0]", "more than 128 partitions");
+  return s.data() + p * kW2;
 }
 
 uint32_t lfsr_next(uint32_t &s) {
@@ -106,11 +107,12 @@ void guard_dead_state(uint32_t *w) {
 void exec_rand(const DynInst &d, Memory &m, EngineState &st) {
   const Access &out = out_ap(d, m, 0);
   const int64_t parts = out.partitions(), n = out.free_elements();
-  if (parts * kW1 > static_cast<int64_t>(st.rng1.size())) unsupported(m, "outs[0]", "more than 128 partitions");
+  std::vector<uint32_t> &s = st.rng1();
+  if (parts * kW1 > static_cast<int64_t>(s.size())) unsupported(m, "outs[0]", "more than 128 partitions");
   const auto alg = d.inst->f.random_algorithm;
   TileI o(parts, n);
   for (int64_t p = 0; p < parts; ++p) {
-    uint32_t *w = st.rng1.data() + p * kW1;
+    uint32_t *w = s.data() + p * kW1;
     uint32_t blk[4];
     for (int64_t i = 0; i < n; ++i) {
       uint32_t r = 0;
@@ -175,14 +177,15 @@ void exec_set_rand_state(const DynInst &d, Memory &m, EngineState &st) {
   if (!has_in(d, 0)) unsupported(m, "ins[0]", "a seed or a state tensor is required");
   const isa::Arg &a = d.inst->ins[0];
   if (a.kind == isa::ArgKind::Immediate) {
-    st.rng.seed(static_cast<uint64_t>(static_cast<int64_t>(imm_value(d, 0))));
+    st.host_rng().seed(static_cast<uint64_t>(static_cast<int64_t>(imm_value(d, 0))));
     return;
   }
   if (a.kind == isa::ArgKind::ImmArray) {
     if (a.imm_array.size() != 8) unsupported(m, "ins[0]", "the gen-1 wire seed is 8 u32 values");
-    const int64_t parts = static_cast<int64_t>(st.rng1.size()) / kW1;
+    std::vector<uint32_t> &s = st.rng1();
+    const int64_t parts = static_cast<int64_t>(s.size()) / kW1;
     for (int64_t p = 0; p < parts; ++p) {
-      uint32_t *w = st.rng1.data() + p * kW1;
+      uint32_t *w = s.data() + p * kW1;
       w[0] = static_cast<uint32_t>(p << 24) | (static_cast<uint32_t>(static_cast<int64_t>(a.imm_array[0])) & 0xFFFFFFu);
       for (int k = 1; k < kW1; ++k) w[k] = static_cast<uint32_t>(static_cast<int64_t>(a.imm_array[static_cast<size_t>(k)]));
       guard_dead_state(w);
@@ -194,7 +197,7 @@ void exec_set_rand_state(const DynInst &d, Memory &m, EngineState &st) {
   if (per != kW1 && per != kW2)
     unsupported(m, "ins[0]", "a random state has 6 (gen-1) or 24 (gen-2 XORWOW) u32 per partition, got " +
                                  std::to_string(per));
-  std::vector<uint32_t> &dst = per == kW1 ? st.rng1 : st.xorwow;
+  std::vector<uint32_t> &dst = per == kW1 ? st.rng1() : st.xorwow();
   if (parts * per > static_cast<int64_t>(dst.size())) unsupported(m, "ins[0]", "more than 128 partitions");
   TileI v = read_tile_i32(m, src);
   for (int64_t p = 0; p < parts; ++p) {
@@ -212,7 +215,7 @@ void exec_get_rand_state(const DynInst &d, Memory &m, EngineState &st) {
   if (per != kW1 && per != kW2)
     unsupported(m, "outs[0]", "a random state has 6 (gen-1) or 24 (gen-2 XORWOW) u32 per partition, got " +
                                   std::to_string(per));
-  const std::vector<uint32_t> &src = per == kW1 ? st.rng1 : st.xorwow;
+  const std::vector<uint32_t> &src = per == kW1 ? st.rng1() : st.xorwow();
   if (parts * per > static_cast<int64_t>(src.size())) unsupported(m, "outs[0]", "more than 128 partitions");
   std::vector<int32_t> v(static_cast<size_t>(parts * per));
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(src[i]);

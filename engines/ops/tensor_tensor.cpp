@@ -18,45 +18,28 @@ namespace {
 
 bool is_fp32_storage(isa::Dtype t) { return t == isa::Dtype::float32 || t == isa::Dtype::float32r; }
 
-// The fp32 lane without dense tiles: walks the three accesses' chunks together and computes block by block
-// (fp32 operands straight from memory, others converted through a small buffer), writing each block as it is
-// done. Same values in the same order as read, read, compute, write -- provided the output does not overlap an
-// input (a write could then land before a read of the same bytes); false when it does, or when the memory
-// tracks uninitialised reads, and the caller takes the tile path. Profiled (bench/bench_sim.cpp (a), fp32
+// The fp32 lane without dense tiles (stream, common.hpp): block by block, fp32 operands straight from memory,
+// others converted through a small buffer, each block written as it is done. Same values as the tile path below
+// (see stream for when it applies; false sends the caller there). Profiled (bench/bench_sim.cpp (a), fp32
 // 128x2048): the tile path spent its time copying three 1 MiB tiles and allocating them per instruction.
 bool stream_vv(Memory &m, isa::AluOp op, const Access &a, const Access &b, const Access &out) {
-  thread_local std::vector<Memory::Chunk> ca, cb, co;
-  if (!m.chunks(a, ca) || !m.chunks(b, cb) || !m.chunks(out, co)) return false;
-  const Footprint fo = m.footprint(out);
-  if (fo.overlaps(m.footprint(a)) || fo.overlaps(m.footprint(b))) return false;
   constexpr int64_t kBlock = 2048;
   thread_local std::vector<float> buf(3 * kBlock);
   float *ba = buf.data(), *bb = ba + kBlock, *bo = bb + kBlock;
-  const bool fa = is_fp32_storage(a.dtype), fb = is_fp32_storage(b.dtype), fo32 = is_fp32_storage(out.dtype);
-  const int64_t esz_o = isa::dtype_size(out.dtype), esz_a = isa::dtype_size(a.dtype), esz_b = isa::dtype_size(b.dtype);
-  size_t ia = 0, ib = 0, io = 0;
-  int64_t oa = 0, ob = 0, oo = 0;  // elements already consumed of the current chunk of each
-  while (io < co.size()) {
-    if (ia >= ca.size() || ib >= cb.size()) break;  // counts are equal (checked by the caller)
-    const Memory::Chunk &xa = ca[ia], &xb = cb[ib], &xo = co[io];
-    const int64_t n = std::min({kBlock, xa.n - oa, xb.n - ob, xo.n - oo});
-    uint8_t *pa = xa.data + oa * esz_a, *pb = xb.data + ob * esz_b, *po = xo.data + oo * esz_o;
-    const bool da = fa && reinterpret_cast<uintptr_t>(pa) % alignof(float) == 0;
-    const bool db = fb && reinterpret_cast<uintptr_t>(pb) % alignof(float) == 0;
-    const bool dout = fo32 && reinterpret_cast<uintptr_t>(po) % alignof(float) == 0;
-    const float *va = da ? reinterpret_cast<const float *>(pa) : ba;
-    const float *vb = db ? reinterpret_cast<const float *>(pb) : bb;
-    float *vo = dout ? reinterpret_cast<float *>(po) : bo;
-    if (!da) load_f32(a.dtype, pa, ba, n);
-    if (!db) load_f32(b.dtype, pb, bb, n);
-    alu_vv(op, va, vb, vo, n);
-    if (!dout) store_f32(out.dtype, bo, po, n);
-    if (xo.shadow) std::memset(xo.shadow + oo * esz_o, 1, static_cast<size_t>(n * esz_o));
-    if ((oa += n) == xa.n) ++ia, oa = 0;
-    if ((ob += n) == xb.n) ++ib, ob = 0;
-    if ((oo += n) == xo.n) ++io, oo = 0;
-  }
-  return true;
+  const isa::Dtype ta = a.dtype, tb = b.dtype, to = out.dtype;
+  const bool fa = is_fp32_storage(ta), fb = is_fp32_storage(tb), fo = is_fp32_storage(to);
+  auto direct = [](bool fp32, const uint8_t *p) {
+    return fp32 && reinterpret_cast<uintptr_t>(p) % alignof(float) == 0;
+  };
+  return stream<2>(m, {&a, &b, &out}, kBlock, [&](const std::array<uint8_t *, 3> &p, int64_t n) {
+    const bool da = direct(fa, p[0]), db = direct(fb, p[1]), dout = direct(fo, p[2]);
+    if (!da) load_f32(ta, p[0], ba, n);
+    if (!db) load_f32(tb, p[1], bb, n);
+    float *vo = dout ? reinterpret_cast<float *>(p[2]) : bo;
+    alu_vv(op, da ? reinterpret_cast<const float *>(p[0]) : ba, db ? reinterpret_cast<const float *>(p[1]) : bb, vo,
+           n);
+    if (!dout) store_f32(to, bo, p[2], n);
+  });
 }
 
 } // namespace

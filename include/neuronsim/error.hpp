@@ -4,14 +4,29 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace neuronsim {
 
 struct ErrorContext {
+  // Positional, as the call sites write it ({file, index, name, field}); the source is usually added later.
+  ErrorContext(std::string file_ = {}, long inst_index_ = -1, std::string inst_name_ = {}, std::string field_ = {},
+               std::string source_ = {})
+      : file(std::move(file_)), inst_index(inst_index_), inst_name(std::move(inst_name_)), field(std::move(field_)),
+        source(std::move(source_)) {}
   std::string file;       // input file (BIR JSON, bundle stream, .npy), empty when not from a file
   long inst_index = -1;   // instruction index in its program/stream, -1 when not about one instruction
   std::string inst_name;  // instruction name ("I-4") or opcode, may be empty
   std::string field;      // JSON key / bundle field / argument ("ins[0].ap"), may be empty
+  std::string source;     // the instruction's place in the user's source, from the BIR debug information
+                          // ("kernel.py:42", isa::source_location), empty when unknown
+
+  // About a whole file (a .npy, a manifest), not one instruction in it.
+  static ErrorContext of_file(std::string path) {
+    ErrorContext c;
+    c.file = std::move(path);
+    return c;
+  }
 };
 
 class Error : public std::runtime_error {
@@ -23,7 +38,7 @@ public:
   // The CLI exit code (DESIGN.md section 5): 2 usage, 3 invalid input, 4 simulation error.
   virtual int exit_code() const { return 3; }
 
-  // "file: instruction 3 'I-4' field 'op': message", leaving out the parts that are unknown.
+  // "file: instruction 3 'I-4' field 'op': message (kernel.py:42)", leaving out the parts that are unknown.
   static std::string format(const ErrorContext &c, const std::string &message) {
     std::string where;
     if (c.inst_index >= 0) where += "instruction " + std::to_string(c.inst_index);
@@ -32,7 +47,9 @@ public:
     std::string s;
     if (!c.file.empty()) s += c.file + ": ";
     if (!where.empty()) s += where + ": ";
-    return s + message;
+    s += message;
+    if (!c.source.empty()) s += " (" + c.source + ")";
+    return s;
   }
 
 private:

@@ -158,6 +158,14 @@ void Reader::read_instruction(const json &j, std::vector<Node> &out) {
   if (const json *n = get(j, "name"))
     cur_name_ = as_str(*n, "name");
   inst.name = name_prefix_ + cur_name_;
+  // The debug information first, so that every message about this instruction can name its source line.
+  cur_source_.clear();
+  if (const json *dbg = get(j, "debug")) {
+    if (const json *ln = get(*dbg, "lineno"))
+      inst.source_line = static_cast<int>(as_int(*ln, "debug.lineno"));
+    if (const json *fn = get(*dbg, "filename")) inst.source_file = as_str(*fn, "debug.filename");
+  }
+  cur_source_ = source_location(inst);
   const std::string &opcode = as_str(need(j, "opcode", "opcode"), "opcode");
   auto type = inst_type_from_name(opcode);
   if (!type)
@@ -190,11 +198,6 @@ void Reader::read_instruction(const json &j, std::vector<Node> &out) {
       else
         fail(f, "a dependency must be a name or [name, kind], got " + e.dump());
     }
-  }
-  if (const json *dbg = get(j, "debug")) {
-    if (const json *ln = get(*dbg, "lineno"))
-      inst.source_line = static_cast<int>(as_int(*ln, "debug.lineno"));
-    if (const json *fn = get(*dbg, "filename")) inst.source_file = as_str(*fn, "debug.filename");
   }
   Node node;
   node.kind = Node::Kind::Inst;

@@ -73,6 +73,7 @@ private:
   std::string func_;    // function being read, for messages
   long cur_index_ = -1; // instruction being read, for messages
   std::string cur_name_;
+  std::string cur_source_; // its debug source location while it is read (not yet in p_.insts)
   std::vector<int> scope_; // active loop variables, innermost last
   // Call / NKIKernel callees (reference neuronx-cc/bir/sim-control-sync-customop.md 2.4, 6.2;
   // neuronx-cc/bir/json-loader.md: `nki_functions` holds the NKI sub-functions). While a callee is read, its

@@ -24,6 +24,7 @@ void Reader::read_dma_block(const json &j, std::vector<Node> &out) {
   inst.index = static_cast<int>(p_.insts.size());
   inst.type = InstructionType::DMABlock;
   cur_index_ = inst.index;
+  cur_source_.clear();
   cur_name_ = get(j, "name") ? as_str(*get(j, "name"), "name") : "";
   if (cur_name_.empty())
     fail("name", "a DMABlock needs a name (DMATrigger.dma_blocks names it)");

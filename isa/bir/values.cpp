@@ -16,6 +16,11 @@ ErrorContext Reader::ctx(const std::string &field) const {
   c.inst_index = cur_index_;
   c.inst_name = cur_name_;
   c.field = field;
+  // Messages about an instruction name its source line too (from its BIR debug information).
+  if (cur_index_ >= 0 && cur_index_ < static_cast<long>(p_.insts.size()))
+    c.source = source_location(p_.insts[static_cast<size_t>(cur_index_)]);
+  else if (cur_index_ == static_cast<long>(p_.insts.size()))
+    c.source = cur_source_;
   return c;
 }
 

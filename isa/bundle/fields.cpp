@@ -8,14 +8,7 @@
 
 namespace neuronsim::isa::codec {
 
-bool same_dims(const std::vector<ApDim> &a, const std::vector<ApDim> &b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].step != b[i].step || a[i].num != b[i].num)
-      return false;
-  return true;
-}
+bool same_dims(const std::vector<ApDim> &a, const std::vector<ApDim> &b) { return a == b; }
 
 namespace {
 

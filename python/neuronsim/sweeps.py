@@ -43,7 +43,7 @@ COLUMNS = [
     ("path", str, "its absolute path, which the workers read"),
     ("group", str, "NAME of a kernel named NAME@VARIANT, else the folder it was found in, else its own name"),
     ("variant", str, "VARIANT of NAME@VARIANT, else its name in that folder; empty for a kernel on its own"),
-    ("arch", str, "trn1, trn2 or trn3"),
+    ("arch", str, "trn1, trn2 or trn3, or the absolute path of an architecture file"),
     ("mode", str, "timing (a timing-only run) or numeric"),
     ("status", str, "ok; mismatch (outputs outside the expected values' tolerance); error"),
     ("exit_code", int, "what `neuronsim run` exits with for this run: 0 ok, 1 mismatch, 2 usage, 3 invalid input, "
@@ -166,8 +166,12 @@ def archs_of(archs):
         archs = archs.split(",")
     out = []
     for a in archs:
-        if a not in ARCHS:
-            raise _error("UsageError", f"arch {a!r} is not one of {', '.join(ARCHS)}")
+        if isinstance(a, str) and ("/" in a or a.endswith(".json")):
+            _core.arch_params(a)  # an architecture file: refused now, naming the file and the key, if bad
+            a = os.path.abspath(a)  # the workers read it at the same absolute path, as the kernels
+        elif a not in ARCHS:
+            raise _error("UsageError", f"arch {a!r} is not one of {', '.join(ARCHS)} (or an architecture "
+                                       "FILE.json)")
         if a not in out:
             out.append(a)
     if not out:
@@ -605,7 +609,7 @@ def main(argv=None):
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernels", nargs="+", metavar="KERNEL_OR_DIR")
     p.add_argument("--arch", default="trn1", metavar="trn1,trn2,trn3", help="architectures, comma-separated "
-                   "(default trn1)")
+                   "(default trn1); a name ending in .json or holding a '/' is an architecture file")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers")
     p.add_argument("--workers", type=int, metavar="N", help="local: worker processes (default: one per core); with "
                    "--scheduler: wait for N workers")

@@ -37,8 +37,11 @@
 #include "neuronsim/sim/validate.hpp"
 #include "neuronsim/sim/version.hpp"
 
+#include "cli.hpp"
+
 namespace fs = std::filesystem;
 using namespace neuronsim;
+using namespace neuronsim::cli;
 
 namespace {
 
@@ -53,12 +56,14 @@ usage:
   neuronsim encode KERNEL --gen v2|v3|v4 -o DIR     BIR -> per-engine 64-byte bundle streams
   neuronsim disasm FILE_OR_DIR [--gen v2|v3|v4]    bundles -> one readable line per bundle
   neuronsim validate --bir KERNEL --bundles DIR [options]   run both, compare, lint the streams
-  neuronsim isa [--json]              print every ISA table the simulator knows
+  neuronsim isa [--json | --keys]     print every ISA table the simulator knows (--keys: each instruction
+                                      type's BIR JSON keys, required and optional; docs/bir-format.md)
+  neuronsim arch --list | --show NAME the built-in architectures; one's JSON (a start for --arch FILE.json)
   neuronsim sweep KERNEL_OR_DIR... [--arch trn1,trn2,trn3] [--scheduler tcp://HOST:PORT] [--workers N]
                   [-o RESULTS.csv] [--resume] [--rank-by COLUMN] [--numeric]
                                       one run per (kernel, arch) on Dask: a local cluster, or a scheduler's
                                       workers; a row of results per run (neuronsim sweep --help)
-  neuronsim compare A B [--fail-if-slower PCT] [--top N] [--arch NAME]
+  neuronsim compare A B [--fail-if-slower PCT] [--top N] [--arch NAME|FILE.json]
                                       two --stats files (or two kernels, run timing-only) side by side
   neuronsim --version | --help
 
@@ -72,6 +77,8 @@ run options:
   --expect DIR             compare outputs with DIR/<tensor>.npy; exit 1 when outside tolerance
   --rtol R --atol A        comparison tolerance |got-want| <= A + R*|want| (default 1e-5, 1e-6; finite, >= 0)
   --arch trn1|trn2|trn3    NeuronCore-v2 / v3 / v4 (default trn1)
+  --arch FILE.json         an architecture file of the schema of `neuronsim arch --show trn2` (a name with
+                           a '/' or ending in .json is a file; every parameter given, each in its range)
   --stats FILE.json        statistics and profile: per engine, per static instruction, opcode and source
                            line (executions, busy ns, wait ns by reason), critical path (README "Profile")
   --seed N                 seed of the generated inputs (default 0: the documented deterministic draw;
@@ -116,41 +123,6 @@ std::string find_workloads_dir() {
   return std::string(NEURONSIM_SOURCE_DIR) + "/workloads";
 }
 
-std::string need_value(const std::vector<std::string> &a, size_t &i) {
-  if (i + 1 >= a.size()) throw UsageError("option " + a[i] + " needs a value");
-  return a[++i];
-}
-
-double parse_double(const std::string &opt, const std::string &v) {
-  try {
-    size_t used = 0;
-    double d = std::stod(v, &used);
-    if (used == v.size()) return d;
-  } catch (...) {
-  }
-  throw UsageError("option " + opt + " needs a number, got '" + v + "'");
-}
-
-// --rtol / --atol: a finite number >= 0 (a NaN tolerance would pass every comparison).
-double parse_tolerance(const std::string &opt, const std::string &v) {
-  const double d = parse_double(opt, v);
-  if (!std::isfinite(d) || d < 0) throw UsageError("option " + opt + " needs a finite number >= 0, got '" + v + "'");
-  return d;
-}
-
-// --top N and the like: a whole number >= 1.
-int parse_count(const std::string &opt, const std::string &v) {
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != v.size() || v.empty() || n < 1 || n > 1000000)
-    throw UsageError("option " + opt + " needs a whole number from 1 to 1000000, got '" + v + "'");
-  return static_cast<int>(n);
-}
 
 // --seed N: a whole number from 0 to 2^64 - 1.
 uint64_t parse_seed(const std::string &v) {
@@ -369,134 +341,43 @@ int cmd_run(const std::vector<std::string> &a) {
   return 0;
 }
 
-// `neuronsim compare`: a --stats document, or a kernel run here (timing only) for its document.
-nlohmann::json stats_of(const std::string &path, const std::string &arch) {
-  if (!fs::is_directory(path)) {
-    nlohmann::json j = isa::read_json_file(path, "stats or kernel file");
-    if (j.is_object() && j.contains("total_ns") && j.contains("engines")) {
-      if (!j["total_ns"].is_number())
-        throw InputError(ErrorContext{path, -1, "", "total_ns"}, "a --stats document needs a number here");
-      return j;
-    }
-  }
-  const sim::Kernel k = sim::load_kernel(path);
-  sim::RunSettings set;
-  set.options.arch = arch;
-  set.options.timing_only = true;
-  sim::complete_settings(k, set);
-  sim::Run run = sim::run_kernel(k, set);
-  return sim::stats_json(run.result, run.simulator->schedule(), k.program);
-}
-
-int cmd_compare(const std::vector<std::string> &a) {
-  std::vector<std::string> files;
-  std::optional<double> fail_pct;
-  int top = 10;
-  std::string arch;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--fail-if-slower") fail_pct = parse_tolerance(o, need_value(a, i));
-    else if (o == "--top") top = parse_count(o, need_value(a, i));
-    else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--help" || o == "-h") {
-      std::cout << "usage: neuronsim compare A B [--fail-if-slower PCT] [--top N] [--arch NAME]\n"
-                   "  A, B: --stats documents, or kernels (run timing-only here, on --arch or their own arch)\n"
-                   "  --fail-if-slower PCT  exit 1 when B's total time exceeds A's by more than PCT percent\n"
-                   "  --top N               the N instructions and source lines whose cost changed most (10)\n";
-      return 0;
-    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
-    else files.push_back(o);
-  }
-  if (files.size() != 2) throw UsageError("compare takes two files (A B), got " + std::to_string(files.size()));
-  const nlohmann::json A = stats_of(files[0], arch), B = stats_of(files[1], arch);
-  const double ta = A["total_ns"].get<double>(), tb = B["total_ns"].get<double>();
-  const double change = ta > 0 ? 100.0 * (tb - ta) / ta : 0.0;
-  std::cout << std::fixed << std::setprecision(1);
-  std::cout << "A: " << files[0] << " (" << A.value("arch", "?") << ")\nB: " << files[1] << " ("
-            << B.value("arch", "?") << ")\n";
-  std::cout << "total ns  " << std::setw(12) << ta << " -> " << std::setw(12) << tb << "  " << std::showpos << change
-            << std::noshowpos << "%\n";
-  std::cout << "  engine      busy A ns    busy B ns  util A  util B\n";
-  auto engine_row = [&](const std::string &name, const nlohmann::json &ea, const nlohmann::json &eb) {
-    auto num = [](const nlohmann::json &e, const char *k) { return e.is_object() ? e.value(k, 0.0) : 0.0; };
-    if (num(ea, "busy_ns") == 0 && num(eb, "busy_ns") == 0) return;
-    std::cout << "  " << std::left << std::setw(8) << name << std::right << std::setw(13) << num(ea, "busy_ns")
-              << std::setw(13) << num(eb, "busy_ns") << std::setw(7) << 100 * num(ea, "utilization") << "%"
-              << std::setw(7) << 100 * num(eb, "utilization") << "%\n";
-  };
-  const nlohmann::json none = nlohmann::json::object();
-  for (const char *e : {"PE", "ACT", "POOL", "DVE", "SP"})
-    engine_row(e, A["engines"].value(e, none), B["engines"].value(e, none));
-  engine_row("DMA", A.value("dma", none), B.value("dma", none));
-  std::cout << "bottleneck: " << A.value("bottleneck", "") << " -> " << B.value("bottleneck", "") << "\n";
-  // Static instructions (by name, engine and trigger) and source lines: the critical-path time each holds, A vs B.
-  auto changes = [&](const char *list, auto key, auto label, const char *title) {
-    std::map<std::string, std::pair<double, double>> m;
-    std::map<std::string, std::string> labels;
-    auto collect = [&](const nlohmann::json &doc, bool second) {
-      if (!doc.contains("profile")) return;
-      for (const auto &row : doc["profile"][list]) {
-        const std::string k = key(row);
-        (second ? m[k].second : m[k].first) += row.value("critical_path_ns", 0.0);
-        labels.emplace(k, label(row));
-      }
-    };
-    collect(A, false), collect(B, true);
-    std::vector<std::pair<std::string, std::pair<double, double>>> v(m.begin(), m.end());
-    v.erase(std::remove_if(v.begin(), v.end(), [](const auto &x) { return x.second.first == x.second.second; }),
-            v.end());
-    std::stable_sort(v.begin(), v.end(), [](const auto &x, const auto &y) {
-      return std::abs(x.second.second - x.second.first) > std::abs(y.second.second - y.second.first);
-    });
-    if (v.empty()) return;
-    std::cout << title << " (critical-path ns, A -> B):\n";
-    for (size_t i = 0; i < v.size() && static_cast<int>(i) < top; ++i)
-      std::cout << "  " << std::showpos << std::setw(11) << v[i].second.second - v[i].second.first << std::noshowpos
-                << std::setw(12) << v[i].second.first << " -> " << std::setw(11) << v[i].second.second << "  "
-                << labels[v[i].first] << "\n";
-  };
-  auto src = [](const nlohmann::json &row) {
-    std::string f = row.value("file", std::string());
-    return row.contains("line") ? (f.empty() ? "line " : f + ":") + std::to_string(row["line"].get<int>()) : f;
-  };
-  changes(
-      "instructions",
-      [](const nlohmann::json &r) {
-        return r.value("name", std::string()) + "|" + r.value("engine", std::string()) + "|" +
-               (r.value("dma_trigger", false) ? "t" : "");
-      },
-      [&](const nlohmann::json &r) {
-        const std::string s = src(r);
-        return r.value("name", std::string()) + " (" + r.value("opcode", std::string()) +
-               (r.value("dma_trigger", false) ? ", trigger" : "") + ") " + r.value("engine", std::string()) +
-               (s.empty() ? "" : "  " + s);
-      },
-      "instructions whose cost changed most");
-  changes("source_lines", src, src, "source lines whose cost changed most");
-  if (fail_pct && change > *fail_pct) {
-    std::cout << "B is slower than A by " << change << "% (more than " << *fail_pct << "%)\n";
-    return 1;
-  }
-  return 0;
-}
 
 int cmd_isa(const std::vector<std::string> &a) {
-  bool json = false;
+  bool json = false, keys = false;
   for (const auto &o : a) {
     if (o == "--json") json = true;
+    else if (o == "--keys") keys = true;
     else if (o == "--help" || o == "-h") {
-      std::cout << "usage: neuronsim isa [--json]\n";
+      std::cout << "usage: neuronsim isa [--json | --keys]\n"
+                   "  --json  every table as one JSON document\n"
+                   "  --keys  the BIR JSON keys of each instruction type, required and optional, as a Markdown\n"
+                   "          table (isa/tables/inst_keys.def; docs/bir-format.md)\n";
       return 0;
     } else throw UsageError("unknown option '" + o + "'");
   }
+  if (json && keys) throw UsageError("isa takes --json or --keys, not both");
   const auto executes = [](isa::InstructionType t) { return engines::executes(t); };
+  if (keys) {
+    // The rows of the --json document's instruction_types, so that both read the one table.
+    auto words = [](const nlohmann::json &list) {
+      std::string s;
+      for (const auto &k : list) s += (s.empty() ? "" : " ") + k.get<std::string>();
+      return s.empty() ? std::string("-") : s;
+    };
+    std::cout << "| type | required keys | optional keys |\n|---|---|---|\n";
+    const nlohmann::json tables = isa::isa_tables_json(executes);
+    for (const auto &t : tables["instruction_types"])
+      std::cout << "| " << t["name"].get<std::string>() << " | " << words(t["required_keys"]) << " | "
+                << words(t["optional_keys"]) << " |\n";
+    return 0;
+  }
   if (json) std::cout << isa::isa_tables_json(executes).dump(1) << "\n";
   else std::cout << isa::isa_tables_text(executes);
   return 0;
 }
 
 // ------------------------------------------------------------------------------------------- bundle streams
-const char *kEncodeHelp = R"(usage: neuronsim encode KERNEL --gen v2|v3|v4 -o DIR [--arch trn1|trn2|trn3]
+const char *kEncodeHelp = R"(usage: neuronsim encode KERNEL --gen v2|v3|v4 -o DIR [--arch NAME|FILE.json]
 
 Lowers the BIR kernel (loops unrolled, tensors placed, the scheduler's dependencies written as semaphores) and
 writes one <engine>.bin stream of 64-byte bundles per engine plus DIR/manifest.json (docs/bundle-layout.md).
@@ -526,7 +407,7 @@ streams: header words, opcodes, bytes that decode to no op, ALU bytes that decod
   --input NAME=FILE.npy   data for input tensor NAME (repeatable); --inputs DIR: DIR/<tensor>.npy
                           (default: the workload's inputs/); missing inputs are generated from the tensor name
   --rtol R --atol A       tolerance for the comparisons (default 0, 0: both sides run the same semantics)
-  --arch trn1|trn2|trn3   default: the streams' generation's
+  --arch NAME|FILE.json   default: the streams' generation's
 exit codes: 0 they agree, 1 divergence or lint error, 2 usage, 3 invalid input
 )";
 
@@ -701,6 +582,7 @@ int sc_main(int argc, char **argv) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "run") return cmd_run(rest);
     if (args[0] == "isa") return cmd_isa(rest);
+    if (args[0] == "arch") return cmd_arch(rest);
     if (args[0] == "compare") return cmd_compare(rest);
     if (args[0] == "encode") return cmd_encode(rest);
     if (args[0] == "disasm") return cmd_disasm(rest);

@@ -53,7 +53,17 @@ std::vector<int32_t> random_ints(std::mt19937 &rng, size_t n) {
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ kernels
-TEST(AluKernels, Fp32MatchOracleForEveryOp) {
+// Both kernel sets: the wide (AVX2) kernels where the CPU has them, and the portable ones.
+class AluKernelSet : public ::testing::TestWithParam<bool> {
+protected:
+  void SetUp() override { was_ = alu_set_wide_kernels(GetParam()); }
+  void TearDown() override { alu_set_wide_kernels(was_); }
+  bool was_ = false;
+};
+INSTANTIATE_TEST_SUITE_P(AluKernels, AluKernelSet, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool> &i) { return i.param ? "Wide" : "Portable"; });
+
+TEST_P(AluKernelSet, Fp32MatchOracleForEveryOp) {
   std::mt19937 rng(20240601);
   const size_t n = 1031;  // odd length: exercises the packet tail
   auto a = random_floats(rng, n), x = random_floats(rng, n);
@@ -78,6 +88,129 @@ TEST(AluKernels, Fp32MatchOracleForEveryOp) {
     for (size_t i = 0; i < n; ++i) ref = alu_apply(op, ref, x[i]);
     ASSERT_TRUE(same(alu_fold(op, a[0], x.data(), int64_t(n)), ref));
   }
+}
+
+namespace {
+// Special values (NaNs of both signs with different payloads, signalling NaNs, infinities, denormals, signed
+// zeros, the largest and smallest normals), every pair of them, then random bit patterns.
+const uint32_t kSpecialBits[] = {
+    0x00000000u, 0x80000000u,                            // +0, -0
+    0x3f800000u, 0xbf800000u, 0x40400000u, 0xc0e00000u,  // 1, -1, 3, -7
+    0x00000001u, 0x80000001u, 0x007fffffu, 0x80400000u,  // denormals: smallest, largest, -2^-127
+    0x00800000u, 0x7f7fffffu, 0xff7fffffu,               // smallest normal, +-largest finite
+    0x7f800000u, 0xff800000u,                            // +-inf
+    0x7fc00000u, 0xffc00000u, 0x7fc12345u, 0xffe54321u,  // quiet NaNs, both signs, two payloads
+    0x7f800001u, 0xffa00000u,                            // signalling NaNs
+    0x41f80000u, 0x4b000001u, 0x3effffffu};              // 31, 2^23 + 1, just below 0.5
+struct SpecialPairs {
+  std::vector<float> a, x;
+  SpecialPairs() {
+    for (uint32_t u : kSpecialBits)
+      for (uint32_t v : kSpecialBits) {
+        a.push_back(F(u));
+        x.push_back(F(v));
+      }
+    std::mt19937 rng(4242);
+    for (int k = 0; k < 1000; ++k) {
+      a.push_back(F(rng()));
+      x.push_back(F(rng()));
+    }
+  }
+};
+
+// Every form of every fp32 kernel on the special pairs: vv, vv with out = acc and out = x (the tile path runs
+// in place), vs and sv with each special scalar. Calls check(form, got, acc, x) per result vector.
+template <class Check> void run_every_form(AluOp op, const SpecialPairs &sp, Check &&check) {
+  const auto &a = sp.a, &x = sp.x;
+  const size_t n = a.size();
+  std::vector<float> out(n), alias, bcast(n);
+  alu_vv(op, a.data(), x.data(), out.data(), int64_t(n));
+  check("vv", out, a, x);
+  alias = a;
+  alu_vv(op, alias.data(), x.data(), alias.data(), int64_t(n));
+  check("vv, out = acc", alias, a, x);
+  alias = x;
+  alu_vv(op, a.data(), alias.data(), alias.data(), int64_t(n));
+  check("vv, out = x", alias, a, x);
+  for (uint32_t u : kSpecialBits) {
+    std::fill(bcast.begin(), bcast.end(), F(u));
+    alu_vs(op, a.data(), F(u), out.data(), int64_t(n));
+    check("vs", out, a, bcast);
+    alu_sv(op, F(u), x.data(), out.data(), int64_t(n));
+    check("sv", out, bcast, x);
+  }
+}
+
+std::string hex(float f) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", U(f));
+  return b;
+}
+
+// Whether two results of `acc op x` agree bit for bit. The one freedom: when both operands are NaN, IEEE 754
+// (6.2.3) and C++ leave which payload the (quiet) result carries to the compiler's operand order, and compilers
+// do pick differently -- the oracle and the portable kernels differ in vs/sv of add and mult, and the -O1
+// sanitizer build's AVX2 loop picks the other operand from the release build's in vv of add. Both results must
+// then be one of the two quieted input NaNs. Bit-vector ops have no such freedom.
+bool agree(const isa::AluOpInfo &info, float got, float want, float a, float x) {
+  if (U(got) == U(want)) return true;
+  if (info.bitvec || !std::isnan(a) || !std::isnan(x)) return false;
+  const uint32_t qa = U(a) | 0x00400000u, qx = U(x) | 0x00400000u;
+  return (U(got) == qa || U(got) == qx) && (U(want) == qa || U(want) == qx);
+}
+}  // namespace
+
+// Bit for bit against the scalar oracle (up to agree's NaN-pair payload): every op, both kernel sets, special
+// pairs. A kernel that rounded differently, flushed denormals, lost a sign or made up a NaN fails here.
+TEST_P(AluKernelSet, Fp32BitsMatchOracleForEveryOpOnSpecialValues) {
+  const SpecialPairs sp;
+  for (const auto &info : isa::alu_ops()) {
+    const AluOp op = info.op;
+    SCOPED_TRACE(info.name);
+    run_every_form(op, sp, [&](const char *form, const std::vector<float> &got, const std::vector<float> &a,
+                               const std::vector<float> &x) {
+      for (size_t i = 0; i < got.size(); ++i) {
+        const float want = alu_apply(op, a[i], x[i]);
+        if (!agree(info, got[i], want, a[i], x[i])) {
+          ADD_FAILURE() << form << " i=" << i << " acc=" << hex(a[i]) << " x=" << hex(x[i]) << ": got "
+                        << hex(got[i]) << ", oracle " << hex(want);
+          return;
+        }
+      }
+    });
+  }
+}
+
+// alu_vv's AVX2 build against the portable kernels (the ones every run used before it): the same bits for every
+// op and form (up to agree's NaN-pair payload; vs/sv, which have no AVX2 build, are compared too).
+TEST(AluKernels, Avx2BuildGivesThePortableKernelsBits) {
+  const bool was = alu_set_wide_kernels(true);
+  const bool on = alu_set_wide_kernels(true);
+  if (!on) {
+    alu_set_wide_kernels(was);
+    GTEST_SKIP() << "this CPU has no AVX2";
+  }
+  const SpecialPairs sp;
+  for (const auto &info : isa::alu_ops()) {
+    const AluOp op = info.op;
+    SCOPED_TRACE(info.name);
+    std::vector<std::vector<float>> wide;
+    alu_set_wide_kernels(true);
+    run_every_form(op, sp, [&](const char *, const std::vector<float> &got, auto &, auto &) { wide.push_back(got); });
+    alu_set_wide_kernels(false);
+    size_t k = 0;
+    run_every_form(op, sp, [&](const char *form, const std::vector<float> &got, const std::vector<float> &a,
+                               const std::vector<float> &x) {
+      const std::vector<float> &w = wide.at(k++);
+      for (size_t i = 0; i < got.size(); ++i)
+        if (!agree(info, w[i], got[i], a[i], x[i])) {
+          ADD_FAILURE() << form << " i=" << i << " acc=" << hex(a[i]) << " x=" << hex(x[i]) << ": AVX2 "
+                        << hex(w[i]) << ", portable " << hex(got[i]);
+          return;
+        }
+    });
+  }
+  alu_set_wide_kernels(was);
 }
 
 TEST(AluKernels, Int32MatchOracleForEveryOp) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -110,4 +111,37 @@ TEST(Arch, DmaOverheadsAreTheOnesDerivedFromTheDocumentedStatements) {
                 0.01)
         << arch;
   }
+}
+
+TEST(Arch, EveryValueIsInItsRangeAndTheBoundsAreAccepted) {
+  // The range column of arch_params.def: (key, a value just outside, the bound just inside).
+  using nlohmann::json;
+  const std::vector<std::tuple<const char *, json, json>> rows = {
+      {"pe_ghz", 0.0, 0.01},           {"dve_ghz", 100.5, 100.0},        {"partitions", 0, 1},
+      {"partitions", 129, 128},        {"psum_banks", 9, 8},             {"psum_banks", 0, 1},
+      {"dma_engines", 33, 32},         {"dma_queues", 17, 16},           {"dma_ring_depth", 0, 1},
+      {"min_ii_cycles", -1, 0},        {"pe_fp32_passes", 0, 1},         {"dve_exponential_speedup", 0, 1},
+      {"dma_fixed_ns", -0.5, 0.0},     {"hbm_bytes_per_ns", 0.0, 0.001}, {"dma_engine_bytes_per_ns", -27.2, 1e6},
+      {"dma_transpose_dram_efficiency", 0.0, 1.0}, {"dma_transpose_sbuf_efficiency", 1.01, 0.01}};
+  for (const auto &[key, outside, inside] : rows) {
+    auto j = valid();
+    j[key]["value"] = outside;
+    EXPECT_EQ(refused_field(j), key) << outside;
+    j[key]["value"] = inside;
+    if (std::string(key) == "psum_banks") j["psum_bytes_per_partition"]["value"] = 16384;  // divisible by 1..8
+    EXPECT_EQ(refused_field(j), "(accepted)") << key << " " << inside;
+  }
+  auto j = valid();  // 3 banks of 16384 bytes: not a whole number of bytes each
+  j["psum_bytes_per_partition"]["value"] = 16384;
+  j["psum_banks"]["value"] = 3;
+  EXPECT_EQ(refused_field(j), "psum_banks");
+}
+
+TEST(Arch, AFileIsAPathEndingInJsonOrHoldingASlash) {
+  EXPECT_FALSE(engines::names_arch_file("trn2"));
+  EXPECT_TRUE(engines::names_arch_file("my.json"));
+  EXPECT_TRUE(engines::names_arch_file("./trn2"));
+  EXPECT_TRUE(engines::names_arch_file("/tmp/a/b"));
+  EXPECT_EQ(engines::load_arch("trn2").pe_ghz, engines::builtin_arch("trn2").pe_ghz);
+  EXPECT_THROW(engines::load_arch("no/such/arch.json"), InputError);
 }

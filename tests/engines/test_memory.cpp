@@ -216,6 +216,89 @@ TEST(MemoryPoison, UninitialisedReadsAreNaNAndCounted) {
   EXPECT_EQ(h.mem->uninit_reads(), 8 + 6);
 }
 
+// Repeated and overlapping writes keep the written shadow exact: the shadow's per-line summary and the
+// remembered written rectangles (Memory::chunk_written) only skip re-marking bytes already marked. t is
+// 8 partitions x 256 fp32 (1 KiB a row, so a 4-row rectangle is 4 KiB, large enough to be remembered); u alike.
+TEST(MemoryPoison, RepeatedAndOverlappingWritesKeepTheShadowExact) {
+  Harness h;
+  auto t = h.b.sbuf("t", {8, 256}), u = h.b.sbuf("u", {8, 256});
+  h.place();
+  auto unwritten = [&](const Access &a) {
+    h.mem->set_track_uninit(true);
+    const int64_t before = h.mem->uninit_reads();
+    read(*h.mem, a);
+    h.mem->set_track_uninit(false);
+    return h.mem->uninit_reads() - before;
+  };
+  const std::vector<float> ones(8 * 256, 1.0f);
+  const Access rows0_3 = acc(t, 0, {{256, 4}, {1, 256}}), rows2_5 = acc(t, 512, {{256, 4}, {1, 256}});
+  h.mem->write_f32(rows0_3, ones.data());  // rows 0-3: remembered as written
+  h.mem->write_f32(rows0_3, ones.data());  // again: inside the remembered rectangle
+  EXPECT_EQ(unwritten(whole(t)), 4 * 256);
+  h.mem->write_f32(rows2_5, ones.data());  // overlaps it, and rows 4-5 are new
+  EXPECT_EQ(unwritten(whole(t)), 2 * 256);
+  // Rows 6-7, elements 0..99: 400 bytes a row, six whole 64-byte lines and 16 bytes of a seventh.
+  h.mem->write_f32(acc(t, 6 * 256, {{256, 2}, {1, 100}}), ones.data());
+  EXPECT_EQ(unwritten(whole(t)), 2 * 156);
+  // Element 100 of row 6 (the rest of that seventh line): one element fewer.
+  h.mem->write_f32(acc(t, 6 * 256 + 100, {{256, 1}, {1, 1}}), ones.data());
+  EXPECT_EQ(unwritten(whole(t)), 2 * 156 - 1);
+  EXPECT_EQ(unwritten(acc(t, 6 * 256, {{256, 2}, {1, 101}})), 1);  // element 100 of row 7
+  // Every other element of rows 6-7 from 101 (a strided write: no rectangle, no whole line).
+  h.mem->write_f32(acc(t, 6 * 256 + 101, {{256, 2}, {2, 77}}), ones.data());
+  EXPECT_EQ(unwritten(whole(t)), 2 * 156 - 1 - 2 * 77);
+  h.mem->write_f32(whole(t), ones.data());
+  EXPECT_EQ(unwritten(whole(t)), 0);
+  // The same partitions, other bytes: columns 0-127 of every row of u (4 KiB, remembered), then 128-255.
+  h.mem->write_f32(acc(u, 0, {{256, 8}, {1, 128}}), ones.data());
+  EXPECT_EQ(unwritten(whole(u)), 8 * 128);
+  h.mem->write_f32(acc(u, 128, {{256, 8}, {1, 128}}), ones.data());
+  EXPECT_EQ(unwritten(whole(u)), 0);
+}
+
+// Memory::chunks (the streaming kernels' view of an access) reaches the bytes read_raw reads, in the same order:
+// rows of one run each come as one Chunk of `count` runs `stride` bytes apart, other patterns run by run. Every
+// SBUF row of a tensor placed at address 0 starts on a 64-byte line.
+TEST_F(MemoryTest, ChunksReachTheBytesReadRawReadsInWalkOrder) {
+  const std::vector<Access> accesses = {
+      whole(sb),                                 // one Chunk: 4 rows of 6
+      acc(sb, 7, {{6, 3}, {1, 4}}),              // one Chunk: 3 rows of 4 from partition 1, element 1
+      acc(sb, 1, {{6, 2}, {2, 3}}),              // free stride 2: single elements
+      acc(sb, 1, {{1, 2}, {2, 3}}),              // NKI partition step
+      acc(sb, 7, {{6, 2}, {3, 2}, {1, 2}}),      // nested free dims: two runs a row
+      acc(sb, 5, {{6, 1}, {-1, 6}}),             // negative step
+      acc(sb, 4, {{0, 1}, {1, 8}}),              // a run wrapping into the next partition
+      acc(sb, 1, {{0, 3}, {1, 2}}),              // partition step 0: the same row three times
+      acc(sb, 18, {{-6, 3}, {1, 6}}),            // partitions 3, 2, 1
+      acc(dr, 0, {{3, 2}, {1, 3}}),              // DRAM rows
+      acc(dr, 0, {{1, 3}, {3, 2}}),              // DRAM transposed
+  };
+  for (size_t k = 0; k < accesses.size(); ++k) {
+    SCOPED_TRACE("access " + std::to_string(k));
+    const Access &a = accesses[k];
+    const size_t bytes = static_cast<size_t>(a.partitions() * a.free_elements() * 4);
+    std::vector<uint8_t> want(bytes), got;
+    h.mem->read_raw(a, want.data());
+    std::vector<Memory::Chunk> cs;
+    ASSERT_TRUE(h.mem->chunks(a, cs));
+    for (const auto &c : cs)
+      for (int64_t r = 0; r < c.count; ++r)
+        got.insert(got.end(), c.data + r * c.stride, c.data + r * c.stride + c.n * 4);
+    EXPECT_EQ(got, want);
+    if (k <= 1) {
+      ASSERT_EQ(cs.size(), 1u);
+      EXPECT_EQ(cs[0].count, a.partitions());
+      EXPECT_EQ(cs[0].n, a.free_elements());
+    }
+  }
+  std::vector<Memory::Chunk> cs;
+  ASSERT_TRUE(h.mem->chunks(whole(sb), cs));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(cs[0].data) % 64, 0u);
+  EXPECT_EQ(cs[0].stride % 64, 0);
+  h.mem->set_track_uninit(true);  // the reads must then be counted: no chunks
+  EXPECT_FALSE(h.mem->chunks(whole(sb), cs));
+}
+
 TEST(MemoryDtype, Bf16AccessConvertsWithRne) {
   Harness h;
   auto t = h.b.sbuf("t", {1, 2}, Dtype::bfloat16);

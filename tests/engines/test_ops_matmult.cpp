@@ -2,6 +2,8 @@
 // Every expected value is worked out by hand in the comment beside it.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "engines/program_builder.hpp"
 
 using namespace neuronsim;
@@ -126,6 +128,46 @@ TEST(OpsMatmult, PsumGroupFirstWriteCopiesThenAdds) {
   h.run();
   EXPECT_EQ(h.get(p1), (V{4, 20}));
   EXPECT_EQ(h.get(p2), (V{2, 10}));
+}
+
+// A group body accumulating into PSUM, through the streamed path (operands straight from PSUM) and the tile
+// path (taken when uninitialised-read tracking is on), in fp32 and bf16 PSUM: the same bits, and the hand values.
+// s = {1, 2} (M = 2 output partitions, K = 1), v[n] = n % 16 for n < 300. Body 1 writes columns 0..149 of o
+// (never written: a copy, o[m][n] = s[m] * v[n]); body 2 writes all 300 columns: columns 0..149 add (2 * s[m] *
+// v[n]), columns 150..299 were never written and copy (s[m] * v[n]). Every value is a small integer, exact in
+// bf16.
+TEST(OpsMatmult, PsumGroupBodyStreamedGivesTheTilePathsBits) {
+  for (Dtype dt : {Dtype::float32, Dtype::bfloat16}) {
+    SCOPED_TRACE(isa::enum_name(dt));
+    std::vector<std::vector<float>> got;
+    for (bool tile : {false, true}) {
+      Harness h;
+      auto s = h.b.sbuf("s", {1, 2}), v = h.b.sbuf("v", {1, 300}), o = h.b.psum("o", {2, 300}, dt);
+      h.b.add(InstructionType::Matmult, {P(s.all()), P(v.tile(0, 1, 0, 150))}, {P(o.tile(0, 2, 0, 150))})
+          .start_tensor_calc(false);
+      h.b.add(InstructionType::Matmult, {P(s.all()), P(v.all())}, {P(o.all())}).start_tensor_calc(false);
+      h.place();
+      h.set(s, {1, 2});
+      V vv(300);
+      for (int n = 0; n < 300; ++n) vv[static_cast<size_t>(n)] = float(n % 16);
+      h.set(v, vv);
+      h.mem->set_track_uninit(tile);
+      h.run();
+      got.push_back(h.get(o));
+      V want(600);
+      for (int m = 0; m < 2; ++m)
+        for (int n = 0; n < 300; ++n)
+          want[static_cast<size_t>(m * 300 + n)] = float((n < 150 ? 2 : 1) * (m + 1) * (n % 16));
+      EXPECT_EQ(got.back(), want) << (tile ? "tile path" : "streamed");
+    }
+    ASSERT_EQ(got[0].size(), got[1].size());
+    for (size_t i = 0; i < got[0].size(); ++i) {
+      uint32_t a, b;
+      std::memcpy(&a, &got[0][i], 4);
+      std::memcpy(&b, &got[1][i], 4);
+      ASSERT_EQ(a, b) << "i=" << i;
+    }
+  }
 }
 
 // Sparse: active stationary rows {2, 3} belong to dense rows {3, 0} of the moving {1, 10, 100, 1000}:

@@ -24,13 +24,13 @@ TEST(OpsNoop, SyncAndHintTypesTouchNoMemory) {
     h.place();
     h.set(i, {1, 2, 3, 4});
     h.set(o, {9, 9, 9, 9});
-    const auto rng1 = h.st.rng1, xorwow = h.st.xorwow;
+    const auto rng1 = h.st.rng1(), xorwow = h.st.xorwow();
     h.run();
     EXPECT_EQ(h.get(i), (V{1, 2, 3, 4})) << isa::inst_type_name(type);
     EXPECT_EQ(h.get(o), (V{9, 9, 9, 9})) << isa::inst_type_name(type);
     EXPECT_TRUE(h.st.regs.empty()) << isa::inst_type_name(type);
-    EXPECT_EQ(h.st.rng1, rng1) << isa::inst_type_name(type);
-    EXPECT_EQ(h.st.xorwow, xorwow) << isa::inst_type_name(type);
+    EXPECT_EQ(h.st.rng1(), rng1) << isa::inst_type_name(type);
+    EXPECT_EQ(h.st.xorwow(), xorwow) << isa::inst_type_name(type);
   }
 }
 

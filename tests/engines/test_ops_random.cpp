@@ -66,9 +66,9 @@ TEST(OpsRandom, Gen1LfsrPhiloxPcg32) {
   h.b.add(InstructionType::RandGetState, {}, {P(st.all())});
   h.place();
   h.exec(0);
-  std::fill(h.st.rng1.begin(), h.st.rng1.begin() + 6, 0u);
+  std::fill(h.st.rng1().begin(), h.st.rng1().begin() + 6, 0u);
   h.exec(1);
-  std::fill(h.st.rng1.begin(), h.st.rng1.begin() + 6, 0u);
+  std::fill(h.st.rng1().begin(), h.st.rng1().begin() + 6, 0u);
   h.exec(2);
   h.exec(3);
   std::vector<uint32_t> v(4);
@@ -108,7 +108,7 @@ TEST(OpsRandom, SetGetStateAndSeed) {
   h.mem->read_raw(whole(z2), reinterpret_cast<uint8_t *>(g.data()));
   EXPECT_EQ(g, (std::vector<uint32_t>{0, 0, 0, 0, 1, 0}));
   std::mt19937_64 ref(42);
-  EXPECT_EQ(h.st.rng(), ref());
+  EXPECT_EQ(h.st.host_rng()(), ref());
 }
 
 // Dropout with probability 1 drops every element; as a keep threshold it keeps every element.

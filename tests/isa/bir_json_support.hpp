@@ -118,19 +118,11 @@ inline bool same_expr(const Expr &a, const Expr &b) {
       return false;
   return true;
 }
-inline bool same_ap(const std::vector<ApDim> &a, const std::vector<ApDim> &b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].step != b[i].step || a[i].num != b[i].num)
-      return false;
-  return true;
-}
 inline void expect_same_arg(const Arg &a, const Arg &b, const std::string &where) {
   EXPECT_EQ(a.kind, b.kind) << where;
   EXPECT_EQ(a.dtype, b.dtype) << where;
   EXPECT_EQ(a.tensor, b.tensor) << where;
-  EXPECT_TRUE(same_ap(a.ap, b.ap)) << where;
+  EXPECT_TRUE(a.ap == b.ap) << where;
   EXPECT_TRUE(same_expr(a.start, b.start)) << where;
   EXPECT_TRUE(same_double(a.imm, b.imm)) << where;
   EXPECT_TRUE(same_doubles(a.imm_array, b.imm_array)) << where;
@@ -139,9 +131,6 @@ inline void expect_same_arg(const Arg &a, const Arg &b, const std::string &where
 }
 template <typename T> bool same_field(const T &a, const T &b) {
   return a == b;
-}
-inline bool same_field(const std::vector<ApDim> &a, const std::vector<ApDim> &b) {
-  return same_ap(a, b);
 }
 inline bool same_field(const double &a, const double &b) {
   return same_double(a, b);

@@ -158,10 +158,12 @@ TEST(InstKeysReader, UnknownKeysWarnOncePerNameWithTheClosestKey) {
   insts(m)[1]["frobnicate"] = 1;
   const Program p = parse_bir(m, "k.json");
   ASSERT_EQ(p.warnings.size(), 2u);
+  // Each ends with the instruction's source line (the sample's debug information: kernel1.py lines 9 and 10).
   EXPECT_EQ(p.warnings[0],
             "k.json: instruction 0 'I-2' field 'can_read_uninitt': unknown key for Load, ignored (did you mean "
-            "'can_read_uninit'?)");
-  EXPECT_EQ(p.warnings[1], "k.json: instruction 1 'I-4' field 'frobnicate': unknown key for TensorScalarPtr, ignored");
+            "'can_read_uninit'?) (/home/ec2-user/bug/kernel1.py:9)");
+  EXPECT_EQ(p.warnings[1], "k.json: instruction 1 'I-4' field 'frobnicate': unknown key for TensorScalarPtr, ignored "
+                           "(/home/ec2-user/bug/kernel1.py:10)");
 }
 
 TEST(InstKeysReader, AKeyOfAnotherTypeIsUnknownHere) {

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import neuronsim
-from conftest import ROOT, WORKLOADS, cli
+from conftest import ROOT, SANITIZED, WORKLOADS, cli
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +36,9 @@ def same_stats(py, cli):
     return {k: v for k, v in py.items() if k != "command_line"} == {k: v for k, v in cli.items() if k != "command_line"}
 
 
-@pytest.mark.parametrize("arch", ["trn1", "trn2", "trn3"])
+# Under ASan one architecture: the module's path is the same for the three, and each comparison starts an
+# instrumented CLI.
+@pytest.mark.parametrize("arch", ["trn1"] if SANITIZED else ["trn1", "trn2", "trn3"])
 @pytest.mark.parametrize("workload", WORKLOADS)
 def test_workload(workload, arch, tmp):
     kernel = f"workloads/{workload}"

@@ -68,7 +68,7 @@ def test_what_a_sweep_refuses(tmp, monkeypatch):
         (lambda: sweeps.kernels_of(["workloads/kernel1", "workloads/kernel1"]), neuronsim.UsageError, 2,
          "sweep: kernel workloads/kernel1 is named twice"),
         (lambda: sweeps.archs_of("trn1,trn4"), neuronsim.UsageError, 2,
-         "sweep: arch 'trn4' is not one of trn1, trn2, trn3"),
+         "sweep: arch 'trn4' is not one of trn1, trn2, trn3 (or an architecture FILE.json)"),
         (lambda: sweeps.rank([], "bottleneck"), neuronsim.UsageError, 2, "sweep: cannot rank by 'bottleneck': one "
          "of " + ", ".join(sweeps.NUMERIC_COLUMNS) + " (- before it: descending)"),
         (lambda: neuronsim.sweep("workloads/kernel1", resume=True), neuronsim.UsageError, 2,
@@ -151,7 +151,8 @@ def test_command_line_refusals_are_one_line(tmp):
     (tmp / "r.csv").write_text("")
     cases = [
         ((), 2, "sweep: the following arguments are required: KERNEL_OR_DIR (try neuronsim sweep --help)"),
-        (("workloads/kernel1", "--arch", "trn9"), 2, "sweep: arch 'trn9' is not one of trn1, trn2, trn3"),
+        (("workloads/kernel1", "--arch", "trn9"), 2, "sweep: arch 'trn9' is not one of trn1, trn2, trn3 (or an "
+         "architecture FILE.json)"),
         (("workloads/kernel1", "--rank-by", "kernel"), 2, "sweep: cannot rank by 'kernel': one of "
          + ", ".join(sweeps.NUMERIC_COLUMNS) + " (- before it: descending)"),
         (("workloads/kernel1", "--resume"), 2, "sweep: resume needs the results files (out / -o)"),

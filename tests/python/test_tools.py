@@ -4,7 +4,7 @@ import json
 import pytest
 
 import neuronsim
-from conftest import ROOT, cli
+from conftest import ROOT, SANITIZED, cli
 
 K1 = "workloads/kernel1"
 
@@ -87,3 +87,37 @@ def test_validate_names_the_first_divergence(tmp):
 def test_validate_refuses_path_names_in_a_dict():
     with pytest.raises(neuronsim.InvalidInput, match="a bundle file name must be a plain file name"):
         neuronsim.validate(K1, {"../x.bin": b""})
+
+
+def test_arch_files(tmp):
+    """arch= takes an architecture file (str or os.PathLike) wherever it takes a name; arch_params reads one."""
+    text = cli("arch", "--show", "trn2").stdout
+    (tmp / "same.json").write_text(text)
+    fast = json.loads(text)
+    fast["dve_ghz"]["value"] = 1.92  # twice trn2's DVE clock
+    (tmp / "fast.json").write_text(json.dumps(fast))
+    trn2 = neuronsim.run(K1, arch="trn2", timing_only=True)
+    assert neuronsim.run(K1, arch=tmp / "same.json", timing_only=True).total_ns == trn2.total_ns
+    # kernel1's DVE instruction holds the critical path for 64 + 60 + 100 cycles (tests/cli/test_arch_cli.cpp).
+    faster = neuronsim.run(K1, arch=str(tmp / "fast.json"), timing_only=True)
+    assert trn2.total_ns - faster.total_ns == pytest.approx(224 / 0.96 - 224 / 1.92, abs=0.002)
+    assert neuronsim.arch_params("trn2")["dve_ghz"] == 0.96
+    assert neuronsim.arch_params(tmp / "fast.json")["dve_ghz"] == 1.92
+    assert neuronsim.arch_params("trn1")["core_gen"] == 2
+    assert neuronsim.validate(K1, neuronsim.encode(K1, "v3", arch=tmp / "fast.json"), arch=tmp / "fast.json")
+    if SANITIZED:
+        # The refusals below are throws after the process has simulated: what the ASan build misreports
+        # (.ci/run); they are checked in the normal build (and the CLI's in tests/cli/bad_inputs/ under ASan).
+        return
+    fast["pe_ghz"]["value"] = -1
+    (tmp / "bad.json").write_text(json.dumps(fast))
+    with pytest.raises(neuronsim.InvalidInput) as e:
+        neuronsim.run(K1, arch=tmp / "bad.json")
+    assert str(e.value) == f"{tmp}/bad.json: field 'pe_ghz': the value must be in [0.01, 100], got -1 (arch_params.def)"
+    with pytest.raises(TypeError, match="arch must be a name"):
+        neuronsim.run(K1, arch=2)
+    # A sweep checks the file at once and hands its workers the absolute path.
+    from neuronsim import sweeps
+    assert sweeps.archs_of(f"trn1,{tmp}/fast.json") == ["trn1", f"{tmp}/fast.json"]
+    with pytest.raises(neuronsim.InvalidInput, match="field 'pe_ghz'"):
+        sweeps.archs_of([str(tmp / "bad.json")])

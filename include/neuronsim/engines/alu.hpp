@@ -1,6 +1,7 @@
 // AluOpType semantics. Operand order is `acc op x`: the first input (accumulator / LHS) is `acc`
-// (spec 000 "Commutativity": redFn(acc, x)). Two implementations: the scalar oracle and vectorized Eigen
-// kernels; tests hold the kernels to the oracle for every op and dtype.
+// (spec 000 "Commutativity": redFn(acc, x)). Two implementations: the scalar oracle and vectorized kernels
+// (Eigen, and an AVX2 build of alu_vv where the CPU has it); tests hold the kernels to the oracle for every op
+// and dtype.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,11 @@ void alu_sv(AluOp op, float acc, const float *x, float *out, int64_t n);
 void alu_vv_i32(AluOp op, const int32_t *acc, const int32_t *x, int32_t *out, int64_t n);
 void alu_vs_i32(AluOp op, const int32_t *acc, int32_t x, int32_t *out, int64_t n);
 void alu_sv_i32(AluOp op, int32_t acc, const int32_t *x, int32_t *out, int64_t n);
+
+// Kernel choice: on x86-64 CPUs with AVX2, alu_vv runs an AVX2 build of the same loop (the same values, bit for
+// bit, up to which input's payload a NaN op NaN result carries). On by default where the CPU has AVX2; tests switch it off to hold the portable kernels to the
+// oracle as well. Returns the previous setting; `true` on a CPU without AVX2 leaves the portable kernels.
+bool alu_set_wide_kernels(bool on);
 
 // Fold n elements into acc with op (acc = acc op x[i], in order); used by reductions.
 float alu_fold(AluOp op, float acc, const float *x, int64_t n);

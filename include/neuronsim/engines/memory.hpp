@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -115,16 +116,30 @@ public:
   void read_raw(const Access &a, uint8_t *out) const;
   void write_raw(const Access &a, const uint8_t *in);
 
-  // A contiguous piece of an access, in walk order: `n` elements at `data`, their written-shadow bytes at
-  // `shadow` (nullptr for DRAM). For kernels that stream their operands instead of copying them into dense tiles.
+  // Contiguous pieces of an access, in walk order: `count` runs of `n` elements, run i at data + i * stride
+  // bytes, its written-shadow bytes at shadow + i * stride (shadow nullptr for DRAM). An access of P partition
+  // rows of one run each is one Chunk. For kernels that stream their operands instead of copying them into
+  // dense tiles.
   struct Chunk {
     uint8_t *data;
     uint8_t *shadow;
     int64_t n;
+    int64_t count;
+    int64_t stride;
   };
   // The chunks of an access, bounds-checked like read_f32. False (and nothing checked) when the caller must go
-  // through read_f32/read_i32 instead: uninitialised-read tracking is on. A writer sets the shadow bytes itself.
+  // through read_f32/read_i32 instead: uninitialised-read tracking is on. A writer marks what it wrote with
+  // mark_written.
   bool chunks(const Access &a, std::vector<Chunk> &out);
+  // Records `bytes` bytes from `shadow` (a Chunk's shadow pointer, advanced by the element offset times the
+  // element size) as written. No-op for nullptr (DRAM).
+  void mark_written(uint8_t *shadow, int64_t bytes);
+  // A rectangle of SBUF or PSUM (consecutive partitions, the same bytes of each) written whole is remembered,
+  // a few at a time: writing inside it again (every iteration of a loop writes the same tile) may skip
+  // mark_written. For one Chunk of `esz`-byte elements: whether all its bytes are known written, and, once a
+  // writer has marked them all, note_written to remember it. Small chunks and other shapes are not remembered.
+  bool chunk_written(const Chunk &c, int64_t esz) const;
+  void note_written(const Chunk &c, int64_t esz);
 
   Footprint footprint(const Access &a) const;
   // Validates an access against its tensor without touching memory (throws like read_f32).
@@ -175,10 +190,39 @@ private:
   void materialize(size_t tensor) const {
     if (dram_[tensor].size() != dram_bytes_[tensor]) dram_[tensor].assign(dram_bytes_[tensor], 0xFF);
   }
-  std::vector<uint8_t> sbuf_, psum_;
-  std::vector<uint8_t> sbuf_written_, psum_written_;
+  // SBUF and PSUM (and their shadows) start on a cache line, and so does every row (the row stride is a multiple
+  // of 64): the kernels' loads of an aligned tensor row do not straddle lines. A buffer of 2 MiB or more is
+  // whole 2 MiB pages, and Linux is asked to back it with transparent huge pages (memory.cpp, alloc_buffer).
+  static void *alloc_buffer(size_t bytes);
+  static void free_buffer(void *p, size_t bytes);
+  template <class T> struct BufferAlloc {
+    using value_type = T;
+    BufferAlloc() = default;
+    template <class U> BufferAlloc(const BufferAlloc<U> &) {}
+    T *allocate(size_t n) { return static_cast<T *>(alloc_buffer(n * sizeof(T))); }
+    void deallocate(T *p, size_t n) { free_buffer(p, n * sizeof(T)); }
+    bool operator==(const BufferAlloc &) const { return true; }
+    bool operator!=(const BufferAlloc &) const { return false; }
+  };
+  using Bytes = std::vector<uint8_t, BufferAlloc<uint8_t>>;
+  Bytes sbuf_, psum_;
+  Bytes sbuf_written_, psum_written_;
+  // One byte per 64-byte line of each shadow: 1 when every byte of the line is already marked written. A byte is
+  // never unmarked, so a line once full stays full: writing a region again (every instruction of a loop writes
+  // the same tile) checks these instead of storing its shadow again, a 64th of the traffic.
+  std::vector<uint8_t> sbuf_lines_, psum_lines_;
+  // Rectangles known to be fully marked written (internal coordinates: row, byte within the row), replaced in
+  // turn; a marked byte is never unmarked, so an entry never goes stale.
+  struct Rect {
+    bool psum;
+    int64_t p0, p1, b0, b1;
+  };
+  bool rect_of(const Chunk &c, int64_t esz, Rect &r) const;
+  std::vector<Rect> written_rects_;
+  size_t next_rect_ = 0;
   std::vector<Placement> place_;
-  // Bytes backed per SBUF/PSUM partition row (the placement high-water mark); the internal row stride.
+  // Bytes backed per SBUF/PSUM partition row (the placement high-water mark, rounded up to a line); the internal
+  // row stride.
   int64_t sbuf_row_ = 0, psum_row_ = 0;
   bool track_uninit_ = false;
   mutable int64_t uninit_reads_ = 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "neuronsim/error.hpp"
 #include "neuronsim/isa/tables.hpp"
 
 namespace neuronsim::isa {
@@ -42,6 +43,8 @@ struct ApDim {
   int64_t step = 0;
   int64_t num = 0;
 };
+inline bool operator==(const ApDim &a, const ApDim &b) { return a.step == b.step && a.num == b.num; }
+inline bool operator!=(const ApDim &a, const ApDim &b) { return !(a == b); }
 
 enum class ArgKind { AccessPattern, Immediate, ImmArray, Register };
 
@@ -224,5 +227,12 @@ struct Program {
 };
 
 const char *field_key(Field f);
+
+// Where an instruction comes from in the user's source, from its BIR debug information: "kernel.py:42", "line
+// 42" (no file name), "kernel.py" (no line), or "" when it carries none.
+std::string source_location(const Inst &inst);
+// The source location of the instruction an error context names in `p` (same file, index in range, and the
+// same name when the context gives one), or "".
+std::string source_location(const Program &p, const ErrorContext &ctx);
 
 } // namespace neuronsim::isa

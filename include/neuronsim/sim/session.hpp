@@ -138,7 +138,9 @@ ValidateReport validate_kernel(const Kernel &k, const std::string &bundle_dir, V
 // the summary line; every line ends with a newline.
 std::string report_text(const ValidateReport &r);
 
-// The architectures and generations by name. UsageError "<option> takes trn1, trn2 or trn3, got 'x'".
+// The architectures and generations by name. An architecture is a built-in name (UsageError "<option> takes
+// trn1, trn2, trn3 or an architecture FILE.json, got 'x'") or a file (engines::names_arch_file), read and checked
+// here (InputError naming the file and the key).
 std::string parse_arch(const std::string &value, const std::string &option);
 isa::CoreGen parse_gen(const std::string &value, const std::string &option);
 

@@ -229,6 +229,8 @@ public:
   RunResult run();
 
 private:
+  void build();          // the constructor's work, whose errors it completes with their source lines
+  RunResult run_timed(); // run()'s work, likewise
   const isa::Program &program_;
   RunOptions options_;
   engines::ArchParams arch_;

@@ -1,0 +1,60 @@
+// `neuronsim arch`: the built-in architectures (sim/arch/*.json, compiled in). --list gives one line per name
+// (generation and engine clocks); --show prints one's JSON, which `--arch FILE.json` reads back unchanged -- the
+// starting point of a hypothetical part (README "Architectures").
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "neuronsim/engines/arch.hpp"
+#include "neuronsim/error.hpp"
+#include "neuronsim/isa/file_input.hpp"
+
+namespace neuronsim::cli {
+
+namespace {
+
+const char *kArchHelp = R"(usage: neuronsim arch --list | --show NAME|FILE.json
+
+  --list                 the built-in architectures, one a line: name, NeuronCore generation, engine clocks
+  --show NAME            the built-in architecture's JSON, every parameter with its source (sim/arch/NAME.json)
+  --show FILE.json       an architecture file, checked as --arch checks it, printed as read
+
+An architecture of your own: `neuronsim arch --show trn2 > my.json`, edit the values (and their sources), then
+`neuronsim run KERNEL --arch my.json` (also compare, validate, encode, sweep, and arch= in Python). A name with a
+'/' or ending in .json is a file; every key of arch_params.def must be given, with a value in its range.
+)";
+
+std::string list_line(const std::string &name) {
+  const engines::ArchParams a = engines::builtin_arch(name);
+  std::ostringstream s;
+  s << name << "  NeuronCore-v" << static_cast<int>(a.gen) << "  PE " << a.pe_ghz << " GHz, ACT " << a.act_ghz
+    << " GHz, POOL " << a.pool_ghz << " GHz, DVE " << a.dve_ghz << " GHz, SP " << a.sp_ghz << " GHz";
+  return s.str();
+}
+
+} // namespace
+
+int cmd_arch(const std::vector<std::string> &a) {
+  if (a.size() == 1 && (a[0] == "--help" || a[0] == "-h")) {
+    std::cout << kArchHelp;
+    return 0;
+  }
+  if (a.size() == 1 && a[0] == "--list") {
+    for (const auto &name : engines::arch_names()) std::cout << list_line(name) << "\n";
+    return 0;
+  }
+  if (a.size() == 2 && a[0] == "--show") {
+    if (!engines::names_arch_file(a[1])) {
+      std::cout << engines::builtin_arch_json(a[1]);
+      return 0;
+    }
+    engines::load_arch(a[1]);  // refuses a file --arch would refuse, naming the key
+    std::cout << isa::read_regular_file(a[1], uint64_t(1) << 20, "architecture file");
+    return 0;
+  }
+  throw UsageError("arch takes --list or --show NAME|FILE.json (neuronsim arch --help)");
+}
+
+} // namespace neuronsim::cli
