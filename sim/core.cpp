@@ -12,91 +12,18 @@
 //
 // SystemC modules can only be elaborated once per process, so the core is built on first use and reused: each
 // run loads new queues, kicks the threads and calls sc_start() until the model starves.
+//
+// The run's state is a Job (sim/core_job.hpp); sim/core_run.cpp sets it up and assembles the result.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include <cstdlib>
 #include <algorithm>
-#include <deque>
-#include <exception>
-#include <malloc.h>
+#include <cstdlib>
 #include <systemc>
 
 #include "neuronsim/engines/cost.hpp"
-#include "neuronsim/engines/dma.hpp"
-#include "neuronsim/sim/simulator.hpp"
+#include "sim/core_job.hpp"
 
-namespace neuronsim::sim {
+namespace neuronsim::sim::core_detail {
 
-namespace {
-
-using sc_core::sc_time;
-using sc_core::SC_PS;
-
-// Shared resources (docs/timing-model.md 3).
-constexpr int kPsumBanks = 8;                           // reference neuron-arch.md 1.4: 8 banks per partition
-constexpr int kPsumBankWriter = 0;                      // 8: PSUM bank b's writers serialize [walrus/perfsim]
-constexpr int kDvePoolSbufPort = kPsumBankWriter + kPsumBanks;  // v2: DVE and POOL cannot access SBUF in parallel
-constexpr int kActDvePsumPort = kDvePoolSbufPort + 1;   // v2: ACT and DVE cannot access PSUM in parallel
-constexpr int kPsumWriterFence = kActDvePsumPort + 1;   // v2: ACT starts after the DVE/POOL PSUM writers
-constexpr int kPoolBus = kPsumWriterFence + 1;          // v3+: the DVE perf-mode bus shared with POOL
-constexpr int kPsumBankActDve = kPoolBus + 1;           // 8: v3+ ACT/DVE accesses collide on one PSUM bank
-constexpr int kNumResources = kPsumBankActDve + kPsumBanks;
-
-constexpr int kPeQueue = 0, kActQueue = 1, kPoolQueue = 2, kDveQueue = 3;
-
-int64_t to_ps(double ns) { return static_cast<int64_t>(ns * 1000.0 + 0.5); }
-
-// The wait reason a shared resource stands for (WaitReason).
-WaitReason resource_reason(int id) {
-  if ((id >= kPsumBankWriter && id < kPsumBankWriter + kPsumBanks) || id == kPsumWriterFence ||
-      (id >= kPsumBankActDve && id < kPsumBankActDve + kPsumBanks))
-    return WaitReason::PsumBank;
-  return WaitReason::SharedPort;
-}
-
-struct PendingUpdates {
-  int64_t at_ps;
-  const isa::Inst *inst;
-};
-
-// GroupResetSemaphores writes 0 to every semaphore of its group (reference neuronx-cc/bir/
-// sim-control-sync-customop.md 5.1: birsim ignores `mode`); SwitchQueueInstance clears the queue instance's
-// semaphore group first (5.2; this reader takes the group from the instruction's `sema_group`).
-bool resets_semaphores(const isa::Inst &inst) {
-  return (inst.type == isa::InstructionType::GroupResetSemaphores ||
-          inst.type == isa::InstructionType::SwitchQueueInstance) &&
-         !inst.f.sema_group.empty();
-}
-
-// A shared resource an instruction uses: it starts when the resource is free; if it holds it, the resource is
-// busy until the instruction's occupancy ends (a wait-only use, as ACT's on the v2 PSUM-writer fence, does not).
-struct ResourceUse {
-  int id;
-  bool hold;
-};
-
-// A request for shared resources made at one delta cycle.
-struct Claim {
-  int64_t seq;
-  const std::vector<ResourceUse> *resources;
-  int64_t occupancy_ps;
-  uint64_t delta;
-  bool granted = false;
-  int64_t start = 0, end = 0;
-  int limiting = -1;  // the resource that was free last (the wait's reason), -1 if none held it back
-};
-
-// A DMA transfer between entering its ring and its completion being published.
-struct DmaInFlight {
-  int64_t issue = 0;    // entered the ring (ps)
-  int64_t done = -1;    // completion (last descriptor's end), -1 until final
-  int64_t first = 0;    // first descriptor's start
-  int64_t busy = 0;     // DMA-engine time of its descriptors
-  int64_t gate = -1;
-  int64_t bytes = 0, descriptors = 0;
-  int64_t wait_dep = 0, wait_ring = 0, wait_sem = 0;  // ps, the wait reasons before it entered the ring
-};
-
-namespace {
 // The Error `e` with the source line of the instruction it names when the program's debug information gives one
 // (the message then ends "(kernel.py:42)"; issue 16 item 2); null when there is nothing to add. Made, not thrown:
 // a run's errors get it where they are caught inside the simulation (Core::execute) or while building a schedule
@@ -113,53 +40,29 @@ std::exception_ptr error_with_source(const isa::Program &p, const Error &e) {
   if (dynamic_cast<const InputError *>(&e)) return std::make_exception_ptr(InputError(c, e.message()));
   return nullptr;
 }
-} // namespace
 
-struct Job {
-  const Schedule *schedule = nullptr;
-  engines::Memory *memory = nullptr;
-  const engines::ArchParams *arch = nullptr;
-  bool timing_only = false;
-  const std::function<void(const ScheduledInst &, const engines::Memory &)> *after = nullptr;  // RunOptions hook
-  const std::function<void(const TraceEvent &, const ScheduledInst &, const RunResult &)> *on_event = nullptr;  // same
-  const std::function<void(std::vector<engines::DmaSlice> &)> *on_slices = nullptr;  // RunOptions::on_dma_slices
-  std::vector<engines::DmaSlice> slice_scratch;  // slices on their way to on_slices
-  const std::function<bool()> *cancelled = nullptr;  // RunOptions hook
-  const std::function<void(int64_t, int64_t, double)> *progress = nullptr;  // RunOptions hook
-  int64_t polled = 0;                                // instructions issued at the polls so far
-  int64_t engine_instructions = 0;                   // on the engine queues (where the polls are), for progress
-  int64_t until_poll = kCancelPollInstructions;      // instructions to issue before `cancelled` is polled again
-  int64_t t0 = 0;                                    // ps at the start of the run
-  std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
-  // Positions whose completion time is known (engines: = next, known at issue; DMA queues: published by the DMA
-  // thread, in queue order). Dependents wait on this.
-  std::array<int64_t, kMaxQueues> known{};
-  std::array<std::vector<int64_t>, kMaxQueues> finish;   // per queue position: completion time (ps, absolute)
-  std::array<std::vector<int64_t>, kMaxQueues> release;  // per queue position: end of occupancy / ring entry
-  std::array<std::vector<DmaInFlight>, kMaxQueues> dma;  // DMA queues: per position
-  // Made on a queue's first executed instruction: 21 fresh states (RNG state tables) per run were most of the
-  // cost of a short run.
-  std::array<std::unique_ptr<engines::EngineState>, kMaxQueues> state;
-  std::array<int64_t, kNumSemaphores> sem{};         // the program's own semaphores (explicit sync)
-  std::array<std::deque<PendingUpdates>, kMaxQueues> pending;
-  std::array<int64_t, kNumResources> resource_free{};  // ps
-  std::vector<Claim *> claim_batch, claim_later;  // arbitrate()'s scratch
-  std::vector<Claim *> claims;                    // resource requests not yet granted
-  engines::DmaEngines engines;                    // the DMA engines
-  int64_t dma_target = INT64_MAX;                 // when the DMA thread next wakes by itself
-  std::vector<engines::DmaEngines::Done> done_scratch;
-  bool dve_pool_psum_writers = false;             // some DVE/POOL instruction writes PSUM (v2 ACT fence in use)
-  // Per resource, whether two or more queues use it: a resource only one in-order queue uses never delays anything,
-  // so claiming it (a SystemC context switch) is skipped.
-  std::array<bool, kNumResources> contended{};
-  std::array<bool, kMaxQueues> may_claim{};  // the queue can use a contended resource
-  // TensorE: the weights loaded in the array and the previous matmul, for the LoadStationary hiding.
-  const engines::Access *pe_stationary = nullptr;  // the previous matmul's stationary operand (in the schedule)
-  int64_t pe_end = INT64_MIN, pe_mm_ps = 0;
-  RunResult *result = nullptr;
-  std::exception_ptr error;
-  bool aborted = false;
-};
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_PS;
+
+// The wait reason a shared resource stands for (WaitReason).
+WaitReason resource_reason(int id) {
+  if ((id >= kPsumBankWriter && id < kPsumBankWriter + kPsumBanks) || id == kPsumWriterFence ||
+      (id >= kPsumBankActDve && id < kPsumBankActDve + kPsumBanks))
+    return WaitReason::PsumBank;
+  return WaitReason::SharedPort;
+}
+
+
+// GroupResetSemaphores writes 0 to every semaphore of its group (reference neuronx-cc/bir/
+// sim-control-sync-customop.md 5.1: birsim ignores `mode`); SwitchQueueInstance clears the queue instance's
+// semaphore group first (5.2; this reader takes the group from the instruction's `sema_group`).
+bool resets_semaphores(const isa::Inst &inst) {
+  return (inst.type == isa::InstructionType::GroupResetSemaphores ||
+          inst.type == isa::InstructionType::SwitchQueueInstance) &&
+         !inst.f.sema_group.empty();
+}
 
 bool sem_ready(const Job &j, const isa::SemWait &w) {
   const int64_t v = j.sem[static_cast<size_t>(w.sem)];
@@ -351,16 +254,16 @@ SC_MODULE(Core) {
   // Publishes the completions of DMA queue q that are final, in queue order (completions stay in queue order: a
   // queue's semaphore counts finished transfers).
   void publish(Job &j, int q) {
-    const auto &queue = j.schedule->queues[q];
     bool any = false;
-    while (j.known[q] < j.next[q] && j.dma[q][static_cast<size_t>(j.known[q])].done >= 0) {
+    while (j.known[q] < j.next[q] && j.dma[q][j.known[q]].done >= 0) {
       const int64_t pos = j.known[q];
-      const DmaInFlight &f = j.dma[q][static_cast<size_t>(pos)];
-      const int64_t seq = queue[static_cast<size_t>(pos)];
-      const isa::Inst &inst = *j.schedule->insts[static_cast<size_t>(seq)].d.inst;
+      const DmaInFlight &f = j.dma[q][pos];
+      const int64_t seq = f.seq;
+      const ScheduledInst &si = j.entry(q, pos);  // made: a streamed run keeps it until here
+      const isa::Inst &inst = *si.d.inst;
       int64_t finish = f.done;
-      if (pos > 0) finish = std::max(finish, j.finish[q][static_cast<size_t>(pos - 1)]);
-      j.finish[q][static_cast<size_t>(pos)] = finish;
+      if (pos > 0) finish = std::max(finish, j.times[q][pos - 1].finish);
+      j.times[q][pos].finish = finish;
       if (!inst.updates.empty() || resets_semaphores(inst)) {
         j.pending[q].push_back(PendingUpdates{finish, &inst});
         completion[q]->notify(sc_time(static_cast<double>(std::max<int64_t>(0, finish - now_ps())), SC_PS));
@@ -371,7 +274,7 @@ SC_MODULE(Core) {
       qs.bytes += f.bytes;
       qs.descriptors += f.descriptors;
       auto ns = [&](int64_t t) { return static_cast<double>(t - j.t0) / 1000.0; };
-      TraceEvent &ev = j.result->events.emplace_back();
+      TraceEvent &ev = j.new_event();
       ev.queue = q, ev.seq = seq, ev.inst = inst.index;
       ev.issue_ns = ns(f.issue), ev.start_ns = ns(f.first), ev.end_ns = ns(f.done), ev.finish_ns = ns(finish);
       ev.gate = f.gate;
@@ -383,8 +286,10 @@ SC_MODULE(Core) {
       const int64_t engine_wait = f.first - f.issue - to_ps(j.arch->dma_fixed_ns);
       ev.wait_ns[static_cast<size_t>(WaitReason::DmaEngine)] =
           static_cast<double>(std::max<int64_t>(0, engine_wait)) / 1000.0;
-      if (j.on_event) (*j.on_event)(ev, j.schedule->insts[static_cast<size_t>(seq)], *j.result);
+      if (j.stream) j.recorded(ev, false);
+      if (j.on_event) (*j.on_event)(ev, si, *j.result);
       j.known[q] = pos + 1;
+      j.done_with(q, pos + 1);
       any = true;
     }
     if (any) issued[q].notify(sc_core::SC_ZERO_TIME);
@@ -409,12 +314,19 @@ SC_MODULE(Core) {
       j.engines.take_completed(now_ps(), j.done_scratch);
       uint32_t queues = 0;
       for (const auto &d : j.done_scratch) {
-        const ScheduledInst &si = j.schedule->insts[static_cast<size_t>(d.id)];
-        DmaInFlight &f = j.dma[si.queue][static_cast<size_t>(si.pos)];
+        // The transfer is in flight on its queue: between the queue's published positions and its next to enter
+        // (at most a ring's depth each).
+        int q = kNumEngines;
+        int64_t pos = 0;
+        for (; q < kMaxQueues; ++q) {
+          for (pos = j.known[q]; pos < j.next[q] && j.dma[q][pos].seq != d.id;) ++pos;
+          if (pos < j.next[q]) break;
+        }
+        DmaInFlight &f = j.dma[q][pos];
         f.done = d.completion;
         f.first = d.first_start;
         f.busy = d.busy_ps;
-        queues |= 1u << si.queue;
+        queues |= 1u << q;
       }
       for (int q = kNumEngines; q < kMaxQueues; ++q)
         if (queues >> q & 1u) publish(j, q);
@@ -437,21 +349,50 @@ SC_MODULE(Core) {
   // never unwinds: a local there would be reported as leaked at exit.
   std::array<std::vector<ResourceUse>, kMaxQueues> resources_scratch;
 
+  // Queue q's entry at pos; null when a streamed run's walk failed (the run is aborted with its error).
+  const ScheduledInst *fetch(Job &j, int q, int64_t pos) {
+    if (!j.stream) return &j.entry(q, pos);
+    try {
+      return &j.entry(q, pos);
+    } catch (const Error &e) {
+      std::exception_ptr named = error_with_source(j.memory->program(), e);
+      abort_run(j, named ? named : std::current_exception());
+    } catch (...) {
+      abort_run(j, std::current_exception());
+    }
+    return nullptr;
+  }
+
+  // Queue q's position pos's times, which a streamed run may have dropped (kStreamHorizon): null, and the run
+  // aborted with an internal error, then.
+  const PosTimes *times_of(Job &j, int q, int64_t pos) {
+    if (j.times[q].has(pos)) return &j.times[q][pos];
+    abort_run(j, std::make_exception_ptr(SimulationError(
+                     {j.memory->program().file, -1, "", ""},
+                     "internal: a dependency on " + std::string(queue_name(q)) + " position " + std::to_string(pos) +
+                         " reaches back past the streamed run's window of " + std::to_string(kStreamHorizon) +
+                         " positions; run with --schedule=whole")));
+    return nullptr;
+  }
+
   void queue_thread(int q) {
     std::vector<ResourceUse> &res = resources_scratch[static_cast<size_t>(q)];
     for (;;) {
-      while (!job || job->aborted || job->next[q] >= static_cast<int64_t>(job->schedule->queues[q].size()))
-        wait(kick[q]);
+      while (!job || job->aborted || job->next[q] >= job->length[q]) wait(kick[q]);
       const uint64_t gen = generation;
       Job &j = *job;
       const int64_t pos = j.next[q];
-      const int64_t seq = j.schedule->queues[q][pos];
-      const ScheduledInst &si = j.schedule->insts[seq];
+      const ScheduledInst *sip = fetch(j, q, pos);
+      if (!sip || generation != gen) continue;
+      const ScheduledInst &si = *sip;
+      const int64_t seq = si.d.seq;
       const isa::Inst &inst = *si.d.inst;
 
       // 1. Dependencies. The gate is whatever was satisfied last (for the critical path).
-      int64_t gate = -1, gate_t = pos > 0 ? j.release[q][pos - 1] : -1;
-      if (pos > 0) gate = j.schedule->queues[q][pos - 1];
+      const PosTimes *prev = pos > 0 ? times_of(j, q, pos - 1) : nullptr;
+      if (pos > 0 && !prev) continue;
+      int64_t gate = -1, gate_t = prev ? prev->release : -1;
+      if (prev) gate = prev->seq;
       // A producer's completion time is known as soon as it issues (a DMA transfer's when the DMA thread publishes
       // it), so the waits only block until then; the thread then sleeps once, until the latest completion (one
       // context switch, not one per dependency).
@@ -460,13 +401,15 @@ SC_MODULE(Core) {
       // it, synchronizing with SystemC time only where another thread's state matters (a producer not yet
       // issued, explicit semaphores, shared resources).
       bool stale = false;
-      const int64_t queue_free = pos > 0 ? j.release[q][pos - 1] : j.t0;
+      const int64_t queue_free = prev ? prev->release : j.t0;
       int64_t ready = std::max(now_ps(), queue_free);
       for (const auto &w : si.waits) {
         while (!(stale = generation != gen) && !j.aborted && j.known[w.queue] < w.count) wait(issued[w.queue]);
         if (stale || j.aborted) break;
-        const int64_t t = j.finish[w.queue][w.count - 1];
-        if (t > gate_t) gate_t = t, gate = j.schedule->queues[w.queue][w.count - 1];
+        const PosTimes *p = times_of(j, w.queue, w.count - 1);
+        if (!p) break;
+        const int64_t t = p->finish;
+        if (t > gate_t) gate_t = t, gate = p->seq;
         ready = std::max(ready, t);
       }
       if (stale || generation != gen || j.aborted) continue;
@@ -537,6 +480,7 @@ SC_MODULE(Core) {
         j.pe_end = end;
         j.pe_mm_ps = to_ps(cost.ns);
         j.pe_stationary = matmul && !si.d.ins.empty() ? &si.d.ins[0] : nullptr;
+        j.pe_stationary_pos = j.pe_stationary ? pos : INT64_MAX;
       }
 
       // 3. Semantics, then occupancy and completion. Every kCancelPollInstructions instructions (over all queues)
@@ -555,9 +499,11 @@ SC_MODULE(Core) {
       }
       if (!execute(j, q, si)) continue;
       int64_t finish = end + to_ps(cost.latency_ns);
-      if (pos > 0) finish = std::max(finish, j.finish[q][pos - 1]);  // completions stay in queue order
-      j.finish[q][pos] = finish;
-      j.release[q][pos] = end;
+      if (prev) finish = std::max(finish, prev->finish);  // completions stay in queue order
+      PosTimes &here = j.times[q].make(pos);
+      here.finish = finish;
+      here.release = end;
+      here.seq = seq;
       j.next[q] = pos + 1;
       j.known[q] = pos + 1;
       issued[q].notify(sc_core::SC_ZERO_TIME);
@@ -570,7 +516,7 @@ SC_MODULE(Core) {
       const double busy = static_cast<double>(occupancy) / 1000.0;
       qs.busy_ns += busy;
       qs.cycles += cost.cycles + extra_cycles;
-      TraceEvent &ev = j.result->events.emplace_back();
+      TraceEvent &ev = j.new_event();
       ev.queue = q, ev.seq = seq, ev.inst = inst.index;
       ev.issue_ns = ev.start_ns = static_cast<double>(start - j.t0) / 1000.0;
       ev.end_ns = static_cast<double>(end - j.t0) / 1000.0;
@@ -583,7 +529,10 @@ SC_MODULE(Core) {
       waited(WaitReason::Dependency, queue_free, ready);
       waited(inst.waits.empty() ? WaitReason::Dependency : WaitReason::Semaphore, ready, sem_ready_at);
       waited(resource_reason(limiting), std::max(sem_ready_at, queue_free), start);
+      if (j.stream) j.recorded(ev, si.trigger);
       if (j.on_event) (*j.on_event)(ev, si, *j.result);
+      // The previous matmul's entry stays while pe_stationary points into it.
+      j.done_with(q, q == kPeQueue ? std::min(pos + 1, j.pe_stationary_pos) : pos + 1);
     }
   }
 
@@ -600,8 +549,9 @@ SC_MODULE(Core) {
       bool stale = false;
       while (!(stale = generation != gen) && !j.aborted && j.known[q] <= k) wait(issued[q]);
       if (stale || j.aborted) return;
-      const int64_t t = j.finish[q][static_cast<size_t>(k)];
-      if (t > ready) ready = t, gate = j.schedule->queues[q][static_cast<size_t>(k)];
+      const PosTimes *p = times_of(j, q, k);
+      if (!p) return;
+      if (p->finish > ready) ready = p->finish, gate = p->seq;
     }
     wait_until(ready);
     bool stale = false;
@@ -610,18 +560,20 @@ SC_MODULE(Core) {
     if (stale || generation != gen || j.aborted) return;
     if (!execute(j, q, si)) return;
     const int64_t now = now_ps();
-    DmaInFlight &fw = j.dma[q][static_cast<size_t>(pos)];
-    fw.wait_dep = std::max<int64_t>(0, dep_ready - queue_free);
-    fw.wait_ring = std::max<int64_t>(0, ready - std::max(dep_ready, queue_free));
-    fw.wait_sem = std::max<int64_t>(0, now - std::max(ready, queue_free));
+    DmaInFlight &f = j.dma[q].make(pos);
+    f.seq = seq;
+    f.wait_dep = std::max<int64_t>(0, dep_ready - queue_free);
+    f.wait_ring = std::max<int64_t>(0, ready - std::max(dep_ready, queue_free));
+    f.wait_sem = std::max<int64_t>(0, now - std::max(ready, queue_free));
     const engines::DmaTransfer t = engines::dma_transfer(si.d, *j.arch, *j.memory);
     j.engines.submit(seq, q - kNumEngines, now, t);
-    DmaInFlight &f = j.dma[q][static_cast<size_t>(pos)];
     f.issue = now;
     f.gate = gate;
     f.bytes = t.bytes;
     f.descriptors = t.descriptors;
-    j.release[q][static_cast<size_t>(pos)] = now;
+    PosTimes &here = j.times[q].make(pos);
+    here.release = now;
+    here.seq = seq;
     j.next[q] = pos + 1;
     if (j.engines.next_completion() < j.dma_target) dma_kick.notify(sc_core::SC_ZERO_TIME);
   }
@@ -636,9 +588,47 @@ Core &core() {
   return *c;
 }
 
+} // namespace
+
+void run_on_core(Job &j) {
+  Core &c = core();
+  c.job = &j;
+  ++c.generation;
+  for (auto &k : c.kick) k.notify(sc_core::SC_ZERO_TIME);
+  for (auto &e : c.issued) e.notify(sc_core::SC_ZERO_TIME);
+  c.sem_changed.notify(sc_core::SC_ZERO_TIME);
+  c.dma_kick.notify(sc_core::SC_ZERO_TIME);
+  sc_core::sc_start();
+  c.job = nullptr;
+}
+
+void pass_last_slices(Job &j) { Core::pass_slices(j, 0); }
+
+void Job::recorded(const TraceEvent &ev, bool trigger) {
+  ProfileSums &p = result->profile[static_cast<size_t>(profile_row(ev.inst, ev.queue))];
+  if (p.queue < 0) p.queue = ev.queue, p.trigger = trigger;
+  // The sums profile_json makes from RunResult::events, in the same order: the same doubles.
+  ++p.executions;
+  p.busy_ns += ev.busy_ns;
+  for (int i = 0; i < kNumWaitReasons; ++i) p.wait_ns[static_cast<size_t>(i)] += ev.wait_ns[static_cast<size_t>(i)];
+  PathRecord &r = path[static_cast<size_t>(ev.seq)];
+  r.issue_ns = ev.issue_ns;
+  r.gate1 = static_cast<uint32_t>(ev.gate + 1);
+  r.row = static_cast<int32_t>(profile_row(ev.inst, ev.queue));
+  if (last_seq < 0 || ev.finish_ns > last_finish) last_seq = ev.seq, last_finish = ev.finish_ns;
+  tail.push_back(ev);
+  if (static_cast<int64_t>(tail.size()) > kStreamedEventTail) tail.pop_front();
+}
+
+void Job::done_with(int q, int64_t pos) {
+  if (!stream) return;
+  stream->release(q, pos);
+  dma[q].trim(known[q]);
+  times[q].trim(known[q] - kStreamHorizon);
+}
+
 std::string describe_wait(const Job &j, int q) {
-  const auto &qi = j.schedule->queues[q];
-  const ScheduledInst &si = j.schedule->insts[qi[static_cast<size_t>(std::min<int64_t>(j.next[q], j.known[q]))]];
+  const ScheduledInst &si = j.entry(q, std::min<int64_t>(j.next[q], j.known[q]));
   std::string s = std::string(queue_name(q)) + " blocked at instruction " + std::to_string(si.d.inst->index) +
                   " '" + si.d.inst->name + "' (" + isa::inst_type_name(si.d.inst->type) +
                   (si.trigger ? ", its DMA trigger" : "") + ")";
@@ -654,196 +644,5 @@ std::string describe_wait(const Job &j, int q) {
   return s;
 }
 
-} // namespace
 
-namespace {
-// Engine semantics allocate and free tile buffers of a few hundred KiB per instruction. glibc serves blocks above
-// its mmap threshold (128 KiB until it adapts) with mmap/munmap, so each instruction page-faulted its buffers in
-// again: a full-size matmul spent half its time in the kernel. Keeping such blocks on the heap removes that.
-void tune_allocator_once() {
-  static const bool done = [] {
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    return true;
-  }();
-  (void)done;
-}
-} // namespace
-
-namespace {
-// Inside a catch block: rethrows the Error being handled, with its source line (error_with_source). The
-// scheduler's errors get it here; an op's or the memory's get it in Core::execute.
-[[noreturn]] void rethrow_with_source(const isa::Program &p) {
-  try {
-    throw;
-  } catch (const Error &e) {
-    if (std::exception_ptr named = error_with_source(p, e)) std::rethrow_exception(named);
-    throw;
-  }
-}
-} // namespace
-
-Simulator::Simulator(const isa::Program &program, const RunOptions &options)
-    : program_(program), options_(options), arch_(engines::load_arch(options.arch)) {
-  try {
-    build();
-  } catch (const Error &) {
-    rethrow_with_source(program_);
-  }
-}
-
-void Simulator::build() {
-  tune_allocator_once();
-  host_ = std::make_unique<engines::HostEnv>();
-  host_->kernel_sim = options_.kernel_sim;
-  host_->device_print = options_.device_print;
-  host_quiet_ = std::make_unique<engines::HostEnv>(*host_);
-  host_quiet_->device_print = nullptr;
-  // Refuse up front what cannot be executed, rather than part-way through a run (timing needs no semantics).
-  if (!options_.timing_only)
-    for (const auto &inst : program_.insts) {
-      if (!engines::executes(inst.type))
-        throw SemanticError({program_.file, inst.index, inst.name, "opcode"},
-                            std::string(isa::inst_type_name(inst.type)) + " is not executed: " +
-                                engines::not_executed_reason(inst.type) + " (--timing-only still times it)");
-      engines::check_host_services(inst, host_.get(), program_.file);  // e.g. a CustomOp without --kernel-sim
-    }
-  memory_ = std::make_unique<engines::Memory>(program_, arch_);
-  memory_->set_host(host_.get());
-  if (has_data_dependent_control(program_)) schedule_deferred_ = true;
-  else schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
-}
-
-Simulator::~Simulator() = default;
-
-RunResult Simulator::run() { return run_timed(); }
-
-RunResult Simulator::run_timed() {
-  if (schedule_deferred_) {
-    // Branches compare run-time values: walk the program executing it in order to learn its path, then put the
-    // memory back as the inputs left it and run the same trace timed (which executes it again).
-    const engines::Memory initial(*memory_);
-    memory_->set_host(host_quiet_.get());  // this pass's DevicePrints are not the run's: the timed run prints
-    try {
-      schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
-    } catch (const Error &) {
-      rethrow_with_source(program_);
-    }
-    memory_ = std::make_unique<engines::Memory>(initial);
-    memory_->set_host(host_.get());
-    schedule_deferred_ = false;
-  }
-  Core &c = core();
-  RunResult result;
-  result.arch = arch_.name;
-  result.dynamic_instructions = static_cast<int64_t>(schedule_.insts.size()) - schedule_.triggers;
-  result.dma_ring_depth = std::max(1, arch_.dma_ring_depth);
-  result.dma_fixed_ns = arch_.dma_fixed_ns;
-  for (int q = 0; q < kMaxQueues; ++q) {
-    const std::string &bir = q >= kNumEngines ? schedule_.dma_queue_names[static_cast<size_t>(q - kNumEngines)] : "";
-    result.queues[q].name = bir.empty() ? queue_name(q) : bir;
-  }
-  result.events.reserve(schedule_.insts.size());
-
-  auto job = std::make_unique<Job>();
-  job->schedule = &schedule_;
-  job->memory = memory_.get();
-  job->arch = &arch_;
-  job->timing_only = options_.timing_only;
-  if (options_.after_instruction) job->after = &options_.after_instruction;
-  if (options_.on_event) job->on_event = &options_.on_event;
-  if (options_.on_dma_slices && options_.record_dma_engine_slices) job->on_slices = &options_.on_dma_slices;
-  if (options_.cancelled) job->cancelled = &options_.cancelled;
-  if (options_.progress) {
-    job->progress = &options_.progress;
-    for (int q = 0; q < kNumEngines; ++q) job->engine_instructions += static_cast<int64_t>(schedule_.queues[q].size());
-  }
-  job->result = &result;
-  job->t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
-  job->resource_free.fill(job->t0);
-  job->engines.reset(arch_.dma_engines, std::max(1, schedule_.dma_queues), options_.record_dma_engine_slices);
-  for (int q = 0; q < kMaxQueues; ++q) {
-    job->finish[q].assign(schedule_.queues[q].size(), 0);
-    job->release[q].assign(schedule_.queues[q].size(), 0);
-    if (q >= kNumEngines) job->dma[q].assign(schedule_.queues[q].size(), DmaInFlight{});
-  }
-  // Which queues touch SBUF / PSUM (recorded by the scheduler): a resource that at most one queue can use is not
-  // contended, and is not claimed. Conservative: any PSUM access counts for every bank.
-  {
-    std::array<bool, kNumEngines> sbuf{}, psum{}, psum_write{};
-    for (int q = 0; q < kNumEngines; ++q) {
-      const uint8_t t = schedule_.touches[static_cast<size_t>(q)];
-      sbuf[q] = t & Schedule::kTouchesSbuf;
-      psum[q] = t & Schedule::kTouchesPsum;
-      psum_write[q] = t & Schedule::kWritesPsum;
-    }
-    job->dve_pool_psum_writers = psum_write[kDveQueue] || psum_write[kPoolQueue];
-    int writers = 0;
-    for (int q = 0; q < kNumEngines; ++q) writers += psum_write[q];
-    auto &c = job->contended;
-    for (int b = 0; b < kPsumBanks; ++b) {
-      c[kPsumBankWriter + b] = writers >= 2;
-      c[kPsumBankActDve + b] = psum[kActQueue] && psum[kDveQueue];
-    }
-    c[kDvePoolSbufPort] = sbuf[kDveQueue] && sbuf[kPoolQueue];
-    c[kActDvePsumPort] = psum[kActQueue] && psum[kDveQueue];
-    c[kPsumWriterFence] = job->dve_pool_psum_writers && !schedule_.queues[kActQueue].empty();
-    c[kPoolBus] = sbuf[kDveQueue] && sbuf[kPoolQueue];
-    const bool bank_writers = c[kPsumBankWriter], bank_act_dve = c[kPsumBankActDve];
-    auto &m = job->may_claim;
-    m[kPeQueue] = bank_writers;
-    m[kActQueue] = bank_writers || bank_act_dve || c[kActDvePsumPort] || c[kPsumWriterFence];
-    m[kPoolQueue] = bank_writers || c[kDvePoolSbufPort] || c[kPsumWriterFence] || c[kPoolBus];
-    m[kDveQueue] = bank_writers || bank_act_dve || c[kDvePoolSbufPort] || c[kActDvePsumPort] ||
-                   c[kPsumWriterFence] || c[kPoolBus];
-    m[4] = bank_writers;  // SP
-  }
-  memory_->set_context(ErrorContext{program_.file, -1, "", ""});
-  c.job = job.get();
-  ++c.generation;
-  for (auto &k : c.kick) k.notify(sc_core::SC_ZERO_TIME);
-  for (auto &e : c.issued) e.notify(sc_core::SC_ZERO_TIME);
-  c.sem_changed.notify(sc_core::SC_ZERO_TIME);
-  c.dma_kick.notify(sc_core::SC_ZERO_TIME);
-  sc_core::sc_start();
-  c.job = nullptr;
-
-  if (job->error) std::rethrow_exception(job->error);
-  std::string blocked;
-  for (int q = 0; q < kMaxQueues; ++q)
-    if (job->known[q] < static_cast<int64_t>(schedule_.queues[q].size()))
-      blocked += (blocked.empty() ? "" : "; ") + describe_wait(*job, q);
-  if (!blocked.empty()) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
-
-  // Total time: the last completion. Critical path: follow each instruction's gate back from the last one.
-  std::vector<const TraceEvent *> by_seq(schedule_.insts.size(), nullptr);
-  const TraceEvent *last = nullptr;
-  for (const auto &e : result.events) {
-    by_seq[static_cast<size_t>(e.seq)] = &e;
-    if (!last || e.finish_ns > last->finish_ns) last = &e;
-  }
-  result.dma_engines.resize(static_cast<size_t>(arch_.dma_engines));
-  for (int e = 0; e < arch_.dma_engines; ++e) {
-    const auto &t = job->engines.engine_totals(e);
-    result.dma_engines[static_cast<size_t>(e)] =
-        DmaEngineStats{static_cast<double>(t.busy_ps) / 1000.0, t.descriptors, t.transfers};
-  }
-  if (options_.record_dma_engine_slices) {
-    job->engines.finish();
-    if (job->on_slices) {
-      Core::pass_slices(*job, 0);
-    } else {
-      result.dma_slices = job->engines.take_slices();
-      for (auto &sl : result.dma_slices) sl.start_ps -= job->t0, sl.end_ps -= job->t0;
-    }
-  }
-  if (last) {
-    result.total_ns = last->finish_ns;
-    for (const TraceEvent *e = last; e; e = e->gate >= 0 ? by_seq[static_cast<size_t>(e->gate)] : nullptr)
-      result.critical_path.push_back(e->seq);
-    std::reverse(result.critical_path.begin(), result.critical_path.end());
-  }
-  return result;
-}
-
-} // namespace neuronsim::sim
+} // namespace neuronsim::sim::core_detail

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/stats.hpp"
@@ -58,10 +59,19 @@ struct Sums {
 
 // A static instruction's row: the engine-queue part (its execution, or a DMA instruction's trigger) and the DMA
 // transfer are two rows of the same instruction.
-int64_t row_key(const TraceEvent &e) { return static_cast<int64_t>(e.inst) * 2 + (e.queue >= kNumEngines ? 1 : 0); }
+int64_t row_key(const TraceEvent &e) { return profile_row(e.inst, e.queue); }
 
-// The time each critical-path instruction holds the path: from its issue to the next one's (as the shares).
+// The time each critical-path instruction holds the path: from its issue to the next one's (as the shares), given
+// as f(row, queue, ns). A streamed run gives each link's step (RunResult::critical_steps) instead of its event.
 template <class F> void critical_path_spans(const RunResult &r, const Schedule &s, F &&f) {
+  if (r.streamed) {
+    const auto &st = r.critical_steps;
+    for (size_t i = 0; i < st.size(); ++i) {
+      const double until = i + 1 < st.size() ? st[i + 1].issue_ns : r.total_ns;
+      f(st[i].row, st[i].queue, std::max(0.0, until - st[i].issue_ns));
+    }
+    return;
+  }
   std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
   for (const auto &e : r.events) by_seq[static_cast<size_t>(e.seq)] = &e;
   for (size_t i = 0; i < r.critical_path.size(); ++i) {
@@ -69,7 +79,7 @@ template <class F> void critical_path_spans(const RunResult &r, const Schedule &
     if (!e) continue;
     const TraceEvent *next = i + 1 < r.critical_path.size() ? by_seq[static_cast<size_t>(r.critical_path[i + 1])] : nullptr;
     const double until = next ? next->issue_ns : r.total_ns;
-    f(*e, std::max(0.0, until - e->issue_ns));
+    f(row_key(*e), e->queue, std::max(0.0, until - e->issue_ns));
   }
 }
 
@@ -79,14 +89,20 @@ nlohmann::json profile_json(const RunResult &r, const Schedule &s, const isa::Pr
   const size_t n_rows = 2 * p.insts.size();
   std::vector<Sums> per_row(n_rows);
   std::vector<std::pair<int, bool>> queue_of(n_rows, {-1, false});  // queue, DMA trigger
-  for (const auto &e : r.events) {
-    const size_t k = static_cast<size_t>(row_key(e));
-    per_row[k].add(e);
-    if (queue_of[k].first < 0) queue_of[k] = {e.queue, s.insts[static_cast<size_t>(e.seq)].trigger};
+  if (r.streamed) {
+    for (size_t k = 0; k < n_rows && k < r.profile.size(); ++k) {
+      const ProfileSums &x = r.profile[k];
+      per_row[k].executions = x.executions, per_row[k].busy_ns = x.busy_ns, per_row[k].wait_ns = x.wait_ns;
+      queue_of[k] = {x.queue, x.trigger};
+    }
+  } else {
+    for (const auto &e : r.events) {
+      const size_t k = static_cast<size_t>(row_key(e));
+      per_row[k].add(e);
+      if (queue_of[k].first < 0) queue_of[k] = {e.queue, s.insts[static_cast<size_t>(e.seq)].trigger};
+    }
   }
-  critical_path_spans(r, s, [&](const TraceEvent &e, double ns) {
-    per_row[static_cast<size_t>(row_key(e))].critical_path_ns += ns;
-  });
+  critical_path_spans(r, s, [&](int64_t row, int, double ns) { per_row[static_cast<size_t>(row)].critical_path_ns += ns; });
   std::map<int64_t, Sums> rows;
   std::map<int64_t, std::pair<int, bool>> row_queue;
   std::map<std::string, Sums> opcodes, engines;
@@ -151,21 +167,13 @@ nlohmann::json profile_json(const RunResult &r, const Schedule &s, const isa::Pr
 // The time from each critical-path instruction's issue to the next one's: a DMA transfer's share starts when it
 // entered its queue, so the fixed latency and the engines' arbitration count as DMA.
 std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult &r, const Schedule &s) {
-  std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
-  for (const auto &e : r.events) by_seq[static_cast<size_t>(e.seq)] = &e;
   std::vector<std::pair<std::string, double>> shares;
   auto add = [&](const std::string &name, double ns) {
     for (auto &kv : shares)
       if (kv.first == name) return void(kv.second += ns);
     shares.emplace_back(name, ns);
   };
-  for (size_t i = 0; i < r.critical_path.size(); ++i) {
-    const TraceEvent *e = by_seq[static_cast<size_t>(r.critical_path[i])];
-    if (!e) continue;
-    const TraceEvent *next = i + 1 < r.critical_path.size() ? by_seq[static_cast<size_t>(r.critical_path[i + 1])] : nullptr;
-    const double until = next ? next->issue_ns : r.total_ns;
-    add(e->queue < kNumEngines ? queue_name(e->queue) : "DMA", std::max(0.0, until - e->issue_ns));
-  }
+  critical_path_spans(r, s, [&](int64_t, int queue, double ns) { add(queue < kNumEngines ? queue_name(queue) : "DMA", ns); });
   std::stable_sort(shares.begin(), shares.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
   return shares;
 }
@@ -223,17 +231,22 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
               {"utilization", dma_utilization(r)}};
   // The chain of instructions that set the total time: each one started when its predecessor in the chain
   // completed (or released its queue). Long chains are cut to their last 10000 links.
-  std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
-  for (const auto &e : r.events) by_seq[static_cast<size_t>(e.seq)] = &e;
+  // (A streamed run keeps the events of the links it lists: RunResult::events.)
+  std::vector<const TraceEvent *> by_seq(r.streamed ? 0 : s.insts.size(), nullptr);
+  std::unordered_map<int64_t, const TraceEvent *> listed;
+  for (const auto &e : r.events) (r.streamed ? listed[e.seq] : by_seq[static_cast<size_t>(e.seq)]) = &e;
   nlohmann::json cp = nlohmann::json::array();
-  const size_t first = r.critical_path.size() > 10000 ? r.critical_path.size() - 10000 : 0;
+  const size_t first = r.critical_path.size() > kCriticalPathListed ? r.critical_path.size() - kCriticalPathListed : 0;
   for (size_t i = first; i < r.critical_path.size(); ++i) {
-    const TraceEvent *e = by_seq[static_cast<size_t>(r.critical_path[i])];
+    const int64_t seq = r.critical_path[i];
+    const auto it = listed.find(seq);
+    const TraceEvent *e = r.streamed ? (it == listed.end() ? nullptr : it->second) : by_seq[static_cast<size_t>(seq)];
     if (!e) continue;
-    const auto &si = s.insts[static_cast<size_t>(e->seq)];
+    const bool trigger = r.streamed ? r.profile[static_cast<size_t>(row_key(*e))].trigger
+                                    : s.insts[static_cast<size_t>(e->seq)].trigger;
     const auto &inst = p.insts[e->inst];
     cp.push_back({{"seq", e->seq}, {"name", inst.name}, {"opcode", isa::inst_type_name(inst.type)},
-                  {"queue", r.queues[e->queue].name}, {"dma_trigger", si.trigger}, {"issue_ns", e->issue_ns},
+                  {"queue", r.queues[e->queue].name}, {"dma_trigger", trigger}, {"issue_ns", e->issue_ns},
                   {"start_ns", e->start_ns}, {"end_ns", e->end_ns}, {"finish_ns", e->finish_ns}});
   }
   j["critical_path"] = cp;

@@ -93,6 +93,8 @@ run options:
                            (so --input, --inputs and --expect cannot be given with it)
   --max-instructions N     stop with an error (naming the instruction) when the run would execute more
                            than N dynamic instructions or loop trips (default 1000000000 = 1e9)
+  --schedule MODE          auto (default), whole or streamed: how the run holds its dynamic schedule
+                           (README "Long kernels"); auto streams a --timing-only run without --trace
   --kernel-sim PROG        run CustomOp / BIRKernel instructions with the external program PROG, as
                            `PROG DIR/config.json` (operands as DIR/in<i>.npy, results read from
                            DIR/out<i>.npy; DIR is a fresh temporary directory; README "External kernels")
@@ -205,6 +207,7 @@ int cmd_run(const std::vector<std::string> &a) {
   sim::RunSettings set;
   sim::RunOptions &opts = set.options;
   opts.arch.clear();  // unset: the kernel decides (sim::complete_settings)
+  opts.schedule = sim::ScheduleMode::Auto;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
     if (o == "--input") add_input(set.inputs, need_value(a, i));
@@ -222,6 +225,13 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--save-inputs") set.save_inputs = need_path(a, i);
     else if (o == "--quiet") quiet = true;
     else if (o == "--timing-only") opts.timing_only = true;
+    else if (o == "--schedule") {
+      const std::string m = need_value(a, i);
+      if (m == "auto") opts.schedule = sim::ScheduleMode::Auto;
+      else if (m == "whole") opts.schedule = sim::ScheduleMode::Whole;
+      else if (m == "streamed") opts.schedule = sim::ScheduleMode::Streamed;
+      else throw UsageError("--schedule takes auto, whole or streamed, got '" + m + "'");
+    }
     else if (o == "--max-instructions") opts.max_instructions = parse_instruction_count(o, need_value(a, i));
     else if (o == "--kernel-sim") {
       opts.kernel_sim = need_value(a, i);

@@ -156,6 +156,16 @@ struct TraceEvent {
 
 struct RunResult;
 
+// How a run holds its dynamic schedule (issue 18): Whole builds it before the run (every entry kept, within
+// kMaxScheduleBytes) and records one TraceEvent per dynamic instruction; Streamed makes it on demand in a bounded
+// window (sim/schedule_stream.hpp), keeps per queue only a window of completion times, and folds the profile and
+// the critical path as the run goes (RunResult::streamed). Auto streams a timing-only run with no per-event hook
+// (on_event, after_instruction, DMA slices) of a program whose structure fixes its path (instructions and constant
+// loops). The results are the same bit for bit (tests/sim/test_streamed_run.cpp). RunOptions default to Whole, so
+// that a caller reading Simulator::schedule() or RunResult::events gets them; `neuronsim run` defaults to Auto
+// (`--schedule=auto|whole|streamed`).
+enum class ScheduleMode { Auto, Whole, Streamed };
+
 struct RunOptions {
   std::string arch = "trn1";
   bool timing_only = false;   // skip the numeric work: same timeline, no outputs
@@ -194,12 +204,33 @@ struct RunOptions {
   // The run stops with a SemanticError naming the instruction when it would execute more dynamic instructions (or
   // loop trips) than this: `--max-instructions N`, neuronsim.run(max_instructions=N). At least 1.
   int64_t max_instructions = kDefaultMaxInstructions;
+  ScheduleMode schedule = ScheduleMode::Whole;
+  // Streamed runs: the entries the schedule stream buffers per queue before its walk pauses (ScheduleStream).
+  int64_t schedule_window = 4096;
 };
 inline constexpr int64_t kCancelPollInstructions = 256;
 
 // Thrown by Simulator::run when RunOptions::cancelled asked it to stop. Not an Error: nothing is wrong with the input.
 struct RunCancelled : std::runtime_error {
   RunCancelled() : std::runtime_error("the run was cancelled") {}
+};
+
+// The profile's sums over the dynamic instances of one row: a static instruction's engine-queue part (its execution
+// or its DMA trigger) or its DMA transfer, row profile_row(inst, queue).
+struct ProfileSums {
+  int queue = -1;        // the queue of its first instance, -1 for a row that never ran
+  bool trigger = false;  // a DMA trigger row
+  int64_t executions = 0;
+  double busy_ns = 0.0;
+  std::array<double, kNumWaitReasons> wait_ns{};
+};
+inline int64_t profile_row(int inst, int queue) { return static_cast<int64_t>(inst) * 2 + (queue >= kNumEngines ? 1 : 0); }
+
+// A critical-path link of a streamed run: what the profile and the shares read of its event.
+struct PathStep {
+  int64_t row = 0;  // profile_row
+  int queue = 0;
+  double issue_ns = 0.0;
 };
 
 struct RunResult {
@@ -213,7 +244,15 @@ struct RunResult {
   std::vector<engines::DmaSlice> dma_slices;  // with RunOptions::record_dma_engine_slices (ids are event seqs)
   int dma_ring_depth = 1;      // transfers a DMA queue holds at once (the trace draws one track per ring slot)
   double dma_fixed_ns = 0.0;   // from entering the ring to the descriptors being available
+  // A streamed run (ScheduleMode): `events` holds only the events of the critical path's last links that were
+  // among the last kStreamedEventTail events recorded (the stats' critical-path list); the profile's sums come in
+  // `profile` (indexed by profile_row) and each critical-path link's step in `critical_steps`.
+  bool streamed = false;
+  std::vector<ProfileSums> profile;
+  std::vector<PathStep> critical_steps;  // parallel to critical_path
 };
+inline constexpr int64_t kStreamedEventTail = int64_t(1) << 16;
+inline constexpr size_t kCriticalPathListed = 10000;  // the stats' critical-path list: its last links
 
 class Simulator {
 public:
@@ -238,8 +277,9 @@ private:
   // sink for the pass that only learns a data-dependent path (its prints would come out twice).
   std::unique_ptr<engines::HostEnv> host_, host_quiet_;
   std::unique_ptr<engines::Memory> memory_;
-  Schedule schedule_;
+  Schedule schedule_;  // streamed runs: its summary only (no entries)
   bool schedule_deferred_ = false;  // data-dependent control flow: scheduled in run(), once inputs are loaded
+  bool streamed_ = false;           // ScheduleMode::Streamed chosen (build())
 };
 
 } // namespace neuronsim::sim

@@ -1,0 +1,199 @@
+// The state of one run on the SystemC core (sim/core.cpp runs it, sim/core_run.cpp sets it up and reads the
+// result): private to sim/.
+#pragma once
+
+#include <deque>
+#include <exception>
+#include <memory>
+
+#include "neuronsim/engines/dma.hpp"
+#include "neuronsim/sim/simulator.hpp"
+#include "sim/schedule_stream.hpp"
+
+namespace neuronsim::sim::core_detail {
+
+// Shared resources (docs/timing-model.md 3).
+constexpr int kPsumBanks = 8;                           // reference neuron-arch.md 1.4: 8 banks per partition
+constexpr int kPsumBankWriter = 0;                      // 8: PSUM bank b's writers serialize [walrus/perfsim]
+constexpr int kDvePoolSbufPort = kPsumBankWriter + kPsumBanks;  // v2: DVE and POOL cannot access SBUF in parallel
+constexpr int kActDvePsumPort = kDvePoolSbufPort + 1;   // v2: ACT and DVE cannot access PSUM in parallel
+constexpr int kPsumWriterFence = kActDvePsumPort + 1;   // v2: ACT starts after the DVE/POOL PSUM writers
+constexpr int kPoolBus = kPsumWriterFence + 1;          // v3+: the DVE perf-mode bus shared with POOL
+constexpr int kPsumBankActDve = kPoolBus + 1;           // 8: v3+ ACT/DVE accesses collide on one PSUM bank
+constexpr int kNumResources = kPsumBankActDve + kPsumBanks;
+
+constexpr int kPeQueue = 0, kActQueue = 1, kPoolQueue = 2, kDveQueue = 3;
+
+// A streamed run keeps the completion times of each queue's last kStreamHorizon positions: a dependency on an older
+// one stops the run with an internal error (never a wrong time) naming --schedule=whole.
+constexpr int64_t kStreamHorizon = int64_t(1) << 16;
+
+inline int64_t to_ps(double ns) { return static_cast<int64_t>(ns * 1000.0 + 0.5); }
+
+struct PendingUpdates {
+  int64_t at_ps;
+  const isa::Inst *inst;
+};
+
+// A shared resource an instruction uses: it starts when the resource is free; if it holds it, the resource is
+// busy until the instruction's occupancy ends (a wait-only use, as ACT's on the v2 PSUM-writer fence, does not).
+struct ResourceUse {
+  int id;
+  bool hold;
+};
+
+// A request for shared resources made at one delta cycle.
+struct Claim {
+  int64_t seq;
+  const std::vector<ResourceUse> *resources;
+  int64_t occupancy_ps;
+  uint64_t delta;
+  bool granted = false;
+  int64_t start = 0, end = 0;
+  int limiting = -1;  // the resource that was free last (the wait's reason), -1 if none held it back
+};
+
+// A DMA transfer between entering its ring and its completion being published.
+struct DmaInFlight {
+  int64_t seq = 0;
+  int64_t issue = 0;    // entered the ring (ps)
+  int64_t done = -1;    // completion (last descriptor's end), -1 until final
+  int64_t first = 0;    // first descriptor's start
+  int64_t busy = 0;     // DMA-engine time of its descriptors
+  int64_t gate = -1;
+  int64_t bytes = 0, descriptors = 0;
+  int64_t wait_dep = 0, wait_ring = 0, wait_sem = 0;  // ps, the wait reasons before it entered the ring
+};
+
+// What a queue position leaves for later readers: its completion time (dependents), the end of its occupancy or
+// its ring entry (its queue's next instruction) and its dynamic instruction number (the gates).
+struct PosTimes {
+  int64_t finish = 0, release = 0, seq = 0;
+};
+
+// Per queue position, a window [base, end) of records, made in position order: the whole queue in a materialised
+// run (reserved up front, never trimmed), the last positions in a streamed one (trim()).
+template <class T> class PosRing {
+public:
+  void reserve(int64_t n) {
+    if (n > static_cast<int64_t>(buf_.size())) grow(n);
+  }
+  bool has(int64_t pos) const { return pos >= base_ && pos < end_; }
+  int64_t base() const { return base_; }
+  T &operator[](int64_t pos) { return buf_[static_cast<size_t>(pos) & mask_]; }  // has(pos)
+  const T &operator[](int64_t pos) const { return buf_[static_cast<size_t>(pos) & mask_]; }
+  T &make(int64_t pos) {  // pos == end
+    if (end_ - base_ >= static_cast<int64_t>(buf_.size())) grow(2 * static_cast<int64_t>(buf_.size()));
+    end_ = pos + 1;
+    T &t = (*this)[pos];
+    t = T{};
+    return t;
+  }
+  void trim(int64_t pos) { base_ = std::max(base_, std::min(pos, end_)); }
+
+private:
+  void grow(int64_t n) {
+    size_t cap = 16;
+    while (static_cast<int64_t>(cap) < n) cap *= 2;
+    std::vector<T> b(cap);
+    for (int64_t p = base_; p < end_; ++p) b[static_cast<size_t>(p) & (cap - 1)] = (*this)[p];
+    buf_.swap(b);
+    mask_ = cap - 1;
+  }
+  std::vector<T> buf_;
+  size_t mask_ = 0;
+  int64_t base_ = 0, end_ = 0;
+};
+
+// A streamed run's record of one dynamic instruction for the critical-path walk at the end (16 bytes: the walk
+// needs each link's gate, and the profile its row and issue time).
+struct PathRecord {
+  double issue_ns = 0.0;
+  uint32_t gate1 = 0;  // gate + 1, 0 for none
+  int32_t row = -1;
+};
+
+struct Job {
+  const Schedule *schedule = nullptr;  // a materialised run's entries
+  ScheduleStream *stream = nullptr;    // a streamed run's
+  std::array<int64_t, kMaxQueues> length{};  // entries per queue
+  engines::Memory *memory = nullptr;
+  const engines::ArchParams *arch = nullptr;
+  bool timing_only = false;
+  const std::function<void(const ScheduledInst &, const engines::Memory &)> *after = nullptr;  // RunOptions hook
+  const std::function<void(const TraceEvent &, const ScheduledInst &, const RunResult &)> *on_event = nullptr;  // same
+  const std::function<void(std::vector<engines::DmaSlice> &)> *on_slices = nullptr;  // RunOptions::on_dma_slices
+  std::vector<engines::DmaSlice> slice_scratch;  // slices on their way to on_slices
+  const std::function<bool()> *cancelled = nullptr;  // RunOptions hook
+  const std::function<void(int64_t, int64_t, double)> *progress = nullptr;  // RunOptions hook
+  int64_t polled = 0;                                // instructions issued at the polls so far
+  int64_t engine_instructions = 0;                   // on the engine queues (where the polls are), for progress
+  int64_t until_poll = kCancelPollInstructions;      // instructions to issue before `cancelled` is polled again
+  int64_t t0 = 0;                                    // ps at the start of the run
+  std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
+  // Positions whose completion time is known (engines: = next, known at issue; DMA queues: published by the DMA
+  // thread, in queue order). Dependents wait on this.
+  std::array<int64_t, kMaxQueues> known{};
+  std::array<PosRing<PosTimes>, kMaxQueues> times;    // per queue position (PosTimes)
+  std::array<PosRing<DmaInFlight>, kMaxQueues> dma;   // DMA queues: per position entered in the ring
+  // Made on a queue's first executed instruction: 21 fresh states (RNG state tables) per run were most of the
+  // cost of a short run.
+  std::array<std::unique_ptr<engines::EngineState>, kMaxQueues> state;
+  std::array<int64_t, kNumSemaphores> sem{};         // the program's own semaphores (explicit sync)
+  std::array<std::deque<PendingUpdates>, kMaxQueues> pending;
+  std::array<int64_t, kNumResources> resource_free{};  // ps
+  std::vector<Claim *> claim_batch, claim_later;  // arbitrate()'s scratch
+  std::vector<Claim *> claims;                    // resource requests not yet granted
+  engines::DmaEngines engines;                    // the DMA engines
+  int64_t dma_target = INT64_MAX;                 // when the DMA thread next wakes by itself
+  std::vector<engines::DmaEngines::Done> done_scratch;
+  bool dve_pool_psum_writers = false;             // some DVE/POOL instruction writes PSUM (v2 ACT fence in use)
+  // Per resource, whether two or more queues use it: a resource only one in-order queue uses never delays anything,
+  // so claiming it (a SystemC context switch) is skipped.
+  std::array<bool, kNumResources> contended{};
+  std::array<bool, kMaxQueues> may_claim{};  // the queue can use a contended resource
+  // TensorE: the weights loaded in the array and the previous matmul, for the LoadStationary hiding.
+  const engines::Access *pe_stationary = nullptr;  // the previous matmul's stationary operand (in the schedule)
+  int64_t pe_stationary_pos = INT64_MAX;           // its PE position (a streamed run keeps that entry)
+  int64_t pe_end = INT64_MIN, pe_mm_ps = 0;
+  RunResult *result = nullptr;
+  std::exception_ptr error;
+  bool aborted = false;
+
+  // A streamed run's folds (RunResult::streamed): the events are not kept.
+  TraceEvent scratch;                   // the event being recorded
+  std::vector<PathRecord> path;         // per dynamic instruction
+  std::deque<TraceEvent> tail;          // the last kStreamedEventTail events
+  int64_t last_seq = -1;                // the first event with the latest finish so far
+  double last_finish = 0.0;
+
+  // Queue q's entry at pos (< length[q]): from the schedule, or made by the stream (which may throw the error
+  // that stopped its walk).
+  const ScheduledInst &entry(int q, int64_t pos) const {
+    if (schedule) return schedule->insts[static_cast<size_t>(schedule->queues[q][static_cast<size_t>(pos)])];
+    return *stream->at(q, pos);
+  }
+  // The event about to be recorded: kept in RunResult::events, or the scratch one a streamed run folds (recorded()).
+  TraceEvent &new_event() {
+    if (!stream) return result->events.emplace_back();
+    scratch = TraceEvent{};
+    return scratch;
+  }
+  void recorded(const TraceEvent &ev, bool trigger);
+  // Queue q's positions before pos are read no more (a streamed run frees their entries); the completion times
+  // stay for kStreamHorizon positions.
+  void done_with(int q, int64_t pos);
+};
+
+// The Error `e` with the source line of the instruction it names when the program's debug information gives one;
+// null when there is nothing to add (sim/core.cpp).
+std::exception_ptr error_with_source(const isa::Program &p, const Error &e);
+
+// Runs the job on the core until the model starves (the run ended, deadlocked or was aborted).
+void run_on_core(Job &j);
+// Hands the DMA engines' slices still held to the job's hook (the end of the run).
+void pass_last_slices(Job &j);
+// Where queue q stands, for the deadlock report.
+std::string describe_wait(const Job &j, int q);
+
+} // namespace neuronsim::sim::core_detail

@@ -1,0 +1,273 @@
+// Simulator: the run's setup (the schedule, whole or streamed; the job) and its result (totals, the critical path)
+// around the SystemC core (sim/core.cpp).
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <algorithm>
+#include <malloc.h>
+#include <systemc>
+#include <unordered_map>
+
+#include "sim/core_job.hpp"
+#include "sim/schedule_builder.hpp"
+
+namespace neuronsim::sim {
+
+using namespace core_detail;
+
+namespace {
+// Engine semantics allocate and free tile buffers of a few hundred KiB per instruction. glibc serves blocks above
+// its mmap threshold (128 KiB until it adapts) with mmap/munmap, so each instruction page-faulted its buffers in
+// again: a full-size matmul spent half its time in the kernel. Keeping such blocks on the heap removes that.
+void tune_allocator_once() {
+  static const bool done = [] {
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    return true;
+  }();
+  (void)done;
+}
+} // namespace
+
+namespace {
+// Inside a catch block: rethrows the Error being handled, with its source line (error_with_source). The
+// scheduler's errors get it here; an op's or the memory's get it in Core::execute.
+[[noreturn]] void rethrow_with_source(const isa::Program &p) {
+  try {
+    throw;
+  } catch (const Error &e) {
+    if (std::exception_ptr named = error_with_source(p, e)) std::rethrow_exception(named);
+    throw;
+  }
+}
+} // namespace
+
+Simulator::Simulator(const isa::Program &program, const RunOptions &options)
+    : program_(program), options_(options), arch_(engines::load_arch(options.arch)) {
+  try {
+    build();
+  } catch (const Error &) {
+    rethrow_with_source(program_);
+  }
+}
+
+void Simulator::build() {
+  tune_allocator_once();
+  host_ = std::make_unique<engines::HostEnv>();
+  host_->kernel_sim = options_.kernel_sim;
+  host_->device_print = options_.device_print;
+  host_quiet_ = std::make_unique<engines::HostEnv>(*host_);
+  host_quiet_->device_print = nullptr;
+  // Refuse up front what cannot be executed, rather than part-way through a run (timing needs no semantics).
+  if (!options_.timing_only)
+    for (const auto &inst : program_.insts) {
+      if (!engines::executes(inst.type))
+        throw SemanticError({program_.file, inst.index, inst.name, "opcode"},
+                            std::string(isa::inst_type_name(inst.type)) + " is not executed: " +
+                                engines::not_executed_reason(inst.type) + " (--timing-only still times it)");
+      engines::check_host_services(inst, host_.get(), program_.file);  // e.g. a CustomOp without --kernel-sim
+    }
+  memory_ = std::make_unique<engines::Memory>(program_, arch_);
+  memory_->set_host(host_.get());
+  if (has_data_dependent_control(program_)) {
+    schedule_deferred_ = true;
+    if (options_.schedule == ScheduleMode::Streamed)
+      throw SemanticError({program_.file, -1, "", "schedule"},
+                          "--schedule=streamed needs a program whose structure fixes its path (instructions and "
+                          "constant loops); this one branches on run-time values");
+    return;
+  }
+  // Streamed (ScheduleMode): by request, or for a timing-only run nothing observes event by event.
+  const bool hooks = options_.on_event || options_.after_instruction || options_.on_dma_slices ||
+                     options_.record_dma_engine_slices;
+  const bool want = options_.schedule == ScheduleMode::Streamed ||
+                    (options_.schedule == ScheduleMode::Auto && options_.timing_only && !hooks);
+  if (want) {
+    schedule_detail::Builder counter(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
+    std::array<int64_t, kMaxQueues> totals{};
+    if (counter.queue_totals(totals)) {
+      streamed_ = true;
+      schedule_ = counter.summary();
+      return;
+    }
+  }
+  // Whole; also a program past --max-instructions, whose walk reports it (queue_totals does not count it).
+  schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
+  if (options_.schedule == ScheduleMode::Streamed)
+    throw SemanticError({program_.file, -1, "", "schedule"},
+                        "--schedule=streamed needs a program whose structure fixes its path (instructions and "
+                        "constant loops, no branch, call or DMA block)");
+}
+
+Simulator::~Simulator() = default;
+
+RunResult Simulator::run() { return run_timed(); }
+
+namespace {
+
+// Which queues touch SBUF / PSUM (recorded by the scheduler): a resource that at most one queue can use is not
+// contended, and is not claimed. Conservative: any PSUM access counts for every bank.
+void find_contention(Job &j, const Schedule &s) {
+  std::array<bool, kNumEngines> sbuf{}, psum{}, psum_write{};
+  for (int q = 0; q < kNumEngines; ++q) {
+    const uint8_t t = s.touches[static_cast<size_t>(q)];
+    sbuf[q] = t & Schedule::kTouchesSbuf;
+    psum[q] = t & Schedule::kTouchesPsum;
+    psum_write[q] = t & Schedule::kWritesPsum;
+  }
+  j.dve_pool_psum_writers = psum_write[kDveQueue] || psum_write[kPoolQueue];
+  int writers = 0;
+  for (int q = 0; q < kNumEngines; ++q) writers += psum_write[q];
+  auto &c = j.contended;
+  for (int b = 0; b < kPsumBanks; ++b) {
+    c[kPsumBankWriter + b] = writers >= 2;
+    c[kPsumBankActDve + b] = psum[kActQueue] && psum[kDveQueue];
+  }
+  c[kDvePoolSbufPort] = sbuf[kDveQueue] && sbuf[kPoolQueue];
+  c[kActDvePsumPort] = psum[kActQueue] && psum[kDveQueue];
+  c[kPsumWriterFence] = j.dve_pool_psum_writers && j.length[kActQueue] > 0;
+  c[kPoolBus] = sbuf[kDveQueue] && sbuf[kPoolQueue];
+  const bool bank_writers = c[kPsumBankWriter], bank_act_dve = c[kPsumBankActDve];
+  auto &m = j.may_claim;
+  m[kPeQueue] = bank_writers;
+  m[kActQueue] = bank_writers || bank_act_dve || c[kActDvePsumPort] || c[kPsumWriterFence];
+  m[kPoolQueue] = bank_writers || c[kDvePoolSbufPort] || c[kPsumWriterFence] || c[kPoolBus];
+  m[kDveQueue] = bank_writers || bank_act_dve || c[kDvePoolSbufPort] || c[kActDvePsumPort] || c[kPsumWriterFence] ||
+                 c[kPoolBus];
+  m[4] = bank_writers;  // SP
+}
+
+// A streamed run's critical path: the gates followed back from the last completion over the compact records, and
+// the full events of its last links that the tail still holds.
+void fold_critical_path(Job &j, RunResult &r) {
+  if (j.last_seq < 0) return;
+  r.total_ns = j.last_finish;
+  for (int64_t s = j.last_seq; s >= 0; s = static_cast<int64_t>(j.path[static_cast<size_t>(s)].gate1) - 1) {
+    const PathRecord &p = j.path[static_cast<size_t>(s)];
+    r.critical_path.push_back(s);
+    r.critical_steps.push_back(PathStep{p.row, r.profile[static_cast<size_t>(p.row)].queue, p.issue_ns});
+  }
+  std::reverse(r.critical_path.begin(), r.critical_path.end());
+  std::reverse(r.critical_steps.begin(), r.critical_steps.end());
+  std::unordered_map<int64_t, const TraceEvent *> tail;
+  for (const auto &e : j.tail) tail.emplace(e.seq, &e);
+  const size_t n = r.critical_path.size();
+  for (size_t i = n > kCriticalPathListed ? n - kCriticalPathListed : 0; i < n; ++i) {
+    const auto it = tail.find(r.critical_path[i]);
+    if (it != tail.end()) r.events.push_back(*it->second);
+  }
+}
+
+} // namespace
+
+RunResult Simulator::run_timed() {
+  if (schedule_deferred_) {
+    // Branches compare run-time values: walk the program executing it in order to learn its path, then put the
+    // memory back as the inputs left it and run the same trace timed (which executes it again).
+    const engines::Memory initial(*memory_);
+    memory_->set_host(host_quiet_.get());  // this pass's DevicePrints are not the run's: the timed run prints
+    try {
+      schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
+    } catch (const Error &) {
+      rethrow_with_source(program_);
+    }
+    memory_ = std::make_unique<engines::Memory>(initial);
+    memory_->set_host(host_.get());
+    schedule_deferred_ = false;
+  }
+  RunResult result;
+  auto job = std::make_unique<Job>();
+  std::unique_ptr<ScheduleStream> stream;
+  int64_t entries = 0;
+  if (streamed_) {
+    stream = std::make_unique<ScheduleStream>(program_, *memory_, arch_, options_.dma_triggers,
+                                              options_.max_instructions, options_.schedule_window,
+                                              static_cast<bool>(options_.on_event));
+    job->stream = stream.get();
+    for (int q = 0; q < kMaxQueues; ++q) job->length[q] = (*stream->totals())[static_cast<size_t>(q)], entries += job->length[q];
+    if (entries >= int64_t(UINT32_MAX))
+      throw SemanticError({program_.file, -1, "", "schedule"},
+                          "a streamed run numbers at most 2^32 - 1 schedule entries, this one has " +
+                              std::to_string(entries) + "; run with --schedule=whole");
+    result.streamed = true;
+    result.profile.resize(2 * program_.insts.size());
+    job->path.resize(static_cast<size_t>(entries));
+  } else {
+    job->schedule = &schedule_;
+    for (int q = 0; q < kMaxQueues; ++q) job->length[q] = static_cast<int64_t>(schedule_.queues[q].size());
+    entries = static_cast<int64_t>(schedule_.insts.size());
+    result.events.reserve(schedule_.insts.size());
+  }
+  result.arch = arch_.name;
+  result.dynamic_instructions = entries - schedule_.triggers;
+  result.dma_ring_depth = std::max(1, arch_.dma_ring_depth);
+  result.dma_fixed_ns = arch_.dma_fixed_ns;
+  for (int q = 0; q < kMaxQueues; ++q) {
+    const std::string &bir = q >= kNumEngines ? schedule_.dma_queue_names[static_cast<size_t>(q - kNumEngines)] : "";
+    result.queues[q].name = bir.empty() ? queue_name(q) : bir;
+  }
+
+  job->memory = memory_.get();
+  job->arch = &arch_;
+  job->timing_only = options_.timing_only;
+  if (options_.after_instruction) job->after = &options_.after_instruction;
+  if (options_.on_event) job->on_event = &options_.on_event;
+  if (options_.on_dma_slices && options_.record_dma_engine_slices) job->on_slices = &options_.on_dma_slices;
+  if (options_.cancelled) job->cancelled = &options_.cancelled;
+  if (options_.progress) {
+    job->progress = &options_.progress;
+    for (int q = 0; q < kNumEngines; ++q) job->engine_instructions += job->length[q];
+  }
+  job->result = &result;
+  job->t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
+  job->resource_free.fill(job->t0);
+  job->engines.reset(arch_.dma_engines, std::max(1, schedule_.dma_queues), options_.record_dma_engine_slices);
+  for (int q = 0; q < kMaxQueues; ++q) {
+    // A whole run keeps every position; a streamed one grows its windows as it needs.
+    if (!streamed_) job->times[q].reserve(job->length[q]);
+    if (!streamed_ && q >= kNumEngines) job->dma[q].reserve(job->length[q]);
+  }
+  find_contention(*job, schedule_);
+  memory_->set_context(ErrorContext{program_.file, -1, "", ""});
+  run_on_core(*job);
+
+  if (job->error) std::rethrow_exception(job->error);
+  std::string blocked;
+  for (int q = 0; q < kMaxQueues; ++q)
+    if (job->known[q] < job->length[q]) blocked += (blocked.empty() ? "" : "; ") + describe_wait(*job, q);
+  if (!blocked.empty()) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
+
+  result.dma_engines.resize(static_cast<size_t>(arch_.dma_engines));
+  for (int e = 0; e < arch_.dma_engines; ++e) {
+    const auto &t = job->engines.engine_totals(e);
+    result.dma_engines[static_cast<size_t>(e)] =
+        DmaEngineStats{static_cast<double>(t.busy_ps) / 1000.0, t.descriptors, t.transfers};
+  }
+  if (options_.record_dma_engine_slices) {
+    job->engines.finish();
+    if (job->on_slices) {
+      pass_last_slices(*job);
+    } else {
+      result.dma_slices = job->engines.take_slices();
+      for (auto &sl : result.dma_slices) sl.start_ps -= job->t0, sl.end_ps -= job->t0;
+    }
+  }
+  if (streamed_) {
+    fold_critical_path(*job, result);
+    return result;
+  }
+  // Total time: the last completion. Critical path: follow each instruction's gate back from the last one.
+  std::vector<const TraceEvent *> by_seq(schedule_.insts.size(), nullptr);
+  const TraceEvent *last = nullptr;
+  for (const auto &e : result.events) {
+    by_seq[static_cast<size_t>(e.seq)] = &e;
+    if (!last || e.finish_ns > last->finish_ns) last = &e;
+  }
+  if (last) {
+    result.total_ns = last->finish_ns;
+    for (const TraceEvent *e = last; e; e = e->gate >= 0 ? by_seq[static_cast<size_t>(e->gate)] : nullptr)
+      result.critical_path.push_back(e->seq);
+    std::reverse(result.critical_path.begin(), result.critical_path.end());
+  }
+  return result;
+}
+
+} // namespace neuronsim::sim
