@@ -251,6 +251,7 @@ RunResult Simulator::run_timed() {
     }
   }
   if (streamed_) {
+    result.schedule_peak_held = stream->peak_held();
     fold_critical_path(*job, result);
     return result;
   }

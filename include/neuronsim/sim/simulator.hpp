@@ -250,6 +250,7 @@ struct RunResult {
   bool streamed = false;
   std::vector<ProfileSums> profile;
   std::vector<PathStep> critical_steps;  // parallel to critical_path
+  int64_t schedule_peak_held = 0;        // the most schedule entries the stream held at once (its window's bound)
 };
 inline constexpr int64_t kStreamedEventTail = int64_t(1) << 16;
 inline constexpr size_t kCriticalPathListed = 10000;  // the stats' critical-path list: its last links

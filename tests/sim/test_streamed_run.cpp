@@ -1,0 +1,209 @@
+// Streamed runs (RunOptions::schedule, issue 18 item 1): the schedule made on demand, completion times kept in
+// windows, the profile and the critical path folded as the run goes. Every result is the materialised run's, bit
+// for bit: totals, per-queue and per-DMA-engine statistics, the critical path, the stats document (profile rows,
+// shares, critical-path list) and the printed summary; errors are reported the same.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "neuronsim/builder.hpp"
+#include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/stats.hpp"
+
+using namespace neuronsim;
+using builder::Builder;
+using isa::InstructionType;
+
+namespace {
+
+struct Outcome {
+  sim::RunResult r;
+  nlohmann::json stats;
+  std::string summary;
+};
+
+Outcome run(const isa::Program &p, const std::string &arch, sim::ScheduleMode mode, int64_t window = 4096) {
+  sim::RunOptions o;
+  o.arch = arch;
+  o.timing_only = true;
+  o.schedule = mode;
+  o.schedule_window = window;
+  sim::Simulator s(p, o);
+  Outcome out;
+  out.r = s.run();
+  out.stats = sim::stats_json(out.r, s.schedule(), p);
+  std::ostringstream os;
+  sim::print_summary(os, out.r, s.schedule());
+  out.summary = os.str();
+  return out;
+}
+
+// Exact comparison, field by field (doubles with ==).
+void expect_same(const Outcome &w, const Outcome &s) {
+  EXPECT_FALSE(w.r.streamed);
+  EXPECT_TRUE(s.r.streamed);
+  EXPECT_EQ(w.r.total_ns, s.r.total_ns);
+  EXPECT_EQ(w.r.dynamic_instructions, s.r.dynamic_instructions);
+  EXPECT_EQ(w.r.critical_path, s.r.critical_path);
+  for (int q = 0; q < sim::kMaxQueues; ++q) {
+    SCOPED_TRACE(sim::queue_name(q));
+    const auto &a = w.r.queues[q], &b = s.r.queues[q];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.instructions, b.instructions);
+    EXPECT_EQ(a.busy_ns, b.busy_ns);
+    EXPECT_EQ(a.cycles, b.cycles);
+    EXPECT_EQ(a.bytes, b.bytes);
+    EXPECT_EQ(a.descriptors, b.descriptors);
+  }
+  ASSERT_EQ(w.r.dma_engines.size(), s.r.dma_engines.size());
+  for (size_t e = 0; e < w.r.dma_engines.size(); ++e) {
+    EXPECT_EQ(w.r.dma_engines[e].busy_ns, s.r.dma_engines[e].busy_ns);
+    EXPECT_EQ(w.r.dma_engines[e].descriptors, s.r.dma_engines[e].descriptors);
+    EXPECT_EQ(w.r.dma_engines[e].transfers, s.r.dma_engines[e].transfers);
+  }
+  // The stats document: engines, DMA, critical-path list and shares, the profile's rows by instruction, opcode,
+  // engine and source line (nlohmann compares the doubles exactly).
+  for (const char *k : {"engines", "dma", "critical_path", "critical_path_ns", "bottleneck", "critical_path_length"})
+    EXPECT_EQ(w.stats.at(k), s.stats.at(k)) << k;
+  const auto &pw = w.stats.at("profile"), &ps = s.stats.at("profile");
+  ASSERT_EQ(pw.at("instructions").size(), ps.at("instructions").size());
+  for (size_t i = 0; i < pw.at("instructions").size(); ++i)
+    EXPECT_EQ(pw.at("instructions")[i], ps.at("instructions")[i]) << pw.at("instructions")[i].dump();
+  EXPECT_EQ(pw, ps);
+  EXPECT_EQ(w.stats, s.stats);
+  EXPECT_EQ(w.summary, s.summary);
+}
+
+const char *const kWorkloads[] = {"attention",  "cumsum",         "kernel1", "layernorm", "matmul_blocked_free",
+                                  "matmul_blocked_mnk", "matmul_hoisted", "matmul_tiled", "rmsnorm", "softmax",
+                                  "tensor_add", "transpose"};
+
+isa::Program workload(const std::string &w) {
+  return isa::read_bir_file(std::string(NEURONSIM_SOURCE_DIR) + "/workloads/" + w + "/" + w + ".bir.json");
+}
+
+// A loop kernel with a DMA in and out per trip and dependencies across three engines.
+isa::Program loop_kernel(int64_t trips) {
+  Builder b("loop_kernel");
+  auto a = b.input("a", {16, 64}), o = b.output("o", {16, 64});
+  auto t = b.sbuf("t", {16, 8}), u = b.sbuf("u", {16, 8}), w = b.sbuf("w", {16, 8});
+  b.add(InstructionType::Memset, {}, {b.ap(w.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0)
+      .engine(isa::Engine::Pool);
+  b.loop("i", 0, trips / 8, 1, [&](builder::Aff) {
+    b.loop("j", 0, 8, 1, [&](builder::Aff j) {
+      b.add(InstructionType::Load, {b.ap(a.tile(0, 16, j * 8, 8))}, {b.ap(t.all())});
+      b.add(InstructionType::Activation, {b.ap(t.all())}, {b.ap(u.all())}).act_func(isa::ActivationFunctionType::Copy);
+      b.add(InstructionType::TensorTensor, {b.ap(u.all()), b.ap(w.all())}, {b.ap(t.all())}).op(isa::AluOp::add)
+          .engine(isa::Engine::DVE);
+      b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(o.tile(0, 16, j * 8, 8))});
+    });
+  });
+  return b.finish();
+}
+
+template <class F> std::string message_of(F &&f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+} // namespace
+
+TEST(StreamedRun, EveryWorkloadRunsAsTheWholeScheduleDoesBitForBit) {
+  for (const char *w : kWorkloads)
+    for (const char *a : {"trn1", "trn3"}) {
+      SCOPED_TRACE(std::string(w) + " " + a);
+      const isa::Program p = workload(w);
+      expect_same(run(p, a, sim::ScheduleMode::Whole), run(p, a, sim::ScheduleMode::Streamed));
+    }
+}
+
+TEST(StreamedRun, TinyAndHugeWindowsGiveTheSameRun) {
+  // The stream's window only changes how far its walk runs ahead of the queues (and how many walks it makes).
+  const isa::Program loop = loop_kernel(800);
+  const Outcome whole = run(loop, "trn1", sim::ScheduleMode::Whole);
+  for (int64_t window : {1, 3, 1 << 20}) {
+    SCOPED_TRACE(window);
+    expect_same(whole, run(loop, "trn1", sim::ScheduleMode::Streamed, window));
+  }
+  for (const char *w : {"attention", "matmul_tiled"}) {
+    SCOPED_TRACE(w);
+    const isa::Program p = workload(w);
+    const Outcome wr = run(p, "trn3", sim::ScheduleMode::Whole);
+    for (int64_t window : {1, 3, 1 << 20}) expect_same(wr, run(p, "trn3", sim::ScheduleMode::Streamed, window));
+  }
+}
+
+TEST(StreamedRun, AutoStreamsTimingOnlyRunsWithoutHooks) {
+  const isa::Program p = loop_kernel(64);
+  sim::RunOptions o;
+  o.timing_only = true;
+  o.schedule = sim::ScheduleMode::Auto;
+  EXPECT_TRUE(sim::Simulator(p, o).run().streamed);
+  o.on_event = [](const sim::TraceEvent &, const sim::ScheduledInst &, const sim::RunResult &) {};
+  EXPECT_FALSE(sim::Simulator(p, o).run().streamed);  // a per-event hook: the whole schedule
+  o.on_event = nullptr;
+  o.timing_only = false;
+  EXPECT_FALSE(sim::Simulator(p, o).run().streamed);  // numerics: the whole schedule
+}
+
+TEST(StreamedRun, MillionsOfDynamicInstructionsHoldABoundedWindowOfEntries) {
+  // 4 instructions per trip + 2 DMA triggers (Load and Save issue on SP) + the Memset: 6 * 400000 + 1 entries,
+  // 4 * 400000 + 1 dynamic instructions. The stream holds at most 1.5 windows for its first walk plus one window
+  // per queue detached to a walk of its own (schedule_stream.hpp): with 64 entries and 21 queues, under 21 * 96.
+  const int64_t trips = 400000;
+  const isa::Program p = loop_kernel(trips);
+  const Outcome s = run(p, "trn1", sim::ScheduleMode::Streamed, 64);
+  EXPECT_EQ(s.r.dynamic_instructions, 4 * trips + 1);
+  EXPECT_GT(s.r.schedule_peak_held, 0);
+  EXPECT_LE(s.r.schedule_peak_held, sim::kMaxQueues * 96);
+  EXPECT_EQ(s.r.queues[1].instructions, trips);  // ACT's activations
+  EXPECT_EQ(s.r.queues[3].instructions, trips);  // DVE's adds
+  EXPECT_TRUE(s.r.events.size() <= sim::kCriticalPathListed);
+}
+
+TEST(StreamedRun, ErrorsAreReportedAsTheWholeScheduleReportsThem) {
+  auto both = [](const isa::Program &p, int64_t max_instructions) {
+    std::string m[2];
+    int i = 0;
+    for (auto mode : {sim::ScheduleMode::Whole, sim::ScheduleMode::Streamed}) {
+      sim::RunOptions o;
+      o.timing_only = true;
+      o.schedule = mode;
+      o.max_instructions = max_instructions;
+      m[i++] = message_of([&] { sim::Simulator(p, o).run(); });
+    }
+    EXPECT_EQ(m[0], m[1]);
+    return m[0];
+  };
+  {  // a semaphore wait never met: the deadlock report
+    Builder b;
+    auto t1 = b.sbuf("t1", {128, 64});
+    auto i0 = b.add(InstructionType::Memset, {}, {b.ap(t1.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0)
+                  .engine(isa::Engine::DVE);
+    i0.inst().waits.push_back(isa::SemWait{7, isa::SemWait::Mode::GeImm, 1, ""});
+    const std::string m = both(b.finish(), sim::kDefaultMaxInstructions);
+    EXPECT_NE(m.find("deadlock: DVE blocked at instruction 0 'I-1'"), std::string::npos) << m;
+    EXPECT_NE(m.find("semaphore 7 >= 1 (is 0)"), std::string::npos) << m;
+  }
+  {  // past --max-instructions: 6 * 64 + 1 entries, 4 * 64 + 1 = 257 dynamic instructions
+    const std::string m = both(loop_kernel(64), 200);
+    EXPECT_NE(m.find("257 dynamic instructions, more than the 200"), std::string::npos) << m;
+  }
+  {  // an access pattern past its tensor in trip 5: found by the walk part-way through
+    Builder b;
+    auto a = b.input("a", {16, 40});
+    auto t = b.sbuf("t", {16, 8});
+    b.loop("i", 0, 10, 1, [&](builder::Aff i) {
+      b.add(InstructionType::Load, {b.ap(a.tile(0, 16, i * 8, 8))}, {b.ap(t.all())});
+    });
+    const std::string m = both(b.finish(), sim::kDefaultMaxInstructions);
+    EXPECT_NE(m.find("out of bounds of tensor 'a'"), std::string::npos) << m;
+    EXPECT_NE(m.find("(start 40, ap"), std::string::npos) << m;  // trip 5: 5 * 8
+  }
+}
