@@ -611,7 +611,7 @@ void Job::recorded(const TraceEvent &ev, bool trigger) {
   ++p.executions;
   p.busy_ns += ev.busy_ns;
   for (int i = 0; i < kNumWaitReasons; ++i) p.wait_ns[static_cast<size_t>(i)] += ev.wait_ns[static_cast<size_t>(i)];
-  PathRecord &r = path[static_cast<size_t>(ev.seq)];
+  PathStep &r = result->steps[static_cast<size_t>(ev.seq)];
   r.issue_ns = ev.issue_ns;
   r.gate1 = static_cast<uint32_t>(ev.gate + 1);
   r.row = static_cast<int32_t>(profile_row(ev.inst, ev.queue));

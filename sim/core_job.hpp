@@ -105,14 +105,6 @@ private:
   int64_t base_ = 0, end_ = 0;
 };
 
-// A streamed run's record of one dynamic instruction for the critical-path walk at the end (16 bytes: the walk
-// needs each link's gate, and the profile its row and issue time).
-struct PathRecord {
-  double issue_ns = 0.0;
-  uint32_t gate1 = 0;  // gate + 1, 0 for none
-  int32_t row = -1;
-};
-
 struct Job {
   const Schedule *schedule = nullptr;  // a materialised run's entries
   ScheduleStream *stream = nullptr;    // a streamed run's
@@ -162,7 +154,6 @@ struct Job {
 
   // A streamed run's folds (RunResult::streamed): the events are not kept.
   TraceEvent scratch;                   // the event being recorded
-  std::vector<PathRecord> path;         // per dynamic instruction
   std::deque<TraceEvent> tail;          // the last kStreamedEventTail events
   int64_t last_seq = -1;                // the first event with the latest finish so far
   double last_finish = 0.0;

@@ -135,18 +135,14 @@ void find_contention(Job &j, const Schedule &s) {
   m[4] = bank_writers;  // SP
 }
 
-// A streamed run's critical path: the gates followed back from the last completion over the compact records, and
-// the full events of its last links that the tail still holds.
+// A streamed run's critical path: the gates followed back from the last completion over the steps, and the full
+// events of its last links that the tail still holds.
 void fold_critical_path(Job &j, RunResult &r) {
   if (j.last_seq < 0) return;
   r.total_ns = j.last_finish;
-  for (int64_t s = j.last_seq; s >= 0; s = static_cast<int64_t>(j.path[static_cast<size_t>(s)].gate1) - 1) {
-    const PathRecord &p = j.path[static_cast<size_t>(s)];
+  for (int64_t s = j.last_seq; s >= 0; s = static_cast<int64_t>(r.steps[static_cast<size_t>(s)].gate1) - 1)
     r.critical_path.push_back(s);
-    r.critical_steps.push_back(PathStep{p.row, r.profile[static_cast<size_t>(p.row)].queue, p.issue_ns});
-  }
   std::reverse(r.critical_path.begin(), r.critical_path.end());
-  std::reverse(r.critical_steps.begin(), r.critical_steps.end());
   std::unordered_map<int64_t, const TraceEvent *> tail;
   for (const auto &e : j.tail) tail.emplace(e.seq, &e);
   const size_t n = r.critical_path.size();
@@ -189,7 +185,7 @@ RunResult Simulator::run_timed() {
                               std::to_string(entries) + "; run with --schedule=whole");
     result.streamed = true;
     result.profile.resize(2 * program_.insts.size());
-    job->path.resize(static_cast<size_t>(entries));
+    result.steps.resize(static_cast<size_t>(entries));
   } else {
     job->schedule = &schedule_;
     for (int q = 0; q < kMaxQueues; ++q) job->length[q] = static_cast<int64_t>(schedule_.queues[q].size());

@@ -62,13 +62,14 @@ struct Sums {
 int64_t row_key(const TraceEvent &e) { return profile_row(e.inst, e.queue); }
 
 // The time each critical-path instruction holds the path: from its issue to the next one's (as the shares), given
-// as f(row, queue, ns). A streamed run gives each link's step (RunResult::critical_steps) instead of its event.
+// as f(row, queue, ns). A streamed run gives each link's step (RunResult::steps) instead of its event.
 template <class F> void critical_path_spans(const RunResult &r, const Schedule &s, F &&f) {
   if (r.streamed) {
-    const auto &st = r.critical_steps;
-    for (size_t i = 0; i < st.size(); ++i) {
-      const double until = i + 1 < st.size() ? st[i + 1].issue_ns : r.total_ns;
-      f(st[i].row, st[i].queue, std::max(0.0, until - st[i].issue_ns));
+    const auto &cp = r.critical_path;
+    for (size_t i = 0; i < cp.size(); ++i) {
+      const PathStep &st = r.steps[static_cast<size_t>(cp[i])];
+      const double until = i + 1 < cp.size() ? r.steps[static_cast<size_t>(cp[i + 1])].issue_ns : r.total_ns;
+      f(st.row, r.profile[static_cast<size_t>(st.row)].queue, std::max(0.0, until - st.issue_ns));
     }
     return;
   }

@@ -226,11 +226,12 @@ struct ProfileSums {
 };
 inline int64_t profile_row(int inst, int queue) { return static_cast<int64_t>(inst) * 2 + (queue >= kNumEngines ? 1 : 0); }
 
-// A critical-path link of a streamed run: what the profile and the shares read of its event.
+// A streamed run's record of one dynamic instruction (16 bytes): what the critical-path walk needs (its gate) and
+// what the profile and the shares read of a link's event (its row; the row's queue is in RunResult::profile).
 struct PathStep {
-  int64_t row = 0;  // profile_row
-  int queue = 0;
   double issue_ns = 0.0;
+  uint32_t gate1 = 0;  // TraceEvent::gate + 1 (0: none)
+  int32_t row = -1;    // profile_row, -1 for an entry that never ran
 };
 
 struct RunResult {
@@ -246,10 +247,10 @@ struct RunResult {
   double dma_fixed_ns = 0.0;   // from entering the ring to the descriptors being available
   // A streamed run (ScheduleMode): `events` holds only the events of the critical path's last links that were
   // among the last kStreamedEventTail events recorded (the stats' critical-path list); the profile's sums come in
-  // `profile` (indexed by profile_row) and each critical-path link's step in `critical_steps`.
+  // `profile` (indexed by profile_row) and each dynamic instruction's step in `steps` (indexed by its number).
   bool streamed = false;
   std::vector<ProfileSums> profile;
-  std::vector<PathStep> critical_steps;  // parallel to critical_path
+  std::vector<PathStep> steps;
   int64_t schedule_peak_held = 0;        // the most schedule entries the stream held at once (its window's bound)
 };
 inline constexpr int64_t kStreamedEventTail = int64_t(1) << 16;
