@@ -605,6 +605,10 @@ void run_on_core(Job &j) {
 void pass_last_slices(Job &j) { Core::pass_slices(j, 0); }
 
 void Job::recorded(const TraceEvent &ev, bool trigger) {
+  if (collect) {
+    if ((*collect)[static_cast<size_t>(ev.seq)]) collected.push_back(ev);
+    return;
+  }
   ProfileSums &p = result->profile[static_cast<size_t>(profile_row(ev.inst, ev.queue))];
   if (p.queue < 0) p.queue = ev.queue, p.trigger = trigger;
   // The sums profile_json makes from RunResult::events, in the same order: the same doubles.

@@ -156,6 +156,8 @@ struct Job {
   TraceEvent scratch;                   // the event being recorded
   std::deque<TraceEvent> tail;          // the last kStreamedEventTail events
   int64_t last_seq = -1;                // the first event with the latest finish so far
+  const std::vector<bool> *collect = nullptr;  // a replay: keep only these events (by number), in `collected`
+  std::vector<TraceEvent> collected;
   double last_finish = 0.0;
 
   // Queue q's entry at pos (< length[q]): from the schedule, or made by the stream (which may throw the error

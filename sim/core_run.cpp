@@ -136,9 +136,10 @@ void find_contention(Job &j, const Schedule &s) {
 }
 
 // A streamed run's critical path: the gates followed back from the last completion over the steps, and the full
-// events of its last links that the tail still holds.
-void fold_critical_path(Job &j, RunResult &r) {
-  if (j.last_seq < 0) return;
+// events of its last links that the tail still holds; returns the links whose events it does not hold.
+std::vector<int64_t> fold_critical_path(Job &j, RunResult &r) {
+  std::vector<int64_t> missing;
+  if (j.last_seq < 0) return missing;
   r.total_ns = j.last_finish;
   for (int64_t s = j.last_seq; s >= 0; s = static_cast<int64_t>(r.steps[static_cast<size_t>(s)].gate1) - 1)
     r.critical_path.push_back(s);
@@ -149,7 +150,9 @@ void fold_critical_path(Job &j, RunResult &r) {
   for (size_t i = n > kCriticalPathListed ? n - kCriticalPathListed : 0; i < n; ++i) {
     const auto it = tail.find(r.critical_path[i]);
     if (it != tail.end()) r.events.push_back(*it->second);
+    else missing.push_back(r.critical_path[i]);
   }
+  return missing;
 }
 
 } // namespace
@@ -201,28 +204,32 @@ RunResult Simulator::run_timed() {
     result.queues[q].name = bir.empty() ? queue_name(q) : bir;
   }
 
-  job->memory = memory_.get();
-  job->arch = &arch_;
-  job->timing_only = options_.timing_only;
-  if (options_.after_instruction) job->after = &options_.after_instruction;
-  if (options_.on_event) job->on_event = &options_.on_event;
-  if (options_.on_dma_slices && options_.record_dma_engine_slices) job->on_slices = &options_.on_dma_slices;
-  if (options_.cancelled) job->cancelled = &options_.cancelled;
-  if (options_.progress) {
-    job->progress = &options_.progress;
-    for (int q = 0; q < kNumEngines; ++q) job->engine_instructions += job->length[q];
-  }
-  job->result = &result;
-  job->t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
-  job->resource_free.fill(job->t0);
-  job->engines.reset(arch_.dma_engines, std::max(1, schedule_.dma_queues), options_.record_dma_engine_slices);
-  for (int q = 0; q < kMaxQueues; ++q) {
-    // A whole run keeps every position; a streamed one grows its windows as it needs.
-    if (!streamed_) job->times[q].reserve(job->length[q]);
-    if (!streamed_ && q >= kNumEngines) job->dma[q].reserve(job->length[q]);
-  }
-  find_contention(*job, schedule_);
-  memory_->set_context(ErrorContext{program_.file, -1, "", ""});
+  // The job's setup (`hooks`: the caller's; a streamed run's replay, below, has none).
+  auto set_up = [&](Job &j, RunResult &res, bool hooks) {
+    j.memory = memory_.get();
+    j.arch = &arch_;
+    j.timing_only = options_.timing_only;
+    if (hooks && options_.after_instruction) j.after = &options_.after_instruction;
+    if (hooks && options_.on_event) j.on_event = &options_.on_event;
+    if (hooks && options_.on_dma_slices && options_.record_dma_engine_slices) j.on_slices = &options_.on_dma_slices;
+    if (options_.cancelled) j.cancelled = &options_.cancelled;
+    if (hooks && options_.progress) {
+      j.progress = &options_.progress;
+      for (int q = 0; q < kNumEngines; ++q) j.engine_instructions += j.length[q];
+    }
+    j.result = &res;
+    j.t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
+    j.resource_free.fill(j.t0);
+    j.engines.reset(arch_.dma_engines, std::max(1, schedule_.dma_queues), hooks && options_.record_dma_engine_slices);
+    for (int q = 0; q < kMaxQueues; ++q) {
+      // A whole run keeps every position; a streamed one grows its windows as it needs.
+      if (!streamed_) j.times[q].reserve(j.length[q]);
+      if (!streamed_ && q >= kNumEngines) j.dma[q].reserve(j.length[q]);
+    }
+    find_contention(j, schedule_);
+    memory_->set_context(ErrorContext{program_.file, -1, "", ""});
+  };
+  set_up(*job, result, true);
   run_on_core(*job);
 
   if (job->error) std::rethrow_exception(job->error);
@@ -248,7 +255,31 @@ RunResult Simulator::run_timed() {
   }
   if (streamed_) {
     result.schedule_peak_held = stream->peak_held();
-    fold_critical_path(*job, result);
+    std::vector<int64_t> missing = fold_critical_path(*job, result);
+    if (missing.empty()) return result;
+    // Links the stats list shows whose events the tail no longer held: the same run again (it is deterministic,
+    // and its times are relative to its start), keeping only those events.
+    Job again;
+    ScheduleStream replay(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions,
+                          options_.schedule_window, false);
+    again.stream = &replay;
+    again.length = job->length;
+    std::vector<bool> wanted(static_cast<size_t>(entries), false);
+    for (int64_t s : missing) wanted[static_cast<size_t>(s)] = true;
+    again.collect = &wanted;
+    RunResult scratch;
+    set_up(again, scratch, false);
+    run_on_core(again);
+    if (again.error) std::rethrow_exception(again.error);
+    std::unordered_map<int64_t, TraceEvent> found;
+    for (auto &e : result.events) found.emplace(e.seq, e);
+    for (auto &e : again.collected) found.emplace(e.seq, e);
+    result.events.clear();
+    const size_t n = result.critical_path.size();
+    for (size_t i = n > kCriticalPathListed ? n - kCriticalPathListed : 0; i < n; ++i) {
+      const auto it = found.find(result.critical_path[i]);
+      if (it != found.end()) result.events.push_back(it->second);
+    }
     return result;
   }
   // Total time: the last completion. Critical path: follow each instruction's gate back from the last one.

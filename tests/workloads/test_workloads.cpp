@@ -14,6 +14,7 @@
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/io/npy.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/stats.hpp"
 #include "workload.hpp"
 
 using namespace neuronsim;
@@ -116,3 +117,26 @@ TEST_P(Workload, TimingOnlyRunFinishes) {
 
 INSTANTIATE_TEST_SUITE_P(All, Workload, ::testing::ValuesIn(names()),
                          [](const ::testing::TestParamInfo<std::string> &i) { return i.param; });
+
+TEST(StreamedRun, FullSizeMatmulTiledStreamsAsTheWholeScheduleRunsIncludingTheCriticalPathList) {
+  // The full-size matmul_tiled (99,328 dynamic instructions at trn1): its critical path's last 10,000 links reach
+  // back past the last 65,536 events a streamed run keeps, so the streamed run replays itself for those events
+  // (sim/core_run.cpp); every figure of the stats document is the materialised run's (tests/sim/
+  // test_streamed_run.cpp compares the committed workloads field by field).
+  const auto *gen = workloads::find_generator("matmul_tiled");
+  ASSERT_NE(gen, nullptr);
+  const isa::Program p = (*gen)(workloads::Size::Full, false).program;
+  nlohmann::json doc[2];
+  for (int i = 0; i < 2; ++i) {
+    sim::RunOptions o;
+    o.timing_only = true;
+    o.schedule = i == 0 ? sim::ScheduleMode::Whole : sim::ScheduleMode::Streamed;
+    sim::Simulator s(p, o);
+    const sim::RunResult r = s.run();
+    EXPECT_EQ(r.streamed, i == 1);
+    doc[i] = sim::stats_json(r, s.schedule(), p);
+  }
+  EXPECT_EQ(doc[0].at("critical_path").size(), sim::kCriticalPathListed);
+  EXPECT_EQ(doc[0].at("critical_path"), doc[1].at("critical_path"));
+  EXPECT_EQ(doc[0], doc[1]);
+}
