@@ -64,3 +64,29 @@ TEST(ProfileCli, JsonPrintsOneObjectAndQuietNothing) {
   auto h = run("run --help");
   for (const char *opt : {"--top N", "--json", "--quiet"}) EXPECT_NE(h.out.find(opt), std::string::npos) << opt;
 }
+
+TEST(ProfileCli, ScheduleStreamedAndWholeGiveTheSameStatsAndSummary) {
+  // `--schedule` (README "Long kernels"): auto streams this --timing-only run; the stats document (but its
+  // command line) and the printed summary are those of the materialised schedule.
+  const std::string dir = clitest::temp_dir();
+  std::string out[3];
+  nlohmann::json doc[3];
+  const char *modes[3] = {"whole", "streamed", "auto"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string f = dir + "/" + modes[i] + ".json";
+    auto r = run("run " + kKernel + " --timing-only --schedule " + modes[i] + " --top 3 --stats " + f);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const size_t from = r.out.find("simulated time"), to = r.out.find("stats: ");  // the file names differ
+    ASSERT_NE(from, std::string::npos);
+    out[i] = r.out.substr(from, to - from);
+    doc[i] = nlohmann::json::parse(clitest::read_file(f));
+    doc[i].erase("command_line");
+  }
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_EQ(out[0], out[i]) << modes[i];
+    EXPECT_EQ(doc[0], doc[i]) << modes[i];
+  }
+  auto bad = run("run " + kKernel + " --timing-only --schedule lazy");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--schedule takes auto, whole or streamed, got 'lazy'"), std::string::npos) << bad.err;
+}
