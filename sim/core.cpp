@@ -22,6 +22,7 @@
 
 #include "neuronsim/engines/cost.hpp"
 #include "neuronsim/engines/dma.hpp"
+#include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 namespace neuronsim::sim {
@@ -159,6 +160,8 @@ struct Job {
   RunResult *result = nullptr;
   std::exception_ptr error;
   bool aborted = false;
+  Device *device = nullptr;  // several cores (sim/device.hpp): collectives meet there
+  int core = 0;              // this core's index on the device
 };
 
 bool sem_ready(const Job &j, const isa::SemWait &w) {
@@ -265,6 +268,11 @@ bool same_access(const engines::Access &a, const engines::Access &b) {
   return true;
 }
 
+bool is_collective(isa::InstructionType t) {
+  return t == isa::InstructionType::CollectiveCompute || t == isa::InstructionType::CollectiveSend ||
+         t == isa::InstructionType::CollectiveRecv || t == isa::InstructionType::CoreBarrier;
+}
+
 bool is_matmul(isa::InstructionType t) {
   return t == isa::InstructionType::Matmult || t == isa::InstructionType::MatmultSparse ||
          t == isa::InstructionType::MatmultMx || t == isa::InstructionType::MatmultBase;
@@ -276,6 +284,7 @@ SC_MODULE(Core) {
   std::array<sc_core::sc_event_queue *, kMaxQueues> completion{};  // fires at each completion with updates
   sc_core::sc_event sem_changed;
   sc_core::sc_event dma_kick;  // a transfer entered a ring (or a run started): the DMA thread re-plans
+  sc_core::sc_event collective_done;  // a rendezvous this core waits on completed (sim/device.hpp)
   Job *job = nullptr;
   // Bumped by every run: a thread still parked in an earlier run's wait (a deadlocked or aborted run leaves
   // them there) sees the change and drops that run's instruction without touching its state.
@@ -553,7 +562,21 @@ SC_MODULE(Core) {
           continue;
         }
       }
-      if (!execute(j, q, si)) continue;
+      if (j.device && !si.trigger && is_collective(inst.type)) {
+        // Several cores: the collective meets its group's other members (sim/device.hpp), which execute it when
+        // the last one arrives; it occupies the queue until it completes.
+        wait_until(start);
+        Rendezvous *rv = j.device->arrive(j.core, si, start);
+        while (rv && !(stale = generation != gen) && !j.aborted && !rv->done) wait(collective_done);
+        if (stale || generation != gen || j.aborted) continue;
+        if (rv && rv->error) {
+          abort_run(j, rv->error);
+          continue;
+        }
+        if (rv) end = std::max(end, rv->finish_ps), occupancy = end - start;
+      } else if (!execute(j, q, si)) {
+        continue;
+      }
       int64_t finish = end + to_ps(cost.latency_ns);
       if (pos > 0) finish = std::max(finish, j.finish[q][pos - 1]);  // completions stay in queue order
       j.finish[q][pos] = finish;
@@ -627,13 +650,18 @@ SC_MODULE(Core) {
   }
 };
 
-Core &core() {
-  static Core *c = [] {
+// Core i of a run. All kMaxCores are made on first use, before any sc_start (modules cannot be made after it); an
+// idle core's threads sleep on their kicks and cost nothing.
+Core &core(int i = 0) {
+  static std::array<Core *, kMaxCores> cores = [] {
     // SystemC prints its banner on first elaboration; a simulator's output should be its own.
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-    return new Core("neuroncore");
+    std::array<Core *, kMaxCores> c{};
+    c[0] = new Core("neuroncore");
+    for (int k = 1; k < kMaxCores; ++k) c[static_cast<size_t>(k)] = new Core(("neuroncore" + std::to_string(k)).c_str());
+    return c;
   }();
-  return *c;
+  return *cores[static_cast<size_t>(i)];
 }
 
 std::string describe_wait(const Job &j, int q) {
@@ -710,15 +738,26 @@ void Simulator::build() {
     }
   memory_ = std::make_unique<engines::Memory>(program_, arch_);
   memory_->set_host(host_.get());
+  memory_->set_core(options_.shard, options_.rank);
   if (has_data_dependent_control(program_)) schedule_deferred_ = true;
   else schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
 }
+
+struct RunState {
+  std::unique_ptr<Job> job;
+};
 
 Simulator::~Simulator() = default;
 
 RunResult Simulator::run() { return run_timed(); }
 
 RunResult Simulator::run_timed() {
+  begin_run(nullptr, 0);
+  sc_core::sc_start();
+  return end_run();
+}
+
+void Simulator::begin_run(Device *device, int core_index) {
   if (schedule_deferred_) {
     // Branches compare run-time values: walk the program executing it in order to learn its path, then put the
     // memory back as the inputs left it and run the same trace timed (which executes it again).
@@ -733,8 +772,9 @@ RunResult Simulator::run_timed() {
     memory_->set_host(host_.get());
     schedule_deferred_ = false;
   }
-  Core &c = core();
-  RunResult result;
+  Core &c = core(core_index);
+  result_ = std::make_unique<RunResult>();
+  RunResult &result = *result_;
   result.arch = arch_.name;
   result.dynamic_instructions = static_cast<int64_t>(schedule_.insts.size()) - schedule_.triggers;
   result.dma_ring_depth = std::max(1, arch_.dma_ring_depth);
@@ -745,7 +785,12 @@ RunResult Simulator::run_timed() {
   }
   result.events.reserve(schedule_.insts.size());
 
-  auto job = std::make_unique<Job>();
+  running_ = std::make_unique<RunState>();
+  running_->job = std::make_unique<Job>();
+  Job *job = running_->job.get();
+  job->device = device;
+  job->core = core_index;
+  if (device) device->on_wake(core_index, [&c] { c.collective_done.notify(sc_core::SC_ZERO_TIME); });
   job->schedule = &schedule_;
   job->memory = memory_.get();
   job->arch = &arch_;
@@ -799,21 +844,37 @@ RunResult Simulator::run_timed() {
     m[4] = bank_writers;  // SP
   }
   memory_->set_context(ErrorContext{program_.file, -1, "", ""});
-  c.job = job.get();
+  c.job = job;
   ++c.generation;
   for (auto &k : c.kick) k.notify(sc_core::SC_ZERO_TIME);
   for (auto &e : c.issued) e.notify(sc_core::SC_ZERO_TIME);
   c.sem_changed.notify(sc_core::SC_ZERO_TIME);
   c.dma_kick.notify(sc_core::SC_ZERO_TIME);
-  sc_core::sc_start();
-  c.job = nullptr;
+  c.collective_done.notify(sc_core::SC_ZERO_TIME);  // a thread parked at an earlier run's rendezvous drops it
+}
 
-  if (job->error) std::rethrow_exception(job->error);
+RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out) {
+  const std::unique_ptr<Job> job = std::move(running_->job);
+  running_.reset();
+  Core &c = core(job->core);
+  c.job = nullptr;
+  const std::unique_ptr<RunResult> owned = std::move(result_);
+  RunResult &result = *owned;
+
+  if (job->error) {
+    if (!error) std::rethrow_exception(job->error);
+    *error = job->error;
+    return std::move(result);
+  }
   std::string blocked;
   for (int q = 0; q < kMaxQueues; ++q)
     if (job->known[q] < static_cast<int64_t>(schedule_.queues[q].size()))
       blocked += (blocked.empty() ? "" : "; ") + describe_wait(*job, q);
-  if (!blocked.empty()) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
+  if (!blocked.empty()) {
+    if (!blocked_out) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
+    *blocked_out = blocked;
+    return std::move(result);
+  }
 
   // Total time: the last completion. Critical path: follow each instruction's gate back from the last one.
   std::vector<const TraceEvent *> by_seq(schedule_.insts.size(), nullptr);
@@ -843,7 +904,7 @@ RunResult Simulator::run_timed() {
       result.critical_path.push_back(e->seq);
     std::reverse(result.critical_path.begin(), result.critical_path.end());
   }
-  return result;
+  return std::move(result);
 }
 
 } // namespace neuronsim::sim

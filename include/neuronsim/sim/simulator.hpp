@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <memory_resource>
@@ -194,6 +195,8 @@ struct RunOptions {
   // The run stops with a SemanticError naming the instruction when it would execute more dynamic instructions (or
   // loop trips) than this: `--max-instructions N`, neuronsim.run(max_instructions=N). At least 1.
   int64_t max_instructions = kDefaultMaxInstructions;
+  // Set by sim::Device for each of its cores: its shard id (ShardIDKind) and rank (GetGlobalRankId).
+  int64_t shard = 0, rank = 0;
 };
 inline constexpr int64_t kCancelPollInstructions = 256;
 
@@ -215,6 +218,10 @@ struct RunResult {
   double dma_fixed_ns = 0.0;   // from entering the ring to the descriptors being available
 };
 
+struct RunState;
+class Device;
+struct Rendezvous;
+
 class Simulator {
 public:
   Simulator(const isa::Program &program, const RunOptions &options);
@@ -231,6 +238,14 @@ public:
 private:
   void build();          // the constructor's work, whose errors it completes with their source lines
   RunResult run_timed(); // run()'s work, likewise
+  // run_timed split at its sc_start, so that a Device starts its cores together: begin_run loads the core
+  // (`device` null: a single core), end_run collects its result. With `error`/`blocked` given, end_run returns
+  // the run's error and its deadlock description there instead of throwing them (the Device reports all cores).
+  friend class Device;
+  void begin_run(Device *device, int core);
+  RunResult end_run(std::exception_ptr *error = nullptr, std::string *blocked = nullptr);
+  std::unique_ptr<RunState> running_;  // between begin_run and end_run (sim/core.cpp)
+  std::unique_ptr<RunResult> result_;
   const isa::Program &program_;
   RunOptions options_;
   engines::ArchParams arch_;
