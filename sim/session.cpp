@@ -194,7 +194,12 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
     };
     options.on_dma_slices = [trace](std::vector<engines::DmaSlice> &sl) { trace->slices(sl); };
   }
-  r.simulator = std::make_unique<Simulator>(k.program, options);
+  if (s.cores > 1 || s.lnc > 1) {
+    r.device = std::make_unique<Device>(k.program, options, std::max(s.cores, s.lnc), s.lnc);
+    r.simulator = r.device->release_primary();  // core 0: its memory holds the device's DRAM
+  } else {
+    r.simulator = std::make_unique<Simulator>(k.program, options);
+  }
   if (!s.options.timing_only)
     r.input_lines = load_inputs(k.program, r.simulator->memory(), s.inputs);
   if (!s.save_inputs.empty() && !s.options.timing_only)
@@ -207,7 +212,12 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
       io::write_npy(path, a);
       r.saved_inputs.push_back(path);
     }
-  r.result = r.simulator->run();
+  if (r.device) {
+    r.device_result = r.device->run();
+    r.result = r.device_result.cores[0];
+  } else {
+    r.result = r.simulator->run();
+  }
   if (trace) trace->finish(r.result);
   return r;
 }
