@@ -240,3 +240,23 @@ TEST(Cli, OutputNamesStayInsideTheOutdir) {
   EXPECT_EQ(b[7], a[7] - 1.0f);
   fs::remove_all(dir);
 }
+
+// Multi-core runs (README "Multi-core runs"): the LNC=2 matmul on trn2 matches its numpy-independent reference
+// (workloads/multicore/matmul_lnc2/expected), prints a line per core and the device's, and --stats has one
+// document per core; trn1 has no logical cores.
+TEST(Cli, LncTwoMatmulSplitsBetweenTheCores) {
+  const std::string out = clitest::temp_dir();
+  auto r = run("run " + clitest::src("workloads/multicore/matmul_lnc2") + " --arch trn2 --lnc 2 --outdir " + out +
+               " --stats " + out + "/s.json");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("core 1 (shard 1, rank 0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device: 2 cores (LNC=2)"), std::string::npos) << r.out;
+  const auto doc = nlohmann::json::parse(clitest::read_file(out + "/s.json"));
+  ASSERT_EQ(doc.at("cores").size(), 2u);
+  EXPECT_EQ(doc.at("cores")[1].at("shard"), 1);
+  EXPECT_EQ(doc.at("device").at("cores"), 2);
+  auto bad = run("run " + clitest::src("workloads/multicore/matmul_lnc2") + " --arch trn1 --lnc 2 --timing-only");
+  EXPECT_EQ(bad.code, 3) << bad.err;
+  EXPECT_NE(bad.err.find("LNC=2"), std::string::npos) << bad.err;
+}
