@@ -187,7 +187,8 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
   // destroys it with the simulator (which removes the temporary).
   std::shared_ptr<TraceWriter> trace;
   if (!s.trace.empty()) {
-    trace = TraceWriter::to_file(s.trace, k.program, engines::builtin_arch(options.arch));
+    trace = TraceWriter::to_file(s.trace, k.program, engines::builtin_arch(options.arch),
+                                 s.cores > 1 || s.lnc > 1 ? 0 : -1);
     options.record_dma_engine_slices = true;  // the trace shows the DMA engines' activity
     options.on_event = [trace](const TraceEvent &e, const ScheduledInst &si, const RunResult &res) {
       trace->event(e, si, res);
@@ -215,6 +216,9 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
   if (r.device) {
     r.device_result = r.device->run();
     r.result = r.device_result.cores[0];
+    if (trace)  // one track group per core: core 0's streamed, the others' from their results
+      for (int i = 1; i < r.device->cores(); ++i)
+        trace->add_core(r.device_result.cores[static_cast<size_t>(i)], r.device->core(i).schedule(), k.program, i);
   } else {
     r.result = r.simulator->run();
   }
