@@ -276,3 +276,16 @@ def test_cores_and_lnc():
         neuronsim.run(kernel, arch="trn1", lnc=2)
     with pytest.raises(neuronsim.UsageError, match="cores must be at least 1"):
         neuronsim.run(kernel, arch="trn2", cores=0)
+
+
+# The tensor-parallel MLP of workloads/multicore/tp_mlp against numpy: y = relu(x W1) W2 computed in float64, the
+# two cores' partial products summed by the AllReduce. Its expected/ holds the workload's bound (atol ~0.04, the
+# worst case); numpy's value is within 1e-3 of y (fp32 rounding of values up to ~100).
+def test_tensor_parallel_mlp_matches_numpy():
+    kernel = ROOT / "workloads/multicore/tp_mlp"
+    r = neuronsim.run(kernel, arch="trn2", lnc=2)
+    x = np.load(kernel / "inputs/xT.npy").astype(np.float64).T
+    w1 = np.load(kernel / "inputs/w1.npy").astype(np.float64)
+    w2 = np.load(kernel / "inputs/w2.npy").astype(np.float64)
+    np.testing.assert_allclose(r.outputs["y"], np.maximum(x @ w1, 0) @ w2, rtol=0, atol=1e-3)
+    assert r.mismatches == []

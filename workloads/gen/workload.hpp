@@ -137,6 +137,7 @@ Workload make_tensor_add(Size s, bool with_data);
 Workload make_matmul_tiled(Size s, bool with_data);
 Workload make_matmul_lnc2(Size s, bool with_data);
 Workload make_collectives(Size s, bool with_data);
+Workload make_tp_mlp(Size s, bool with_data);
 Workload make_matmul_hoisted(Size s, bool with_data);
 Workload make_matmul_blocked_free(Size s, bool with_data);
 Workload make_matmul_blocked_mnk(Size s, bool with_data);
