@@ -35,6 +35,7 @@
 #include "sim/schedule_stream.hpp"
 #include "neuronsim/engines/dtype.hpp"
 #include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
@@ -150,7 +151,7 @@ void BM_Matmul_Eigen(benchmark::State &state) {
 // ------------------------------------------------------------------------------------------------ (c)
 constexpr int64_t kDispatchRounds = 20000;  // x 5 instructions = 100,000
 
-isa::Program dispatch_program() {
+isa::Program dispatch_program(bool all_reduce = false) {
   Builder b("bench_dispatch");
   auto t0 = b.sbuf("t0", {1, 1}), t1 = b.sbuf("t1", {1, 1}), t2 = b.sbuf("t2", {1, 1}), t3 = b.sbuf("t3", {1, 1});
   auto one = b.sbuf("one", {1, 1});
@@ -169,6 +170,9 @@ isa::Program dispatch_program() {
     add1(t1, t2, E::Pool);
     add1(t2, t3, E::DVE);
   });
+  if (all_reduce)  // every core of a multi-core run (no replica groups: all)
+    b.add(InstructionType::CollectiveCompute, {b.ap(t3.all())}, {b.ap(t0.all())})
+        .collective_kind("AllReduce").op(isa::AluOp::add).engine(E::Pool);
   return b.finish();
 }
 
@@ -186,6 +190,26 @@ void dispatch(benchmark::State &state, bool timing_only) {
   state.counters["inst_per_s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
   state.SetItemsProcessed(n);
 }
+// (h) several cores (issue 17): the dispatch program (100,000 dynamic instructions) on every core of a Device, then
+// an AllReduce of every core; timing-only. Wall time should grow about linearly with the cores (each core is its
+// own set of SystemC threads in one simulation); the target is 8 cores in under 10 s.
+void multi_core(benchmark::State &state) {
+  const isa::Program p = dispatch_program(true);
+  const int cores = static_cast<int>(state.range(0));
+  sim::RunOptions o;
+  o.arch = "trn2";
+  o.timing_only = true;
+  int64_t n = 0;
+  for (auto _ : state) {
+    sim::Device d(p, o, cores, 1);
+    const sim::DeviceResult r = d.run();
+    n += r.dynamic_instructions;
+    benchmark::DoNotOptimize(r.total_ns);
+  }
+  state.counters["inst_per_s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
+}
+void BM_MultiCore(benchmark::State &state) { multi_core(state); }
+
 void BM_Dispatch_numeric(benchmark::State &state) { dispatch(state, false); }
 void BM_Dispatch_timing_only(benchmark::State &state) { dispatch(state, true); }
 
@@ -264,6 +288,8 @@ BENCHMARK(BM_Dispatch_numeric)->Name("BM_Dispatch/numeric")->Unit(benchmark::kMi
 BENCHMARK(BM_Dispatch_timing_only)->Name("BM_Dispatch/timing_only")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ScheduleStream_whole)->Name("BM_ScheduleStream/whole")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ScheduleStream_stream)->Name("BM_ScheduleStream/stream")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MultiCore)->Name("BM_MultiCore")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kSecond)
+    ->Iterations(1)->UseRealTime();
 BENCHMARK(BM_MatmulTiledFull_timing_only)->Name("BM_MatmulTiledFull/timing_only")->Unit(benchmark::kMillisecond)
     ->Iterations(3)->UseRealTime();
 BENCHMARK(BM_MatmulTiledFull_full)->Name("BM_MatmulTiledFull/full")->Unit(benchmark::kSecond)->Iterations(1)

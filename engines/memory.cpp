@@ -385,6 +385,7 @@ void Memory::write_raw(const Access &a, const uint8_t *in) {
 }
 
 std::vector<uint8_t> &Memory::dram(int tensor) {
+  if (dram_owner_) return dram_owner_->dram(tensor);
   if (tensor < 0 || tensor >= static_cast<int>(dram_.size()) || !program_.tensors[tensor].is_dram())
     throw SimulationError(ctx_, "tensor index " + std::to_string(tensor) + " is not a DRAM tensor");
   materialize(static_cast<size_t>(tensor));

@@ -269,8 +269,9 @@ struct MemoryWalker {
     if (count == 0) return;
     int64_t pos = 0;
     if (!onchip) {
-      m.materialize(static_cast<size_t>(a.tensor));
-      uint8_t *base = const_cast<uint8_t *>(m.dram_[static_cast<size_t>(a.tensor)].data());
+      const Memory &d = m.dram_owner_ ? *m.dram_owner_ : m;  // a device's cores share one DRAM
+      d.materialize(static_cast<size_t>(a.tensor));
+      uint8_t *base = const_cast<uint8_t *>(d.dram_[static_cast<size_t>(a.tensor)].data());
       for (int64_t i0 = 0; i0 < nparts; ++i0) {
         const int64_t pe = a.start + i0 * pstep_e;
         for (const auto &r : runs) {
@@ -317,8 +318,9 @@ struct MemoryWalker {
     if (count == 0 || runs.size() != 1) return false;
     const int64_t first = runs[0].first, len = runs[0].second;
     if (!onchip) {
-      m.materialize(static_cast<size_t>(a.tensor));
-      uint8_t *base = const_cast<uint8_t *>(m.dram_[static_cast<size_t>(a.tensor)].data());
+      const Memory &d = m.dram_owner_ ? *m.dram_owner_ : m;  // a device's cores share one DRAM
+      d.materialize(static_cast<size_t>(a.tensor));
+      uint8_t *base = const_cast<uint8_t *>(d.dram_[static_cast<size_t>(a.tensor)].data());
       c = Memory::Chunk{base + (a.start + first) * esz, nullptr, len, nparts, pstep_e * esz};
       return true;
     }

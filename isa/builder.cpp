@@ -1,5 +1,7 @@
 #include "neuronsim/builder.hpp"
 
+#include <algorithm>
+
 namespace neuronsim::builder {
 
 isa::Expr Aff::to_expr() const {
@@ -9,8 +11,9 @@ isa::Expr Aff::to_expr() const {
   e.c = c;
   for (const auto &[v, k] : terms) {
     isa::Expr iv;
-    iv.kind = isa::Expr::Kind::LoopVar;
-    iv.var = v;
+    iv.kind = v == kShard ? isa::Expr::Kind::ShardId : isa::Expr::Kind::LoopVar;
+    if (v == kShard) iv.k = shards;
+    else iv.var = v;
     e.kids.push_back(iv);
     e.coeffs.push_back(k);
   }
@@ -19,6 +22,7 @@ isa::Expr Aff::to_expr() const {
 
 Aff operator+(Aff a, const Aff &b) {
   a.c += b.c;
+  a.shards = std::max(a.shards, b.shards);
   for (const auto &[v, k] : b.terms) a.terms[v] += k;
   return a;
 }

@@ -25,26 +25,26 @@ int64_t cmul(int64_t a, int64_t b) {
 }
 } // namespace
 
-int64_t Expr::eval(const int64_t *lv) const {
+int64_t Expr::eval(const int64_t *lv, int64_t shard) const {
   switch (kind) {
   case Kind::Const:
     return c;
   case Kind::Affine: {
     int64_t v = c;
-    for (size_t i = 0; i < kids.size(); ++i) v = cadd(v, cmul(coeffs[i], kids[i].eval(lv)));
+    for (size_t i = 0; i < kids.size(); ++i) v = cadd(v, cmul(coeffs[i], kids[i].eval(lv, shard)));
     return v;
   }
   case Kind::Sum: {
     int64_t v = c;
-    for (const auto &k : kids) v = cadd(v, k.eval(lv));
+    for (const auto &k : kids) v = cadd(v, k.eval(lv, shard));
     return v;
   }
   case Kind::Mult:
-    return cmul(k, kids.at(0).eval(lv));
+    return cmul(k, kids.at(0).eval(lv, shard));
   case Kind::LoopVar:
     return lv ? lv[var] : 0;
   case Kind::FloorDiv: {
-    int64_t n = kids.at(0).eval(lv);
+    int64_t n = kids.at(0).eval(lv, shard);
     if (k == 0) overflow("division by zero");
     if (k == -1 && n == INT64_MIN) overflow("quotient");
     int64_t q = n / k;
@@ -54,12 +54,14 @@ int64_t Expr::eval(const int64_t *lv) const {
   case Kind::Mod: {
     if (k == 0) overflow("division by zero");
     if (k == -1) return 0;
-    int64_t r = kids.at(0).eval(lv) % k;
+    int64_t r = kids.at(0).eval(lv, shard) % k;
     if (r != 0 && ((r < 0) != (k < 0))) r += k;  // Python-style modulo, result has the divisor's sign
     return r;
   }
   case Kind::Register:
     return 0;  // runtime register values are substituted by the simulator before evaluation
+  case Kind::ShardId:
+    return shard;
   }
   return 0;
 }

@@ -56,6 +56,9 @@ kernel_sim   the program that runs CustomOp / BIRKernel instructions (as --kerne
 trace        write the Perfetto timeline (as --trace) to this path; Result.trace_path names it
 max_instructions  the run stops with an error naming the instruction when it would execute more dynamic
              instructions or loop trips than this (as --max-instructions; default 1e9)
+cores, lnc   NeuronCores in the run and physical cores per logical core (as --cores / --lnc; README
+             "Multi-core runs"): total_ns and dynamic_instructions are then the device's, stats holds
+             "cores" (one document per core) and "device"
 
 The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInterrupt.)";
 
@@ -184,7 +187,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("run", &run, kRunDoc, py::arg("kernel"), py::arg("inputs") = py::none(), py::kw_only(),
         py::arg("arch") = py::none(), py::arg("timing_only") = false, py::arg("expect") = py::none(),
         py::arg("rtol") = py::none(), py::arg("atol") = py::none(), py::arg("kernel_sim") = py::none(),
-        py::arg("trace") = py::none(), py::arg("max_instructions") = neuronsim::sim::kDefaultMaxInstructions);
+        py::arg("trace") = py::none(), py::arg("max_instructions") = neuronsim::sim::kDefaultMaxInstructions,
+        py::arg("cores") = 1, py::arg("lnc") = 1);
   m.def("load", &load, "Reads a kernel (BIR JSON path, workload folder, bundle-stream folder) into a Kernel.",
         py::arg("kernel"));
   m.def("arch_params", &arch_params,

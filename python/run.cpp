@@ -91,7 +91,8 @@ sim::InputSpec inputs_arg(py::handle inputs) {
 
 Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_only,
            py::handle expect, std::optional<double> rtol, std::optional<double> atol,
-           std::optional<std::string> kernel_sim, py::handle trace, int64_t max_instructions) {
+           std::optional<std::string> kernel_sim, py::handle trace, int64_t max_instructions, int cores,
+           int lnc) {
   const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
   sim::RunSettings s;
   s.names = sim::python_setting_names();
@@ -100,6 +101,11 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
     s.options.arch = guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); });
   s.options.timing_only = timing_only;
   s.options.max_instructions = max_instructions;
+  if (cores < 1 || lnc < 1)
+    throw UsageError(std::string(cores < 1 ? "cores" : "lnc") + " must be at least 1, got " +
+                     std::to_string(cores < 1 ? cores : lnc));
+  s.cores = cores;
+  s.lnc = lnc;
   if (kernel_sim)
     s.options.kernel_sim = *kernel_sim;
   s.inputs = inputs_arg(inputs);
@@ -129,7 +135,8 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
       sim::complete_settings(*k, s);
       sim::prepare_run_outputs(*k, s, "", {trace_file});
       r = sim::run_kernel(*k, s);
-      stats = sim::stats_json(r.result, r.simulator->schedule(), k->program);
+      stats = r.device ? sim::device_stats_json(*r.device, r.device_result, k->program, {})
+                       : sim::stats_json(r.result, r.simulator->schedule(), k->program);
       bad = sim::check_outputs(*k, r, s);
     });
   }
@@ -140,8 +147,8 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
   Result out;
   out.kernel = k->label;
   out.arch = r.result.arch;
-  out.total_ns = r.result.total_ns;
-  out.dynamic_instructions = r.result.dynamic_instructions;
+  out.total_ns = r.device ? r.device_result.total_ns : r.result.total_ns;  // several cores: the device's
+  out.dynamic_instructions = r.device ? r.device_result.dynamic_instructions : r.result.dynamic_instructions;
   out.stats = to_python(stats);
   if (!trace_file.empty())
     out.trace_path = py::str(trace_file);

@@ -168,6 +168,11 @@ bool same_access(const engines::Access &a, const engines::Access &b) {
   return true;
 }
 
+bool is_collective(isa::InstructionType t) {
+  return t == isa::InstructionType::CollectiveCompute || t == isa::InstructionType::CollectiveSend ||
+         t == isa::InstructionType::CollectiveRecv || t == isa::InstructionType::CoreBarrier;
+}
+
 bool is_matmul(isa::InstructionType t) {
   return t == isa::InstructionType::Matmult || t == isa::InstructionType::MatmultSparse ||
          t == isa::InstructionType::MatmultMx || t == isa::InstructionType::MatmultBase;
@@ -179,6 +184,7 @@ SC_MODULE(Core) {
   std::array<sc_core::sc_event_queue *, kMaxQueues> completion{};  // fires at each completion with updates
   sc_core::sc_event sem_changed;
   sc_core::sc_event dma_kick;  // a transfer entered a ring (or a run started): the DMA thread re-plans
+  sc_core::sc_event collective_done;  // a rendezvous this core waits on completed (sim/device.hpp)
   Job *job = nullptr;
   // Bumped by every run: a thread still parked in an earlier run's wait (a deadlocked or aborted run leaves
   // them there) sees the change and drops that run's instruction without touching its state.
@@ -497,7 +503,22 @@ SC_MODULE(Core) {
           continue;
         }
       }
-      if (!execute(j, q, si)) continue;
+      if (j.device && !si.trigger && is_collective(inst.type)) {
+        // Several cores: the collective meets its group's other members (sim/device.hpp), which execute it when
+        // the last one arrives; it occupies the queue until it completes.
+        wait_until(start);
+        bool stale = false;
+        Rendezvous *rv = j.device->arrive(j.core, si, start);
+        while (rv && !(stale = generation != gen) && !j.aborted && !rv->done) wait(collective_done);
+        if (stale || generation != gen || j.aborted) continue;
+        if (rv && rv->error) {
+          abort_run(j, rv->error);
+          continue;
+        }
+        if (rv) end = std::max(end, rv->finish_ps), occupancy = end - start;
+      } else if (!execute(j, q, si)) {
+        continue;
+      }
       int64_t finish = end + to_ps(cost.latency_ns);
       if (prev) finish = std::max(finish, prev->finish);  // completions stay in queue order
       PosTimes &here = j.times[q].make(pos);
@@ -579,27 +600,40 @@ SC_MODULE(Core) {
   }
 };
 
-Core &core() {
-  static Core *c = [] {
+// Core i of a run. All kMaxCores are made on first use, before any sc_start (modules cannot be made after it); an
+// idle core's threads sleep on their kicks and cost nothing.
+Core &core(int i) {
+  static std::array<Core *, kMaxCores> cores = [] {
     // SystemC prints its banner on first elaboration; a simulator's output should be its own.
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-    return new Core("neuroncore");
+    std::array<Core *, kMaxCores> c{};
+    c[0] = new Core("neuroncore");
+    for (int k = 1; k < kMaxCores; ++k) c[static_cast<size_t>(k)] = new Core(("neuroncore" + std::to_string(k)).c_str());
+    return c;
   }();
-  return *c;
+  return *cores[static_cast<size_t>(i)];
 }
 
 } // namespace
 
-void run_on_core(Job &j) {
-  Core &c = core();
+void load_core(Job &j) {
+  Core &c = core(j.core);
   c.job = &j;
   ++c.generation;
+  if (j.device) j.device->on_wake(j.core, [&c] { c.collective_done.notify(sc_core::SC_ZERO_TIME); });
   for (auto &k : c.kick) k.notify(sc_core::SC_ZERO_TIME);
   for (auto &e : c.issued) e.notify(sc_core::SC_ZERO_TIME);
   c.sem_changed.notify(sc_core::SC_ZERO_TIME);
   c.dma_kick.notify(sc_core::SC_ZERO_TIME);
+  c.collective_done.notify(sc_core::SC_ZERO_TIME);  // a thread parked at an earlier run's rendezvous drops it
+}
+
+void unload_core(const Job &j) { core(j.core).job = nullptr; }
+
+void run_on_core(Job &j) {
+  load_core(j);
   sc_core::sc_start();
-  c.job = nullptr;
+  unload_core(j);
 }
 
 void pass_last_slices(Job &j) { Core::pass_slices(j, 0); }

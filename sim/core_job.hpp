@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "neuronsim/engines/dma.hpp"
+#include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "sim/schedule_stream.hpp"
 
@@ -151,6 +152,8 @@ struct Job {
   RunResult *result = nullptr;
   std::exception_ptr error;
   bool aborted = false;
+  Device *device = nullptr;  // several cores (sim/device.hpp): collectives meet there
+  int core = 0;              // this core's index on the device
 
   // A streamed run's folds (RunResult::streamed): the events are not kept.
   TraceEvent scratch;                   // the event being recorded
@@ -182,8 +185,11 @@ struct Job {
 // null when there is nothing to add (sim/core.cpp).
 std::exception_ptr error_with_source(const isa::Program &p, const Error &e);
 
-// Runs the job on the core until the model starves (the run ended, deadlocked or was aborted).
+// Runs the job on its core (Job::core) until the model starves (the run ended, deadlocked or was aborted).
 void run_on_core(Job &j);
+// The same in two halves, for a Device that starts its cores together and runs one sc_start for them all.
+void load_core(Job &j);
+void unload_core(const Job &j);
 // Hands the DMA engines' slices still held to the job's hook (the end of the run).
 void pass_last_slices(Job &j);
 // Where queue q stands, for the deadlock report.

@@ -67,6 +67,7 @@ void Simulator::build() {
     }
   memory_ = std::make_unique<engines::Memory>(program_, arch_);
   memory_->set_host(host_.get());
+  memory_->set_core(options_.shard, options_.rank);
   if (has_data_dependent_control(program_)) {
     schedule_deferred_ = true;
     if (options_.schedule == ScheduleMode::Streamed)
@@ -157,7 +158,52 @@ std::vector<int64_t> fold_critical_path(Job &j, RunResult &r) {
 
 } // namespace
 
+// A run between begin_run and end_run: its job, its schedule stream (streamed runs) and its result.
+struct RunState {
+  std::unique_ptr<Job> job;
+  std::unique_ptr<ScheduleStream> stream;
+  RunResult result;
+  int64_t entries = 0;
+};
+
+namespace {
+
+// A job's setup (`hooks`: the caller's; a streamed run's replay has none).
+void set_up_job(Job &j, RunResult &res, bool hooks, const RunOptions &o, engines::Memory &memory,
+                const engines::ArchParams &arch, const Schedule &schedule, bool streamed, const std::string &file) {
+  j.memory = &memory;
+  j.arch = &arch;
+  j.timing_only = o.timing_only;
+  if (hooks && o.after_instruction) j.after = &o.after_instruction;
+  if (hooks && o.on_event) j.on_event = &o.on_event;
+  if (hooks && o.on_dma_slices && o.record_dma_engine_slices) j.on_slices = &o.on_dma_slices;
+  if (o.cancelled) j.cancelled = &o.cancelled;
+  if (hooks && o.progress) {
+    j.progress = &o.progress;
+    for (int q = 0; q < kNumEngines; ++q) j.engine_instructions += j.length[q];
+  }
+  j.result = &res;
+  j.t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
+  j.resource_free.fill(j.t0);
+  j.engines.reset(arch.dma_engines, std::max(1, schedule.dma_queues), hooks && o.record_dma_engine_slices);
+  for (int q = 0; q < kMaxQueues; ++q) {
+    // A whole run keeps every position; a streamed one grows its windows as it needs.
+    if (!streamed) j.times[q].reserve(j.length[q]);
+    if (!streamed && q >= kNumEngines) j.dma[q].reserve(j.length[q]);
+  }
+  find_contention(j, schedule);
+  memory.set_context(ErrorContext{file, -1, "", ""});
+}
+
+} // namespace
+
 RunResult Simulator::run_timed() {
+  begin_run(nullptr, 0);
+  sc_core::sc_start();
+  return end_run();
+}
+
+void Simulator::begin_run(Device *device, int core_index) {
   if (schedule_deferred_) {
     // Branches compare run-time values: walk the program executing it in order to learn its path, then put the
     // memory back as the inputs left it and run the same trace timed (which executes it again).
@@ -172,10 +218,14 @@ RunResult Simulator::run_timed() {
     memory_->set_host(host_.get());
     schedule_deferred_ = false;
   }
-  RunResult result;
-  auto job = std::make_unique<Job>();
-  std::unique_ptr<ScheduleStream> stream;
-  int64_t entries = 0;
+  running_ = std::make_unique<RunState>();
+  RunResult &result = running_->result;
+  running_->job = std::make_unique<Job>();
+  Job *job = running_->job.get();
+  job->device = device;
+  job->core = core_index;
+  std::unique_ptr<ScheduleStream> &stream = running_->stream;
+  int64_t &entries = running_->entries;
   if (streamed_) {
     stream = std::make_unique<ScheduleStream>(program_, *memory_, arch_, options_.dma_triggers,
                                               options_.max_instructions, options_.schedule_window,
@@ -204,39 +254,31 @@ RunResult Simulator::run_timed() {
     result.queues[q].name = bir.empty() ? queue_name(q) : bir;
   }
 
-  // The job's setup (`hooks`: the caller's; a streamed run's replay, below, has none).
-  auto set_up = [&](Job &j, RunResult &res, bool hooks) {
-    j.memory = memory_.get();
-    j.arch = &arch_;
-    j.timing_only = options_.timing_only;
-    if (hooks && options_.after_instruction) j.after = &options_.after_instruction;
-    if (hooks && options_.on_event) j.on_event = &options_.on_event;
-    if (hooks && options_.on_dma_slices && options_.record_dma_engine_slices) j.on_slices = &options_.on_dma_slices;
-    if (options_.cancelled) j.cancelled = &options_.cancelled;
-    if (hooks && options_.progress) {
-      j.progress = &options_.progress;
-      for (int q = 0; q < kNumEngines; ++q) j.engine_instructions += j.length[q];
-    }
-    j.result = &res;
-    j.t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
-    j.resource_free.fill(j.t0);
-    j.engines.reset(arch_.dma_engines, std::max(1, schedule_.dma_queues), hooks && options_.record_dma_engine_slices);
-    for (int q = 0; q < kMaxQueues; ++q) {
-      // A whole run keeps every position; a streamed one grows its windows as it needs.
-      if (!streamed_) j.times[q].reserve(j.length[q]);
-      if (!streamed_ && q >= kNumEngines) j.dma[q].reserve(j.length[q]);
-    }
-    find_contention(j, schedule_);
-    memory_->set_context(ErrorContext{program_.file, -1, "", ""});
-  };
-  set_up(*job, result, true);
-  run_on_core(*job);
+  set_up_job(*job, result, true, options_, *memory_, arch_, schedule_, streamed_, program_.file);
+  load_core(*job);
+}
 
-  if (job->error) std::rethrow_exception(job->error);
+RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out) {
+  const std::unique_ptr<RunState> state = std::move(running_);
+  Job *job = state->job.get();
+  unload_core(*job);
+  RunResult &result = state->result;
+  const std::unique_ptr<ScheduleStream> &stream = state->stream;
+  const int64_t entries = state->entries;
+
+  if (job->error) {
+    if (!error) std::rethrow_exception(job->error);
+    *error = job->error;
+    return std::move(result);
+  }
   std::string blocked;
   for (int q = 0; q < kMaxQueues; ++q)
     if (job->known[q] < job->length[q]) blocked += (blocked.empty() ? "" : "; ") + describe_wait(*job, q);
-  if (!blocked.empty()) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
+  if (!blocked.empty()) {
+    if (!blocked_out) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
+    *blocked_out = blocked;
+    return std::move(result);
+  }
 
   result.dma_engines.resize(static_cast<size_t>(arch_.dma_engines));
   for (int e = 0; e < arch_.dma_engines; ++e) {
@@ -256,7 +298,7 @@ RunResult Simulator::run_timed() {
   if (streamed_) {
     result.schedule_peak_held = stream->peak_held();
     std::vector<int64_t> missing = fold_critical_path(*job, result);
-    if (missing.empty()) return result;
+    if (missing.empty()) return std::move(result);
     // Links the stats list shows whose events the tail no longer held: the same run again (it is deterministic,
     // and its times are relative to its start), keeping only those events.
     Job again;
@@ -268,7 +310,7 @@ RunResult Simulator::run_timed() {
     for (int64_t s : missing) wanted[static_cast<size_t>(s)] = true;
     again.collect = &wanted;
     RunResult scratch;
-    set_up(again, scratch, false);
+    set_up_job(again, scratch, false, options_, *memory_, arch_, schedule_, streamed_, program_.file);
     run_on_core(again);
     if (again.error) std::rethrow_exception(again.error);
     std::unordered_map<int64_t, TraceEvent> found;
@@ -280,7 +322,7 @@ RunResult Simulator::run_timed() {
       const auto it = found.find(result.critical_path[i]);
       if (it != found.end()) result.events.push_back(it->second);
     }
-    return result;
+    return std::move(result);
   }
   // Total time: the last completion. Critical path: follow each instruction's gate back from the last one.
   std::vector<const TraceEvent *> by_seq(schedule_.insts.size(), nullptr);
@@ -295,7 +337,7 @@ RunResult Simulator::run_timed() {
       result.critical_path.push_back(e->seq);
     std::reverse(result.critical_path.begin(), result.critical_path.end());
   }
-  return result;
+  return std::move(result);
 }
 
 } // namespace neuronsim::sim

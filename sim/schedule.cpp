@@ -136,7 +136,7 @@ Access Builder::resolve(const isa::Arg &arg) const {
   if (arg.kind != isa::ArgKind::AccessPattern) return a;
   a.tensor = arg.tensor;
   a.dtype = arg.dtype;
-  a.start = arg.start.eval(lv_.data());
+  a.start = arg.start.eval(lv_.data(), mem_.shard());
   a.ap = arg.ap;
   return a;
 }

@@ -250,7 +250,7 @@ int64_t Builder::checked_mul(int64_t a, int64_t b, const char *field) const {
 
 int64_t Builder::eval_in(const isa::Expr &e, const char *field) const {
   try {
-    return e.eval(lv_.data());
+    return e.eval(lv_.data(), mem_.shard());
   } catch (const Error &x) {
     throw SemanticError({prog_.file, -1, "", field}, x.message());
   }

@@ -187,14 +187,20 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
   // destroys it with the simulator (which removes the temporary).
   std::shared_ptr<TraceWriter> trace;
   if (!s.trace.empty()) {
-    trace = TraceWriter::to_file(s.trace, k.program, engines::builtin_arch(options.arch));
+    trace = TraceWriter::to_file(s.trace, k.program, engines::builtin_arch(options.arch),
+                                 s.cores > 1 || s.lnc > 1 ? 0 : -1);
     options.record_dma_engine_slices = true;  // the trace shows the DMA engines' activity
     options.on_event = [trace](const TraceEvent &e, const ScheduledInst &si, const RunResult &res) {
       trace->event(e, si, res);
     };
     options.on_dma_slices = [trace](std::vector<engines::DmaSlice> &sl) { trace->slices(sl); };
   }
-  r.simulator = std::make_unique<Simulator>(k.program, options);
+  if (s.cores > 1 || s.lnc > 1) {
+    r.device = std::make_unique<Device>(k.program, options, std::max(s.cores, s.lnc), s.lnc);
+    r.simulator = r.device->release_primary();  // core 0: its memory holds the device's DRAM
+  } else {
+    r.simulator = std::make_unique<Simulator>(k.program, options);
+  }
   if (!s.options.timing_only)
     r.input_lines = load_inputs(k.program, r.simulator->memory(), s.inputs);
   if (!s.save_inputs.empty() && !s.options.timing_only)
@@ -207,7 +213,15 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
       io::write_npy(path, a);
       r.saved_inputs.push_back(path);
     }
-  r.result = r.simulator->run();
+  if (r.device) {
+    r.device_result = r.device->run();
+    r.result = r.device_result.cores[0];
+    if (trace)  // one track group per core: core 0's streamed, the others' from their results
+      for (int i = 1; i < r.device->cores(); ++i)
+        trace->add_core(r.device_result.cores[static_cast<size_t>(i)], r.device->core(i).schedule(), k.program, i);
+  } else {
+    r.result = r.simulator->run();
+  }
   if (trace) trace->finish(r.result);
   return r;
 }

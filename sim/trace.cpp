@@ -27,19 +27,21 @@ constexpr int kRingTid = 100, kEngineTid = 10000;
 constexpr size_t kFlushBytes = size_t(1) << 20;
 } // namespace
 
-TraceWriter::TraceWriter(const isa::Program &p, const std::string &arch, int dma_ring_depth, double dma_fixed_ns)
-    : prog_(p), depth_(std::max(1, dma_ring_depth)), dma_fixed_ns_(dma_fixed_ns) {
+TraceWriter::TraceWriter(const isa::Program &p, const std::string &arch, int dma_ring_depth, double dma_fixed_ns,
+                         int core)
+    : prog_(p), depth_(std::max(1, dma_ring_depth)), dma_fixed_ns_(dma_fixed_ns),
+      pid_(std::to_string(core < 0 ? 1 : core + 1)) {
   buf_.reserve(kFlushBytes + 4096);
   buf_ += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
-  buf_ += "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":";
-  str("NeuronCore (" + arch + ")");
+  buf_ += "{\"ph\":\"M\",\"pid\":" + pid_ + ",\"name\":\"process_name\",\"args\":{\"name\":";
+  str(core < 0 ? "NeuronCore (" + arch + ")" : "NeuronCore " + std::to_string(core) + " (" + arch + ")");
   buf_ += "}}";
   for (int q = 0; q < kNumEngines; ++q) track(q, queue_name(q));
 }
 
 std::unique_ptr<TraceWriter> TraceWriter::to_file(const std::string &path, const isa::Program &p,
-                                                  const engines::ArchParams &arch) {
-  auto w = std::unique_ptr<TraceWriter>(new TraceWriter(p, arch.name, arch.dma_ring_depth, arch.dma_fixed_ns));
+                                                  const engines::ArchParams &arch, int core) {
+  auto w = std::unique_ptr<TraceWriter>(new TraceWriter(p, arch.name, arch.dma_ring_depth, arch.dma_fixed_ns, core));
   w->file_ = std::make_unique<isa::AtomicFile>(path);
   return w;
 }
@@ -91,11 +93,11 @@ void TraceWriter::key(const char *k) {
 }
 
 void TraceWriter::track(int tid, const std::string &name) {
-  buf_ += ",{\"ph\":\"M\",\"pid\":1,\"tid\":";
+  buf_ += ",{\"ph\":\"M\",\"pid\":" + pid_ + ",\"tid\":";
   num(static_cast<int64_t>(tid));
   buf_ += ",\"name\":\"thread_name\",\"args\":{\"name\":";
   str(name);
-  buf_ += "}},{\"ph\":\"M\",\"pid\":1,\"tid\":";
+  buf_ += "}},{\"ph\":\"M\",\"pid\":" + pid_ + ",\"tid\":";
   num(static_cast<int64_t>(tid));
   buf_ += ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":";
   num(static_cast<int64_t>(tid));
@@ -155,7 +157,7 @@ void TraceWriter::write_event(const TraceEvent &e, const ScheduledInst &si, cons
   }
   label(inst);
   // Trace-event timestamps are in microseconds.
-  buf_ += ",{\"ph\":\"X\",\"pid\":1,\"tid\":";
+  buf_ += ",{\"ph\":\"X\",\"pid\":" + pid_ + ",\"tid\":";
   num(static_cast<int64_t>(tid));
   key("name");
   if (engine && si.trigger) label_ += " (trigger)";
@@ -218,7 +220,7 @@ void TraceWriter::write_event(const TraceEvent &e, const ScheduledInst &si, cons
     for (const char *ph : {"b", "e"}) {
       buf_ += ",{\"ph\":\"";
       buf_ += ph;
-      buf_ += "\",\"pid\":1,\"cat\":\"completion\"";
+      buf_ += "\",\"pid\":" + pid_ + ",\"cat\":\"completion\"";
       key("name");
       str(name);
       key("id");
@@ -234,13 +236,13 @@ void TraceWriter::write_event(const TraceEvent &e, const ScheduledInst &si, cons
     if (dep < 0 || static_cast<size_t>(dep) >= flow_.size() || flow_[static_cast<size_t>(dep)].tid < 0) continue;
     const FlowEnd &pe = flow_[static_cast<size_t>(dep)];
     const int64_t id = dep * 1000003 + e.seq;
-    buf_ += ",{\"ph\":\"s\",\"pid\":1,\"tid\":";
+    buf_ += ",{\"ph\":\"s\",\"pid\":" + pid_ + ",\"tid\":";
     num(static_cast<int64_t>(pe.tid));
     buf_ += ",\"name\":\"dep\",\"cat\":\"dep\",\"id\":";
     num(id);
     key("ts");
     num(pe.ts_us);
-    buf_ += "},{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":";
+    buf_ += "},{\"ph\":\"f\",\"bp\":\"e\",\"pid\":" + pid_ + ",\"tid\":";
     num(static_cast<int64_t>(tid));
     buf_ += ",\"name\":\"dep\",\"cat\":\"dep\",\"id\":";
     num(id);
@@ -285,7 +287,7 @@ void TraceWriter::write_slice(const engines::DmaSlice &sl) {
   } else {
     for (int64_t id : sl.ids) name += " " + inst_of(id).name;
   }
-  buf_ += ",{\"ph\":\"X\",\"pid\":1,\"tid\":";
+  buf_ += ",{\"ph\":\"X\",\"pid\":" + pid_ + ",\"tid\":";
   num(static_cast<int64_t>(kEngineTid + sl.engine));
   key("name");
   str(name);
@@ -329,6 +331,8 @@ std::string TraceWriter::finish(const RunResult &r) {
     if (file_ && buf_.size() >= kFlushBytes) flush();
   }
   pending_.clear();
+  buf_ += more_;  // the other cores' events (add_core)
+  more_.clear();
   buf_ += "]}\n";
   if (!file_) return std::move(buf_);
   flush();
@@ -340,6 +344,15 @@ nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Prog
   TraceWriter w(p, r.arch, r.dma_ring_depth, r.dma_fixed_ns);
   for (const auto &e : r.events) w.event(e, s.insts[static_cast<size_t>(e.seq)], r);
   return nlohmann::json::parse(w.finish(r));
+}
+
+void TraceWriter::add_core(const RunResult &r, const Schedule &s, const isa::Program &p, int core) {
+  TraceWriter w(p, r.arch, r.dma_ring_depth, r.dma_fixed_ns, core);
+  for (const auto &e : r.events) w.event(e, s.insts[static_cast<size_t>(e.seq)], r);
+  std::string doc = w.finish(r);
+  const std::string head = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", tail = "]}\n";
+  more_ += ',';
+  more_.append(doc, head.size(), doc.size() - head.size() - tail.size());
 }
 
 } // namespace neuronsim::sim

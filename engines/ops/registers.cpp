@@ -68,6 +68,16 @@ void exec_read_var_addr(const DynInst &d, Memory &m, EngineState &st) {
   write_scalar(d, m, st, addr);
 }
 
-void exec_rank_id(const DynInst &d, Memory &m, EngineState &st) { write_scalar(d, m, st, 0); }
+// GetGlobalRankId: the core's rank on the device (birsim writes a driver-set value, 0 by default; reference
+// neuronx-cc/bir/sim-bn-rng-collective-dma.md 4.3). GetCurProcessingRankID maps through a runtime permutation table
+// the reference does not give: neuronsim uses the identity, the core's position in the replica group holding it.
+void exec_rank_id(const DynInst &d, Memory &m, EngineState &st) {
+  int64_t r = m.rank();
+  if (d.inst->type == isa::InstructionType::GetCurProcessingRankID)
+    for (const auto &g : d.inst->f.replica_groups)
+      for (size_t i = 0; i < g.size(); ++i)
+        if (static_cast<int64_t>(g[i]) == m.rank()) r = static_cast<int64_t>(i);
+  write_scalar(d, m, st, r);
+}
 
 } // namespace neuronsim::engines::ops

@@ -36,6 +36,15 @@ struct Aff {
     a.terms[v] = 1;
     return a;
   }
+  // The running core's shard id on a logical core of `shards` physical cores (ShardIDKind, sim/device.hpp).
+  static constexpr int kShard = -1;  // its key in `terms`
+  static Aff shard(int64_t shards) {
+    Aff a;
+    a.terms[kShard] = 1;
+    a.shards = shards;
+    return a;
+  }
+  int64_t shards = 0;  // the ShardIDKind's ub, when the expression has the shard term
   isa::Expr to_expr() const;
 };
 Aff operator+(Aff a, const Aff &b);

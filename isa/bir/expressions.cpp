@@ -141,8 +141,15 @@ Expr Reader::read_expr(const json &e, const std::string &field) const {
     r.regref = as_str(need(e, "regref", field), field + ".regref");
     return r;
   }
-  // ShardIDKind, CCDivKind, CCGetRankKind, IndirectArgId: collective/indirect values the simulator has no
-  // model for yet.
+  // ShardIDKind {kind, ub}: the running core's shard id on a logical core (reference
+  // neuronx-cc/bir/wire-versioning.md, ShardId(13), byte-identical in v1 and v2); ub is the shard count.
+  if (k == "ShardIDKind") {
+    Expr s;
+    s.kind = Expr::Kind::ShardId;
+    if (const json *ub = get(e, "ub")) s.k = as_int(*ub, field + ".ub");
+    return s;
+  }
+  // CCDivKind, CCGetRankKind, IndirectArgId: collective/indirect values the simulator has no model for yet.
   fail(field + ".kind", "unsupported expression kind '" + k + "'");
 }
 

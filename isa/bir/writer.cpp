@@ -365,6 +365,8 @@ json expr_to_json(const Expr &e, const std::vector<std::string> &loop_vars) {
             {"denom", e.k}};
   case Expr::Kind::Register:
     return {{"kind", "IntRuntimeValueKind"}, {"regref", e.regref}};
+  case Expr::Kind::ShardId:
+    return {{"kind", "ShardIDKind"}, {"ub", e.k}};
   }
   return {{"kind", "AffExprKind"}, {"terms", json::array()}, {"c", 0}};
 }

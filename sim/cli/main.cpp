@@ -89,6 +89,10 @@ run options:
   --quiet                  print nothing on success (mismatches and errors still go out)
   --top N                  after the run, the N static instructions that hold the critical path longest
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
+  --cores N                N NeuronCores (1..8) running the kernel in one simulation, sharing the
+                           device's DRAM; collectives meet across them (README "Multi-core runs")
+  --lnc L                  physical cores per logical core (shard ids 0..L-1); --lnc 2 alone runs 2
+                           cores (trn2, trn3: LNC=2; trn1 has no logical cores)
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
                            (so --input, --inputs and --expect cannot be given with it)
   --max-instructions N     stop with an error (naming the instruction) when the run would execute more
@@ -233,6 +237,8 @@ int cmd_run(const std::vector<std::string> &a) {
       else throw UsageError("--schedule takes auto, whole or streamed, got '" + m + "'");
     }
     else if (o == "--max-instructions") opts.max_instructions = parse_instruction_count(o, need_value(a, i));
+    else if (o == "--cores") set.cores = parse_count(o, need_value(a, i));
+    else if (o == "--lnc") set.lnc = parse_count(o, need_value(a, i));
     else if (o == "--kernel-sim") {
       opts.kernel_sim = need_value(a, i);
       if (opts.kernel_sim.empty()) throw UsageError("--kernel-sim needs a program");
@@ -296,6 +302,7 @@ int cmd_run(const std::vector<std::string> &a) {
   for (const auto &l : run.input_lines) out << "  input  " << l << "\n";
   for (const auto &f : run.saved_inputs) out << "  saved  " << f << "\n";
   sim::print_summary(out, r, simulator.schedule());
+  if (run.device) sim::print_device_summary(out, *run.device, run.device_result);
   std::vector<std::string> command_line{"neuronsim", "run"};
   command_line.insert(command_line.end(), a.begin(), a.end());
   nlohmann::json summary;  // --json
@@ -315,7 +322,8 @@ int cmd_run(const std::vector<std::string> &a) {
     }
   } print_json{json ? &summary : nullptr};
   if (!stats.empty() || top > 0) {
-    const nlohmann::json doc = sim::stats_json(r, simulator.schedule(), prog, command_line);
+    const nlohmann::json doc = run.device ? sim::device_stats_json(*run.device, run.device_result, prog, command_line)
+                                          : sim::stats_json(r, simulator.schedule(), prog, command_line);
     if (top > 0) sim::print_top(out, doc, top);
     if (!stats.empty()) {
       sim::write_json_file(stats, doc);

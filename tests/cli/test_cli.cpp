@@ -2,6 +2,8 @@
 // kernel1 computes b = a - 1.0 (real compiler output, workloads/kernel1).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_run.hpp"
@@ -239,4 +241,32 @@ TEST(Cli, OutputNamesStayInsideTheOutdir) {
   const auto b = floats(dir + "/out/.._b.npy"), a = floats(kInput);
   EXPECT_EQ(b[7], a[7] - 1.0f);
   fs::remove_all(dir);
+}
+
+// Multi-core runs (README "Multi-core runs"): the LNC=2 matmul on trn2 matches its numpy-independent reference
+// (workloads/multicore/matmul_lnc2/expected), prints a line per core and the device's, and --stats has one
+// document per core; trn1 has no logical cores.
+TEST(Cli, LncTwoMatmulSplitsBetweenTheCores) {
+  const std::string out = clitest::temp_dir();
+  auto r = run("run " + clitest::src("workloads/multicore/matmul_lnc2") + " --arch trn2 --lnc 2 --outdir " + out +
+               " --stats " + out + "/s.json --trace " + out + "/t.json");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("core 1 (shard 1, rank 0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device: 2 cores (LNC=2)"), std::string::npos) << r.out;
+  const auto doc = nlohmann::json::parse(clitest::read_file(out + "/s.json"));
+  ASSERT_EQ(doc.at("cores").size(), 2u);
+  EXPECT_EQ(doc.at("cores")[1].at("shard"), 1);
+  EXPECT_EQ(doc.at("device").at("cores"), 2);
+  // The trace: one track group (pid) per core, each with its instructions.
+  std::map<int, int> slices;
+  const auto trace = nlohmann::json::parse(clitest::read_file(out + "/t.json"));
+  for (const auto &e : trace.at("traceEvents"))
+    if (e.at("ph") == "X") ++slices[e.at("pid").get<int>()];
+  EXPECT_EQ(slices.size(), 2u);
+  EXPECT_GT(slices[1], 0);
+  EXPECT_EQ(slices[1], slices[2]);  // the same program on both cores
+  auto bad = run("run " + clitest::src("workloads/multicore/matmul_lnc2") + " --arch trn1 --lnc 2 --timing-only");
+  EXPECT_EQ(bad.code, 3) << bad.err;
+  EXPECT_NE(bad.err.find("LNC=2"), std::string::npos) << bad.err;
 }

@@ -255,3 +255,37 @@ def test_repr():
     assert repr(neuronsim.load(K1)) == f"<neuronsim.Kernel {K1_BIR}: 3 instructions>"
     assert repr(neuronsim.load(K1).inputs[0]) == (
         "TensorInfo(name='a', shape=(10, 10), dtype=float32, bir_dtype='float32', kind='ExternalInput', memory='DRAM')")
+
+
+# cores= / lnc= (README "Multi-core runs"): workloads/multicore/collectives on a logical core of 2 (trn2). The
+# numpy reference: gathered = x (the two row shards concatenated in rank order), scattered = y[:64] + y[64:]
+# (the ReduceScatter sum, each core's half of its rows).
+def test_cores_and_lnc():
+    kernel = "workloads/multicore/collectives"
+    r = neuronsim.run(kernel, arch="trn2", lnc=2)
+    x = np.load(ROOT / kernel / "inputs/x.npy")
+    y = np.load(ROOT / kernel / "inputs/y.npy")
+    np.testing.assert_array_equal(r.outputs["gathered"], x)
+    np.testing.assert_array_equal(r.outputs["scattered"], y[:64] + y[64:])
+    assert r.mismatches == []
+    assert [c["core"] for c in r.stats["cores"]] == [0, 1]
+    assert [c["shard"] for c in r.stats["cores"]] == [0, 1]
+    assert r.stats["device"]["collectives"] == 2 and r.stats["device"]["lnc"] == 2
+    assert r.total_ns == r.stats["device"]["total_ns"]
+    with pytest.raises(neuronsim.InvalidInput, match="LNC=2"):
+        neuronsim.run(kernel, arch="trn1", lnc=2)
+    with pytest.raises(neuronsim.UsageError, match="cores must be at least 1"):
+        neuronsim.run(kernel, arch="trn2", cores=0)
+
+
+# The tensor-parallel MLP of workloads/multicore/tp_mlp against numpy: y = relu(x W1) W2 computed in float64, the
+# two cores' partial products summed by the AllReduce. Its expected/ holds the workload's bound (atol ~0.04, the
+# worst case); numpy's value is within 1e-3 of y (fp32 rounding of values up to ~100).
+def test_tensor_parallel_mlp_matches_numpy():
+    kernel = ROOT / "workloads/multicore/tp_mlp"
+    r = neuronsim.run(kernel, arch="trn2", lnc=2)
+    x = np.load(kernel / "inputs/xT.npy").astype(np.float64).T
+    w1 = np.load(kernel / "inputs/w1.npy").astype(np.float64)
+    w2 = np.load(kernel / "inputs/w2.npy").astype(np.float64)
+    np.testing.assert_allclose(r.outputs["y"], np.maximum(x @ w1, 0) @ w2, rtol=0, atol=1e-3)
+    assert r.mismatches == []

@@ -13,6 +13,7 @@
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/io/npy.hpp"
+#include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/stats.hpp"
 #include "workload.hpp"
@@ -22,7 +23,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string dir_of(const std::string &name) { return std::string(NEURONSIM_SOURCE_DIR) + "/workloads/" + name; }
+// Workloads of several cores live in workloads/multicore/ (they need --cores / --lnc to run).
+std::string dir_of(const std::string &name) {
+  const workloads::Generator *g = workloads::find_generator(name);
+  const bool multi = g && (*g)(workloads::Size::Small, false).cores > 1;
+  return std::string(NEURONSIM_SOURCE_DIR) + "/workloads/" + (multi ? "multicore/" : "") + name;
+}
 
 std::string slurp(const fs::path &p) {
   std::ifstream f(p, std::ios::binary);
@@ -84,14 +90,19 @@ TEST_P(Workload, SmallSizeMatchesTheIndependentReference) {
   const workloads::Workload w = regenerate(name);  // for the tolerance (computed from the same inputs)
   const isa::Program p = isa::read_bir_file((dir / (name + ".bir.json")).string());
   sim::RunOptions opt;
-  opt.arch = "trn1";
-  sim::Simulator s(p, opt);
+  opt.arch = w.lnc > 1 ? "trn2" : "trn1";  // LNC=2 is trn2 / trn3 (sim/arch lnc_max)
+  // A workload of several cores runs on a Device (sim/device.hpp); its core 0 holds the shared DRAM.
+  std::unique_ptr<sim::Device> device;
+  std::unique_ptr<sim::Simulator> single;
+  if (w.cores > 1) device = std::make_unique<sim::Device>(p, opt, w.cores, w.lnc);
+  else single = std::make_unique<sim::Simulator>(p, opt);
+  sim::Simulator &s = device ? device->core(0) : *single;
   sim::InputSpec spec;
   spec.dir = (dir / "inputs").string();
   const auto lines = sim::load_inputs(p, s.memory(), spec);
   EXPECT_EQ(lines.size(), w.inputs.size());
-  const sim::RunResult r = s.run();
-  EXPECT_GT(r.total_ns, 0.0);
+  const double total = device ? device->run().total_ns : s.run().total_ns;
+  EXPECT_GT(total, 0.0);
   std::vector<std::string> checked;
   const auto bad = sim::compare_outputs(p, s.memory(), (dir / "expected").string(), w.rtol, w.atol, &checked);
   for (const auto &m : bad)
@@ -104,10 +115,19 @@ TEST_P(Workload, SmallSizeMatchesTheIndependentReference) {
 TEST_P(Workload, TimingOnlyRunFinishes) {
   const std::string name = GetParam();
   const isa::Program p = isa::read_bir_file((fs::path(dir_of(name)) / (name + ".bir.json")).string());
+  const workloads::Workload w = (*workloads::find_generator(name))(workloads::Size::Small, false);
   for (const char *arch : {"trn1", "trn2", "trn3"}) {
     sim::RunOptions opt;
     opt.arch = arch;
     opt.timing_only = true;
+    if (w.cores > 1) {
+      if (w.lnc > 1 && std::string(arch) == "trn1") continue;  // no logical cores on trn1
+      sim::Device d(p, opt, w.cores, w.lnc);
+      const sim::DeviceResult r = d.run();
+      EXPECT_GT(r.total_ns, 0.0) << arch;
+      for (const auto &c : r.cores) EXPECT_EQ(c.dynamic_instructions, p.dynamic_count()) << arch;
+      continue;
+    }
     sim::Simulator s(p, opt);
     const sim::RunResult r = s.run();
     EXPECT_GT(r.total_ns, 0.0) << arch;

@@ -1,6 +1,6 @@
 // neuronsim_workload_gen: writes a workload folder (BIR + inputs + independent expected outputs + README).
 //   neuronsim_workload_gen <name>|all --size small|full -o DIR [--bir-only]
-// `all` writes DIR/<name>/ for every workload. --bir-only writes just the BIR (what --timing-only runs need).
+// `all` writes DIR/<name>/ for every workload (DIR/multicore/<name>/ for those of several cores). --bir-only writes just the BIR (what --timing-only runs need).
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -58,8 +58,10 @@ int sc_main(int argc, char **argv) {
     if (name == "all") {
       for (const auto &e : registry()) {
         Workload w = e.second(sz, !bir_only);
-        write_workload(w, (std::filesystem::path(out) / e.first).string());
-        std::cout << "wrote " << (std::filesystem::path(out) / e.first).string() << "\n";
+        // Several-core workloads (run with --cores / --lnc) go under multicore/, apart from the single-core set.
+        const std::filesystem::path d = std::filesystem::path(out) / (w.cores > 1 ? "multicore" : "") / e.first;
+        write_workload(w, d.string());
+        std::cout << "wrote " << d.string() << "\n";
       }
       return 0;
     }

@@ -181,6 +181,53 @@ Workload make_matmul_tiled(Size s, bool with_data) {
                 "");
 }
 
+// matmul_tiled on a logical core of two physical cores (LNC=2, trn2 / trn3): the same program on both, each
+// computing the M tiles of its shard (m = shard * MT/2 + m_local, ShardIDKind) into its half of the shared result.
+Workload make_matmul_lnc2(Size s, bool with_data) {
+  Ctx c("matmul_lnc2", shape_for(s, false));
+  const Shape sh = c.sh;
+  Builder &b = c.b;
+  const int64_t KT = sh.K / sh.TK, NT = sh.N / sh.TN, MH = sh.M / sh.TM / 2;
+  const int64_t BP = psum_buffers(NT, 1);
+  const int64_t B = sbuf_buffers(KT, (sh.TM + sh.TN) * 2, BP * sh.TN * 2);
+  auto lt = rotating_sbuf(b, "lhsT_tile", sh.TK, sh.TM, Dtype::bfloat16, B);
+  auto rt = rotating_sbuf(b, "rhs_tile", sh.TK, sh.TN, Dtype::bfloat16, B);
+  auto ps = rotating_psum(b, "res_psum", sh.TM, 512, Dtype::float32, BP);
+  auto rs = rotating_sbuf(b, "res_sb", sh.TM, sh.TN, Dtype::bfloat16, BP);
+  int loops = 0;
+  b.loop("m", 0, MH, 1, [&](Aff ml) {
+    const Aff m = ml + Aff::shard(2) * MH;
+    b.loop("n", 0, NT / BP, 1, [&](Aff n0) {
+      for (int64_t kk = 0; kk < BP; ++kk) {
+        const Aff n = n0 * BP + Aff(kk);
+        pipelined_loop_first(
+            b, "k" + std::to_string(loops++), KT, B,
+            [&](Aff k, int64_t slot) {
+              load(b, c.lhsT.tile(k * sh.TK, sh.TK, m * sh.TM, sh.TM), lt.slot(slot));
+              load(b, c.rhs.tile(k * sh.TK, sh.TK, n * sh.TN, sh.TN), rt.slot(slot));
+            },
+            [&](Aff, int64_t slot, bool first) {
+              b.add(InstructionType::Matmult, {b.ap(lt.slot(slot)), b.ap(rt.slot(slot))}, {b.ap(ps.slot(kk, 0, sh.TN))})
+                  .start_tensor_calc(first);
+            });
+        b.add(InstructionType::TensorCopy, {b.ap(ps.slot(kk, 0, sh.TN))}, {b.ap(rs.slot(kk))});
+        store(b, rs.slot(kk), c.result.tile(m * sh.TM, sh.TM, n * sh.TN, sh.TN));
+      }
+    });
+  });
+  Workload w = finish(c, "matmul_lnc2", with_data,
+                "matmul_tiled on a logical NeuronCore of two physical cores (LNC=2; run it with `neuronsim run "
+                "workloads/matmul_lnc2 --arch trn2 --lnc 2`): both cores run this program; each takes the M tiles "
+                "of its shard, m = shard * " + std::to_string(MH) + " + m_local (the lhsT and result access "
+                "patterns' start holds the ShardIDKind term), and writes its half of the result in the shared DRAM. "
+                "Lowered as matmul_tiled: the k tiles rotate over " + std::to_string(B) + " buffers, the PSUM tile "
+                "and its SBUF copy over " + std::to_string(BP) + " banks / buffers across n.",
+                "");
+  w.cores = 2;
+  w.lnc = 2;
+  return w;
+}
+
 // nki_matmul_hoist_load_: lhsT tiles of a whole K column loaded once per m, rhs tiles once per (m, n). The K column
 // of rhs tiles rotates over BN buffers across n (loaded BN - 1 output tiles ahead), the lhsT column over BM across m;
 // the PSUM tile and its SBUF copy rotate with n.

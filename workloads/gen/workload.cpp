@@ -27,6 +27,9 @@ const std::vector<std::pair<std::string, Generator>> &registry() {
       {"transpose", make_transpose},
       {"layernorm", make_layernorm},
       {"cumsum", make_cumsum},
+      {"matmul_lnc2", make_matmul_lnc2},
+      {"collectives", make_collectives},
+      {"tp_mlp", make_tp_mlp},
   };
   return r;
 }

@@ -29,6 +29,7 @@ struct Workload {
   std::string summary;    // one paragraph: what it computes, instruction structure, source it mirrors
   std::string sizes;      // the sizes used at this Size
   std::string tolerance;  // why rtol/atol are what they are
+  int cores = 1, lnc = 1;  // the run it needs (sim/device.hpp): several cores, cores per logical core
 };
 
 // with_data = false skips inputs and references (a full-size matmul reference is ~10^11 multiply-adds);
@@ -134,6 +135,9 @@ std::string lowering_note(int64_t buffers);
 // Family entry points (one .cpp each).
 Workload make_tensor_add(Size s, bool with_data);
 Workload make_matmul_tiled(Size s, bool with_data);
+Workload make_matmul_lnc2(Size s, bool with_data);
+Workload make_collectives(Size s, bool with_data);
+Workload make_tp_mlp(Size s, bool with_data);
 Workload make_matmul_hoisted(Size s, bool with_data);
 Workload make_matmul_blocked_free(Size s, bool with_data);
 Workload make_matmul_blocked_mnk(Size s, bool with_data);

@@ -170,6 +170,13 @@ public:
 
   // Services outside the simulated core (engines/host.hpp: the external kernel program, the DevicePrint sink),
   // owned by the caller (sim::Simulator); null when none are given. Copies of the memory share them.
+  // On a device of several cores (sim/device.hpp): this core's shard id (ShardIDKind) and rank (GetGlobalRankId),
+  // and the memory whose DRAM tensors this one shares (the device's one HBM; nullptr: its own).
+  void set_core(int64_t shard, int64_t rank) { shard_ = shard, rank_ = rank; }
+  int64_t shard() const { return shard_; }
+  int64_t rank() const { return rank_; }
+  void share_dram(Memory *owner) { dram_owner_ = owner; }
+
   void set_host(const HostEnv *host) { host_ = host; }
   const HostEnv *host() const { return host_; }
 
@@ -186,6 +193,8 @@ private:
   // filled with the 0xFF poison on first use: a timing-only run never touches them (a 320 MiB matmul's buffers
   // were a third of its run time in page faults, and all of its RSS).
   mutable std::vector<std::vector<uint8_t>> dram_;
+  int64_t shard_ = 0, rank_ = 0;
+  Memory *dram_owner_ = nullptr;
   std::vector<size_t> dram_bytes_;
   void materialize(size_t tensor) const {
     if (dram_[tensor].size() != dram_bytes_[tensor]) dram_[tensor].assign(dram_bytes_[tensor], 0xFF);

@@ -18,7 +18,7 @@ namespace neuronsim::isa {
 // A pelican QuasiAffineExpr (reference neuronx-cc/bir/wire-versioning.md): v2 {kind:...} trees, v1 flat affine.
 // Loop variables are resolved to indices into Program::loop_vars when the program is read.
 struct Expr {
-  enum class Kind { Const, Affine, Sum, Mult, LoopVar, FloorDiv, Mod, Register };
+  enum class Kind { Const, Affine, Sum, Mult, LoopVar, FloorDiv, Mod, Register, ShardId };
   Kind kind = Kind::Const;
   int64_t c = 0;                // Const value; Affine constant term
   std::vector<Expr> kids;       // Affine: term indices; Sum: addends; Mult/FloorDiv/Mod: kids[0] = operand
@@ -26,6 +26,8 @@ struct Expr {
   int64_t k = 1;                // Mult: scale; FloorDiv/Mod: denominator
   int var = -1;                 // LoopVar: index into Program::loop_vars
   std::string regref;           // Register: register name (runtime value)
+  // ShardId: the shard of the core running the program (0..k-1 on a logical core of k physical cores; reference
+  // neuronx-cc/bir/wire-versioning.md, `{kind: ShardIDKind, ub}`); k holds `ub`.
 
   static Expr constant(int64_t v) {
     Expr e;
@@ -33,8 +35,9 @@ struct Expr {
     return e;
   }
   bool is_const() const { return kind == Kind::Const; }
-  // Evaluates with the current value of every loop variable (indexed like Program::loop_vars).
-  int64_t eval(const int64_t *loop_values) const;
+  // Evaluates with the current value of every loop variable (indexed like Program::loop_vars) on the core whose
+  // shard id is `shard` (0 on a single core).
+  int64_t eval(const int64_t *loop_values, int64_t shard = 0) const;
 };
 
 // ---------------------------------------------------------------------------------------------- arguments

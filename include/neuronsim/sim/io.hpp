@@ -151,11 +151,12 @@ nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Prog
 class TraceWriter {
 public:
   // Into a string, which finish() returns.
-  TraceWriter(const isa::Program &p, const std::string &arch, int dma_ring_depth, double dma_fixed_ns);
+  // `core` >= 0: a core of a multi-core run (sim/device.hpp), its track group (pid) core + 1, "NeuronCore <core>".
+  TraceWriter(const isa::Program &p, const std::string &arch, int dma_ring_depth, double dma_fixed_ns, int core = -1);
   // Into `path`, through a temporary next to it (isa::AtomicFile) that finish() renames into place; destroyed
   // before finish(), the temporary is removed.
   static std::unique_ptr<TraceWriter> to_file(const std::string &path, const isa::Program &p,
-                                              const engines::ArchParams &arch);
+                                              const engines::ArchParams &arch, int core = -1);
   ~TraceWriter();
   TraceWriter(const TraceWriter &) = delete;
   TraceWriter &operator=(const TraceWriter &) = delete;
@@ -169,6 +170,9 @@ public:
   // After a successful run: the ring and DMA-engine tracks, the engines' slices, the closing; commits the file
   // (returning "") or returns the document.
   std::string finish(const RunResult &r);
+  // A multi-core run: core `core`'s recorded events (its own result and schedule) as a further track group, written
+  // by finish().
+  void add_core(const RunResult &r, const Schedule &s, const isa::Program &p, int core);
 
 private:
   // Where a flow arrow from a recorded instruction starts (tid < 0: not recorded), and its static instruction.
@@ -198,6 +202,8 @@ private:
   std::deque<engines::DmaSlice> pending_;  // slices naming a transfer not recorded yet
   bool any_slices_ = false;
   std::exception_ptr error_;
+  std::string pid_;   // the track group: "1", or core + 1
+  std::string more_;  // add_core's events
 };
 
 } // namespace neuronsim::sim

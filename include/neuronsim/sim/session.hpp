@@ -17,6 +17,7 @@
 #include "neuronsim/isa/program.hpp"
 #include "neuronsim/isa/tables.hpp"
 #include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/lower.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/validate.hpp"
@@ -71,6 +72,9 @@ struct RunSettings {
   // Non-empty: run_kernel streams the Perfetto trace here as the run goes (TraceWriter, with the DMA engines'
   // slices) and renames it into place when the run succeeds; a failed run leaves no file.
   std::string trace;
+  // Physical cores and cores per logical core (sim/device.hpp): `--cores N`, `--lnc 2`, cores= / lnc= in Python.
+  // 1: the single-core simulator.
+  int cores = 1, lnc = 1;
 };
 inline constexpr double kDefaultRtol = 1e-5, kDefaultAtol = 1e-6;
 
@@ -103,8 +107,10 @@ std::vector<std::pair<int, std::string>> saved_input_files(const isa::Program &p
 
 // One run: the simulator (its memory holds the outputs) and its result.
 struct Run {
+  std::unique_ptr<Device> device;   // several cores (RunSettings::cores > 1); simulator is then its core 0
+  DeviceResult device_result;       // per core, and the device's totals
   std::unique_ptr<Simulator> simulator;
-  RunResult result;
+  RunResult result;                 // core 0's
   std::vector<std::string> input_lines; // one per input: where its data came from (not for timing-only runs)
   std::vector<std::string> saved_inputs; // the files RunSettings::save_inputs wrote
 };

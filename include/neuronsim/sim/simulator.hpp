@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <memory_resource>
@@ -207,6 +208,8 @@ struct RunOptions {
   ScheduleMode schedule = ScheduleMode::Whole;
   // Streamed runs: the entries the schedule stream buffers per queue before its walk pauses (ScheduleStream).
   int64_t schedule_window = 4096;
+  // Set by sim::Device for each of its cores: its shard id (ShardIDKind) and rank (GetGlobalRankId).
+  int64_t shard = 0, rank = 0;
 };
 inline constexpr int64_t kCancelPollInstructions = 256;
 
@@ -256,6 +259,10 @@ struct RunResult {
 inline constexpr int64_t kStreamedEventTail = int64_t(1) << 16;
 inline constexpr size_t kCriticalPathListed = 10000;  // the stats' critical-path list: its last links
 
+struct RunState;
+class Device;
+struct Rendezvous;
+
 class Simulator {
 public:
   Simulator(const isa::Program &program, const RunOptions &options);
@@ -272,6 +279,13 @@ public:
 private:
   void build();          // the constructor's work, whose errors it completes with their source lines
   RunResult run_timed(); // run()'s work, likewise
+  // run_timed split at its sc_start, so that a Device starts its cores together: begin_run loads the core
+  // (`device` null: a single core), end_run collects its result. With `error`/`blocked` given, end_run returns
+  // the run's error and its deadlock description there instead of throwing them (the Device reports all cores).
+  friend class Device;
+  void begin_run(Device *device, int core);
+  RunResult end_run(std::exception_ptr *error = nullptr, std::string *blocked = nullptr);
+  std::unique_ptr<RunState> running_;  // between begin_run and end_run (sim/core_run.cpp)
   const isa::Program &program_;
   RunOptions options_;
   engines::ArchParams arch_;

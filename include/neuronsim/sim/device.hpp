@@ -1,0 +1,98 @@
+// Several NeuronCores in one run (README "Multi-core runs"): N physical cores, each with its own engines, SBUF,
+// PSUM, semaphores and DMA engines (its own Simulator), sharing one DRAM (the device's HBM: every core's memory
+// reads and writes core 0's DRAM tensors), all in the same SystemC simulation so their timing interacts.
+//
+// Cores, shards and ranks (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md 4.1): on a logical core of
+// `lnc` physical cores, physical core i has shard id i % lnc (ShardIDKind) and rank i / lnc (GetGlobalRankId,
+// birsim's getRankIdforCore). A collective's replica groups name physical cores (birsim's single-LNC model walks
+// the per-core buffers of cores 0..numReplicas-1); an empty list is every core. A core outside every group skips it.
+//
+// A collective is a rendezvous: each core's k-th collective with a group lines up with the other members' k-th
+// (getCollectiveComputeInstIdx). It executes (engines/collective.hpp) when the last member reaches it, and completes
+// on every member at that time plus the link model's time. CollectiveSend(peer p) on core a pairs with
+// CollectiveRecv(peer a) on core p; CoreBarrier with the cores it lists (empty: all). A run that starves with a
+// core waiting at one is a deadlock: SimulationError naming every blocked core, its instruction, and the cores the
+// rendezvous waits for.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "neuronsim/sim/simulator.hpp"
+
+namespace neuronsim::sim {
+
+inline constexpr int kMaxCores = 8;  // SystemC cores made on first use (modules cannot be made after sc_start)
+
+// One collective's meeting point, shared by its members' Jobs (sim/core.cpp waits on `done`).
+struct Rendezvous {
+  std::string what;                 // "CollectiveCompute AllReduce", for the deadlock report
+  std::vector<int> members;         // cores, in rank order
+  std::vector<const ScheduledInst *> arrived;  // per member, null until it arrives
+  std::vector<int64_t> arrive_ps;
+  int count = 0;
+  bool done = false;
+  int64_t finish_ps = 0;            // when it completes on every member
+  double link_ns = 0;               // the link model's part
+  std::exception_ptr error;         // its numerics failed: every member's run ends with it
+};
+
+struct DeviceResult {
+  std::vector<RunResult> cores;
+  double total_ns = 0;              // the last core's end
+  int64_t dynamic_instructions = 0; // over all cores
+  int64_t collectives = 0;          // rendezvous completed
+  double link_busy_ns = 0;          // the link model's time summed over collectives
+};
+
+class Device {
+public:
+  // `cores` physical cores, `lnc` of them per logical core (1..arch lnc_max). InputError for a count the arch
+  // cannot hold (kMaxCores at most) or an LNC it does not support.
+  Device(const isa::Program &program, const RunOptions &options, int cores, int lnc);
+  // A program per core (core i runs *programs[i]): they must declare the same tensors (one DRAM).
+  Device(const std::vector<const isa::Program *> &programs, const RunOptions &options, int lnc);
+  ~Device();
+  int cores() const { return static_cast<int>(sims_.size()); }
+  int lnc() const { return lnc_; }
+  Simulator &core(int i) { return i == 0 ? *primary_ : *sims_[static_cast<size_t>(i)]; }
+  // Hands core 0's simulator (the owner of the shared DRAM) to the caller, who keeps it while the device runs.
+  std::unique_ptr<Simulator> release_primary() { return std::move(sims_[0]); }
+  // Runs every core to completion. SimulationError on a deadlock (every blocked core) or the first core's error.
+  DeviceResult run();
+
+  // Called by a core (sim/core.cpp) when its instruction `si` (a collective) is ready at `ps`: the rendezvous it
+  // waits on (done when complete), or null when the core takes no part (not in any replica group).
+  Rendezvous *arrive(int core, const ScheduledInst &si, int64_t ps);
+  // How a core is woken when a rendezvous it waits on completes (set by the core at the start of the run).
+  void on_wake(int core, std::function<void()> wake) { wake_[static_cast<size_t>(core)] = std::move(wake); }
+
+private:
+  std::vector<int> group_of(int core, const ScheduledInst &si) const;
+  void complete(Rendezvous &rv);
+  const isa::Program &program_;
+  int lnc_ = 1;
+  std::vector<std::unique_ptr<Simulator>> sims_;
+  Simulator *primary_ = nullptr;
+  std::vector<std::function<void()>> wake_;
+  std::map<std::string, std::unique_ptr<Rendezvous>> open_;  // by key: kind, members, ordinal
+  std::vector<std::map<std::string, int64_t>> ordinal_;      // per core: collectives met per group key
+  int64_t completed_ = 0;
+  double link_ns_ = 0;
+};
+
+// The CLI summary's device part: one line per core (its time, instructions, busy engines) and the device's.
+void print_device_summary(std::ostream &out, Device &device, const DeviceResult &r);
+// The --stats document of a multi-core run: core 0's document (as a single-core run writes it) plus "cores" (each
+// core's document, with its shard and rank) and "device" (cores, LNC, total time, collectives, link time).
+nlohmann::json device_stats_json(Device &device, const DeviceResult &r, const isa::Program &p,
+                                 const std::vector<std::string> &command_line);
+
+} // namespace neuronsim::sim
