@@ -17,6 +17,7 @@
 //    loads run ahead of the matmuls that consume them, PSUM tiles rotate over banks, DMAs from SP on qSyncIO0
 //    (inputs) and qSyncIO1 (the result).
 #include <cmath>
+#include <functional>
 
 #include "workload.hpp"
 
@@ -136,11 +137,11 @@ Workload finish(Ctx &c, const std::string &name, bool with_data, const std::stri
 
 }  // namespace
 
-// nki_matmul_tiled_: for m, n: for k: load both tiles, matmul into PSUM; copy PSUM -> SBUF; store. The k tiles
-// rotate over B buffers with their loads B - 1 steps ahead; the PSUM tile (and its SBUF copy) rotates over BP
-// banks across n.
-Workload make_matmul_tiled(Size s, bool with_data) {
-  Ctx c("matmul_tiled", shape_for(s, false));
+namespace {
+
+// matmul_tiled's buffers and loop nest, for the M tiles m_of(m_local), m_local in [0, MT): the whole matrix on one
+// core, or one shard's half on a logical core of two. Returns the rotation depths (B, BP) the descriptions name.
+std::pair<int64_t, int64_t> tiled_nest(Ctx &c, int64_t MT, const std::function<Aff(Aff)> &m_of) {
   const Shape sh = c.sh;
   Builder &b = c.b;
   const int64_t KT = sh.K / sh.TK, NT = sh.N / sh.TN;
@@ -151,7 +152,8 @@ Workload make_matmul_tiled(Size s, bool with_data) {
   auto ps = rotating_psum(b, "res_psum", sh.TM, 512, Dtype::float32, BP);  // one bank per slot
   auto rs = rotating_sbuf(b, "res_sb", sh.TM, sh.TN, Dtype::bfloat16, BP);
   int loops = 0;  // loop names must be unique: one per copy of the body
-  b.loop("m", 0, sh.M / sh.TM, 1, [&](Aff m) {
+  b.loop("m", 0, MT, 1, [&](Aff ml) {
+    const Aff m = m_of(ml);
     b.loop("n", 0, NT / BP, 1, [&](Aff n0) {
       for (int64_t kk = 0; kk < BP; ++kk) {
         const Aff n = n0 * BP + Aff(kk);
@@ -170,6 +172,17 @@ Workload make_matmul_tiled(Size s, bool with_data) {
       }
     });
   });
+  return {B, BP};
+}
+
+}  // namespace
+
+// nki_matmul_tiled_: for m, n: for k: load both tiles, matmul into PSUM; copy PSUM -> SBUF; store. The k tiles
+// rotate over B buffers with their loads B - 1 steps ahead; the PSUM tile (and its SBUF copy) rotates over BP
+// banks across n.
+Workload make_matmul_tiled(Size s, bool with_data) {
+  Ctx c("matmul_tiled", shape_for(s, false));
+  const auto [B, BP] = tiled_nest(c, c.sh.M / c.sh.TM, [](Aff m) { return m; });
   return finish(c, "matmul_tiled", with_data,
                 "The tutorial's `nki_matmul_tiled_`: for each (m, n) output tile, for each k: Load a [TK, TM] "
                 "lhsT tile and a [TK, TN] rhs tile (DMA), Matmult into one PSUM tile (fp32 accumulation); then "
@@ -185,39 +198,11 @@ Workload make_matmul_tiled(Size s, bool with_data) {
 // computing the M tiles of its shard (m = shard * MT/2 + m_local, ShardIDKind) into its half of the shared result.
 Workload make_matmul_lnc2(Size s, bool with_data) {
   Ctx c("matmul_lnc2", shape_for(s, false));
-  const Shape sh = c.sh;
-  Builder &b = c.b;
-  const int64_t KT = sh.K / sh.TK, NT = sh.N / sh.TN, MH = sh.M / sh.TM / 2;
-  const int64_t BP = psum_buffers(NT, 1);
-  const int64_t B = sbuf_buffers(KT, (sh.TM + sh.TN) * 2, BP * sh.TN * 2);
-  auto lt = rotating_sbuf(b, "lhsT_tile", sh.TK, sh.TM, Dtype::bfloat16, B);
-  auto rt = rotating_sbuf(b, "rhs_tile", sh.TK, sh.TN, Dtype::bfloat16, B);
-  auto ps = rotating_psum(b, "res_psum", sh.TM, 512, Dtype::float32, BP);
-  auto rs = rotating_sbuf(b, "res_sb", sh.TM, sh.TN, Dtype::bfloat16, BP);
-  int loops = 0;
-  b.loop("m", 0, MH, 1, [&](Aff ml) {
-    const Aff m = ml + Aff::shard(2) * MH;
-    b.loop("n", 0, NT / BP, 1, [&](Aff n0) {
-      for (int64_t kk = 0; kk < BP; ++kk) {
-        const Aff n = n0 * BP + Aff(kk);
-        pipelined_loop_first(
-            b, "k" + std::to_string(loops++), KT, B,
-            [&](Aff k, int64_t slot) {
-              load(b, c.lhsT.tile(k * sh.TK, sh.TK, m * sh.TM, sh.TM), lt.slot(slot));
-              load(b, c.rhs.tile(k * sh.TK, sh.TK, n * sh.TN, sh.TN), rt.slot(slot));
-            },
-            [&](Aff, int64_t slot, bool first) {
-              b.add(InstructionType::Matmult, {b.ap(lt.slot(slot)), b.ap(rt.slot(slot))}, {b.ap(ps.slot(kk, 0, sh.TN))})
-                  .start_tensor_calc(first);
-            });
-        b.add(InstructionType::TensorCopy, {b.ap(ps.slot(kk, 0, sh.TN))}, {b.ap(rs.slot(kk))});
-        store(b, rs.slot(kk), c.result.tile(m * sh.TM, sh.TM, n * sh.TN, sh.TN));
-      }
-    });
-  });
+  const int64_t MH = c.sh.M / c.sh.TM / 2;
+  const auto [B, BP] = tiled_nest(c, MH, [MH](Aff ml) { return ml + Aff::shard(2) * MH; });
   Workload w = finish(c, "matmul_lnc2", with_data,
                 "matmul_tiled on a logical NeuronCore of two physical cores (LNC=2; run it with `neuronsim run "
-                "workloads/matmul_lnc2 --arch trn2 --lnc 2`): both cores run this program; each takes the M tiles "
+                "workloads/multicore/matmul_lnc2 --arch trn2 --lnc 2`): both cores run this program; each takes the M tiles "
                 "of its shard, m = shard * " + std::to_string(MH) + " + m_local (the lhsT and result access "
                 "patterns' start holds the ShardIDKind term), and writes its half of the result in the shared DRAM. "
                 "Lowered as matmul_tiled: the k tiles rotate over " + std::to_string(B) + " buffers, the PSUM tile "
