@@ -31,16 +31,21 @@ Engine queue_engine(int q) {
 
 namespace schedule_detail {
 
+// Without run-time control flow the dynamic count is known before the walk: checked against --max-instructions.
+int64_t Builder::checked_count() const {
+  const int64_t count = prog_.dynamic_count();
+  if (count > max_insts_)
+    throw SemanticError({prog_.file, -1, "", "LoopAxis"},
+                        "the loops unroll to " + std::to_string(count) + " dynamic instructions, more than the " +
+                            std::to_string(max_insts_) + " one run may execute (--max-instructions)");
+  return count;
+}
+
 Schedule Builder::build() {
   for (const auto &i : prog_.insts) s_.explicit_sync |= !i.waits.empty() || !i.updates.empty();
-  // Without run-time control flow the dynamic count and the schedule's size are known: both are checked, then
-  // the schedule is sized once.
+  // Without run-time control flow the schedule's size is known too: checked, then the schedule is sized once.
   if (!exec_) {
-    const int64_t count = prog_.dynamic_count();
-    if (count > max_insts_)
-      throw SemanticError({prog_.file, -1, "", "LoopAxis"},
-                          "the loops unroll to " + std::to_string(count) + " dynamic instructions, more than the " +
-                              std::to_string(max_insts_) + " one run may execute (--max-instructions)");
+    const int64_t count = checked_count();
     // A DMA of a program without its own semaphores is two entries (trigger and transfer, docs/timing-model.md).
     const int64_t entries = count + (triggers_ ? dma_count(prog_.body) : 0);
     const __int128 bytes = static_cast<__int128>(entries) * static_cast<__int128>(sizeof(ScheduledInst)) +
@@ -59,13 +64,7 @@ Schedule Builder::build() {
 
 void Builder::stream() {
   for (const auto &i : prog_.insts) s_.explicit_sync |= !i.waits.empty() || !i.updates.empty();
-  if (!exec_) {
-    const int64_t count = prog_.dynamic_count();
-    if (count > max_insts_)
-      throw SemanticError({prog_.file, -1, "", "LoopAxis"},
-                          "the loops unroll to " + std::to_string(count) + " dynamic instructions, more than the " +
-                              std::to_string(max_insts_) + " one run may execute (--max-instructions)");
-  }
+  if (!exec_) checked_count();
   index_dma_blocks(prog_.body);
   walk(prog_.body, true);
 }

@@ -194,6 +194,7 @@ public:
   }
 
   Schedule build();
+  int64_t checked_count() const;  // the static program's dynamic count, checked against the limit
   // The same walk, every entry handed to the sink instead of kept (no schedule-size limit: nothing accumulates).
   void stream();
   // How many entries each queue gets, found from the program without walking it, for a program whose path is
