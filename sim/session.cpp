@@ -99,7 +99,8 @@ void check_settings(const RunSettings &s) {
   if (s.options.max_instructions < 1)
     throw UsageError(n.max_instructions + " needs an integer >= 1, got " + std::to_string(s.options.max_instructions));
   // A timing-only run does no numerics: data and expectations given for it would be silently ignored.
-  const bool data = !s.inputs.files.empty() || !s.inputs.dir.empty() || !s.inputs.arrays.empty();
+  const bool data = !s.inputs.files.empty() || !s.inputs.dir.empty() || !s.inputs.arrays.empty() ||
+                    !s.rank_input_list.empty();
   const bool expectations = s.expect || s.rtol || s.atol;
   if (s.options.timing_only && (data || expectations))
     throw UsageError(n.timing_only + " runs no numerics: " +
@@ -115,6 +116,14 @@ void complete_settings(const Kernel &k, RunSettings &s) {
     s.options.arch = k.streams ? arch_for_gen(*k.streams) : "trn1";
   if (s.inputs.dir.empty())
     s.inputs.dir = k.inputs_dir;
+  if (!s.rank_input_list.empty() && static_cast<int>(s.rank_input_list.size()) != run_ranks(s))
+    throw UsageError(s.names.inputs + " gives " + std::to_string(s.rank_input_list.size()) +
+                     " input sets (one per rank), the run has " + std::to_string(run_ranks(s)) + " rank" +
+                     (run_ranks(s) == 1 ? "" : "s") + " (cores / lnc)");
+  for (auto &spec : s.rank_input_list) {
+    if (!spec.dir.empty()) check_dir_setting(spec.dir, s.names.inputs_dir);
+    if (spec.dir.empty()) spec.dir = k.inputs_dir;
+  }
   if (!s.expect && !k.expected_dir.empty() && !timing_only)
     s.expect = ExpectSpec{k.expected_dir, {}};
   if (s.rtol || s.atol || timing_only || k.tolerance_file.empty()) {
@@ -158,7 +167,7 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
     if (!f.empty())
       out_files.push_back(f);
   for (int r = 0; r < ranks; ++r) {
-    for (const auto &f : input_files(k.program, rank_inputs(k.program, s.inputs, r, ranks)))
+    for (const auto &f : input_files(k.program, run_rank_inputs(k.program, s, r, ranks)))
       read_files.push_back(f);
     if (s.expect)
       for (const auto &f : expected_files(k.program, rank_expect(*s.expect, r, ranks).dir))
@@ -225,6 +234,11 @@ InputSpec rank_inputs(const isa::Program &p, const InputSpec &spec, int rank, in
   return r;
 }
 
+InputSpec run_rank_inputs(const isa::Program &p, const RunSettings &s, int rank, int ranks) {
+  if (s.rank_input_list.empty()) return ranks > 1 ? rank_inputs(p, s.inputs, rank, ranks) : s.inputs;
+  return rank_inputs(p, s.rank_input_list.at(static_cast<size_t>(rank)), rank, ranks);
+}
+
 ExpectSpec rank_expect(const ExpectSpec &e, int rank, int ranks) {
   ExpectSpec r = e;
   if (has_rank_dirs(e.dir, ranks)) r.dir = (fs::path(e.dir) / ("rank" + std::to_string(rank))).string();
@@ -269,7 +283,7 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
   if (!s.options.timing_only) {
     const int ranks = r.ranks();
     for (int rank = 0; rank < ranks; ++rank) {  // each rank's DRAM gets its inputs (README "Multi-core runs")
-      const auto lines = load_inputs(k.program, r.rank_memory(rank), rank_inputs(k.program, s.inputs, rank, ranks));
+      const auto lines = load_inputs(k.program, r.rank_memory(rank), run_rank_inputs(k.program, s, rank, ranks));
       for (const auto &l : lines) r.input_lines.push_back(ranks > 1 ? "rank" + std::to_string(rank) + " " + l : l);
     }
   }

@@ -63,6 +63,9 @@ SettingNames python_setting_names();
 struct RunSettings {
   RunOptions options;               // options.arch empty: the bundle streams' generation's, else trn1
   InputSpec inputs;                 // inputs.dir empty: the workload's inputs/ (given inputs take precedence)
+  // A run of several ranks given one input set per rank (Python's inputs=[{...}, ...]): rank r's replaces
+  // `inputs` (its dir empty: the workload's inputs/, rank folders included). Empty: every rank uses `inputs`.
+  std::vector<InputSpec> rank_input_list;
   std::optional<ExpectSpec> expect; // unset: the workload's expected/, when it has one (not for timing only)
   std::optional<double> rtol, atol; // neither given: the workload's tolerance.json, else the defaults below
   SettingNames names = cli_setting_names(); // how messages name the settings above
@@ -111,6 +114,8 @@ bool has_rank_dirs(const std::string &dir, int ranks);
 // Rank r's input spec: per tensor, DIR/rank<r>/<tensor_file_name> when that file exists, else DIR/<file> (the
 // replicated inputs); --input files and arrays are every rank's.
 InputSpec rank_inputs(const isa::Program &p, const InputSpec &spec, int rank, int ranks);
+// Rank r's input spec in a run with settings `s` (rank_input_list or inputs, then rank_inputs).
+InputSpec run_rank_inputs(const isa::Program &p, const RunSettings &s, int rank, int ranks);
 // Rank r's expected outputs: the folder DIR/rank<r> when DIR has rank folders, else DIR (arrays: every rank's).
 ExpectSpec rank_expect(const ExpectSpec &e, int rank, int ranks);
 // Where rank r's outputs go: OUTDIR/rank<r> with several ranks, OUTDIR itself with one.
