@@ -301,6 +301,12 @@ TEST(Cli, RanksReadTheirOwnInputsAndWriteTheirOwnOutputs) {
   EXPECT_EQ(m.code, 1) << m.out << m.err;
   EXPECT_NE(m.out.find("MISMATCH rank1/y[5]"), std::string::npos) << m.out;
   EXPECT_EQ(m.out.find("MISMATCH rank0/"), std::string::npos) << m.out;
+  // The README's example: the 4-rank MLP, every rank's y written under OUTDIR/rank<r>/ and matching expected/.
+  auto four = run("run " + clitest::src("workloads/multicore/tp_mlp_4ranks") + " --arch trn2 --cores 4 --lnc 1 "
+                  "--outdir " + out + "/o4");
+  EXPECT_EQ(four.code, 0) << four.out << four.err;
+  EXPECT_NE(four.out.find("outputs match"), std::string::npos) << four.out;
+  EXPECT_TRUE(fs::exists(out + "/o4/rank3/y.npy"));
   // A rank folder layout that does not fit the run's ranks is refused, naming the folder.
   auto few = run("run " + w + " --arch trn2 --cores 4 --outdir " + out + "/o");
   EXPECT_EQ(few.code, 3) << few.out << few.err;
