@@ -43,7 +43,8 @@ kernel       a BIR JSON path, a workload folder, a bundle-stream folder, or a Ke
 inputs       dict of input tensor name -> numpy array (under the rules of a .npy --input: bf16/fp8 as
              uint16/uint8 raw bits) or .npy path, or a folder of <name>.npy. Inputs not given come from the
              workload's inputs/, else are generated deterministically (floats uniform in [-1, 1), seeded by the
-             tensor name).
+             tensor name). With several ranks (cores / lnc > 1), a dict or folder is every rank's (a folder's
+             rank<r>/ subfolders hold rank r's own files), or a list of them, one per rank.
 arch         "trn1", "trn2" or "trn3", or an architecture file (a path ending in .json or holding a '/', str or
              os.PathLike; `neuronsim arch --show trn2` prints one to start from); None: trn1, or the
              generation of bundle streams
@@ -58,7 +59,9 @@ max_instructions  the run stops with an error naming the instruction when it wou
              instructions or loop trips than this (as --max-instructions; default 1e9)
 cores, lnc   NeuronCores in the run and physical cores per logical core (as --cores / --lnc; README
              "Multi-core runs"): total_ns and dynamic_instructions are then the device's, stats holds
-             "cores" (one document per core) and "device"
+             "cores" (one document per core) and "device". Each rank has its own DRAM: with several ranks
+             every output is the ranks' arrays stacked, outputs["y"][r] rank r's; an expect folder's rank<r>/
+             subfolders hold rank r's expected outputs, and mismatches name "rank<r>/<tensor>"
 
 The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInterrupt.)";
 

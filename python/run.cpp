@@ -108,7 +108,17 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
   s.lnc = lnc;
   if (kernel_sim)
     s.options.kernel_sim = *kernel_sim;
-  s.inputs = inputs_arg(inputs);
+  if (py::isinstance<py::list>(inputs) || py::isinstance<py::tuple>(inputs)) {
+    // One input set per rank (README "Multi-core runs"); complete_settings checks the count.
+    for (const auto &item : inputs) {
+      if (!(item.is_none() || is_path(item) || py::isinstance<py::dict>(item)))
+        throw py::type_error("inputs as a list holds one dict (or folder) of inputs per rank");
+      s.rank_input_list.push_back(inputs_arg(item));
+    }
+    if (s.rank_input_list.empty()) throw UsageError("inputs is an empty list: give one input set per rank");
+  } else {
+    s.inputs = inputs_arg(inputs);
+  }
   if (!expect.is_none()) {
     sim::ExpectSpec e;
     if (is_path(expect))
@@ -156,10 +166,19 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
     out.device_prints.append(line);
   if (!s.options.timing_only) {
     const auto &p = k->program;
-    for (size_t i = 0; i < p.tensors.size(); ++i)
-      if (p.tensors[i].is_output())
+    for (size_t i = 0; i < p.tensors.size(); ++i) {
+      if (!p.tensors[i].is_output()) continue;
+      if (r.ranks() == 1) {
         out.outputs[py::str(p.tensors[i].name)] =
             tensor_array(p.tensors[i], r.simulator->memory().dram(static_cast<int>(i)));
+        continue;
+      }
+      // Several ranks: each has its own DRAM; the output is every rank's, stacked on a leading rank axis.
+      py::list per_rank;
+      for (int rank = 0; rank < r.ranks(); ++rank)
+        per_rank.append(tensor_array(p.tensors[i], r.rank_memory(rank).dram(static_cast<int>(i))));
+      out.outputs[py::str(p.tensors[i].name)] = py::module_::import("numpy").attr("stack")(per_rank);
+    }
     if (s.expect) {
       py::list l;
       for (const auto &m : bad)

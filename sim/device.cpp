@@ -64,8 +64,10 @@ Device::Device(const std::vector<const isa::Program *> &programs, const RunOptio
     if (sims_.back()->schedule_deferred_)
       throw InputError({program.file, -1, "", ""},
                        "a kernel with data-dependent control flow runs on one core only (--cores 1)");
+    // DRAM per rank: the physical cores of one logical core share its DRAM (shard s > 0 reads and writes its
+    // shard 0's tensors); each rank has its own copy of the kernel's tensors (README "Multi-core runs").
     if (i == 0) primary_ = sims_.back().get();
-    else sims_.back()->memory().share_dram(&primary_->memory());
+    if (i % lnc != 0) sims_.back()->memory().share_dram(&core(i - i % lnc).memory());
   }
   wake_.resize(static_cast<size_t>(cores));
   ordinal_.resize(static_cast<size_t>(cores));

@@ -99,7 +99,8 @@ void check_settings(const RunSettings &s) {
   if (s.options.max_instructions < 1)
     throw UsageError(n.max_instructions + " needs an integer >= 1, got " + std::to_string(s.options.max_instructions));
   // A timing-only run does no numerics: data and expectations given for it would be silently ignored.
-  const bool data = !s.inputs.files.empty() || !s.inputs.dir.empty() || !s.inputs.arrays.empty();
+  const bool data = !s.inputs.files.empty() || !s.inputs.dir.empty() || !s.inputs.arrays.empty() ||
+                    !s.rank_input_list.empty();
   const bool expectations = s.expect || s.rtol || s.atol;
   if (s.options.timing_only && (data || expectations))
     throw UsageError(n.timing_only + " runs no numerics: " +
@@ -108,11 +109,21 @@ void check_settings(const RunSettings &s) {
 
 void complete_settings(const Kernel &k, RunSettings &s) {
   check_settings(s);
+  if (run_ranks(s) > 1 && !s.save_inputs.empty())
+    throw UsageError("--save-inputs saves one core's inputs: a run of several ranks cannot use it");
   const bool timing_only = s.options.timing_only;
   if (s.options.arch.empty())
     s.options.arch = k.streams ? arch_for_gen(*k.streams) : "trn1";
   if (s.inputs.dir.empty())
     s.inputs.dir = k.inputs_dir;
+  if (!s.rank_input_list.empty() && static_cast<int>(s.rank_input_list.size()) != run_ranks(s))
+    throw UsageError(s.names.inputs + " gives " + std::to_string(s.rank_input_list.size()) +
+                     " input sets (one per rank), the run has " + std::to_string(run_ranks(s)) + " rank" +
+                     (run_ranks(s) == 1 ? "" : "s") + " (cores / lnc)");
+  for (auto &spec : s.rank_input_list) {
+    if (!spec.dir.empty()) check_dir_setting(spec.dir, s.names.inputs_dir);
+    if (spec.dir.empty()) spec.dir = k.inputs_dir;
+  }
   if (!s.expect && !k.expected_dir.empty() && !timing_only)
     s.expect = ExpectSpec{k.expected_dir, {}};
   if (s.rtol || s.atol || timing_only || k.tolerance_file.empty()) {
@@ -132,7 +143,7 @@ void complete_settings(const Kernel &k, RunSettings &s) {
   }
   // Expected files and arrays are checked now (shape, dtype, regular file): a wrong one is reported before the run.
   if (s.expect)
-    check_expected(k.program, *s.expect);
+    for (int r = 0; r < run_ranks(s); ++r) check_expected(k.program, rank_expect(*s.expect, r, run_ranks(s)));
 }
 
 void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::string &outdir,
@@ -141,22 +152,27 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
   // written fails now, not after the simulation, and no output may overwrite the kernel, an input or an
   // expected file (--expect equal to --outdir would rewrite the expectations before comparing them).
   std::vector<std::string> out_files, read_files = k.files;
+  const int ranks = run_ranks(s);
   if (!s.options.timing_only) {
     // The outputs' file names are checked even when none is written (the Python module), so that a kernel the
     // CLI refuses is refused there too.
-    const auto outputs = output_files(k.program, outdir);
-    if (!outdir.empty())
-      for (const auto &[t, path] : outputs)
-        out_files.push_back(path), (void)t;
+    for (int r = 0; r < ranks; ++r) {
+      const auto outputs = output_files(k.program, rank_outdir(outdir, r, ranks));
+      if (!outdir.empty())
+        for (const auto &[t, path] : outputs)
+          out_files.push_back(path), (void)t;
+    }
   }
   for (const auto &f : files)
     if (!f.empty())
       out_files.push_back(f);
-  for (const auto &f : input_files(k.program, s.inputs))
-    read_files.push_back(f);
-  if (s.expect)
-    for (const auto &f : expected_files(k.program, s.expect->dir))
+  for (int r = 0; r < ranks; ++r) {
+    for (const auto &f : input_files(k.program, run_rank_inputs(k.program, s, r, ranks)))
       read_files.push_back(f);
+    if (s.expect)
+      for (const auto &f : expected_files(k.program, rank_expect(*s.expect, r, ranks).dir))
+        read_files.push_back(f);
+  }
   if (!k.tolerance_file.empty())
     read_files.push_back(k.tolerance_file);
   if (!s.save_inputs.empty()) {
@@ -166,9 +182,72 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
     for (const auto &[t, path] : saved_input_files(k.program, s.save_inputs))
       out_files.push_back(path), (void)t;
   }
-  prepare_output_paths(s.options.timing_only || outdir.empty() ? std::vector<std::string>{}
-                                                               : std::vector<std::string>{outdir},
-                       out_files, read_files);
+  std::vector<std::string> dirs;
+  if (!s.options.timing_only && !outdir.empty()) {
+    dirs.push_back(outdir);
+    for (int r = 0; ranks > 1 && r < ranks; ++r) dirs.push_back(rank_outdir(outdir, r, ranks));
+  }
+  prepare_output_paths(dirs, out_files, read_files);
+}
+
+int run_ranks(const RunSettings &s) {
+  const int lnc = std::max(s.lnc, 1);
+  return std::max(std::max(s.cores, s.lnc), 1) / lnc;
+}
+
+bool has_rank_dirs(const std::string &dir, int ranks) {
+  if (dir.empty() || ranks <= 1) return false;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
+  bool any = false;
+  for (const auto &e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.size() < 5 || n.compare(0, 4, "rank") != 0 || !e.is_directory()) continue;
+    if (n.find_first_not_of("0123456789", 4) != std::string::npos) continue;
+    any = true;
+    if (n.size() > 9 || std::stoi(n.substr(4)) >= ranks || (n.size() > 5 && n[4] == '0'))
+      throw InputError({e.path().string(), -1, "", ""},
+                       "the run has " + std::to_string(ranks) + " ranks: per-rank folders are rank0 to rank" +
+                           std::to_string(ranks - 1));
+  }
+  if (!any) return false;
+  for (int r = 0; r < ranks; ++r) {
+    const fs::path d = fs::path(dir) / ("rank" + std::to_string(r));
+    if (!fs::is_directory(d, ec))
+      throw InputError({d.string(), -1, "", ""},
+                       "no such directory: the run has " + std::to_string(ranks) +
+                           " ranks and the folder has per-rank folders, one for each rank");
+  }
+  return true;
+}
+
+InputSpec rank_inputs(const isa::Program &p, const InputSpec &spec, int rank, int ranks) {
+  InputSpec r = spec;
+  if (!has_rank_dirs(spec.dir, ranks)) return r;
+  const fs::path d = fs::path(spec.dir) / ("rank" + std::to_string(rank));
+  for (const auto &t : p.tensors) {
+    if (!t.is_input() || !t.is_dram() || spec.files.count(t.name) || spec.arrays.count(t.name)) continue;
+    const fs::path f = d / tensor_file_name(t.name);
+    std::error_code ec;
+    if (fs::exists(f, ec)) r.files[t.name] = f.string();
+  }
+  return r;
+}
+
+InputSpec run_rank_inputs(const isa::Program &p, const RunSettings &s, int rank, int ranks) {
+  if (s.rank_input_list.empty()) return ranks > 1 ? rank_inputs(p, s.inputs, rank, ranks) : s.inputs;
+  return rank_inputs(p, s.rank_input_list.at(static_cast<size_t>(rank)), rank, ranks);
+}
+
+ExpectSpec rank_expect(const ExpectSpec &e, int rank, int ranks) {
+  ExpectSpec r = e;
+  if (has_rank_dirs(e.dir, ranks)) r.dir = (fs::path(e.dir) / ("rank" + std::to_string(rank))).string();
+  return r;
+}
+
+std::string rank_outdir(const std::string &outdir, int rank, int ranks) {
+  if (ranks <= 1 || outdir.empty()) return outdir;
+  return (fs::path(outdir) / ("rank" + std::to_string(rank))).string();
 }
 
 std::vector<std::pair<int, std::string>> saved_input_files(const isa::Program &p, const std::string &dir) {
@@ -201,8 +280,13 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
   } else {
     r.simulator = std::make_unique<Simulator>(k.program, options);
   }
-  if (!s.options.timing_only)
-    r.input_lines = load_inputs(k.program, r.simulator->memory(), s.inputs);
+  if (!s.options.timing_only) {
+    const int ranks = r.ranks();
+    for (int rank = 0; rank < ranks; ++rank) {  // each rank's DRAM gets its inputs (README "Multi-core runs")
+      const auto lines = load_inputs(k.program, r.rank_memory(rank), run_rank_inputs(k.program, s, rank, ranks));
+      for (const auto &l : lines) r.input_lines.push_back(ranks > 1 ? "rank" + std::to_string(rank) + " " + l : l);
+    }
+  }
   if (!s.save_inputs.empty() && !s.options.timing_only)
     for (const auto &[t, path] : saved_input_files(k.program, s.save_inputs)) {
       const auto &tensor = k.program.tensors[static_cast<size_t>(t)];
@@ -230,8 +314,22 @@ std::vector<Mismatch> check_outputs(const Kernel &k, Run &run, const RunSettings
                                     std::vector<std::string> *checked) {
   if (!s.expect || s.options.timing_only)
     return {};
-  return compare_outputs(k.program, run.simulator->memory(), *s.expect, s.rtol.value_or(kDefaultRtol),
-                         s.atol.value_or(kDefaultAtol), checked);
+  const int ranks = run.ranks();
+  if (ranks == 1)
+    return compare_outputs(k.program, run.simulator->memory(), *s.expect, s.rtol.value_or(kDefaultRtol),
+                           s.atol.value_or(kDefaultAtol), checked);
+  std::vector<Mismatch> bad;
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<std::string> names;
+    for (auto m : compare_outputs(k.program, run.rank_memory(r), rank_expect(*s.expect, r, ranks),
+                                  s.rtol.value_or(kDefaultRtol), s.atol.value_or(kDefaultAtol), &names)) {
+      m.tensor = "rank" + std::to_string(r) + "/" + m.tensor;
+      bad.push_back(std::move(m));
+    }
+    if (checked)
+      for (const auto &n : names) checked->push_back("rank" + std::to_string(r) + "/" + n);
+  }
+  return bad;
 }
 
 std::string mismatch_line(const Mismatch &m, double rtol, double atol) {

@@ -336,10 +336,11 @@ int cmd_run(const std::vector<std::string> &a) {
     if (json) summary["trace"] = trace;
   }
   if (opts.timing_only) return 0;
-  for (const auto &p : sim::write_outputs(prog, run.simulator->memory(), outdir)) {
-    out << "  output " << p << "\n";
-    if (json) summary["outputs"].push_back(p);
-  }
+  for (int r = 0; r < run.ranks(); ++r)  // several ranks: OUTDIR/rank<r>/ each (README "Multi-core runs")
+    for (const auto &p : sim::write_outputs(prog, run.rank_memory(r), sim::rank_outdir(outdir, r, run.ranks()))) {
+      out << "  output " << p << "\n";
+      if (json) summary["outputs"].push_back(p);
+    }
   if (set.expect) {
     std::vector<std::string> checked;
     const auto bad = sim::check_outputs(k, run, set, &checked);

@@ -2,6 +2,7 @@
 // kernel1 computes b = a - 1.0 (real compiler output, workloads/kernel1).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -269,4 +270,49 @@ TEST(Cli, LncTwoMatmulSplitsBetweenTheCores) {
   auto bad = run("run " + clitest::src("workloads/multicore/matmul_lnc2") + " --arch trn1 --lnc 2 --timing-only");
   EXPECT_EQ(bad.code, 3) << bad.err;
   EXPECT_NE(bad.err.find("LNC=2"), std::string::npos) << bad.err;
+}
+
+// Per-rank data (README "Multi-core runs"): with --cores 2 --lnc 1 each rank has its own DRAM; tp_mlp_2ranks reads
+// inputs/rank<r>/w1.npy, w2.npy for rank r and the replicated inputs/xT.npy for both, and writes OUTDIR/rank<r>/y.npy
+// (the AllReduce gives both ranks the same y). An --expect folder with rank folders is compared per rank.
+TEST(Cli, RanksReadTheirOwnInputsAndWriteTheirOwnOutputs) {
+  const std::string out = clitest::temp_dir();
+  const std::string w = clitest::src("workloads/multicore/tp_mlp_2ranks");
+  auto r = run("run " + w + " --arch trn2 --cores 2 --outdir " + out + "/o");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("input  rank1 w1: " + w + "/inputs/rank1/w1.npy"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("input  rank1 xT: " + w + "/inputs/xT.npy"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out + "/o/y.npy"));
+  EXPECT_EQ(floats(out + "/o/rank0/y.npy"), floats(out + "/o/rank1/y.npy"));
+  // Expected per rank: rank1's y changed at element 5 is reported as rank1's mismatch only.
+  fs::create_directories(out + "/e/rank0");
+  fs::create_directories(out + "/e/rank1");
+  fs::copy_file(w + "/expected/y.npy", out + "/e/rank0/y.npy");
+  {
+    neuronsim::io::NpyArray a = neuronsim::io::read_npy(w + "/expected/y.npy");
+    float v;
+    std::memcpy(&v, a.data.data() + 5 * 4, 4);
+    v += 1.0f;
+    std::memcpy(a.data.data() + 5 * 4, &v, 4);
+    neuronsim::io::write_npy(out + "/e/rank1/y.npy", a);
+  }
+  auto m = run("run " + w + " --arch trn2 --cores 2 --outdir " + out + "/o --expect " + out + "/e");
+  EXPECT_EQ(m.code, 1) << m.out << m.err;
+  EXPECT_NE(m.out.find("MISMATCH rank1/y[5]"), std::string::npos) << m.out;
+  EXPECT_EQ(m.out.find("MISMATCH rank0/"), std::string::npos) << m.out;
+  // The README's example: the 4-rank MLP, every rank's y written under OUTDIR/rank<r>/ and matching expected/.
+  auto four = run("run " + clitest::src("workloads/multicore/tp_mlp_4ranks") + " --arch trn2 --cores 4 --lnc 1 "
+                  "--outdir " + out + "/o4");
+  EXPECT_EQ(four.code, 0) << four.out << four.err;
+  EXPECT_NE(four.out.find("outputs match"), std::string::npos) << four.out;
+  EXPECT_TRUE(fs::exists(out + "/o4/rank3/y.npy"));
+  // A rank folder layout that does not fit the run's ranks is refused, naming the folder.
+  auto few = run("run " + w + " --arch trn2 --cores 4 --outdir " + out + "/o");
+  EXPECT_EQ(few.code, 3) << few.out << few.err;
+  EXPECT_NE(few.err.find(w + "/inputs/rank2: no such directory"), std::string::npos) << few.err;
+  fs::create_directories(out + "/e/rank2");
+  auto many = run("run " + w + " --arch trn2 --cores 2 --outdir " + out + "/o --expect " + out + "/e");
+  EXPECT_EQ(many.code, 3) << many.out << many.err;
+  EXPECT_NE(many.err.find(out + "/e/rank2: the run has 2 ranks"), std::string::npos) << many.err;
 }

@@ -289,3 +289,41 @@ def test_tensor_parallel_mlp_matches_numpy():
     w2 = np.load(kernel / "inputs/w2.npy").astype(np.float64)
     np.testing.assert_allclose(r.outputs["y"], np.maximum(x @ w1, 0) @ w2, rtol=0, atol=1e-3)
     assert r.mismatches == []
+
+
+# The same MLP on 2, 4 and 8 ranks (workloads/multicore/tp_mlp_<N>ranks, --cores N --lnc 1): each rank has its
+# own DRAM holding its W1 column block and W2 row block (inputs/rank<r>/) and the replicated xT (inputs/); the
+# AllReduce gives every rank the full y = relu(x W1) W2, computed here in float64 from the concatenated blocks.
+# outputs["y"] stacks the ranks' y on a leading axis. Values are up to ~30: fp32 rounding stays below 1e-3.
+@pytest.mark.parametrize("ranks", [2, 4, 8])
+def test_tensor_parallel_mlp_on_ranks_matches_numpy(ranks):
+    kernel = ROOT / f"workloads/multicore/tp_mlp_{ranks}ranks"
+    r = neuronsim.run(kernel, arch="trn2", cores=ranks)
+    x = np.load(kernel / "inputs/xT.npy").astype(np.float64).T
+    w1 = np.concatenate([np.load(kernel / f"inputs/rank{k}/w1.npy") for k in range(ranks)], axis=1)
+    w2 = np.concatenate([np.load(kernel / f"inputs/rank{k}/w2.npy") for k in range(ranks)], axis=0)
+    y = np.maximum(x @ w1.astype(np.float64), 0) @ w2.astype(np.float64)
+    assert r.outputs["y"].shape == (ranks,) + y.shape
+    for k in range(ranks):
+        np.testing.assert_allclose(r.outputs["y"][k], y, rtol=0, atol=1e-3)
+    assert r.mismatches == []
+
+
+# inputs= as a list gives each rank its own dict; with the two blocks of rank 0 and rank 1 swapped the sum is the
+# same (the AllReduce adds both partials), while giving both ranks rank 0's blocks gives 2 relu(x W1_0) W2_0 on
+# each rank: a rank reads its own inputs, not another's. A list of the wrong length is refused.
+def test_inputs_per_rank_as_a_list():
+    kernel = ROOT / "workloads/multicore/tp_mlp_2ranks"
+    x = np.load(kernel / "inputs/xT.npy")
+    blk = [{n: np.load(kernel / f"inputs/rank{k}/{n}.npy") for n in ("w1", "w2")} for k in range(2)]
+    swapped = neuronsim.run(kernel, [dict(blk[1], xT=x), dict(blk[0], xT=x)], arch="trn2", cores=2)
+    assert swapped.mismatches == []
+    same = neuronsim.run(kernel, [blk[0], blk[0]], arch="trn2", cores=2, expect={})
+    x64 = x.astype(np.float64).T
+    y0 = np.maximum(x64 @ blk[0]["w1"].astype(np.float64), 0) @ blk[0]["w2"].astype(np.float64)
+    for k in range(2):
+        np.testing.assert_allclose(same.outputs["y"][k], 2 * y0, rtol=0, atol=1e-3)
+    with pytest.raises(neuronsim.UsageError, match="gives 3 input sets .one per rank., the run has 2 ranks"):
+        neuronsim.run(kernel, [blk[0]] * 3, arch="trn2", cores=2)
+    with pytest.raises(neuronsim.InvalidInput, match="inputs/rank2: no such directory"):
+        neuronsim.run(kernel, arch="trn2", cores=4)

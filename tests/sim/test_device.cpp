@@ -182,6 +182,41 @@ TEST(Device, ShardIdSplitsTheSharedOutput) {
   EXPECT_EQ(read(d4.core(3), r), (V{1}));
 }
 
+// DRAM per rank: with 4 cores of LNC=2 core i saves the tile {i+1, i+1} to o[0, 2 s : 2 s + 2] (s = i % 2). The
+// shards of rank 0 (cores 0, 1) share one DRAM and see {1, 1, 2, 2}; rank 1 (cores 2, 3) has its own copy of o and
+// sees {3, 3, 4, 4}, not rank 0's values. With LNC=1 (2 cores, both shard 0) each rank sees only its own write:
+// core 0 reads {1, 1} at o[0, 0:2], core 1 {2, 2} (the rest of o is never written).
+TEST(Device, DramIsSharedByTheShardsOfARankAndPrivateToEachRank) {
+  Builder b("ranks");
+  auto o = b.output("o", {1, 4});
+  auto t = b.sbuf("t", {1, 2});
+  b.add(InstructionType::Save, {Builder::ap(t.all())}, {Builder::ap(o.tile(0, 1, 0, 2))});
+  isa::Program p = b.finish();
+  isa::Expr shard;
+  shard.kind = isa::Expr::Kind::ShardId;
+  shard.k = 2;
+  isa::Expr start;
+  start.kind = isa::Expr::Kind::Mult;
+  start.k = 2;
+  start.kids.push_back(shard);
+  p.insts[0].outs[0].start = start;
+  sim::Device d(p, opts("trn2"), 4, 2);
+  EXPECT_EQ(d.ranks(), 2);
+  for (int i = 0; i < 4; ++i) write(d.core(i), t, {float(i + 1), float(i + 1)});
+  d.run();
+  EXPECT_EQ(read(d.core(0), o), (V{1, 1, 2, 2}));
+  EXPECT_EQ(read(d.core(1), o), (V{1, 1, 2, 2}));
+  EXPECT_EQ(read(d.core(2), o), (V{3, 3, 4, 4}));
+  EXPECT_EQ(read(d.core(3), o), (V{3, 3, 4, 4}));
+  EXPECT_EQ(&d.rank_memory(1), &d.core(2).memory());
+  sim::Device d1(p, opts("trn2"), 2, 1);
+  for (int i = 0; i < 2; ++i) write(d1.core(i), t, {float(i + 1), float(i + 1)});
+  d1.run();
+  const V o0 = read(d1.core(0), o), o1 = read(d1.core(1), o);
+  EXPECT_EQ(V(o0.begin(), o0.begin() + 2), (V{1, 1}));
+  EXPECT_EQ(V(o1.begin(), o1.begin() + 2), (V{2, 2}));
+}
+
 // LNC=2 is trn2/trn3 only; cores in 1..8.
 TEST(Device, RefusesLncAndCoreCountsTheArchCannotHold) {
   Builder b("k");

@@ -14,6 +14,7 @@
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/io/npy.hpp"
 #include "neuronsim/sim/device.hpp"
+#include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/stats.hpp"
 #include "workload.hpp"
@@ -79,6 +80,16 @@ TEST_P(Workload, RegeneratingAtSmallSizeReproducesTheCommittedFiles) {
     EXPECT_TRUE(slurp(dir / "expected" / (n + ".npy")) == std::string(bytes.begin(), bytes.end()))
         << "expected/" << n;
   }
+  for (size_t r = 0; r < w.rank_inputs.size(); ++r) {  // a run of several ranks: inputs/rank<r>/ each
+    const fs::path rd = dir / "inputs" / ("rank" + std::to_string(r));
+    std::set<std::string> want;
+    for (const auto &[n, a] : w.rank_inputs[r]) {
+      want.insert(n);
+      const auto bytes = io::serialize_npy(a);
+      EXPECT_TRUE(slurp(rd / (n + ".npy")) == std::string(bytes.begin(), bytes.end())) << rd << "/" << n;
+    }
+    EXPECT_EQ(npy_files(rd), want);
+  }
   EXPECT_EQ(npy_files(dir / "inputs"), want_in);
   EXPECT_EQ(npy_files(dir / "expected"), want_exp);
   EXPECT_FALSE(slurp(dir / "README.md").empty());
@@ -90,25 +101,35 @@ TEST_P(Workload, SmallSizeMatchesTheIndependentReference) {
   const workloads::Workload w = regenerate(name);  // for the tolerance (computed from the same inputs)
   const isa::Program p = isa::read_bir_file((dir / (name + ".bir.json")).string());
   sim::RunOptions opt;
-  opt.arch = w.lnc > 1 ? "trn2" : "trn1";  // LNC=2 is trn2 / trn3 (sim/arch lnc_max)
-  // A workload of several cores runs on a Device (sim/device.hpp); its core 0 holds the shared DRAM.
+  opt.arch = w.cores > 1 ? "trn2" : "trn1";  // LNC=2 and 8 cores a device are trn2 / trn3 (sim/arch)
+  // A workload of several cores runs on a Device (sim/device.hpp): each rank's DRAM gets its inputs (the
+  // session's per-rank layout: inputs/rank<r>/ over inputs/) and its outputs are checked against expected/.
   std::unique_ptr<sim::Device> device;
   std::unique_ptr<sim::Simulator> single;
   if (w.cores > 1) device = std::make_unique<sim::Device>(p, opt, w.cores, w.lnc);
   else single = std::make_unique<sim::Simulator>(p, opt);
-  sim::Simulator &s = device ? device->core(0) : *single;
+  const int ranks = device ? device->ranks() : 1;
   sim::InputSpec spec;
   spec.dir = (dir / "inputs").string();
-  const auto lines = sim::load_inputs(p, s.memory(), spec);
-  EXPECT_EQ(lines.size(), w.inputs.size());
-  const double total = device ? device->run().total_ns : s.run().total_ns;
+  EXPECT_EQ(sim::has_rank_dirs(spec.dir, ranks), !w.rank_inputs.empty());
+  for (int r = 0; r < ranks; ++r) {
+    engines::Memory &m = device ? device->rank_memory(r) : single->memory();
+    const sim::InputSpec rs = ranks > 1 ? sim::rank_inputs(p, spec, r, ranks) : spec;
+    EXPECT_EQ(rs.files.size(), w.rank_inputs.empty() ? 0u : w.rank_inputs[size_t(r)].size());
+    const auto lines = sim::load_inputs(p, m, rs);
+    EXPECT_EQ(lines.size(), w.inputs.size() + rs.files.size());
+  }
+  const double total = device ? device->run().total_ns : single->run().total_ns;
   EXPECT_GT(total, 0.0);
-  std::vector<std::string> checked;
-  const auto bad = sim::compare_outputs(p, s.memory(), (dir / "expected").string(), w.rtol, w.atol, &checked);
-  for (const auto &m : bad)
-    ADD_FAILURE() << name << ": " << m.tensor << "[" << m.index << "] got " << m.got << ", want " << m.want
-                  << " (rtol " << w.rtol << ", atol " << w.atol << ") " << m.message;
-  EXPECT_EQ(checked.size(), w.expected.size());
+  for (int r = 0; r < ranks; ++r) {
+    engines::Memory &m = device ? device->rank_memory(r) : single->memory();
+    std::vector<std::string> checked;
+    const auto bad = sim::compare_outputs(p, m, (dir / "expected").string(), w.rtol, w.atol, &checked);
+    for (const auto &mm : bad)
+      ADD_FAILURE() << name << " rank " << r << ": " << mm.tensor << "[" << mm.index << "] got " << mm.got
+                    << ", want " << mm.want << " (rtol " << w.rtol << ", atol " << w.atol << ") " << mm.message;
+    EXPECT_EQ(checked.size(), w.expected.size());
+  }
 }
 
 // Timing-only runs at the small size schedule and finish too (the fidelity table runs the full sizes this way).

@@ -30,6 +30,9 @@ const std::vector<std::pair<std::string, Generator>> &registry() {
       {"matmul_lnc2", make_matmul_lnc2},
       {"collectives", make_collectives},
       {"tp_mlp", make_tp_mlp},
+      {"tp_mlp_2ranks", [](Size, bool d) { return make_tp_mlp_ranks(2, d); }},
+      {"tp_mlp_4ranks", [](Size, bool d) { return make_tp_mlp_ranks(4, d); }},
+      {"tp_mlp_8ranks", [](Size, bool d) { return make_tp_mlp_ranks(8, d); }},
   };
   return r;
 }
@@ -190,7 +193,9 @@ std::string readme(const Workload &w) {
     << "## Tolerance\n\n"
     << "`|got - want| <= atol + rtol * |want|` with rtol = " << fmt(w.rtol) << ", atol = " << fmt(w.atol)
     << ".\n\n" << w.tolerance << "\n\n"
-    << "## Run\n\n```sh\nbuild/neuronsim run workloads/" << w.name << " --rtol " << fmt(w.rtol) << " --atol "
+    << "## Run\n\n```sh\nbuild/neuronsim run workloads/" << (w.cores > 1 ? "multicore/" : "") << w.name
+    << (w.cores > 1 ? " --arch trn2 --cores " + std::to_string(w.cores) + " --lnc " + std::to_string(w.lnc) : "")
+    << " --rtol " << fmt(w.rtol) << " --atol "
     << fmt(w.atol) << "\n```\n\n"
     << "Inputs are drawn from a fixed-seed SplitMix64 stream; expected outputs come from an independent "
        "double-precision reference in `workloads/gen/` that shares no code with `engines/`. bf16 tensors are "
@@ -212,6 +217,11 @@ void write_workload(const Workload &w, const std::string &dir) {
   fs::create_directories(d / "expected");
   write_text(d / (w.name + ".bir.json"), bir_text(w));
   for (const auto &[n, a] : w.inputs) io::write_npy((d / "inputs" / (n + ".npy")).string(), a);
+  for (size_t r = 0; r < w.rank_inputs.size(); ++r) {
+    const fs::path rd = d / "inputs" / ("rank" + std::to_string(r));
+    fs::create_directories(rd);
+    for (const auto &[n, a] : w.rank_inputs[r]) io::write_npy((rd / (n + ".npy")).string(), a);
+  }
   for (const auto &[n, a] : w.expected) io::write_npy((d / "expected" / (n + ".npy")).string(), a);
   write_text(d / "README.md", readme(w));
   // `neuronsim run workloads/<name>` compares with expected/ using these unless --rtol/--atol are given.

@@ -25,6 +25,8 @@ struct Workload {
   isa::Program program;
   std::map<std::string, io::NpyArray> inputs;    // tensor name -> data
   std::map<std::string, io::NpyArray> expected;  // output tensor name -> reference
+  // A run of several ranks: rank r's own inputs (inputs/rank<r>/<t>.npy; `inputs` holds those every rank reads).
+  std::vector<std::map<std::string, io::NpyArray>> rank_inputs;
   double rtol = 0.0, atol = 0.0;                  // |got - want| <= atol + rtol * |want|
   std::string summary;    // one paragraph: what it computes, instruction structure, source it mirrors
   std::string sizes;      // the sizes used at this Size
@@ -40,7 +42,8 @@ using Generator = std::function<Workload(Size, bool with_data)>;
 const std::vector<std::pair<std::string, Generator>> &registry();
 const Generator *find_generator(const std::string &name);
 
-// Writes DIR/<name>.bir.json, DIR/inputs/<t>.npy, DIR/expected/<t>.npy and DIR/README.md (DIR is created).
+// Writes DIR/<name>.bir.json, DIR/inputs/<t>.npy (and DIR/inputs/rank<r>/<t>.npy), DIR/expected/<t>.npy and
+// DIR/README.md (DIR is created).
 void write_workload(const Workload &w, const std::string &dir);
 // The exact text write_workload puts in <name>.bir.json (so a test can compare bytes).
 std::string bir_text(const Workload &w);
@@ -138,6 +141,7 @@ Workload make_matmul_tiled(Size s, bool with_data);
 Workload make_matmul_lnc2(Size s, bool with_data);
 Workload make_collectives(Size s, bool with_data);
 Workload make_tp_mlp(Size s, bool with_data);
+Workload make_tp_mlp_ranks(int ranks, bool with_data);  // tp_mlp_<N>ranks: one rank per core (--cores N --lnc 1)
 Workload make_matmul_hoisted(Size s, bool with_data);
 Workload make_matmul_blocked_free(Size s, bool with_data);
 Workload make_matmul_blocked_mnk(Size s, bool with_data);

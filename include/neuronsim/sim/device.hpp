@@ -1,6 +1,8 @@
 // Several NeuronCores in one run (README "Multi-core runs"): N physical cores, each with its own engines, SBUF,
-// PSUM, semaphores and DMA engines (its own Simulator), sharing one DRAM (the device's HBM: every core's memory
-// reads and writes core 0's DRAM tensors), all in the same SystemC simulation so their timing interacts.
+// PSUM, semaphores and DMA engines (its own Simulator), all in the same SystemC simulation so their timing interacts.
+// DRAM per rank: the shards of one logical core share its DRAM tensors (shard s > 0's memory reads and writes its
+// shard 0's), while each rank (logical core) has its own copy of the kernel's tensors, as the Neuron runtime
+// loads each rank's inputs; rank r's DRAM is the memory of core r * lnc (rank_memory).
 //
 // Cores, shards and ranks (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md 4.1): on a logical core of
 // `lnc` physical cores, physical core i has shard id i % lnc (ShardIDKind) and rank i / lnc (GetGlobalRankId,
@@ -62,6 +64,9 @@ public:
   ~Device();
   int cores() const { return static_cast<int>(sims_.size()); }
   int lnc() const { return lnc_; }
+  int ranks() const { return cores() / lnc_; }
+  // The memory holding rank r's DRAM tensors (its shard 0 core's): where its inputs are loaded and outputs read.
+  engines::Memory &rank_memory(int r) { return core(r * lnc_).memory(); }
   Simulator &core(int i) { return i == 0 ? *primary_ : *sims_[static_cast<size_t>(i)]; }
   // Hands core 0's simulator (the owner of the shared DRAM) to the caller, who keeps it while the device runs.
   std::unique_ptr<Simulator> release_primary() { return std::move(sims_[0]); }

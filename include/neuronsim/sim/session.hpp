@@ -63,6 +63,9 @@ SettingNames python_setting_names();
 struct RunSettings {
   RunOptions options;               // options.arch empty: the bundle streams' generation's, else trn1
   InputSpec inputs;                 // inputs.dir empty: the workload's inputs/ (given inputs take precedence)
+  // A run of several ranks given one input set per rank (Python's inputs=[{...}, ...]): rank r's replaces
+  // `inputs` (its dir empty: the workload's inputs/, rank folders included). Empty: every rank uses `inputs`.
+  std::vector<InputSpec> rank_input_list;
   std::optional<ExpectSpec> expect; // unset: the workload's expected/, when it has one (not for timing only)
   std::optional<double> rtol, atol; // neither given: the workload's tolerance.json, else the defaults below
   SettingNames names = cli_setting_names(); // how messages name the settings above
@@ -102,6 +105,22 @@ void complete_settings(const Kernel &k, RunSettings &s);
 void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::string &outdir,
                          const std::vector<std::string> &files);
 
+// Per-rank data of a multi-core run (README "Multi-core runs"); a single-core run never looks for rank folders.
+// The ranks of a run: its logical cores (1 for a single-core run).
+int run_ranks(const RunSettings &s);
+// A folder of per-rank data: DIR holds rank0 .. rank<R-1> folders (then every one of them, and no rank<k> with
+// k >= R: InputError naming the path), or none (every rank reads DIR). `dir` empty or R == 1: false.
+bool has_rank_dirs(const std::string &dir, int ranks);
+// Rank r's input spec: per tensor, DIR/rank<r>/<tensor_file_name> when that file exists, else DIR/<file> (the
+// replicated inputs); --input files and arrays are every rank's.
+InputSpec rank_inputs(const isa::Program &p, const InputSpec &spec, int rank, int ranks);
+// Rank r's input spec in a run with settings `s` (rank_input_list or inputs, then rank_inputs).
+InputSpec run_rank_inputs(const isa::Program &p, const RunSettings &s, int rank, int ranks);
+// Rank r's expected outputs: the folder DIR/rank<r> when DIR has rank folders, else DIR (arrays: every rank's).
+ExpectSpec rank_expect(const ExpectSpec &e, int rank, int ranks);
+// Where rank r's outputs go: OUTDIR/rank<r> with several ranks, OUTDIR itself with one.
+std::string rank_outdir(const std::string &outdir, int rank, int ranks);
+
 // The files --save-inputs DIR writes: (tensor index, DIR/<tensor_file_name>) for every DRAM input tensor.
 std::vector<std::pair<int, std::string>> saved_input_files(const isa::Program &p, const std::string &dir);
 
@@ -111,6 +130,9 @@ struct Run {
   DeviceResult device_result;       // per core, and the device's totals
   std::unique_ptr<Simulator> simulator;
   RunResult result;                 // core 0's
+  // The memory holding rank r's DRAM tensors (its outputs): the simulator's for one rank.
+  engines::Memory &rank_memory(int r) { return device ? device->rank_memory(r) : simulator->memory(); }
+  int ranks() const { return device ? device->ranks() : 1; }
   std::vector<std::string> input_lines; // one per input: where its data came from (not for timing-only runs)
   std::vector<std::string> saved_inputs; // the files RunSettings::save_inputs wrote
 };
@@ -119,7 +141,8 @@ struct Run {
 Run run_kernel(const Kernel &k, const RunSettings &s);
 
 // Compares the run's outputs with s.expect (compare_outputs); empty when nothing is expected or all agree.
-// `checked` receives the names of the tensors compared.
+// `checked` receives the names of the tensors compared. With several ranks, each rank's outputs against its
+// rank_expect, a mismatch's tensor named "rank<r>/<tensor>".
 std::vector<Mismatch> check_outputs(const Kernel &k, Run &run, const RunSettings &s,
                                     std::vector<std::string> *checked = nullptr);
 // The line `neuronsim run` prints for a mismatch: "MISMATCH b[3]: got 1.5, expected 2 (rtol 1e-05, atol
