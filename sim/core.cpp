@@ -18,6 +18,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <systemc>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 #include "neuronsim/engines/cost.hpp"
 #include "sim/core_job.hpp"
@@ -632,8 +635,24 @@ void unload_core(const Job &j) { core(j.core).job = nullptr; }
 
 void run_on_core(Job &j) {
   load_core(j);
-  sc_core::sc_start();
+  start_simulation();
   unload_core(j);
+}
+
+void start_simulation() { sc_core::sc_start(); }
+
+void clear_stack_shadow() {
+#if defined(__SANITIZE_ADDRESS__)
+  // Debian's SystemC switches to its coroutine stacks without telling AddressSanitizer, after which ASan no longer
+  // knows the main stack's bounds: at a throw its __asan_handle_no_return gives up ("False positive error reports
+  // may follow") and the unwound frames' redzones stay poisoned, so the next frames made there (or ASan's own
+  // sigaltstack call) are misreported as stack-buffer-overflows. Done here by hand before such a throw, as ASan
+  // does itself at every throw: the shadow around this frame is cleared (live frames lose their redzones until
+  // they return; dead ones are made again with theirs).
+  constexpr size_t kSpan = size_t(1) << 20;
+  char *const here = static_cast<char *>(__builtin_frame_address(0));
+  __asan_unpoison_memory_region(here - kSpan, 2 * kSpan);
+#endif
 }
 
 void pass_last_slices(Job &j) { Core::pass_slices(j, 0); }

@@ -190,6 +190,11 @@ void run_on_core(Job &j);
 // The same in two halves, for a Device that starts its cores together and runs one sc_start for them all.
 void load_core(Job &j);
 void unload_core(const Job &j);
+// sc_start() for the cores loaded.
+void start_simulation();
+// Under AddressSanitizer, called before an exception is thrown on the main stack after a simulation ran: see
+// core.cpp. Nothing otherwise.
+void clear_stack_shadow();
 // Hands the DMA engines' slices still held to the job's hook (the end of the run).
 void pass_last_slices(Job &j);
 // Where queue q stands, for the deadlock report.

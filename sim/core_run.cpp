@@ -199,7 +199,7 @@ void set_up_job(Job &j, RunResult &res, bool hooks, const RunOptions &o, engines
 
 RunResult Simulator::run_timed() {
   begin_run(nullptr, 0);
-  sc_core::sc_start();
+  start_simulation();
   return end_run();
 }
 
@@ -267,7 +267,10 @@ RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out
   const int64_t entries = state->entries;
 
   if (job->error) {
-    if (!error) std::rethrow_exception(job->error);
+    if (!error) {
+      clear_stack_shadow();
+      std::rethrow_exception(job->error);
+    }
     *error = job->error;
     return std::move(result);
   }
@@ -275,7 +278,10 @@ RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out
   for (int q = 0; q < kMaxQueues; ++q)
     if (job->known[q] < job->length[q]) blocked += (blocked.empty() ? "" : "; ") + describe_wait(*job, q);
   if (!blocked.empty()) {
-    if (!blocked_out) throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
+    if (!blocked_out) {
+      clear_stack_shadow();
+      throw SimulationError({program_.file, -1, "", ""}, "deadlock: " + blocked);
+    }
     *blocked_out = blocked;
     return std::move(result);
   }
@@ -312,7 +318,10 @@ RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out
     RunResult scratch;
     set_up_job(again, scratch, false, options_, *memory_, arch_, schedule_, streamed_, program_.file);
     run_on_core(again);
-    if (again.error) std::rethrow_exception(again.error);
+    if (again.error) {
+      clear_stack_shadow();
+      std::rethrow_exception(again.error);
+    }
     std::unordered_map<int64_t, TraceEvent> found;
     for (auto &e : result.events) found.emplace(e.seq, e);
     for (auto &e : again.collected) found.emplace(e.seq, e);

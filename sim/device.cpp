@@ -7,6 +7,7 @@
 
 #include "neuronsim/engines/collective.hpp"
 #include "neuronsim/sim/io.hpp"
+#include "sim/core_job.hpp"
 
 namespace neuronsim::sim {
 
@@ -233,7 +234,7 @@ DeviceResult Device::run() {
   completed_ = 0;
   link_ns_ = 0;
   for (int i = 0; i < cores(); ++i) core(i).begin_run(this, i);
-  sc_core::sc_start();
+  core_detail::start_simulation();
   DeviceResult r;
   std::exception_ptr first_error;
   std::string blocked;
@@ -244,7 +245,10 @@ DeviceResult Device::run() {
     if (e && !first_error) first_error = e;
     if (!b.empty()) blocked += (blocked.empty() ? "" : "; ") + ("core " + std::to_string(i) + ": " + b);
   }
-  if (first_error) std::rethrow_exception(first_error);
+  if (first_error) {
+    core_detail::clear_stack_shadow();
+    std::rethrow_exception(first_error);
+  }
   if (!blocked.empty()) {
     for (const auto &kv : open_) {
       const Rendezvous &rv = *kv.second;
@@ -255,6 +259,7 @@ DeviceResult Device::run() {
       blocked += "; " + rv.what + " of cores [" + list(rv.members) + "] waits for core" +
                  (missing.size() == 1 ? " " : "s ") + list(missing);
     }
+    core_detail::clear_stack_shadow();
     throw SimulationError({program_.file, -1, "", ""}, "deadlock across cores: " + blocked);
   }
   for (const auto &c : r.cores) {
