@@ -16,6 +16,46 @@ using builder::Builder;
 using isa::Dtype;
 using isa::InstructionType;
 
+namespace {
+
+// y = relu(x W1) W2 in double for x^T [D, B], W1 [D, H], W2 [H, O] (row-major), and the largest error bound of the
+// fp32 computation over these inputs (the callers' comments give it): the first layer's E1_j, then `roundings` fp32
+// roundings on any path of the second layer and the partials' sum.
+std::pair<std::vector<double>, double> mlp_reference(const std::vector<float> &vx, const std::vector<float> &v1,
+                                                     const std::vector<float> &v2, int64_t B, int64_t D, int64_t H,
+                                                     int64_t O, int64_t roundings) {
+  const double u = std::ldexp(1.0, -24);
+  std::vector<double> vy(size_t(B * O));
+  double worst = 0.0;
+  for (int64_t t = 0; t < B; ++t) {
+    std::vector<double> h(static_cast<size_t>(H)), e1(static_cast<size_t>(H));
+    for (int64_t j = 0; j < H; ++j) {
+      double acc = 0, mag = 0;
+      for (int64_t k = 0; k < D; ++k) {
+        const double p = double(vx[size_t(k * B + t)]) * double(v1[size_t(k * H + j)]);
+        acc += p;
+        mag += std::fabs(p);
+      }
+      h[size_t(j)] = acc > 0 ? acc : 0.0;
+      e1[size_t(j)] = 1.01 * double(D) * u * mag;
+    }
+    for (int64_t i = 0; i < O; ++i) {
+      double acc = 0, mag = 0, prop = 0;
+      for (int64_t j = 0; j < H; ++j) {
+        const double wji = double(v2[size_t(j * O + i)]);
+        acc += h[size_t(j)] * wji;
+        mag += std::fabs((h[size_t(j)] + e1[size_t(j)]) * wji);
+        prop += e1[size_t(j)] * std::fabs(wji);
+      }
+      vy[size_t(t * O + i)] = acc;
+      worst = std::max(worst, prop + 1.01 * double(roundings) * u * mag + u * std::fabs(acc));
+    }
+  }
+  return {vy, worst};
+}
+
+}  // namespace
+
 Workload make_tp_mlp(Size s, bool with_data) {
   const int64_t B = 64, D = 128, H = 256, O = 128, Hs = H / 2;  // one size: a [128, 128] tile per matmul operand
   (void)s;
@@ -63,33 +103,7 @@ Workload make_tp_mlp(Size s, bool with_data) {
   //   h_j = relu(sum_k x_k w1_kj), |h^_j - h_j| <= E1_j = 1.01 D u sum_k |x_k w1_kj|   (relu is 1-Lipschitz)
   //   y_i = sum_j h_j w2_ji over each core's H/2 rows, then one fp32 add of the two partials:
   //   |y^_i - y_i| <= sum_j E1_j |w2_ji| + 1.01 (H/2 + 1) u sum_j |h_j w2_ji| (1 + small) + u |y_i|.
-  const double u = std::ldexp(1.0, -24);
-  std::vector<double> vy(size_t(B * O));
-  double worst = 0.0;
-  for (int64_t t = 0; t < B; ++t) {
-    std::vector<double> h(static_cast<size_t>(H)), e1(static_cast<size_t>(H));
-    for (int64_t j = 0; j < H; ++j) {
-      double acc = 0, mag = 0;
-      for (int64_t k = 0; k < D; ++k) {
-        const double p = double(vx[size_t(k * B + t)]) * double(v1[size_t(k * H + j)]);
-        acc += p;
-        mag += std::fabs(p);
-      }
-      h[size_t(j)] = acc > 0 ? acc : 0.0;
-      e1[size_t(j)] = 1.01 * double(D) * u * mag;
-    }
-    for (int64_t i = 0; i < O; ++i) {
-      double acc = 0, mag = 0, prop = 0;
-      for (int64_t j = 0; j < H; ++j) {
-        const double wji = double(v2[size_t(j * O + i)]);
-        acc += h[size_t(j)] * wji;
-        mag += std::fabs((h[size_t(j)] + e1[size_t(j)]) * wji);
-        prop += e1[size_t(j)] * std::fabs(wji);
-      }
-      vy[size_t(t * O + i)] = acc;
-      worst = std::max(worst, prop + 1.01 * double(Hs + 1) * u * mag + u * std::fabs(acc));
-    }
-  }
+  const auto [vy, worst] = mlp_reference(vx, v1, v2, B, D, H, O, Hs + 1);
   w.atol = std::ceil(worst * 1e7) / 1e7;  // a readable number, never below the bound
   w.tolerance = "fp32 products and sums in PSUM (Matmult fp32), relu exact, one fp32 add in the AllReduce: the bound "
                 "sum_j E1_j |w2_ji| + 1.01 (H/2 + 1) u sum_j |h_j w2_ji| + u |y_i| with E1_j = 1.01 D u sum_k |x_k "
@@ -156,33 +170,7 @@ Workload make_tp_mlp_ranks(int N, bool with_data) {
   // E1_j = 1.01 D u sum_k |x_k w1_kj|; the second an fp32 dot product of Hs terms per rank then N - 1 fp32 adds
   // of the partials in rank order (the AllReduce), at most Hs + N - 1 roundings on any path:
   //   |y^_i - y_i| <= sum_j E1_j |w2_ji| + 1.01 (Hs + N) u sum_j |h_j w2_ji| + u |y_i|.
-  const double u = std::ldexp(1.0, -24);
-  std::vector<double> vy(size_t(B * O));
-  double worst = 0.0;
-  for (int64_t t = 0; t < B; ++t) {
-    std::vector<double> h(static_cast<size_t>(H)), e1(static_cast<size_t>(H));
-    for (int64_t j = 0; j < H; ++j) {
-      double acc = 0, mag = 0;
-      for (int64_t k = 0; k < D; ++k) {
-        const double p = double(vx[size_t(k * B + t)]) * double(v1[size_t(k * H + j)]);
-        acc += p;
-        mag += std::fabs(p);
-      }
-      h[size_t(j)] = acc > 0 ? acc : 0.0;
-      e1[size_t(j)] = 1.01 * double(D) * u * mag;
-    }
-    for (int64_t i = 0; i < O; ++i) {
-      double acc = 0, mag = 0, prop = 0;
-      for (int64_t j = 0; j < H; ++j) {
-        const double wji = double(v2[size_t(j * O + i)]);
-        acc += h[size_t(j)] * wji;
-        mag += std::fabs((h[size_t(j)] + e1[size_t(j)]) * wji);
-        prop += e1[size_t(j)] * std::fabs(wji);
-      }
-      vy[size_t(t * O + i)] = acc;
-      worst = std::max(worst, prop + 1.01 * double(Hs + N) * u * mag + u * std::fabs(acc));
-    }
-  }
+  const auto [vy, worst] = mlp_reference(vx, v1, v2, B, D, H, O, Hs + N);
   w.atol = std::ceil(worst * 1e7) / 1e7;
   w.tolerance = "fp32 products and sums in PSUM (Matmult fp32), relu exact, N - 1 fp32 adds in the AllReduce (rank "
                 "order): the bound sum_j E1_j |w2_ji| + 1.01 (Hs + N) u sum_j |h_j w2_ji| + u |y_i| with E1_j = 1.01 "
