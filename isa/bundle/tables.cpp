@@ -33,18 +33,108 @@ Field must_field(const std::string &form, const std::string &s) {
   return *f;
 }
 
+// The .def rows as plain data, one array per row kind (the file is included once per kind, every other kind
+// expanding to nothing). A table of constants compiles in a moment, where the same rows as ~1300 calls in one
+// function took minutes (and longer instrumented under ASan). The order of each array is the file's order.
+constexpr unsigned G2 = 1u << 2, G3 = 1u << 3, G4 = 1u << 4;
+struct FormDecl {
+  const char *name;
+  int l2;
+  unsigned gens;
+  int part, nparts;
+  SyncKind sync;
+  const char *layout;
+};
+struct UseDecl {
+  const char *form;
+  InstructionType type;
+  int extra;
+};
+struct CondDecl {
+  const char *form;
+  CK kind;
+  const char *src;
+  int64_t value;
+};
+struct FieldDecl {
+  const char *form, *name;
+  int off, width;
+  K kind;
+  const char *src;
+  int arg;
+};
+struct MapDecl {
+  const char *map;
+  int64_t from, to;
+};
+struct StringMapDecl {
+  const char *map, *spelling;
+  int64_t to;
+};
+
+const FormDecl kForms[] = {
+#define NS_BFORM(form, l2_, gens_, part_, nparts_, sync_, layout_)                                           \
+  {#form, l2_, gens_, part_, nparts_, SyncKind::sync_, layout_},
+#include "isa/tables/bundle_fields.def"
+};
+const UseDecl kUses[] = {
+#define NS_BUSE(form, it_, extra_) {#form, InstructionType::it_, extra_},
+#include "isa/tables/bundle_fields.def"
+};
+const CondDecl kConds[] = {
+#define NS_BCOND(form, kind_, src_, value_) {#form, CK::kind_, src_, static_cast<int64_t>(value_)},
+#include "isa/tables/bundle_fields.def"
+};
+const FieldDecl kFields[] = {
+#define NS_BFIELD(form, name, off, width, kind, src, arg) {#form, name, off, width, K::kind, src, arg},
+#include "isa/tables/bundle_fields.def"
+};
+const MapDecl kMaps[] = {
+#define NS_BVMAP(map, from, to) {#map, from, to},
+#include "isa/tables/bundle_fields.def"
+};
+const StringMapDecl kStringMaps[] = {
+#define NS_BSMAP(map, spelling, to) {#map, spelling, to},
+#include "isa/tables/bundle_fields.def"
+};
+
 Tables build_tables() {
   Tables t;
-  constexpr unsigned G2 = 1u << 2, G3 = 1u << 3, G4 = 1u << 4;
-  (void)G2, (void)G3, (void)G4;
   auto find = [&t](const char *name) -> Form & {
     for (auto &f : t.forms)
       if (f.name == name)
         return f;
-    throw std::logic_error(std::string("bundle_fields.def: row before its NS_BFORM: ") + name);
+    throw std::logic_error(std::string("bundle_fields.def: a row names a form no NS_BFORM declares: ") + name);
   };
-  auto add_row = [&](const char *form, const char *name, int off, int width, K kind, const std::string &src,
-                     int arg) {
+  for (const FormDecl &d : kForms) {
+    for (const auto &g : t.forms)
+      if (g.name == d.name)
+        throw std::logic_error(std::string("bundle_fields.def: two forms named ") + d.name);
+    Form f;
+    f.name = d.name, f.l2 = static_cast<uint8_t>(d.l2), f.gens = d.gens, f.part = d.part, f.nparts = d.nparts;
+    f.sync = d.sync, f.layout = d.layout;
+    t.forms.push_back(f);
+  }
+  for (const UseDecl &d : kUses) {
+    Form &f = find(d.form);
+    f.types.push_back(d.type);
+    f.extra.push_back(d.extra != 0);
+  }
+  for (const CondDecl &d : kConds) {
+    Cond cd{d.kind, {}, {}, d.value};
+    for (const auto &w : split_ws(d.src)) {
+      if (d.kind == CK::SAMEDT || d.kind == CK::ARGK)
+        cd.roles.push_back(parse_role(w));
+      else
+        cd.fields.push_back(must_field(d.form, w));
+    }
+    find(d.form).conds.push_back(cd);
+  }
+  for (const FieldDecl &d : kFields) {
+    const std::string form = d.form, src = d.src;
+    const char *name = d.name;
+    const int off = d.off, width = d.width, arg = d.arg;
+    const K kind = d.kind;
     Row r;
     r.name = name, r.off = off, r.width = width, r.kind = kind, r.arg = arg;
     if (off < 4 || off + width > 64)
@@ -117,38 +207,15 @@ Tables build_tables() {
     default:
       break;
     }
-    if (std::string(form) == "SYNC")
+    if (form == "SYNC")
       t.sync_rows.push_back(r);
     else
-      find(form).rows.push_back(r);
-  };
-#define NS_BFORM(form, l2_, gens_, part_, nparts_, sync_, layout_)                                           \
-  {                                                                                                          \
-    for (const auto &g : t.forms)                                                                            \
-      if (g.name == #form)                                                                                   \
-        throw std::logic_error("bundle_fields.def: two forms named " #form);                                 \
-    Form f;                                                                                                  \
-    f.name = #form, f.l2 = l2_, f.gens = gens_, f.part = part_, f.nparts = nparts_;                          \
-    f.sync = SyncKind::sync_, f.layout = layout_;                                                            \
-    t.forms.push_back(f);                                                                                    \
+      find(d.form).rows.push_back(r);
   }
-#define NS_BUSE(form, it_, extra_)                                                                           \
-  find(#form).types.push_back(InstructionType::it_), find(#form).extra.push_back(extra_ != 0);
-#define NS_BCOND(form, kind_, src_, value_)                                                                  \
-  {                                                                                                          \
-    Cond cd{CK::kind_, {}, {}, static_cast<int64_t>(value_)};                                                \
-    for (const auto &w : split_ws(src_)) {                                                                   \
-      if (CK::kind_ == CK::SAMEDT || CK::kind_ == CK::ARGK)                                                  \
-        cd.roles.push_back(parse_role(w));                                                                   \
-      else                                                                                                   \
-        cd.fields.push_back(must_field(#form, w));                                                           \
-    }                                                                                                        \
-    find(#form).conds.push_back(cd);                                                                         \
-  }
-#define NS_BFIELD(form, name, off, width, kind, src, arg) add_row(#form, name, off, width, K::kind, src, arg);
-#define NS_BVMAP(map, from, to) t.maps[#map].push_back({from, to});
-#define NS_BSMAP(map, spelling, to) t.smaps[#map].push_back({spelling, to});
-#include "isa/tables/bundle_fields.def"
+  for (const MapDecl &d : kMaps)
+    t.maps[d.map].push_back({d.from, d.to});
+  for (const StringMapDecl &d : kStringMaps)
+    t.smaps[d.map].push_back({d.spelling, d.to});
   // No two rows of a form may claim one byte, except BIT rows sharing a byte and DTLO / DTHI nibble pairs.
   for (const auto &f : t.forms) {
     std::vector<const Row *> owner(64, nullptr);
