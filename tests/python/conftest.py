@@ -21,6 +21,10 @@ os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in os.enviro
                                           if p)
 # The ASan tree (NEURONSIM_SANITIZE=ON) runs the module with the sanitizer runtime preloaded into the interpreter.
 SANITIZED = os.environ.get("NEURONSIM_SANITIZE") == "1"
+# The workloads the parity tests run under ASan: the instrumented tree already runs every workload through the C++
+# suite (tests/workloads); here a few that between them reach every binding (outputs, stats, a long critical path)
+# keep the sanitizer stage of .ci/run inside its time.
+PARITY_WORKLOADS = ["attention", "kernel1", "matmul_tiled", "softmax"] if SANITIZED else WORKLOADS
 # What a child interpreter started with a clean environment still needs (the sanitizer runtime there).
 SANITIZER_ENV = {k: v for k, v in os.environ.items() if k in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
 

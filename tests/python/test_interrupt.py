@@ -37,6 +37,12 @@ def long_kernel(path, iterations):
     return path
 
 
+# Under ASan (-O1, unvectorised) an iteration takes 50-150 times as long: the runs below are cut by 50 there, which
+# keeps each one at least as long in seconds (what the tests depend on) and the sanitizer stage of .ci/run inside
+# its time.
+SCALE = 50 if SANITIZED else 1
+
+
 def finish(p, timeout):
     """The rest of a child's stdout and its stderr, once it has ended. (Read through p.stdout: lines after one
     already read may sit in its buffer, where communicate() would not see them.)"""
@@ -85,7 +91,8 @@ def test_sigint_stops_a_long_run_and_the_process_runs_again(tmp):
 
 def test_a_program_with_its_own_sigint_handler_keeps_it(tmp):
     # Only Python's default handler (KeyboardInterrupt) is intercepted: this one runs after the run has finished.
-    k = long_kernel(tmp / "long.bir.json", 20000)  # ~3 s: the signal comes 0.5 s in
+    iterations = 20000 // SCALE
+    k = long_kernel(tmp / "long.bir.json", iterations)  # ~3 s: the signal comes 0.5 s in
     p = child("""
         import signal, sys, neuronsim
         seen = []
@@ -102,11 +109,12 @@ def test_a_program_with_its_own_sigint_handler_keeps_it(tmp):
     finally:
         p.kill()
         p.wait()
-    assert out == "finished 20000 ['SIGINT']\n" and p.returncode == 0, err
+    assert out == f"finished {iterations} ['SIGINT']\n" and p.returncode == 0, err
 
 
 def test_the_gil_is_released_while_simulating(tmp):
-    k = long_kernel(tmp / "long.bir.json", 12000)
+    iterations = 12000 // SCALE
+    k = long_kernel(tmp / "long.bir.json", iterations)
     done = []
     t = threading.Thread(target=lambda: done.append(neuronsim.run(k).dynamic_instructions))
     ticks = []
@@ -118,6 +126,6 @@ def test_the_gil_is_released_while_simulating(tmp):
     t.join()
     elapsed = time.monotonic() - start
     gaps = [b - a for a, b in zip([start] + ticks, ticks)]
-    assert done == [12000] and elapsed > 1.0, elapsed  # a run long enough for the check to mean something
+    assert done == [iterations] and elapsed > 1.0, elapsed  # a run long enough for the check to mean something
     # This thread kept running Python throughout: a held GIL would stop it for the whole run (one gap ~ elapsed).
     assert max(gaps) < elapsed / 4 and len(ticks) > elapsed / 0.05, (max(gaps), len(ticks), elapsed)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import neuronsim
-from conftest import ROOT, SANITIZED, WORKLOADS, cli
+from conftest import PARITY_WORKLOADS, ROOT, SANITIZED, cli
 
 
 @pytest.fixture(autouse=True)
@@ -36,10 +36,10 @@ def same_stats(py, cli):
     return {k: v for k, v in py.items() if k != "command_line"} == {k: v for k, v in cli.items() if k != "command_line"}
 
 
-# Under ASan one architecture: the module's path is the same for the three, and each comparison starts an
-# instrumented CLI.
+# Under ASan one architecture and a few workloads (conftest PARITY_WORKLOADS): the module's path is the same for the
+# three, and each comparison starts an instrumented CLI.
 @pytest.mark.parametrize("arch", ["trn1"] if SANITIZED else ["trn1", "trn2", "trn3"])
-@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize("workload", PARITY_WORKLOADS)
 def test_workload(workload, arch, tmp):
     kernel = f"workloads/{workload}"
     code, stats = cli_run(kernel, tmp, "--arch", arch)
@@ -50,7 +50,7 @@ def test_workload(workload, arch, tmp):
     assert (code == 0) == (r.mismatches == [])  # both compared with the workload's expected/
 
 
-@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize("workload", PARITY_WORKLOADS)
 def test_workload_timing_only(workload, tmp):
     kernel = f"workloads/{workload}"
     _, stats = cli_run(kernel, tmp, "--timing-only")
