@@ -76,6 +76,10 @@ Device::Device(const std::vector<const isa::Program *> &programs, const RunOptio
 
 Device::~Device() = default;
 
+void Device::set_after_instruction(int c, std::function<void(const ScheduledInst &, const engines::Memory &)> f) {
+  core(c).options_.after_instruction = std::move(f);
+}
+
 // The cores a collective on `core` meets: its replica group (or the cores a CoreBarrier lists, or the Send/Recv
 // pair); empty when the core is in none of the groups.
 std::vector<int> Device::group_of(int core, const ScheduledInst &si) const {
