@@ -181,3 +181,30 @@ TEST(DeviceBundles, MissingOrExtraCoreFolderIsNamed) {
     EXPECT_NE(std::string(e.what()).find("extra core folder"), std::string::npos) << e.what();
   }
 }
+
+// Speed (issue 17 item 8): a core's schedule depends on its program and shard id only, so cores of the same shard
+// share one (built once). 4 cores of LNC=2: cores 0 and 2 are shard 0, cores 1 and 3 shard 1. The shard's
+// schedules differ where ShardIDKind does: the Save's output start is 2 * shard elements (0 on shard 0, 2 on 1).
+TEST(DeviceSchedule, CoresOfOneShardShareTheirSchedule) {
+  const isa::Program p = shard_program();
+  sim::Device d(p, trn2(), 4, 2);
+  EXPECT_EQ(&d.core(2).schedule(), &d.core(0).schedule());
+  EXPECT_EQ(&d.core(3).schedule(), &d.core(1).schedule());
+  EXPECT_NE(&d.core(1).schedule(), &d.core(0).schedule());
+  auto save_start = [](const sim::Schedule &s) {
+    for (const auto &si : s.insts)
+      if (si.d.inst && si.d.inst->type == InstructionType::Save && !si.d.outs.empty()) return si.d.outs[0].start;
+    return int64_t(-1);
+  };
+  EXPECT_EQ(save_start(d.core(0).schedule()), 0);
+  EXPECT_EQ(save_start(d.core(1).schedule()), 2);
+  sim::Device d8(p, trn2(), 8, 1);  // LNC=1: every core is shard 0, one schedule
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(&d8.core(i).schedule(), &d8.core(0).schedule()) << i;
+  // Different programs never share (a multi-core bundle folder: one program per core).
+  const isa::Program q = shard_program();
+  sim::Device dq({&p, &q}, trn2(), 1);
+  EXPECT_NE(&dq.core(1).schedule(), &dq.core(0).schedule());
+  // Shared or not, every core runs to the same time (the cores are alike and meet no collective).
+  const sim::DeviceResult r = d8.run();
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(r.cores[static_cast<size_t>(i)].total_ns, r.cores[0].total_ns) << i;
+}
