@@ -53,7 +53,8 @@ const char *kHelp = R"(neuronsim - cycle-level simulator of an AWS NeuronCore (P
 usage:
   neuronsim run [KERNEL] [options]    run a BIR JSON kernel (file, or a workload directory)
   neuronsim run DIR [options]         run the bundle streams of DIR (written by `neuronsim encode`)
-  neuronsim encode KERNEL --gen v2|v3|v4 -o DIR     BIR -> per-engine 64-byte bundle streams
+  neuronsim encode KERNEL --gen v2|v3|v4 -o DIR [--cores N --lnc L]   BIR -> per-engine 64-byte bundle streams
+                                      (--cores: one set per core, DIR/core<i>)
   neuronsim disasm FILE_OR_DIR [--gen v2|v3|v4]    bundles -> one readable line per bundle
   neuronsim validate --bir KERNEL --bundles DIR [options]   run both, compare, lint the streams
   neuronsim isa [--json | --keys]     print every ISA table the simulator knows (--keys: each instruction
@@ -70,7 +71,8 @@ usage:
 run options:
   KERNEL                   a .json BIR file, or a directory holding one *.bir.json (plus optional
                            inputs/ and expected/ folders), or a bundle directory (manifest.json; its
-                           generation picks --arch unless given). Without KERNEL: the bundled default workload.
+                           generation picks --arch unless given), or a multi-core one (cores.json, encode
+                           --cores: runs on its cores). Without KERNEL: the bundled default workload.
   --input NAME=FILE.npy    data for input tensor NAME (repeatable)
   --inputs DIR             DIR/<tensor>.npy for every input found there
   --outdir DIR             where <tensor>.npy is written for every output (default: neuronsim-out)
