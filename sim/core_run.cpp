@@ -41,15 +41,18 @@ namespace {
 } // namespace
 
 Simulator::Simulator(const isa::Program &program, const RunOptions &options)
+    : Simulator(program, options, nullptr) {}
+
+Simulator::Simulator(const isa::Program &program, const RunOptions &options, const Simulator *share)
     : program_(program), options_(options), arch_(engines::load_arch(options.arch)) {
   try {
-    build();
+    build(share);
   } catch (const Error &) {
     rethrow_with_source(program_);
   }
 }
 
-void Simulator::build() {
+void Simulator::build(const Simulator *share) {
   tune_allocator_once();
   host_ = std::make_unique<engines::HostEnv>();
   host_->kernel_sim = options_.kernel_sim;
@@ -74,6 +77,10 @@ void Simulator::build() {
       throw SemanticError({program_.file, -1, "", "schedule"},
                           "--schedule=streamed needs a program whose structure fixes its path (instructions and "
                           "constant loops); this one branches on run-time values");
+    return;
+  }
+  if (share && options_.schedule == ScheduleMode::Whole && !share->streamed_ && !share->schedule_deferred_) {
+    shared_schedule_ = &share->schedule();
     return;
   }
   // Streamed (ScheduleMode): by request, or for a timing-only run nothing observes event by event.
@@ -240,21 +247,21 @@ void Simulator::begin_run(Device *device, int core_index) {
     result.profile.resize(2 * program_.insts.size());
     result.steps.resize(static_cast<size_t>(entries));
   } else {
-    job->schedule = &schedule_;
-    for (int q = 0; q < kMaxQueues; ++q) job->length[q] = static_cast<int64_t>(schedule_.queues[q].size());
-    entries = static_cast<int64_t>(schedule_.insts.size());
-    result.events.reserve(schedule_.insts.size());
+    job->schedule = &schedule();
+    for (int q = 0; q < kMaxQueues; ++q) job->length[q] = static_cast<int64_t>(schedule().queues[q].size());
+    entries = static_cast<int64_t>(schedule().insts.size());
+    result.events.reserve(schedule().insts.size());
   }
   result.arch = arch_.name;
-  result.dynamic_instructions = entries - schedule_.triggers;
+  result.dynamic_instructions = entries - schedule().triggers;
   result.dma_ring_depth = std::max(1, arch_.dma_ring_depth);
   result.dma_fixed_ns = arch_.dma_fixed_ns;
   for (int q = 0; q < kMaxQueues; ++q) {
-    const std::string &bir = q >= kNumEngines ? schedule_.dma_queue_names[static_cast<size_t>(q - kNumEngines)] : "";
+    const std::string &bir = q >= kNumEngines ? schedule().dma_queue_names[static_cast<size_t>(q - kNumEngines)] : "";
     result.queues[q].name = bir.empty() ? queue_name(q) : bir;
   }
 
-  set_up_job(*job, result, true, options_, *memory_, arch_, schedule_, streamed_, program_.file);
+  set_up_job(*job, result, true, options_, *memory_, arch_, schedule(), streamed_, program_.file);
   load_core(*job);
 }
 
@@ -316,7 +323,7 @@ RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out
     for (int64_t s : missing) wanted[static_cast<size_t>(s)] = true;
     again.collect = &wanted;
     RunResult scratch;
-    set_up_job(again, scratch, false, options_, *memory_, arch_, schedule_, streamed_, program_.file);
+    set_up_job(again, scratch, false, options_, *memory_, arch_, schedule(), streamed_, program_.file);
     run_on_core(again);
     if (again.error) {
       clear_stack_shadow();
@@ -334,7 +341,7 @@ RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out
     return std::move(result);
   }
   // Total time: the last completion. Critical path: follow each instruction's gate back from the last one.
-  std::vector<const TraceEvent *> by_seq(schedule_.insts.size(), nullptr);
+  std::vector<const TraceEvent *> by_seq(schedule().insts.size(), nullptr);
   const TraceEvent *last = nullptr;
   for (const auto &e : result.events) {
     by_seq[static_cast<size_t>(e.seq)] = &e;

@@ -61,7 +61,13 @@ Device::Device(const std::vector<const isa::Program *> &programs, const RunOptio
     if (!same)
       throw InputError({pi.file, -1, "", "tensors"}, "core " + std::to_string(i) +
                                                          "'s program declares other tensors than core 0's (one DRAM)");
-    sims_.push_back(std::make_unique<Simulator>(pi, o));
+    // The schedule depends on the program, the arch, the run's options and the shard id (ShardIDKind in
+    // addresses and loop bounds), not on the rank or anything else of the core: cores of the same program and
+    // shard share the first one's (built once: 8 cores of LNC=1 build one schedule, not 8).
+    const Simulator *share = nullptr;
+    for (int j = 0; j < i && !share; ++j)
+      if (programs[static_cast<size_t>(j)] == &pi && j % lnc == i % lnc) share = sims_[static_cast<size_t>(j)].get();
+    sims_.push_back(std::unique_ptr<Simulator>(new Simulator(pi, o, share)));
     if (sims_.back()->schedule_deferred_)
       throw InputError({program.file, -1, "", ""},
                        "a kernel with data-dependent control flow runs on one core only (--cores 1)");
@@ -75,6 +81,10 @@ Device::Device(const std::vector<const isa::Program *> &programs, const RunOptio
 }
 
 Device::~Device() = default;
+
+void Device::set_after_instruction(int c, std::function<void(const ScheduledInst &, const engines::Memory &)> f) {
+  core(c).options_.after_instruction = std::move(f);
+}
 
 // The cores a collective on `core` meets: its replica group (or the cores a CoreBarrier lists, or the Send/Recv
 // pair); empty when the core is in none of the groups.

@@ -134,6 +134,7 @@ std::vector<std::string> dynamic_names(const isa::Program &program, const Schedu
 isa::Program lower_to_stream(const isa::Program &program, const engines::ArchParams &arch,
                              const LowerOptions &options, LowerStats *stats, const InputSpec *inputs) {
   engines::Memory mem(program, arch);
+  mem.set_core(options.shard, options.rank);
   const bool traced = has_data_dependent_control(program);
   Schedule s;
   if (traced) {

@@ -26,6 +26,19 @@ Kernel load_kernel(const std::string &path, KernelForms forms) {
   // A folder written by `neuronsim encode` (manifest.json + <engine>.bin) runs its streams.
   // (Any manifest.json counts: one that is not a regular file is refused by the reader, naming it.)
   std::error_code mec;
+  // A multi-core bundle folder (encode --cores N): one stream folder per core.
+  if (forms == KernelForms::Any && fs::is_directory(p, mec) && fs::exists(p / kCoresManifest, mec)) {
+    isa::CoreGen gen = isa::CoreGen::V2;
+    k.core_programs = read_core_bundles(path, &k.core_lnc, &gen);
+    k.program = k.core_programs[0];
+    k.streams = gen;
+    k.label = path + " (bundle streams of " + std::to_string(k.core_programs.size()) + " cores, " +
+              isa::core_gen_name(gen) + ")";
+    std::error_code ec;
+    for (const auto &e : fs::recursive_directory_iterator(p, ec))
+      k.files.push_back(e.path().string());
+    return k;
+  }
   if (forms == KernelForms::Any && fs::is_directory(p, mec) && fs::exists(p / "manifest.json", mec)) {
     isa::CoreGen gen = isa::CoreGen::V2;
     k.program = isa::read_bundle_dir(path, &gen);
@@ -112,6 +125,25 @@ void complete_settings(const Kernel &k, RunSettings &s) {
   if (run_ranks(s) > 1 && !s.save_inputs.empty())
     throw UsageError("--save-inputs saves one core's inputs: a run of several ranks cannot use it");
   const bool timing_only = s.options.timing_only;
+  // Bundle streams are lowered per core (shard ids resolved): a multi-core folder runs on its own cores (--cores /
+  // --lnc, when given, must say the same), a single-core folder on one core.
+  if (!k.core_programs.empty()) {
+    const int n = static_cast<int>(k.core_programs.size());
+    if (s.cores == 1 && s.lnc == 1) {
+      s.cores = n;
+      s.lnc = k.core_lnc;
+    } else if (std::max(s.cores, s.lnc) != n || s.lnc != k.core_lnc) {
+      throw InputError({k.path, -1, "", "cores"},
+                       "holds the bundle streams of " + std::to_string(n) + " cores with LNC=" +
+                           std::to_string(k.core_lnc) + " (cores.json); the run asks for " +
+                           std::to_string(std::max(s.cores, s.lnc)) + " cores with LNC=" + std::to_string(s.lnc));
+    }
+  } else if (k.streams && (s.cores > 1 || s.lnc > 1)) {
+    throw InputError({k.path, -1, "", "cores"},
+                     "holds one core's bundle streams (manifest.json, shard 0 and rank 0 resolved); a run of " +
+                         std::to_string(std::max(s.cores, s.lnc)) +
+                         " cores needs the streams of each: neuronsim encode KERNEL --cores N [--lnc L]");
+  }
   if (s.options.arch.empty())
     s.options.arch = k.streams ? arch_for_gen(*k.streams) : "trn1";
   if (s.inputs.dir.empty())
@@ -274,7 +306,12 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
     };
     options.on_dma_slices = [trace](std::vector<engines::DmaSlice> &sl) { trace->slices(sl); };
   }
-  if (s.cores > 1 || s.lnc > 1) {
+  if (!k.core_programs.empty()) {  // a multi-core bundle folder: core i runs its own streams
+    std::vector<const isa::Program *> programs;
+    for (const auto &p : k.core_programs) programs.push_back(&p);
+    r.device = std::make_unique<Device>(programs, options, s.lnc);
+    r.simulator = r.device->release_primary();
+  } else if (s.cores > 1 || s.lnc > 1) {
     r.device = std::make_unique<Device>(k.program, options, std::max(s.cores, s.lnc), s.lnc);
     r.simulator = r.device->release_primary();  // core 0: its memory holds the device's DRAM
   } else {
@@ -380,6 +417,127 @@ void prepare_encode_dir(const std::string &dir) {
 }
 } // namespace
 
+namespace {
+// A directory `encode --cores` may write into: missing, empty, or a previous multi-core encode output (cores.json
+// with our format tag, and core<i> folders that are each a previous encode output). Those are removed.
+void prepare_cores_dir(const std::string &dir) {
+  const fs::path d = dir;
+  if (!fs::exists(d)) return;
+  if (!fs::is_directory(d)) throw InputError({dir, -1, "", ""}, "exists and is not a directory");
+  if (fs::is_empty(d)) return;
+  bool ours = false;
+  std::vector<fs::path> cores;
+  for (const auto &e : fs::directory_iterator(d)) {
+    const std::string n = e.path().filename().string();
+    if (n == kCoresManifest && e.is_regular_file()) {
+      std::ifstream is(e.path());
+      const nlohmann::json m = nlohmann::json::parse(is, nullptr, false);
+      ours = !m.is_discarded() && m.is_object() && m.value("format", "") == kCoresFormat;
+    } else if (n.rfind("core", 0) == 0 && e.is_directory() && !e.is_symlink()) {
+      cores.push_back(e.path());
+    } else {
+      ours = false;
+      break;
+    }
+  }
+  if (!ours)
+    throw InputError({dir, -1, "", ""},
+                     "directory is not empty and is not a previous `neuronsim encode --cores` output; refusing to "
+                     "write there");
+  for (const auto &c : cores) prepare_encode_dir(c.string());  // refuses a core folder holding anything else
+  for (const auto &c : cores) fs::remove(c);
+  fs::remove(d / kCoresManifest);
+}
+} // namespace
+
+std::vector<EncodeSummary> encode_kernel_cores(const Kernel &k, isa::CoreGen gen, const std::string &arch,
+                                               const std::string &outdir, int cores, int lnc) {
+  const engines::ArchParams ap = engines::load_arch(arch);
+  if (cores < 1 || cores > kMaxCores)
+    throw UsageError("--cores takes 1 to " + std::to_string(kMaxCores) + " cores, got " + std::to_string(cores));
+  if (lnc < 1 || lnc > ap.lnc_max)
+    throw UsageError("arch " + ap.name + " has logical cores of at most " + std::to_string(ap.lnc_max) +
+                     " physical cores (lnc_max), got --lnc " + std::to_string(lnc));
+  if (cores % lnc != 0)
+    throw UsageError(std::to_string(cores) + " cores do not make logical cores of " + std::to_string(lnc));
+  if (has_data_dependent_control(k.program))
+    throw InputError({k.program.file, -1, "", ""},
+                     "a kernel with data-dependent control flow runs on one core only (--cores 1)");
+  // Every core is lowered before anything is written: a kernel that does not lower leaves no folder behind.
+  std::vector<EncodeSummary> out(static_cast<size_t>(cores));
+  std::vector<isa::Program> low;
+  for (int i = 0; i < cores; ++i) {
+    LowerOptions lo;
+    lo.shard = i % lnc;
+    lo.rank = i / lnc;
+    low.push_back(lower_to_stream(k.program, ap, lo, &out[static_cast<size_t>(i)].lowered));
+  }
+  prepare_cores_dir(outdir);
+  fs::create_directories(outdir);
+  nlohmann::json index = {{"format", kCoresFormat}, {"generation", isa::core_gen_name(gen)}, {"arch", arch},
+                          {"cores", cores}, {"lnc", lnc}, {"dirs", nlohmann::json::array()}};
+  for (int i = 0; i < cores; ++i) {
+    const std::string name = "core" + std::to_string(i);
+    const fs::path cd = fs::path(outdir) / name;
+    isa::write_bundle_dir(low[static_cast<size_t>(i)], gen, cd.string());
+    std::ifstream ms(cd / "manifest.json");
+    out[static_cast<size_t>(i)].manifest = nlohmann::json::parse(ms);
+    index["dirs"].push_back(name);
+  }
+  isa::AtomicFile f((fs::path(outdir) / kCoresManifest).string());
+  f.write(index.dump(1) + "\n");
+  f.commit();
+  return out;
+}
+
+std::vector<isa::Program> read_core_bundles(const std::string &dir, int *lnc, isa::CoreGen *gen) {
+  const std::string mpath = (fs::path(dir) / kCoresManifest).string();
+  const nlohmann::json m = isa::read_json_file(mpath, "multi-core bundle index");
+  auto bad = [&](const std::string &field, const std::string &what) {
+    return InputError({mpath, -1, "", field}, what);
+  };
+  if (!m.is_object() || m.value("format", "") != kCoresFormat)
+    throw bad("format", std::string("not a multi-core bundle index (format \"") + kCoresFormat + "\")");
+  if (!m.contains("cores") || !m["cores"].is_number_integer() || m["cores"].get<int64_t>() < 1 ||
+      m["cores"].get<int64_t>() > kMaxCores)
+    throw bad("cores", "needs a whole number of cores from 1 to " + std::to_string(kMaxCores));
+  if (!m.contains("lnc") || !m["lnc"].is_number_integer() || m["lnc"].get<int64_t>() < 1 ||
+      m["cores"].get<int64_t>() % m["lnc"].get<int64_t>() != 0)
+    throw bad("lnc", "needs a whole number >= 1 that divides cores");
+  const int n = m["cores"].get<int>();
+  if (lnc) *lnc = m["lnc"].get<int>();
+  std::vector<isa::Program> progs;
+  std::optional<isa::CoreGen> first;
+  for (int i = 0; i < n; ++i) {
+    const fs::path cd = fs::path(dir) / ("core" + std::to_string(i));
+    std::error_code ec;
+    if (!fs::is_directory(cd, ec) || !fs::exists(cd / "manifest.json", ec))
+      throw InputError({cd.string(), -1, "", ""},
+                       "missing: " + std::string(kCoresManifest) + " names " + std::to_string(n) +
+                           " cores, and core" + std::to_string(i) + " has no bundle streams (manifest.json)");
+    isa::CoreGen g = isa::CoreGen::V2;
+    progs.push_back(isa::read_bundle_dir(cd.string(), &g));
+    if (first && g != *first)
+      throw InputError({cd.string(), -1, "", "generation"},
+                       "streams of " + std::string(isa::core_gen_name(g)) + ", core0's are " +
+                           isa::core_gen_name(*first));
+    first = g;
+  }
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("core", 0) != 0 || name.size() == 4 || !e.is_directory()) continue;
+    const std::string num = name.substr(4);
+    if (num.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::stoll(num.substr(0, 6)) >= n)
+      throw InputError({e.path().string(), -1, "", ""},
+                       "extra core folder: " + std::string(kCoresManifest) + " names " + std::to_string(n) +
+                           " cores (core0 to core" + std::to_string(n - 1) + ")");
+  }
+  if (gen) *gen = *first;
+  return progs;
+}
+
 EncodeSummary encode_kernel(const Kernel &k, isa::CoreGen gen, const std::string &arch,
                             const std::string &outdir) {
   EncodeSummary s;
@@ -405,6 +563,25 @@ std::map<std::string, std::vector<uint8_t>> read_bundle_files(const std::string 
 ValidateReport validate_kernel(const Kernel &k, const std::string &bundle_dir, ValidateOptions options) {
   if (options.inputs.dir.empty())
     options.inputs.dir = k.inputs_dir;
+  std::error_code ec;
+  const int want_cores = std::max(options.cores, options.lnc), want_lnc = std::max(options.lnc, 1);
+  if (fs::exists(fs::path(bundle_dir) / kCoresManifest, ec)) {
+    // A multi-core folder: its cores.json says how many cores; --cores / --lnc, when given, must agree.
+    int lnc = 1;
+    isa::CoreGen gen = isa::CoreGen::V2;
+    const int cores = static_cast<int>(read_core_bundles(bundle_dir, &lnc, &gen).size());
+    if (want_cores > 0 && (want_cores != cores || want_lnc != lnc))
+      throw InputError({bundle_dir, -1, "", "cores"},
+                       "holds the bundle streams of " + std::to_string(cores) + " cores with LNC=" +
+                           std::to_string(lnc) + " (cores.json); validate asks for " + std::to_string(want_cores) +
+                           " cores with LNC=" + std::to_string(want_lnc));
+    (void)has_rank_dirs(options.inputs.dir, cores / lnc);  // InputError naming a missing or extra rank folder
+    return validate_device_bundles(k.program, bundle_dir, cores, lnc, options);
+  }
+  if (want_cores > 1)
+    throw InputError({bundle_dir, -1, "", "cores"},
+                     "holds one core's bundle streams (manifest.json); validating " + std::to_string(want_cores) +
+                         " cores needs the streams of each: neuronsim encode KERNEL --cores N [--lnc L]");
   return validate_bundles(k.program, bundle_dir, options);
 }
 

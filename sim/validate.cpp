@@ -15,6 +15,7 @@
 
 #include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 namespace neuronsim::sim {
@@ -312,6 +313,93 @@ bool close(float got, float want, double rtol, double atol) {
 
 } // namespace
 
+namespace {
+
+// Per instruction, in the BIR's program order: the first whose written data differ ("" when none). `prefix` names
+// the core in a multi-core report. Counts the instructions compared and those the bundles have no namesake of.
+std::string compare_instructions(const isa::Program &bir, const Capture &cb, const isa::Program &sp,
+                                 const Capture &cs, const Schedule &ss, const Lint &L, const ValidateOptions &opt,
+                                 const std::string &prefix, int64_t &compared, int64_t &missing) {
+  std::map<std::string, size_t> by_name;
+  for (size_t i = 0; i < ss.insts.size(); ++i) by_name[ss.insts[i].d.inst->name] = i;
+  for (size_t i = 0; i < cb.by_seq.size(); ++i) {
+    const auto &want = cb.by_seq[i];
+    if (want.empty()) continue;
+    const std::string &name = cb.names[i];
+    auto it = by_name.find(name);
+    if (it == by_name.end() || it->second >= cs.by_seq.size()) {
+      ++missing;
+      continue;
+    }
+    const auto &got = cs.by_seq[it->second];
+    ++compared;
+    std::string where = name;
+    if (auto p = L.pos.find(name); p != L.pos.end()) where = p->second.where() + " '" + name + "'";
+    where = prefix + where;
+    if (got.size() != want.size())
+      return "first divergence after " + where + ": it wrote " + std::to_string(got.size()) +
+             " outputs, the BIR's " + std::to_string(want.size());
+    for (size_t o = 0; o < want.size(); ++o) {
+      const Written &g = got[o], &w = want[o];
+      const std::string tname = bir.tensors[static_cast<size_t>(w.tensor)].name;
+      if (g.hash == w.hash && g.count == w.count && sp.tensors[static_cast<size_t>(g.tensor)].name == tname)
+        continue;
+      if (sp.tensors[static_cast<size_t>(g.tensor)].name != tname || g.count != w.count)
+        return "first divergence after " + where + ": it writes '" + sp.tensors[static_cast<size_t>(g.tensor)].name +
+               "' (" + std::to_string(g.count) + " elements), the BIR '" + tname + "' (" + std::to_string(w.count) +
+               ")";
+      if (g.vals.empty() || w.vals.empty())
+        return "first divergence after " + where + ": outs[" + std::to_string(o) + "] '" + tname +
+               "' bytes differ (not kept: over the capture budget)";
+      for (size_t e = 0; e < w.vals.size(); ++e)
+        if (!close(g.vals[e], w.vals[e], opt.rtol, opt.atol)) {
+          const int64_t fr = std::max<int64_t>(1, w.free);
+          return "first divergence after " + where + ": outs[" + std::to_string(o) + "] '" + tname + "' element [" +
+                 std::to_string(static_cast<int64_t>(e) / fr) + ", " + std::to_string(static_cast<int64_t>(e) % fr) +
+                 "] of the access: bundles wrote " + num(g.vals[e]) + ", the BIR " + num(w.vals[e]);
+        }
+    }
+  }
+  return "";
+}
+
+// Every output tensor of the BIR against the bundles' ("" when all agree). `prefix` names the rank.
+std::string compare_output_tensors(const isa::Program &bir, const engines::Memory &bm, const isa::Program &sp,
+                                   const engines::Memory &sm, const ValidateOptions &opt, const std::string &prefix,
+                                   int64_t &outputs) {
+  for (size_t t = 0; t < bir.tensors.size(); ++t) {
+    if (!bir.tensors[t].is_output()) continue;
+    const std::string name = prefix + bir.tensors[t].name;
+    const int st = sp.find_tensor(bir.tensors[t].name);
+    if (st < 0) return "output '" + name + "' is not a tensor of the bundles";
+    ++outputs;
+    const auto w = tensor_f32(bir, bm, static_cast<int>(t));
+    const auto g = tensor_f32(sp, sm, st);
+    if (w.size() != g.size())
+      return "output '" + name + "' has " + std::to_string(g.size()) + " elements in the bundles, " +
+             std::to_string(w.size()) + " in the BIR";
+    for (size_t e = 0; e < w.size(); ++e)
+      if (!close(g[e], w[e], opt.rtol, opt.atol))
+        return "output '" + name + "'[" + std::to_string(e) + "]: bundles " + num(g[e]) + ", BIR " + num(w[e]);
+  }
+  return "";
+}
+
+void summarize(ValidateReport &R, bool ran, int64_t compared, int64_t outputs) {
+  R.agree = R.lint_errors == 0 && R.divergence.empty() && ran;
+  if (R.agree) {
+    R.summary = "validate: OK: the bundles agree with the BIR (" + std::to_string(compared) + " instructions and " +
+                std::to_string(outputs) + " outputs compared, no lint findings)";
+  } else {
+    std::string first = !R.lint.empty() ? R.lint.front().substr(6) : R.divergence;
+    if (first.empty()) first = R.notes.empty() ? "the bundles did not run" : R.notes.front();
+    R.summary = "validate: DIFFER: " + first + " [" + std::to_string(R.lint_errors) + " lint finding(s)" +
+                (!ran ? ", bundles not run" : R.divergence.empty() ? ", data agree" : ", data diverge") + "]";
+  }
+}
+
+} // namespace
+
 ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir, const ValidateOptions &opt) {
   ValidateReport R;
   const Manifest m = read_manifest(dir);
@@ -346,7 +434,6 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
     Capture cs;
     Simulator ss(*sp, capture_options(arch, cs));
     cs.by_seq.resize(ss.schedule().insts.size());
-    std::map<std::string, size_t> by_name;
     load_inputs(*sp, ss.memory(), opt.inputs);
     std::optional<RunResult> rs;
     try {
@@ -354,93 +441,108 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
     } catch (const SimulationError &e) {
       R.divergence = "the bundle run failed: " + e.message();
     }
-    for (size_t i = 0; i < ss.schedule().insts.size(); ++i) by_name[ss.schedule().insts[i].d.inst->name] = i;
     cs.by_seq.resize(ss.schedule().insts.size());
     if (rs) {
       R.notes.push_back("simulated time: BIR " + num(rb.total_ns) + " ns, bundles " + num(rs->total_ns) + " ns");
-      // Per instruction, in the BIR's program order: the first whose written data differ.
       int64_t missing = 0;
-      for (size_t i = 0; i < cb.by_seq.size() && R.divergence.empty(); ++i) {
-        const auto &want = cb.by_seq[i];
-        if (want.empty()) continue;
-        const std::string &name = cb.names[i];
-        auto it = by_name.find(name);
-        if (it == by_name.end()) {
-          ++missing;
-          continue;
-        }
-        const auto &got = cs.by_seq[it->second];
-        ++compared;
-        std::string where = name;
-        if (auto p = L.pos.find(name); p != L.pos.end()) where = p->second.where() + " '" + name + "'";
-        if (got.size() != want.size()) {
-          R.divergence = "first divergence after " + where + ": it wrote " + std::to_string(got.size()) +
-                         " outputs, the BIR's " + std::to_string(want.size());
-          break;
-        }
-        for (size_t o = 0; o < want.size() && R.divergence.empty(); ++o) {
-          const Written &g = got[o], &w = want[o];
-          const std::string tname = bir.tensors[static_cast<size_t>(w.tensor)].name;
-          if (g.hash == w.hash && g.count == w.count && sp->tensors[static_cast<size_t>(g.tensor)].name == tname)
-            continue;
-          if (sp->tensors[static_cast<size_t>(g.tensor)].name != tname || g.count != w.count) {
-            R.divergence = "first divergence after " + where + ": it writes '" +
-                           sp->tensors[static_cast<size_t>(g.tensor)].name + "' (" + std::to_string(g.count) +
-                           " elements), the BIR '" + tname + "' (" + std::to_string(w.count) + ")";
-            break;
-          }
-          if (g.vals.empty() || w.vals.empty()) {
-            R.divergence = "first divergence after " + where + ": outs[" + std::to_string(o) + "] '" + tname +
-                           "' bytes differ (not kept: over the capture budget)";
-            break;
-          }
-          for (size_t e = 0; e < w.vals.size(); ++e)
-            if (!close(g.vals[e], w.vals[e], opt.rtol, opt.atol)) {
-              const int64_t fr = std::max<int64_t>(1, w.free);
-              R.divergence = "first divergence after " + where + ": outs[" + std::to_string(o) + "] '" + tname +
-                             "' element [" + std::to_string(static_cast<int64_t>(e) / fr) + ", " +
-                             std::to_string(static_cast<int64_t>(e) % fr) + "] of the access: bundles wrote " +
-                             num(g.vals[e]) + ", the BIR " + num(w.vals[e]);
-              break;
-            }
-        }
-      }
+      R.divergence = compare_instructions(bir, cb, *sp, cs, ss.schedule(), L, opt, "", compared, missing);
       if (missing) R.notes.push_back(std::to_string(missing) + " BIR instructions have no namesake in the bundles");
-      // Every output tensor.
-      for (size_t t = 0; t < bir.tensors.size() && R.divergence.empty(); ++t) {
-        if (!bir.tensors[t].is_output()) continue;
-        const int st = sp->find_tensor(bir.tensors[t].name);
-        if (st < 0) {
-          R.divergence = "output '" + bir.tensors[t].name + "' is not a tensor of the bundles";
-          break;
-        }
-        ++outputs;
-        const auto w = tensor_f32(bir, sb.memory(), static_cast<int>(t));
-        const auto g = tensor_f32(*sp, ss.memory(), st);
-        if (w.size() != g.size()) {
-          R.divergence = "output '" + bir.tensors[t].name + "' has " + std::to_string(g.size()) +
-                         " elements in the bundles, " + std::to_string(w.size()) + " in the BIR";
-          break;
-        }
-        for (size_t e = 0; e < w.size(); ++e)
-          if (!close(g[e], w[e], opt.rtol, opt.atol)) {
-            R.divergence = "output '" + bir.tensors[t].name + "'[" + std::to_string(e) + "]: bundles " + num(g[e]) +
-                           ", BIR " + num(w[e]);
-            break;
-          }
-      }
+      if (R.divergence.empty())
+        R.divergence = compare_output_tensors(bir, sb.memory(), *sp, ss.memory(), opt, "", outputs);
     }
   }
-  R.agree = R.lint_errors == 0 && R.divergence.empty() && sp.has_value();
-  if (R.agree) {
-    R.summary = "validate: OK: the bundles agree with the BIR (" + std::to_string(compared) + " instructions and " +
-                std::to_string(outputs) + " outputs compared, no lint findings)";
-  } else {
-    std::string first = !R.lint.empty() ? R.lint.front().substr(6) : R.divergence;
-    if (first.empty()) first = R.notes.empty() ? "the bundles did not run" : R.notes.front();
-    R.summary = "validate: DIFFER: " + first + " [" + std::to_string(R.lint_errors) + " lint finding(s)" +
-                (!sp ? ", bundles not run" : R.divergence.empty() ? ", data agree" : ", data diverge") + "]";
+  summarize(R, sp.has_value(), compared, outputs);
+  return R;
+}
+
+ValidateReport validate_device_bundles(const isa::Program &bir, const std::string &dir, int cores, int lnc,
+                                       const ValidateOptions &opt) {
+  ValidateReport R;
+  const size_t n = static_cast<size_t>(cores);
+  const int ranks = cores / lnc;
+  auto core_dir = [&](size_t i) { return (fs::path(dir) / ("core" + std::to_string(i))).string(); };
+  std::vector<Manifest> ms;
+  for (size_t i = 0; i < n; ++i) ms.push_back(read_manifest(core_dir(i)));
+  const std::string arch = opt.arch.empty() ? arch_for_gen(ms[0].gen) : opt.arch;
+  const engines::ArchParams ap = engines::load_arch(arch);
+
+  // Each core's streams against the BIR lowered for that core (its shard and rank), as `encode --cores` does.
+  std::vector<Lint> lints;
+  for (size_t i = 0; i < n; ++i) {
+    LowerOptions lo;
+    lo.shard = static_cast<int64_t>(i) % lnc;
+    lo.rank = static_cast<int64_t>(i) / lnc;
+    const isa::Program expected = lower_to_stream(bir, ap, lo);
+    lints.push_back(lint_streams(core_dir(i), ms[i], expected));
+    for (const auto &l : lints.back().lines) {
+      // "lint: X" -> "lint: core<i>: X" (the summary quotes the first finding after its "lint: ")
+      const std::string tag = "core" + std::to_string(i) + ": ";
+      R.lint.push_back(l.rfind("lint: ", 0) == 0 ? "lint: " + tag + l.substr(6) : tag + l);
+    }
+    R.lint_errors += lints.back().errors;
   }
+
+  // The inputs of rank r (rank_inputs: DIR/rank<r>/ per tensor when present), loaded into both devices.
+  auto rank_spec = [&](const isa::Program &p, int r) { return rank_inputs(p, opt.inputs, r, ranks); };
+  RunOptions base;
+  base.arch = arch;
+
+  // Run 1: the BIR on `cores` cores.
+  std::vector<Capture> cb(n);
+  Device db(bir, base, cores, lnc);
+  for (size_t i = 0; i < n; ++i) {
+    db.set_after_instruction(static_cast<int>(i), capture_options(arch, cb[i]).after_instruction);
+    cb[i].by_seq.resize(db.core(static_cast<int>(i)).schedule().insts.size());
+    cb[i].names = dynamic_names(bir, db.core(static_cast<int>(i)).schedule());
+  }
+  for (int r = 0; r < ranks; ++r) load_inputs(bir, db.rank_memory(r), rank_spec(bir, r));
+  const DeviceResult rb = db.run();
+
+  // Run 2: core i's streams on core i.
+  std::vector<isa::Program> sp;
+  try {
+    for (size_t i = 0; i < n; ++i) sp.push_back(isa::read_bundle_dir(core_dir(i)));
+  } catch (const Error &e) {
+    R.notes.push_back("bundle run skipped: the streams of core" + std::to_string(sp.size()) + " do not decode (" +
+                      e.message() + ")");
+    sp.clear();
+  }
+  int64_t compared = 0, outputs = 0;
+  if (!sp.empty()) {
+    std::vector<const isa::Program *> progs;
+    for (const auto &p : sp) progs.push_back(&p);
+    std::vector<Capture> cs(n);
+    Device ds(progs, base, lnc);
+    for (size_t i = 0; i < n; ++i) {
+      ds.set_after_instruction(static_cast<int>(i), capture_options(arch, cs[i]).after_instruction);
+      cs[i].by_seq.resize(ds.core(static_cast<int>(i)).schedule().insts.size());
+    }
+    for (int r = 0; r < ranks; ++r) load_inputs(sp[static_cast<size_t>(r * lnc)], ds.rank_memory(r), rank_spec(sp[0], r));
+    std::optional<DeviceResult> rs;
+    try {
+      rs = ds.run();
+    } catch (const SimulationError &e) {
+      R.divergence = "the bundle run failed: " + e.message();
+    }
+    if (rs) {
+      std::string per_core;
+      for (size_t i = 0; i < n; ++i)
+        per_core += (i ? ", " : "") + std::string("core") + std::to_string(i) + " " + num(rb.cores[i].total_ns) +
+                    " / " + num(rs->cores[i].total_ns);
+      R.notes.push_back("simulated time: BIR " + num(rb.total_ns) + " ns, bundles " + num(rs->total_ns) +
+                        " ns (per core, BIR / bundles: " + per_core + ")");
+      int64_t missing = 0;
+      for (size_t i = 0; i < n && R.divergence.empty(); ++i)
+        R.divergence = compare_instructions(bir, cb[i], sp[i], cs[i], ds.core(static_cast<int>(i)).schedule(),
+                                            lints[i], opt, "core" + std::to_string(i) + " ", compared, missing);
+      if (missing) R.notes.push_back(std::to_string(missing) + " BIR instructions have no namesake in the bundles");
+      for (int r = 0; r < ranks && R.divergence.empty(); ++r)
+        R.divergence = compare_output_tensors(bir, db.rank_memory(r), sp[static_cast<size_t>(r * lnc)],
+                                              ds.rank_memory(r), opt,
+                                              ranks > 1 ? "rank" + std::to_string(r) + "/" : "", outputs);
+    }
+  }
+  summarize(R, !sp.empty(), compared, outputs);
   return R;
 }
 

@@ -53,7 +53,8 @@ const char *kHelp = R"(neuronsim - cycle-level simulator of an AWS NeuronCore (P
 usage:
   neuronsim run [KERNEL] [options]    run a BIR JSON kernel (file, or a workload directory)
   neuronsim run DIR [options]         run the bundle streams of DIR (written by `neuronsim encode`)
-  neuronsim encode KERNEL --gen v2|v3|v4 -o DIR     BIR -> per-engine 64-byte bundle streams
+  neuronsim encode KERNEL --gen v2|v3|v4 -o DIR [--cores N --lnc L]   BIR -> per-engine 64-byte bundle streams
+                                      (--cores: one set per core, DIR/core<i>)
   neuronsim disasm FILE_OR_DIR [--gen v2|v3|v4]    bundles -> one readable line per bundle
   neuronsim validate --bir KERNEL --bundles DIR [options]   run both, compare, lint the streams
   neuronsim isa [--json | --keys]     print every ISA table the simulator knows (--keys: each instruction
@@ -70,7 +71,8 @@ usage:
 run options:
   KERNEL                   a .json BIR file, or a directory holding one *.bir.json (plus optional
                            inputs/ and expected/ folders), or a bundle directory (manifest.json; its
-                           generation picks --arch unless given). Without KERNEL: the bundled default workload.
+                           generation picks --arch unless given), or a multi-core one (cores.json, encode
+                           --cores: runs on its cores). Without KERNEL: the bundled default workload.
   --input NAME=FILE.npy    data for input tensor NAME (repeatable)
   --inputs DIR             DIR/<tensor>.npy for every input found there
   --outdir DIR             where <tensor>.npy is written for every output (default: neuronsim-out)
@@ -405,6 +407,9 @@ writes one <engine>.bin stream of 64-byte bundles per engine plus DIR/manifest.j
   -o DIR     output directory; created if missing. A non-empty DIR is refused unless it holds a previous
              `neuronsim encode` output (manifest.json and *.bin only), which is replaced.
   --arch     the architecture whose scheduler (DMA queues) is lowered for (default: the generation's)
+  --cores N  --lnc L   one bundle set per physical core (README "Multi-core runs"): core i lowered with shard id
+             i % L and rank i / L into DIR/core<i>/, indexed by DIR/cores.json; `neuronsim run DIR` runs them
+             on N cores, `validate` compares each core with the BIR's run on N cores
 )";
 
 const char *kDisasmHelp = R"(usage: neuronsim disasm FILE_OR_DIR [--gen v2|v3|v4]
@@ -427,15 +432,20 @@ streams: header words, opcodes, bytes that decode to no op, ALU bytes that decod
                           (default: the workload's inputs/); missing inputs are generated from the tensor name
   --rtol R --atol A       tolerance for the comparisons (default 0, 0: both sides run the same semantics)
   --arch NAME|FILE.json   default: the streams' generation's
+  --cores N --lnc L       a multi-core bundle folder (encode --cores): both run on its N cores and each core is
+                          compared (default and required: the folder's cores.json); inputs per rank as for run
 exit codes: 0 they agree, 1 divergence or lint error, 2 usage, 3 invalid input
 )";
 
 int cmd_encode(const std::vector<std::string> &a) {
   std::string kernel, out, arch;
   std::optional<isa::CoreGen> gen;
+  int cores = 0, lnc = 0;  // 0: not given (one bundle set)
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
     if (o == "--gen") gen = sim::parse_gen(need_value(a, i), "--gen");
+    else if (o == "--cores") cores = parse_count(o, need_value(a, i));
+    else if (o == "--lnc") lnc = parse_count(o, need_value(a, i));
     else if (o == "-o" || o == "--outdir") out = need_value(a, i);
     else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
     else if (o == "--help" || o == "-h") {
@@ -451,6 +461,21 @@ int cmd_encode(const std::vector<std::string> &a) {
   if (arch.empty()) arch = sim::arch_for_gen(*gen);
   const sim::Kernel k = sim::load_kernel(kernel, sim::KernelForms::BirOnly);
   print_warnings(k.program);
+  if (cores > 0 || lnc > 0) {  // one bundle set per core, as `run --cores N --lnc L` counts them
+    const int l = std::max(lnc, 1), n = std::max(cores, l);
+    const std::vector<sim::EncodeSummary> es = sim::encode_kernel_cores(k, *gen, arch, out, n, l);
+    std::cout << "neuronsim encode: " << k.label << " -> " << out << " (" << isa::core_gen_name(*gen) << ", arch "
+              << arch << ", " << n << " cores, LNC=" << l << ")\n";
+    for (size_t c = 0; c < es.size(); ++c) {
+      const sim::LowerStats &st = es[c].lowered;
+      std::cout << "  core" << c << " (shard " << c % static_cast<size_t>(l) << ", rank " << c / static_cast<size_t>(l)
+                << "): " << st.instructions << " instructions: " << (st.instructions - st.carriers) << " dynamic + "
+                << st.carriers << " sync carriers (" << st.waits_dropped << " implied waits dropped)\n";
+      for (const auto &[file, count] : es[c].manifest.at("files").items())
+        std::cout << "    " << file << " " << count.get<int64_t>() << " bundles\n";
+    }
+    return 0;
+  }
   const sim::EncodeSummary e = sim::encode_kernel(k, *gen, arch, out);
   const sim::LowerStats &st = e.lowered;
   const nlohmann::json &m = e.manifest;
@@ -540,6 +565,8 @@ int cmd_validate(const std::vector<std::string> &a) {
     else if (o == "--rtol") vo.rtol = parse_tolerance(o, need_value(a, i));
     else if (o == "--atol") vo.atol = parse_tolerance(o, need_value(a, i));
     else if (o == "--arch") vo.arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--cores") vo.cores = parse_count(o, need_value(a, i));
+    else if (o == "--lnc") vo.lnc = parse_count(o, need_value(a, i));
     else if (o == "--help" || o == "-h") {
       std::cout << kValidateHelp;
       return 0;

@@ -377,3 +377,80 @@ TEST(BundlesCli, CallsAndDmaTriggersEncodeAndValidate) {
   }
   fs::remove_all(tmp);
 }
+
+// Multi-core (issue 17): `encode --cores N` writes one bundle set per core (DIR/core<i>, DIR/cores.json); `run DIR`
+// runs them on N cores with each rank's outputs byte-identical to the BIR's N-core run; `validate` compares every
+// core. tp_mlp_2ranks: rank r reads inputs/rank<r>/ (its W1 / W2 blocks), one AllReduce (README "Multi-core runs").
+TEST(BundlesCli, MultiCoreEncodeRunAndValidatePerCore) {
+  const std::string tmp = clitest::temp_dir(), w = src("workloads/multicore/tp_mlp_2ranks");
+  auto e = run("encode " + w + " --gen v3 -o " + tmp + "/enc --cores 2 --lnc 1");
+  ASSERT_EQ(e.code, 0) << e.out << e.err;
+  EXPECT_NE(e.out.find("2 cores, LNC=1"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("core1 (shard 0, rank 1)"), std::string::npos) << e.out;
+  for (const char *f : {"/enc/cores.json", "/enc/core0/manifest.json", "/enc/core1/manifest.json"})
+    EXPECT_TRUE(fs::is_regular_file(tmp + f)) << f;
+  auto rb = run("run " + tmp + "/enc --inputs " + w + "/inputs --outdir " + tmp + "/ob");
+  ASSERT_EQ(rb.code, 0) << rb.out << rb.err;
+  EXPECT_NE(rb.out.find("bundle streams of 2 cores"), std::string::npos) << rb.out;
+  EXPECT_NE(rb.out.find("device: 2 cores (LNC=1)"), std::string::npos) << rb.out;
+  EXPECT_NE(rb.out.find("1 collectives"), std::string::npos) << rb.out;
+  auto rk = run("run " + w + " --arch trn2 --cores 2 --lnc 1 --outdir " + tmp + "/ok");
+  ASSERT_EQ(rk.code, 0) << rk.out << rk.err;
+  for (const char *f : {"/rank0/y.npy", "/rank1/y.npy"})
+    EXPECT_EQ(clitest::read_file(tmp + "/ob" + f), clitest::read_file(tmp + "/ok" + f)) << f;
+  // The streams meet the workload's expectation too (its tolerance: the folder of streams has no tolerance.json).
+  auto rx = run("run " + tmp + "/enc --inputs " + w + "/inputs --expect " + w + "/expected --rtol 0 --atol 0.0100459" +
+                " --outdir " + tmp + "/ox");
+  EXPECT_EQ(rx.code, 0) << rx.out << rx.err;
+  auto v = run("validate --bir " + w + " --bundles " + tmp + "/enc");
+  EXPECT_EQ(v.code, 0) << v.out << v.err;
+  EXPECT_NE(v.out.find("validate: OK"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("core1 "), std::string::npos) << v.out;  // the per-core simulated times
+  // --cores given: it must match the folder.
+  auto bad = run("run " + tmp + "/enc --cores 4 --arch trn2");
+  EXPECT_EQ(bad.code, 3) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find(tmp + "/enc"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("2 cores with LNC=1"), std::string::npos) << bad.err;
+  auto badv = run("validate --bir " + w + " --bundles " + tmp + "/enc --cores 2 --lnc 2");
+  EXPECT_EQ(badv.code, 3) << badv.out << badv.err;
+  EXPECT_NE(badv.err.find(tmp + "/enc"), std::string::npos) << badv.err;
+  // Encoding again into the folder replaces it; a folder of anything else is refused.
+  EXPECT_EQ(run("encode " + w + " --gen v3 -o " + tmp + "/enc --cores 2").code, 0);
+  std::ofstream(tmp + "/mine.txt") << "user data";
+  auto over = run("encode " + w + " --gen v3 -o " + tmp + " --cores 2");
+  EXPECT_EQ(over.code, 3) << over.out << over.err;
+  EXPECT_TRUE(fs::is_regular_file(tmp + "/mine.txt"));
+  fs::remove_all(tmp);
+}
+
+// A single-core stream folder on several cores, and a multi-core folder missing a core, are refused naming the
+// folder; a changed op in core 1's stream is named with its core.
+TEST(BundlesCli, MultiCoreBadFoldersAndDivergenceNameTheCore) {
+  const std::string tmp = clitest::temp_dir();
+  ASSERT_EQ(run("encode " + kKernel + " --gen v3 -o " + tmp + "/one").code, 0);
+  auto r1 = run("run " + tmp + "/one --cores 2 --arch trn2");
+  EXPECT_EQ(r1.code, 3) << r1.out << r1.err;
+  EXPECT_NE(r1.err.find(tmp + "/one"), std::string::npos) << r1.err;
+  EXPECT_NE(r1.err.find("one core's bundle streams"), std::string::npos) << r1.err;
+  auto v1 = run("validate --bir " + kKernel + " --bundles " + tmp + "/one --cores 2");
+  EXPECT_EQ(v1.code, 3) << v1.out << v1.err;
+  EXPECT_NE(v1.err.find(tmp + "/one"), std::string::npos) << v1.err;
+
+  // kernel1 on 2 cores of LNC=1: two ranks, each b = a - 1 on its own DRAM.
+  ASSERT_EQ(run("encode " + kKernel + " --gen v3 -o " + tmp + "/two --cores 2").code, 0);
+  EXPECT_EQ(run("validate --bir " + kKernel + " --bundles " + tmp + "/two").code, 0);
+  patch(tmp + "/two/core1/DVE.bin", 0x24, 0x05, 0x04);  // core 1's op0 subtract -> add
+  auto d = run("validate --bir " + kKernel + " --bundles " + tmp + "/two");
+  EXPECT_EQ(d.code, 1) << d.out << d.err;
+  EXPECT_NE(d.out.find("divergence: first divergence after core1 DVE #0"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("'I-4'"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("lint: core1: "), std::string::npos) << d.out;
+  fs::rename(tmp + "/two/core1", tmp + "/gone");
+  auto m = run("run " + tmp + "/two --arch trn2");
+  EXPECT_EQ(m.code, 3) << m.out << m.err;
+  EXPECT_NE(m.err.find(tmp + "/two/core1"), std::string::npos) << m.err;
+  auto mv = run("validate --bir " + kKernel + " --bundles " + tmp + "/two");
+  EXPECT_EQ(mv.code, 3) << mv.out << mv.err;
+  EXPECT_NE(mv.err.find(tmp + "/two/core1"), std::string::npos) << mv.err;
+  fs::remove_all(tmp);
+}

@@ -70,6 +70,9 @@ public:
   Simulator &core(int i) { return i == 0 ? *primary_ : *sims_[static_cast<size_t>(i)]; }
   // Hands core 0's simulator (the owner of the shared DRAM) to the caller, who keeps it while the device runs.
   std::unique_ptr<Simulator> release_primary() { return std::move(sims_[0]); }
+  // Core i's after_instruction hook (the device otherwise keeps core 0's hooks only): `validate` captures what
+  // every core writes. Set before run().
+  void set_after_instruction(int core, std::function<void(const ScheduledInst &, const engines::Memory &)> f);
   // Runs every core to completion. SimulationError on a deadlock (every blocked core) or the first core's error.
   DeviceResult run();
 

@@ -28,13 +28,18 @@ namespace neuronsim::sim {
 //   - a .json BIR file;
 //   - a workload folder: exactly one *.bir.json, and optionally inputs/ and expected/ (<tensor>.npy each) and
 //     tolerance.json ({"rtol": R, "atol": A}, the tolerance the workload's dtypes justify);
-//   - a bundle-stream folder written by `neuronsim encode` (manifest.json + <engine>.bin).
+//   - a bundle-stream folder written by `neuronsim encode` (manifest.json + <engine>.bin);
+//   - a multi-core bundle folder written by `neuronsim encode --cores N` (cores.json + core<i>/, one stream folder
+//     per core: shard ids resolve per core when lowering, README "Multi-core runs").
 struct Kernel {
   std::string path;  // as given
   std::string label; // how a run names it: the BIR file, or "DIR (bundle streams, v3)"
   isa::Program program;
   std::optional<isa::CoreGen> streams;                  // a bundle-stream folder: its generation
   std::string inputs_dir, expected_dir, tolerance_file; // a workload folder's, empty when it has none
+  // A multi-core bundle folder: core i's program (program is core 0's), and its cores per logical core.
+  std::vector<isa::Program> core_programs;
+  int core_lnc = 1;
   std::vector<std::string> files; // what it was read from (the BIR file, the streams folder's entries): no
                                   // output of a run may be one of them (prepare_run_outputs)
 };
@@ -157,6 +162,19 @@ struct EncodeSummary {
 };
 EncodeSummary encode_kernel(const Kernel &k, isa::CoreGen gen, const std::string &arch,
                             const std::string &outdir);
+// The multi-core bundle folder's index file and its format tag.
+inline constexpr const char *kCoresManifest = "cores.json";
+inline constexpr const char *kCoresFormat = "neuronsim-core-bundles";
+// `encode --cores N --lnc L`: the kernel lowered once per physical core i (shard i % L, rank i / L) and written as
+// `outdir`/core<i>/ (each a stream folder as encode_kernel writes it), with `outdir`/cores.json {format,
+// generation, arch, cores, lnc, dirs}. A non-empty `outdir` is refused unless it is a previous multi-core encode
+// output (cores.json and core<i>/ folders of streams only), which is replaced. One summary per core.
+std::vector<EncodeSummary> encode_kernel_cores(const Kernel &k, isa::CoreGen gen, const std::string &arch,
+                                               const std::string &outdir, int cores, int lnc);
+// Reads a multi-core bundle folder (cores.json): InputError naming the folder for a missing core<i> (or one
+// cores.json does not list), a core whose streams are of another generation, or a malformed cores.json.
+// `lnc` receives its cores per logical core; `gen` its generation.
+std::vector<isa::Program> read_core_bundles(const std::string &dir, int *lnc, isa::CoreGen *gen);
 // The files of a bundle-stream folder (manifest.json and every <engine>.bin), by name.
 std::map<std::string, std::vector<uint8_t>> read_bundle_files(const std::string &dir);
 

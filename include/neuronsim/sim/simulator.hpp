@@ -270,14 +270,18 @@ public:
   const isa::Program &program() const { return program_; }
   const engines::ArchParams &arch() const { return arch_; }
   engines::Memory &memory() { return *memory_; }
-  const Schedule &schedule() const { return schedule_; }
+  const Schedule &schedule() const { return shared_schedule_ ? *shared_schedule_ : schedule_; }
 
   // Runs the program to completion on the SystemC core. Throws SimulationError (exit code 4) on a deadlock
   // (naming every blocked queue, its instruction and the semaphore it waits for) or a run-time fault.
   RunResult run();
 
 private:
-  void build();          // the constructor's work, whose errors it completes with their source lines
+  // A Device's core whose schedule is `share`'s (the same program and shard id: the schedule depends on nothing
+  // else of the core, sim/device.cpp): it is not built again. `share` must outlive this simulator's runs.
+  Simulator(const isa::Program &program, const RunOptions &options, const Simulator *share);
+  void build(const Simulator *share = nullptr);  // the constructor's work, whose errors it completes with their
+                                                 // source lines
   RunResult run_timed(); // run()'s work, likewise
   // run_timed split at its sc_start, so that a Device starts its cores together: begin_run loads the core
   // (`device` null: a single core), end_run collects its result. With `error`/`blocked` given, end_run returns
@@ -294,6 +298,7 @@ private:
   std::unique_ptr<engines::HostEnv> host_, host_quiet_;
   std::unique_ptr<engines::Memory> memory_;
   Schedule schedule_;  // streamed runs: its summary only (no entries)
+  const Schedule *shared_schedule_ = nullptr;  // set: another core's schedule, used instead of schedule_
   bool schedule_deferred_ = false;  // data-dependent control flow: scheduled in run(), once inputs are loaded
   bool streamed_ = false;           // ScheduleMode::Streamed chosen (build())
 };

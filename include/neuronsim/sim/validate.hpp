@@ -15,6 +15,8 @@ struct ValidateOptions {
   std::string arch;          // empty: the architecture of the streams' generation (lower.hpp arch_for_gen)
   InputSpec inputs;          // the same inputs feed both runs; missing ones are generated from the tensor name
   double rtol = 0.0, atol = 0.0;  // both sides run the same semantics, so agreement is exact by default
+  // A multi-core bundle folder (cores.json, encode --cores): 0 = the folder's; given, they must match it.
+  int cores = 0, lnc = 0;
 };
 
 struct ValidateReport {
@@ -30,5 +32,12 @@ struct ValidateReport {
 // `bir` is the kernel as read from BIR JSON; `bundle_dir` holds manifest.json and the engine streams. Throws
 // InputError only when the manifest itself is unreadable; a stream that does not decode is a lint error.
 ValidateReport validate_bundles(const isa::Program &bir, const std::string &bundle_dir, const ValidateOptions &opt);
+
+// The same for a multi-core bundle folder (`bundle_dir`/core<i>, encode --cores): the BIR runs on `cores` cores
+// (`lnc` per logical core) and core i's streams on core i, in one device each; every core's lint, its
+// instructions (the first divergence is named with its core) and every rank's outputs are compared. `inputs` of
+// rank r: per tensor inputs.dir/rank<r>/ when present, else inputs.dir (README "Multi-core runs").
+ValidateReport validate_device_bundles(const isa::Program &bir, const std::string &bundle_dir, int cores, int lnc,
+                                       const ValidateOptions &opt);
 
 } // namespace neuronsim::sim
