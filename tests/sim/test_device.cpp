@@ -296,3 +296,51 @@ TEST(Device, TwoRankAllReduceTimeIsTheRingClosedForm) {
   EXPECT_NEAR(engines::collective_link_ns(d.core(0).arch(), engines::LinkPattern::AllGather, 4, 4096, false),
               3 * (1300.0 + 1024.0 / 360.0), 1e-9);  // N-1 = 3 steps of 4096 / 4 B
 }
+
+// ---- The device's shared HBM (README "Multi-core runs", engines/hbm.hpp) -------------------------------------
+
+namespace {
+
+// One [128, 4096] fp32 DRAM -> SBUF load per core: 2 MiB, each of trn2's 16 DMA engines moving 8 rows of
+// 16384 B (one descriptor per row). Returns each core's transfer time, from entering its ring to its completion.
+std::vector<double> load_2mib(int cores, const char *arch = "trn2") {
+  Builder b("load");
+  auto a = b.input("a", {128, 4096});
+  auto t = b.sbuf("t", {128, 4096});
+  b.add(InstructionType::Load, {Builder::ap(a.all())}, {Builder::ap(t.all())});
+  isa::Program p = b.finish();
+  std::vector<double> out;
+  auto take = [&](const sim::RunResult &r) {
+    for (const auto &e : r.events)
+      if (e.queue >= sim::kNumEngines) out.push_back(e.end_ns - e.issue_ns);
+  };
+  if (cores == 0) {  // a one-core run (the plain Simulator)
+    sim::Simulator s(p, opts(arch, true));
+    take(s.run());
+    return out;
+  }
+  sim::Device d(p, opts(arch, true), cores, 1);
+  for (const auto &c : d.run().cores) take(c);
+  return out;
+}
+
+} // namespace
+
+// trn2 (sim/arch/trn2.json). Engine time of the load on each engine: the transfer overhead 202.598 ns plus 8
+// descriptors of 2.174 + 16384 / 27.2 = 604.527 ns (integer ps: 604527) = 5038.814 ns, after the fixed 1300 ns.
+//  - A one-core run keeps the core's share of the device's HBM, hbm_bytes_per_ns = 360 B/ns, as a floor on each
+//    engine: 8 x 16384 B x 16 engines / 360 = 5825.422 ns, so 1300 + 5825.422 = 7125.422 ns.
+//  - In a multi-core run the cores share the device's 2900 B/ns instead: a core's stream is capped by its
+//    engines, 16 x 27.2 = 435.2 B/ns (2097152 / 435.2 = 4818.75 ns, under the engine time). Two cores at once ask
+//    for 870.4 <= 2900 B/ns: each takes its engine time, 1300 + 5038.814 = 6338.814 ns.
+//  - Eight cores at once ask for 3481.6 > 2900 B/ns: each gets 2900 / 8 = 362.5 B/ns and its bytes take
+//    2097152 / 362.5 = 5785.247 ns, longer than its engines: 1300 + 5785.247 = 7085.247 ns.
+TEST(DeviceHbm, EightCoresLoadingAtOnceShareTheDevicesBandwidth) {
+  const std::vector<double> one = load_2mib(0), two = load_2mib(2), eight = load_2mib(8);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_NEAR(one[0], 1300.0 + 8 * 16384.0 * 16 / 360.0, 1e-3);
+  ASSERT_EQ(two.size(), 2u);
+  for (double x : two) EXPECT_NEAR(x, 1300.0 + 202.598 + 8 * 604.527, 1e-3);
+  ASSERT_EQ(eight.size(), 8u);
+  for (double x : eight) EXPECT_NEAR(x, 1300.0 + 2097152.0 / 362.5, 1e-3);
+}
