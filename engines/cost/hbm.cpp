@@ -97,15 +97,22 @@ void HbmShare::simulate(double until, bool commit) {
       const double ca = streams_[static_cast<size_t>(live_[a])].cap, cb = streams_[static_cast<size_t>(live_[b])].cap;
       return ca != cb ? ca < cb : a < b;
     });
+    // The streams from the first whose cap is not under the equal share on all get that same share.
     double rest = capacity_;
-    size_t k = active.size();
-    for (size_t i : active) {
-      const double cap = streams_[static_cast<size_t>(live_[i])].cap;
+    size_t k = active.size(), at = 0;
+    for (; at < active.size(); ++at, --k) {
+      const double cap = streams_[static_cast<size_t>(live_[active[at]])].cap;
+      if (cap * static_cast<double>(k) >= rest) break;
+      rate[active[at]] = cap;
+      rest -= cap;
+    }
+    if (at < active.size()) {
       const double share = rest / static_cast<double>(k);
-      rate[i] = std::min(cap, share);
-      if (share < cap) cont[i] = 1;
-      rest -= rate[i];
-      --k;
+      for (size_t x = at; x < active.size(); ++x) {
+        const size_t i = active[x];
+        rate[i] = std::min(share, streams_[static_cast<size_t>(live_[i])].cap);
+        if (share < streams_[static_cast<size_t>(live_[i])].cap) cont[i] = 1;
+      }
     }
     for (size_t i : active) next = std::min(next, t + left[i] / rate[i]);
     for (size_t i : active) {
