@@ -614,10 +614,11 @@ SC_MODULE(Core) {
     f.wait_dep = std::max<int64_t>(0, dep_ready - queue_free);
     f.wait_ring = std::max<int64_t>(0, ready - std::max(dep_ready, queue_free));
     f.wait_sem = std::max<int64_t>(0, now - std::max(ready, queue_free));
-    const engines::DmaTransfer t = engines::dma_transfer(si.d, *j.arch, *j.memory, j.device != nullptr);
+    const bool shared = j.device && j.device->cores() > 1;  // several cores share the device's HBM (device.hpp)
+    const engines::DmaTransfer t = engines::dma_transfer(si.d, *j.arch, *j.memory, shared);
     j.engines.submit(seq, q - kNumEngines, now, t);
     f.hbm = -1;
-    if (j.device && t.touches_hbm && t.bytes > 0)  // several cores share the device's HBM (sim/device.hpp)
+    if (shared && t.touches_hbm && t.bytes > 0)
       f.hbm = j.device->hbm_add(j.core, now, now + t.fixed_ps, static_cast<double>(t.bytes), t.stream_bytes_per_ns);
     f.issue = now;
     f.gate = gate;

@@ -95,7 +95,7 @@ public:
   // transfers that start later completes later: the members re-read it until it has passed).
   int64_t finish_ps(const Rendezvous &rv);
 
-  // The HBM of core `core`'s device (engines/hbm.hpp): a DMA transfer of `bytes` through it from `start_ps`, at
+  // The HBM of core `core`'s device (engines/hbm.hpp; a Device of one core keeps the one-core run's share instead): a DMA transfer of `bytes` through it from `start_ps`, at
   // most `cap` B/ns (its engines' rate), entered at `now_ps`; its projected finish; releasing it once published.
   int hbm_add(int core, int64_t now_ps, int64_t start_ps, double bytes, double cap);
   int64_t hbm_finish_ps(int core, int handle);
