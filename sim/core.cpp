@@ -308,10 +308,11 @@ SC_MODULE(Core) {
   // which may change the plan), then publishes the transfers that are complete.
   void dma_thread() {
     for (;;) {
-      while (!job || job->aborted || job->engines.idle()) wait(dma_kick);
+      while (!job || job->aborted || (job->engines.idle() && job->hbm_wait.empty())) wait(dma_kick);
       const uint64_t gen = generation;
       Job &j = *job;
-      const int64_t t = j.engines.next_completion();
+      int64_t t = j.engines.next_completion();
+      for (const auto &w : j.hbm_wait) t = std::min(t, j.device->hbm_finish_ps(j.core, j.dma[w.first][w.second].hbm));
       j.dma_target = t;
       if (t > now_ps()) {
         wait(sc_time(static_cast<double>(t - now_ps()), SC_PS), dma_kick);
@@ -332,10 +333,29 @@ SC_MODULE(Core) {
           if (pos < j.next[q]) break;
         }
         DmaInFlight &f = j.dma[q][pos];
-        f.done = d.completion;
         f.first = d.first_start;
         f.busy = d.busy_ps;
+        if (f.hbm >= 0) {  // it completes when its bytes have also passed the device's HBM
+          f.engine_done = d.completion;
+          j.hbm_wait.emplace_back(q, pos);
+          continue;
+        }
+        f.done = d.completion;
         queues |= 1u << q;
+      }
+      for (size_t i = 0; i < j.hbm_wait.size();) {
+        const int q = j.hbm_wait[i].first;
+        DmaInFlight &f = j.dma[q][j.hbm_wait[i].second];
+        const int64_t h = j.device->hbm_finish_ps(j.core, f.hbm);
+        if (h > now_ps()) {
+          ++i;
+          continue;
+        }
+        f.done = std::max(f.engine_done, h);
+        j.device->hbm_release(j.core, f.hbm);
+        f.hbm = -1;
+        queues |= 1u << q;
+        j.hbm_wait.erase(j.hbm_wait.begin() + static_cast<std::ptrdiff_t>(i));
       }
       for (int q = kNumEngines; q < kMaxQueues; ++q)
         if (queues >> q & 1u) publish(j, q);
@@ -518,7 +538,12 @@ SC_MODULE(Core) {
           abort_run(j, rv->error);
           continue;
         }
-        if (rv) end = std::max(end, rv->finish_ps), occupancy = end - start;
+        // Its ring traffic shares the device's HBM: a transfer entering later may delay it (re-read until passed).
+        for (int64_t f; rv && !rv->hbm.empty() && !(stale = generation != gen) && !j.aborted &&
+                        (f = j.device->finish_ps(*rv)) > now_ps();)
+          wait(sc_time(static_cast<double>(f - now_ps()), SC_PS));
+        if (stale || generation != gen || j.aborted) continue;
+        if (rv) end = std::max(end, j.device->finish_ps(*rv)), occupancy = end - start;
       } else if (!execute(j, q, si)) {
         continue;
       }
@@ -589,8 +614,12 @@ SC_MODULE(Core) {
     f.wait_dep = std::max<int64_t>(0, dep_ready - queue_free);
     f.wait_ring = std::max<int64_t>(0, ready - std::max(dep_ready, queue_free));
     f.wait_sem = std::max<int64_t>(0, now - std::max(ready, queue_free));
-    const engines::DmaTransfer t = engines::dma_transfer(si.d, *j.arch, *j.memory);
+    const bool shared = j.device && j.device->cores() > 1;  // several cores share the device's HBM (device.hpp)
+    const engines::DmaTransfer t = engines::dma_transfer(si.d, *j.arch, *j.memory, shared);
     j.engines.submit(seq, q - kNumEngines, now, t);
+    f.hbm = -1;
+    if (shared && t.touches_hbm && t.bytes > 0)
+      f.hbm = j.device->hbm_add(j.core, now, now + t.fixed_ps, static_cast<double>(t.bytes), t.stream_bytes_per_ns);
     f.issue = now;
     f.gate = gate;
     f.bytes = t.bytes;

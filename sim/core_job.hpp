@@ -64,6 +64,8 @@ struct DmaInFlight {
   int64_t gate = -1;
   int64_t bytes = 0, descriptors = 0;
   int64_t wait_dep = 0, wait_ring = 0, wait_sem = 0;  // ps, the wait reasons before it entered the ring
+  int hbm = -1;              // its stream on the device's HBM (a multi-core run; sim/device.hpp), or -1
+  int64_t engine_done = 0;   // its last descriptor's end, while it waits for its HBM stream
 };
 
 // What a queue position leaves for later readers: its completion time (dependents), the end of its occupancy or
@@ -140,6 +142,7 @@ struct Job {
   engines::DmaEngines engines;                    // the DMA engines
   int64_t dma_target = INT64_MAX;                 // when the DMA thread next wakes by itself
   std::vector<engines::DmaEngines::Done> done_scratch;
+  std::vector<std::pair<int, int64_t>> hbm_wait;  // (queue, position): its engines are done, its HBM stream not
   bool dve_pool_psum_writers = false;             // some DVE/POOL instruction writes PSUM (v2 ACT fence in use)
   // Per resource, whether two or more queues use it: a resource only one in-order queue uses never delays anything,
   // so claiming it (a SystemC context switch) is skipped.

@@ -3,6 +3,7 @@
 #include "neuronsim/sim/device.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <systemc>
 
 #include "neuronsim/engines/collective.hpp"
@@ -78,6 +79,8 @@ Device::Device(const std::vector<const isa::Program *> &programs, const RunOptio
   }
   wake_.resize(static_cast<size_t>(cores));
   ordinal_.resize(static_cast<size_t>(cores));
+  device_cores_ = std::max(1, arch.device_cores);
+  hbm_.resize(static_cast<size_t>((cores + device_cores_ - 1) / device_cores_));
 }
 
 Device::~Device() = default;
@@ -221,6 +224,20 @@ void Device::complete(Rendezvous &rv) {
   for (int m : rv.members) inter = inter || m / arch.device_cores != rv.members[0] / arch.device_cores;
   rv.link_ns = engines::collective_link_ns(arch, pattern, n, bytes, inter);
   rv.finish_ps = last + static_cast<int64_t>(rv.link_ns * 1000.0 + 0.5);
+  // Its ring traffic on the HBM of each device it spans: each member sends steps x step_bytes at most at the link
+  // bandwidth, so a device with m members carries m x steps x step_bytes at most at m x the link bandwidth.
+  const engines::LinkSteps ls = engines::collective_link_steps(pattern, n, bytes);
+  rv.last_ps = last;
+  rv.latency_ns = ls.steps * (inter ? arch.link_inter_latency_ns : arch.link_intra_latency_ns);
+  if (!rv.error && ls.steps * ls.step_bytes > 0) {
+    const double bw = inter ? arch.link_inter_bytes_per_ns : arch.link_intra_bytes_per_ns;
+    std::map<int, int> per_device;
+    for (int m : rv.members) ++per_device[m / device_cores_];
+    for (const auto &kv : per_device)
+      rv.hbm.emplace_back(kv.first, hbm_[static_cast<size_t>(kv.first)].add(
+                                        static_cast<double>(last) / 1000.0, static_cast<double>(last) / 1000.0,
+                                        kv.second * ls.steps * ls.step_bytes, kv.second * bw));
+  }
   if (!rv.error && !core(rv.members[0]).options_.timing_only) {
     try {
       if (inst.type == isa::InstructionType::CollectiveCompute) engines::execute_collective_compute(ranks);
@@ -238,8 +255,34 @@ void Device::complete(Rendezvous &rv) {
     if (wake_[static_cast<size_t>(m)]) wake_[static_cast<size_t>(m)]();
 }
 
+int64_t Device::finish_ps(const Rendezvous &rv) {
+  // Uncontended, each device's stream takes steps x step_bytes / bandwidth: the closed form, as computed above.
+  double slowest = -1;
+  for (const auto &h : rv.hbm) {
+    engines::HbmShare &share = hbm_[static_cast<size_t>(h.first)];
+    if (share.uncontended(h.second)) continue;
+    slowest = std::max(slowest, share.finish_ns(h.second) - static_cast<double>(rv.last_ps) / 1000.0);
+  }
+  if (slowest < 0) return rv.finish_ps;
+  return std::max(rv.finish_ps, rv.last_ps + static_cast<int64_t>((rv.latency_ns + slowest) * 1000.0 + 0.5));
+}
+
+int Device::hbm_add(int core, int64_t now_ps, int64_t start_ps, double bytes, double cap) {
+  return hbm_[static_cast<size_t>(core / device_cores_)].add(static_cast<double>(now_ps) / 1000.0,
+                                                               static_cast<double>(start_ps) / 1000.0, bytes, cap);
+}
+
+int64_t Device::hbm_finish_ps(int core, int handle) {
+  const double ns = hbm_[static_cast<size_t>(core / device_cores_)].finish_ns(handle);
+  return static_cast<int64_t>(std::ceil(ns * 1000.0 - 1e-6));
+}
+
+void Device::hbm_release(int core, int handle) { hbm_[static_cast<size_t>(core / device_cores_)].release(handle); }
+
 DeviceResult Device::run() {
   open_.clear();
+  const double hbm_rate = core(0).arch().hbm_device_bytes_per_ns;
+  for (auto &h : hbm_) h.reset(hbm_rate);
   for (auto &o : ordinal_) o.clear();
   completed_ = 0;
   link_ns_ = 0;
@@ -278,7 +321,25 @@ DeviceResult Device::run() {
   }
   r.collectives = completed_;
   r.link_busy_ns = link_ns_;
+  r.devices = static_cast<int>(hbm_.size());
+  r.hbm_device_bytes_per_ns = hbm_rate;
+  for (const auto &h : hbm_) r.hbm_bytes += h.bytes();
+  for (const auto &c : r.cores) {
+    for (const auto &e : c.dma_engines) r.dma_busy_ns += e.busy_ns;
+    r.dma_engines += static_cast<int>(c.dma_engines.size());
+  }
   return r;
+}
+
+// Bytes through the devices' HBM over what they could move in the run's time; the DMA engines' busy time over
+// their number times the run's time.
+double device_hbm_utilization(const DeviceResult &r) {
+  const double can = r.devices * r.hbm_device_bytes_per_ns * r.total_ns;
+  return can > 0 ? r.hbm_bytes / can : 0.0;
+}
+double device_dma_utilization(const DeviceResult &r) {
+  const double can = r.dma_engines * r.total_ns;
+  return can > 0 ? r.dma_busy_ns / can : 0.0;
 }
 
 void print_device_summary(std::ostream &out, Device &device, const DeviceResult &r) {
@@ -290,6 +351,9 @@ void print_device_summary(std::ostream &out, Device &device, const DeviceResult 
   out << "device: " << device.cores() << " cores (LNC=" << device.lnc() << "), " << r.total_ns << " ns, "
       << r.dynamic_instructions << " dynamic instructions, " << r.collectives << " collectives, link model "
       << r.link_busy_ns << " ns\n";
+  out << "device HBM: " << r.hbm_bytes << " bytes over " << r.devices << " device" << (r.devices == 1 ? "" : "s")
+      << " of " << r.hbm_device_bytes_per_ns << " B/ns, " << 100.0 * device_hbm_utilization(r)
+      << "% utilization; DMA engines " << 100.0 * device_dma_utilization(r) << "% busy\n";
 }
 
 nlohmann::json device_stats_json(Device &device, const DeviceResult &r, const isa::Program &p,
@@ -310,7 +374,14 @@ nlohmann::json device_stats_json(Device &device, const DeviceResult &r, const is
                    {"total_ns", r.total_ns},
                    {"dynamic_instructions", r.dynamic_instructions},
                    {"collectives", r.collectives},
-                   {"link_busy_ns", r.link_busy_ns}};
+                   {"link_busy_ns", r.link_busy_ns},
+                   {"devices", r.devices},
+                   {"hbm_device_bytes_per_ns", r.hbm_device_bytes_per_ns},
+                   {"hbm_bytes", r.hbm_bytes},
+                   {"hbm_utilization", device_hbm_utilization(r)},
+                   {"dma_engines", r.dma_engines},
+                   {"dma_busy_ns", r.dma_busy_ns},
+                   {"dma_utilization", device_dma_utilization(r)}};
   return doc;
 }
 

@@ -41,7 +41,7 @@ bool transposes(const isa::Inst &inst) {
 
 } // namespace
 
-DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem) {
+DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem, bool device_hbm) {
   DmaTransfer t;
   t.fixed_ps = to_ps(arch.dma_fixed_ns);
   t.transfer_overhead_ps = to_ps(arch.dma_transfer_overhead_ns);
@@ -95,17 +95,20 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
 
   // The rate: the engine's, at the transpose efficiency. A transfer that touches HBM moves no faster than its
   // share of the NeuronCore's HBM bandwidth over the engines it uses: its engine time on each engine is at least
-  // its bytes there over hbm / engines (the overheads overlap that streaming; docs/timing-model.md 2.3).
+  // its bytes there over hbm / engines (the overheads overlap that streaming; docs/timing-model.md 2.3). With
+  // device_hbm (a multi-core run) that share is not applied: the device's HBM is shared by its cores instead
+  // (engines/hbm.hpp), the transfer a stream capped at its engines' rate.
   double rate = arch.dma_engine_bytes_per_ns;
   if (t.transpose && arch.dma_transpose_hardware)
     rate *= t.touches_hbm ? arch.dma_transpose_dram_efficiency : arch.dma_transpose_sbuf_efficiency;
   const int64_t desc_ps =
       std::max<int64_t>(1, to_ps(arch.dma_descriptor_overhead_ns + static_cast<double>(t.desc_bytes) / rate));
+  t.stream_bytes_per_ns = rate * used;
   for (int e = 0; e < engines; ++e) {
     const int64_t n = rows_on[static_cast<size_t>(e)] * per_row;
     if (n == 0) continue;
     int64_t d = desc_ps;
-    if (t.touches_hbm) {
+    if (t.touches_hbm && !device_hbm) {
       const int64_t floor_ps = to_ps(static_cast<double>(n * t.desc_bytes) * used / arch.hbm_bytes_per_ns);
       if (floor_ps > t.transfer_overhead_ps + n * d) d = ceil_div(floor_ps - t.transfer_overhead_ps, n);
     }

@@ -7,6 +7,25 @@
 
 namespace neuronsim::engines {
 
+LinkSteps collective_link_steps(LinkPattern pattern, int64_t ranks, int64_t bytes) {
+  if (ranks <= 1) return {};
+  const double n = static_cast<double>(ranks);
+  const double chunk = static_cast<double>(bytes) / n;
+  switch (pattern) {
+  case LinkPattern::AllReduce:
+    return {2.0 * (n - 1.0), chunk};
+  case LinkPattern::AllGather:
+  case LinkPattern::ReduceScatter:
+  case LinkPattern::AllToAll:
+    return {n - 1.0, chunk};
+  case LinkPattern::PointToPoint:
+    return {1.0, static_cast<double>(bytes)};
+  case LinkPattern::Barrier:
+    return {n - 1.0, 0.0};
+  }
+  return {};
+}
+
 double collective_link_ns(const ArchParams &arch, LinkPattern pattern, int64_t ranks, int64_t bytes,
                           bool inter_device) {
   if (ranks <= 1) return 0.0;

@@ -259,6 +259,24 @@ TEST(Cli, LncTwoMatmulSplitsBetweenTheCores) {
   ASSERT_EQ(doc.at("cores").size(), 2u);
   EXPECT_EQ(doc.at("cores")[1].at("shard"), 1);
   EXPECT_EQ(doc.at("device").at("cores"), 2);
+  // The device's HBM and DMA engines: every DMA of matmul_lnc2 is a Load or Save between DRAM and SBUF, so the
+  // device's HBM carried the cores' DMA bytes; its utilization is those bytes over one trn2 device's 2900 B/ns for
+  // the run's time, the DMA engines' their busy time over 2 cores x 16 engines for that time.
+  EXPECT_NE(r.out.find("device HBM: "), std::string::npos) << r.out;
+  const auto &dev = doc.at("device");
+  EXPECT_EQ(dev.at("devices"), 1);
+  EXPECT_EQ(dev.at("hbm_device_bytes_per_ns").get<double>(), 2900.0);
+  const double cores_bytes = doc.at("cores")[0].at("dma").at("bytes").get<double>() +
+                             doc.at("cores")[1].at("dma").at("bytes").get<double>();
+  EXPECT_GT(cores_bytes, 0.0);
+  EXPECT_EQ(dev.at("hbm_bytes").get<double>(), cores_bytes);
+  const double total = dev.at("total_ns").get<double>();
+  EXPECT_NEAR(dev.at("hbm_utilization").get<double>(), cores_bytes / (2900.0 * total), 1e-12);
+  EXPECT_EQ(dev.at("dma_engines"), 32);
+  const double busy = doc.at("cores")[0].at("dma").at("busy_ns").get<double>() +
+                      doc.at("cores")[1].at("dma").at("busy_ns").get<double>();
+  EXPECT_NEAR(dev.at("dma_busy_ns").get<double>(), busy, 1e-6);
+  EXPECT_NEAR(dev.at("dma_utilization").get<double>(), busy / (32 * total), 1e-12);
   // The trace: one track group (pid) per core, each with its instructions.
   std::map<int, int> slices;
   const auto trace = nlohmann::json::parse(clitest::read_file(out + "/t.json"));

@@ -296,3 +296,100 @@ TEST(Device, TwoRankAllReduceTimeIsTheRingClosedForm) {
   EXPECT_NEAR(engines::collective_link_ns(d.core(0).arch(), engines::LinkPattern::AllGather, 4, 4096, false),
               3 * (1300.0 + 1024.0 / 360.0), 1e-9);  // N-1 = 3 steps of 4096 / 4 B
 }
+
+// ---- The device's shared HBM (README "Multi-core runs", engines/hbm.hpp) -------------------------------------
+
+namespace {
+
+// One [128, 4096] fp32 DRAM -> SBUF load per core: 2 MiB, each of trn2's 16 DMA engines moving 8 rows of
+// 16384 B (one descriptor per row). Returns each core's transfer time, from entering its ring to its completion.
+std::vector<double> load_2mib(int cores, const char *arch = "trn2") {
+  Builder b("load");
+  auto a = b.input("a", {128, 4096});
+  auto t = b.sbuf("t", {128, 4096});
+  b.add(InstructionType::Load, {Builder::ap(a.all())}, {Builder::ap(t.all())});
+  isa::Program p = b.finish();
+  std::vector<double> out;
+  auto take = [&](const sim::RunResult &r) {
+    for (const auto &e : r.events)
+      if (e.queue >= sim::kNumEngines) out.push_back(e.end_ns - e.issue_ns);
+  };
+  if (cores == 0) {  // a one-core run (the plain Simulator)
+    sim::Simulator s(p, opts(arch, true));
+    take(s.run());
+    return out;
+  }
+  sim::Device d(p, opts(arch, true), cores, 1);
+  for (const auto &c : d.run().cores) take(c);
+  return out;
+}
+
+} // namespace
+
+// trn2 (sim/arch/trn2.json). Engine time of the load on each engine: the transfer overhead 202.598 ns plus 8
+// descriptors of 2.174 + 16384 / 27.2 = 604.527 ns (integer ps: 604527) = 5038.814 ns, after the fixed 1300 ns.
+//  - A one-core run keeps the core's share of the device's HBM, hbm_bytes_per_ns = 360 B/ns, as a floor on each
+//    engine: 8 x 16384 B x 16 engines / 360 = 5825.422 ns, so 1300 + 5825.422 = 7125.422 ns.
+//  - In a multi-core run the cores share the device's 2900 B/ns instead: a core's stream is capped by its
+//    engines, 16 x 27.2 = 435.2 B/ns (2097152 / 435.2 = 4818.75 ns, under the engine time). Two cores at once ask
+//    for 870.4 <= 2900 B/ns: each takes its engine time, 1300 + 5038.814 = 6338.814 ns.
+//  - Eight cores at once ask for 3481.6 > 2900 B/ns: each gets 2900 / 8 = 362.5 B/ns and its bytes take
+//    2097152 / 362.5 = 5785.247 ns, longer than its engines: 1300 + 5785.247 = 7085.247 ns.
+TEST(DeviceHbm, EightCoresLoadingAtOnceShareTheDevicesBandwidth) {
+  const std::vector<double> one = load_2mib(0), two = load_2mib(2), eight = load_2mib(8);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_NEAR(one[0], 1300.0 + 8 * 16384.0 * 16 / 360.0, 1e-3);
+  ASSERT_EQ(two.size(), 2u);
+  for (double x : two) EXPECT_NEAR(x, 1300.0 + 202.598 + 8 * 604.527, 1e-3);
+  ASSERT_EQ(eight.size(), 8u);
+  for (double x : eight) EXPECT_NEAR(x, 1300.0 + 2097152.0 / 362.5, 1e-3);
+}
+
+namespace {
+
+// Two trn1 cores (one device), each running `load` (the [128, 4096] fp32 load above, 2 MiB) and/or an AllReduce of
+// a [128, 2048] fp32 SBUF buffer (1 MiB) between them, both issued from the same queue at t0 (the collective right
+// after the load's one-cycle trigger). Returns core 0's (load time from entering its ring, collective time).
+std::pair<double, double> load_and_allreduce(bool load, bool allreduce) {
+  Builder b("ovl");
+  auto a = b.input("a", {128, 4096});
+  auto t = b.sbuf("t", {128, 4096});
+  auto c = b.sbuf("c", {128, 2048}), o = b.sbuf("o", {128, 2048});
+  if (load) b.add(InstructionType::Load, {Builder::ap(a.all())}, {Builder::ap(t.all())});
+  if (allreduce)
+    b.add(InstructionType::CollectiveCompute, {Builder::ap(c.all())}, {Builder::ap(o.all())})
+        .collective_kind("AllReduce").op(AluOp::add).replica_groups({{0, 1}});
+  isa::Program p = b.finish();
+  sim::Device d(p, opts("trn1", true), 2, 1);
+  const sim::DeviceResult r = d.run();
+  double dma = 0, cc = 0;
+  for (const auto &e : r.cores[0].events) {
+    if (e.queue >= sim::kNumEngines) dma = e.end_ns - e.issue_ns;
+    else if (allreduce && e.inst == (load ? 1 : 0)) cc = e.end_ns - e.start_ns;
+  }
+  return {dma, cc};
+}
+
+} // namespace
+
+// The collective's ring traffic competes with the cores' DMAs on the device's HBM (trn1: 820 B/ns for 2 cores,
+// sim/arch/trn1.json). The AllReduce of 1 MiB on 2 ranks is 2 steps of 524288 B per member: 2 members x 2 steps x
+// 524288 = 2 MiB through the HBM at most at 2 x 410 = 820 B/ns (link_intra_bytes_per_ns per member).
+//  - Alone: the link model's closed form, 2 x (1300 + 524288 / 410) = 5157.502 ns.
+//  - The loads alone: two streams capped at 16 x 27.2 = 435.2 B/ns get 820 / 2 = 410 each, 2097152 / 410 =
+//    5115.005 ns, under the engine time 705.432 + 8 x 604.527 = 5541.648 ns: 1300 + 5541.648 = 6841.648 ns.
+//  - Together: the collective's stream runs alone at 820 B/ns for the loads' fixed 1300 ns (820 x 1300 =
+//    1066000 B), then three streams (caps 820, 435.2, 435.2) share 820 / 3 B/ns each: the collective's remaining
+//    2097152 - 1066000 = 1031152 B take 1031152 x 3 / 820 = 3772.507 ns; each load moved 1031152 B meanwhile and
+//    moves its last 1066000 B at 410 B/ns in 2600 ns. The load: 1300 + 3772.507 + 2600 = 7672.507 ns (its bytes,
+//    not its engines, now end it); the collective: its 2 step latencies 2600 + its stream's 1300 + 3772.507 =
+//    7672.507 ns.
+TEST(DeviceHbm, ACollectiveOverlappingLoadsSlowsThemAndItself) {
+  const auto alone = load_and_allreduce(false, true), loads = load_and_allreduce(true, false),
+             both = load_and_allreduce(true, true);
+  EXPECT_NEAR(alone.second, 2 * (1300.0 + 524288.0 / 410.0), 1e-3);
+  EXPECT_NEAR(loads.first, 1300.0 + 705.432 + 8 * 604.527, 1e-3);
+  const double shared = (2097152.0 - 820.0 * 1300.0) * 3.0 / 820.0;  // 3772.507
+  EXPECT_NEAR(both.first, 1300.0 + shared + (2097152.0 - (2097152.0 - 820.0 * 1300.0)) / 410.0, 2e-3);
+  EXPECT_NEAR(both.second, 2 * 1300.0 + 1300.0 + shared, 2e-3);
+}

@@ -40,5 +40,12 @@ enum class LinkPattern { AllReduce, AllGather, ReduceScatter, AllToAll, PointToP
 double collective_link_ns(const ArchParams &arch, LinkPattern pattern, int64_t ranks, int64_t bytes,
                           bool inter_device);
 LinkPattern link_pattern(const std::string &collective_kind);
+// The ring's steps and the bytes one member sends per step (the terms of collective_link_ns: its time is
+// steps x (latency + step_bytes / bandwidth)).
+struct LinkSteps {
+  double steps = 0;
+  double step_bytes = 0;
+};
+LinkSteps collective_link_steps(LinkPattern pattern, int64_t ranks, int64_t bytes);
 
 } // namespace neuronsim::engines

@@ -48,12 +48,14 @@ struct DmaTransfer {
   std::vector<DmaPart> parts;     // one per engine used, by engine number
   int64_t transfer_overhead_ps = 0;  // with the first descriptor on each engine
   int64_t fixed_ps = 0;              // from entering the queue to the descriptors being available
+  double stream_bytes_per_ns = 0;    // the rate its engines move it at, overheads aside: engines used x rate
 };
 
 // Decomposes a DMA-queue instruction (Load, Save, DMACopy, indirect and descriptor forms, collectives' local
 // movement) into descriptors and engines: source = the first tensor operand of `ins`, destination = the first of
-// `outs`, `bytes` = every output's bytes.
-DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem);
+// `outs`, `bytes` = every output's bytes. `device_hbm`: a multi-core run, whose cores share the device's HBM
+// (engines/hbm.hpp) instead of each keeping its hbm_bytes_per_ns share (no per-transfer HBM floor).
+DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem, bool device_hbm = false);
 
 // What one DMA engine did over a run.
 struct DmaEngineTotals {

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "neuronsim/engines/hbm.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
 namespace neuronsim::sim {
@@ -42,7 +43,12 @@ struct Rendezvous {
   int count = 0;
   bool done = false;
   int64_t finish_ps = 0;            // when it completes on every member
-  double link_ns = 0;               // the link model's part
+  double link_ns = 0;               // the link model's part (the ring's closed form)
+  // Its ring traffic on each device's HBM (device, stream; README "Multi-core runs"): it completes at the last
+  // arrival + the ring's latencies + the time its bytes take there (the closed form when nothing contends).
+  std::vector<std::pair<int, int>> hbm;
+  int64_t last_ps = 0;
+  double latency_ns = 0;
   std::exception_ptr error;         // its numerics failed: every member's run ends with it
 };
 
@@ -52,6 +58,13 @@ struct DeviceResult {
   int64_t dynamic_instructions = 0; // over all cores
   int64_t collectives = 0;          // rendezvous completed
   double link_busy_ns = 0;          // the link model's time summed over collectives
+  // The devices' HBM (README "Multi-core runs"): devices the cores fill (device_cores each), the bytes DMA
+  // transfers and collectives moved through their HBM, and each device's bandwidth (hbm_device_bytes_per_ns).
+  int devices = 1;
+  double hbm_bytes = 0;
+  double hbm_device_bytes_per_ns = 0;
+  double dma_busy_ns = 0;           // the DMA engines' busy time summed over every core's engines
+  int dma_engines = 0;              // over every core
 };
 
 class Device {
@@ -81,6 +94,15 @@ public:
   Rendezvous *arrive(int core, const ScheduledInst &si, int64_t ps);
   // How a core is woken when a rendezvous it waits on completes (set by the core at the start of the run).
   void on_wake(int core, std::function<void()> wake) { wake_[static_cast<size_t>(core)] = std::move(wake); }
+  // When the collective completes on its members (a collective whose ring traffic is slowed on the HBM by
+  // transfers that start later completes later: the members re-read it until it has passed).
+  int64_t finish_ps(const Rendezvous &rv);
+
+  // The HBM of core `core`'s device (engines/hbm.hpp; a Device of one core keeps the one-core run's share instead): a DMA transfer of `bytes` through it from `start_ps`, at
+  // most `cap` B/ns (its engines' rate), entered at `now_ps`; its projected finish; releasing it once published.
+  int hbm_add(int core, int64_t now_ps, int64_t start_ps, double bytes, double cap);
+  int64_t hbm_finish_ps(int core, int handle);
+  void hbm_release(int core, int handle);
 
 private:
   std::vector<int> group_of(int core, const ScheduledInst &si) const;
@@ -94,12 +116,19 @@ private:
   std::vector<std::map<std::string, int64_t>> ordinal_;      // per core: collectives met per group key
   int64_t completed_ = 0;
   double link_ns_ = 0;
+  int device_cores_ = 1;
+  std::vector<engines::HbmShare> hbm_;  // per device
 };
 
+// The devices' HBM utilization (bytes moved / (devices x hbm_device_bytes_per_ns x total_ns)) and the DMA
+// engines' (busy time / (engines x total_ns)).
+double device_hbm_utilization(const DeviceResult &r);
+double device_dma_utilization(const DeviceResult &r);
 // The CLI summary's device part: one line per core (its time, instructions, busy engines) and the device's.
 void print_device_summary(std::ostream &out, Device &device, const DeviceResult &r);
 // The --stats document of a multi-core run: core 0's document (as a single-core run writes it) plus "cores" (each
-// core's document, with its shard and rank) and "device" (cores, LNC, total time, collectives, link time).
+// core's document, with its shard and rank) and "device" (cores, LNC, total time, collectives, link time, the
+// devices' HBM bytes and utilization, the DMA engines' busy time and utilization).
 nlohmann::json device_stats_json(Device &device, const DeviceResult &r, const isa::Program &p,
                                  const std::vector<std::string> &command_line);
 
