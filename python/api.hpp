@@ -61,7 +61,8 @@ struct Report {
 KernelInfo load(pybind11::handle kernel);
 Result run(pybind11::handle kernel, pybind11::handle inputs, pybind11::handle arch,
            bool timing_only, pybind11::handle expect, std::optional<double> rtol, std::optional<double> atol,
-           std::optional<std::string> kernel_sim, pybind11::handle trace, int64_t max_instructions, int cores, int lnc);
+           std::optional<std::string> kernel_sim, pybind11::handle trace, int64_t max_instructions, int cores, int lnc,
+           const std::string &schedule);
 pybind11::object isa();
 // The parameters of a built-in architecture or an architecture file, {"name": ..., <key>: value, ...}.
 pybind11::object arch_params(pybind11::handle arch);

@@ -62,6 +62,9 @@ cores, lnc   NeuronCores in the run and physical cores per logical core (as --co
              "cores" (one document per core) and "device". Each rank has its own DRAM: with several ranks
              every output is the ranks' arrays stacked, outputs["y"][r] rank r's; an expect folder's rank<r>/
              subfolders hold rank r's expected outputs, and mismatches name "rank<r>/<tensor>"
+schedule     "auto" (default), "whole" or "streamed", as --schedule (README "Long kernels"): how the run holds
+             its dynamic schedule; every result is the same either way. auto streams a timing-only run without
+             a trace of a program without data-dependent branches, so that long kernels run in bounded memory
 
 The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInterrupt.)";
 
@@ -191,7 +194,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("arch") = py::none(), py::arg("timing_only") = false, py::arg("expect") = py::none(),
         py::arg("rtol") = py::none(), py::arg("atol") = py::none(), py::arg("kernel_sim") = py::none(),
         py::arg("trace") = py::none(), py::arg("max_instructions") = neuronsim::sim::kDefaultMaxInstructions,
-        py::arg("cores") = 1, py::arg("lnc") = 1);
+        py::arg("cores") = 1, py::arg("lnc") = 1, py::arg("schedule") = "auto");
   m.def("load", &load, "Reads a kernel (BIR JSON path, workload folder, bundle-stream folder) into a Kernel.",
         py::arg("kernel"));
   m.def("arch_params", &arch_params,

@@ -92,7 +92,7 @@ sim::InputSpec inputs_arg(py::handle inputs) {
 Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_only,
            py::handle expect, std::optional<double> rtol, std::optional<double> atol,
            std::optional<std::string> kernel_sim, py::handle trace, int64_t max_instructions, int cores,
-           int lnc) {
+           int lnc, const std::string &schedule) {
   const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
   sim::RunSettings s;
   s.names = sim::python_setting_names();
@@ -101,6 +101,9 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
     s.options.arch = guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); });
   s.options.timing_only = timing_only;
   s.options.max_instructions = max_instructions;
+  // As the CLI's --schedule, default auto: nothing here reads the schedule's entries or the events after the run
+  // (the stats document, the outputs and the trace are the same either way).
+  s.options.schedule = sim::parse_schedule(schedule, "schedule");
   if (cores < 1 || lnc < 1)
     throw UsageError(std::string(cores < 1 ? "cores" : "lnc") + " must be at least 1, got " +
                      std::to_string(cores < 1 ? cores : lnc));

@@ -17,6 +17,7 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 #include <systemc>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -295,7 +296,7 @@ SC_MODULE(Core) {
       const int64_t engine_wait = f.first - f.issue - to_ps(j.arch->dma_fixed_ns);
       ev.wait_ns[static_cast<size_t>(WaitReason::DmaEngine)] =
           static_cast<double>(std::max<int64_t>(0, engine_wait)) / 1000.0;
-      if (j.stream) j.recorded(ev, false);
+      if (j.stream && !j.recorded(ev, false, pos, f.gate_at)) abort_run(j, j.record_error);
       if (j.on_event) (*j.on_event)(ev, si, *j.result);
       j.known[q] = pos + 1;
       j.done_with(q, pos + 1);
@@ -420,8 +421,8 @@ SC_MODULE(Core) {
       // 1. Dependencies. The gate is whatever was satisfied last (for the critical path).
       const PosTimes *prev = pos > 0 ? times_of(j, q, pos - 1) : nullptr;
       if (pos > 0 && !prev) continue;
-      int64_t gate = -1, gate_t = prev ? prev->release : -1;
-      if (prev) gate = prev->seq;
+      int64_t gate = -1, gate_t = prev ? prev->release : -1, gate_at = -1;  // gate_at: its path_at (streamed runs)
+      if (prev) gate = prev->seq, gate_at = path_at(q, pos - 1);
       // A producer's completion time is known as soon as it issues (a DMA transfer's when the DMA thread publishes
       // it), so the waits only block until then; the thread then sleeps once, until the latest completion (one
       // context switch, not one per dependency).
@@ -438,14 +439,14 @@ SC_MODULE(Core) {
         const PosTimes *p = times_of(j, w.queue, w.count - 1);
         if (!p) break;
         const int64_t t = p->finish;
-        if (t > gate_t) gate_t = t, gate = p->seq;
+        if (t > gate_t) gate_t = t, gate = p->seq, gate_at = path_at(w.queue, w.count - 1);
         ready = std::max(ready, t);
       }
       if (stale || generation != gen || j.aborted) continue;
 
       const isa::Engine engine = queue_engine(q);
       if (engine == isa::Engine::DMA) {
-        dma_transfer(j, q, pos, seq, si, queue_free, ready, gate, gen);
+        dma_transfer(j, q, pos, seq, si, queue_free, ready, gate, gate_at, gen);
         continue;
       }
 
@@ -578,7 +579,7 @@ SC_MODULE(Core) {
       waited(WaitReason::Dependency, queue_free, ready);
       waited(inst.waits.empty() ? WaitReason::Dependency : WaitReason::Semaphore, ready, sem_ready_at);
       waited(resource_reason(limiting), std::max(sem_ready_at, queue_free), start);
-      if (j.stream) j.recorded(ev, si.trigger);
+      if (j.stream && !j.recorded(ev, si.trigger, pos, gate_at)) abort_run(j, j.record_error);
       if (j.on_event) (*j.on_event)(ev, si, *j.result);
       // The previous matmul's entry stays while pe_stationary points into it.
       j.done_with(q, q == kPeQueue ? std::min(pos + 1, j.pe_stationary_pos) : pos + 1);
@@ -589,7 +590,7 @@ SC_MODULE(Core) {
   // ring -- the transfer dma_ring_depth places earlier must have completed --, enters the ring and hands its
   // descriptors to the DMA engines. Its completion is published by the DMA thread.
   void dma_transfer(Job &j, int q, int64_t pos, int64_t seq, const ScheduledInst &si, int64_t queue_free,
-                    int64_t ready, int64_t gate, uint64_t gen) {
+                    int64_t ready, int64_t gate, int64_t gate_at, uint64_t gen) {
     const isa::Inst &inst = *si.d.inst;
     const int64_t dep_ready = ready;
     const int64_t depth = std::max(1, j.arch->dma_ring_depth);
@@ -600,7 +601,7 @@ SC_MODULE(Core) {
       if (stale || j.aborted) return;
       const PosTimes *p = times_of(j, q, k);
       if (!p) return;
-      if (p->finish > ready) ready = p->finish, gate = p->seq;
+      if (p->finish > ready) ready = p->finish, gate = p->seq, gate_at = path_at(q, k);
     }
     wait_until(ready);
     bool stale = false;
@@ -622,6 +623,7 @@ SC_MODULE(Core) {
       f.hbm = j.device->hbm_add(j.core, now, now + t.fixed_ps, static_cast<double>(t.bytes), t.stream_bytes_per_ns);
     f.issue = now;
     f.gate = gate;
+    f.gate_at = gate_at;
     f.bytes = t.bytes;
     f.descriptors = t.descriptors;
     PosTimes &here = j.times[q].make(pos);
@@ -686,10 +688,10 @@ void clear_stack_shadow() {
 
 void pass_last_slices(Job &j) { Core::pass_slices(j, 0); }
 
-void Job::recorded(const TraceEvent &ev, bool trigger) {
+bool Job::recorded(const TraceEvent &ev, bool trigger, int64_t pos, int64_t gate_at) {
   if (collect) {
     if ((*collect)[static_cast<size_t>(ev.seq)]) collected.push_back(ev);
-    return;
+    return true;
   }
   ProfileSums &p = result->profile[static_cast<size_t>(profile_row(ev.inst, ev.queue))];
   if (p.queue < 0) p.queue = ev.queue, p.trigger = trigger;
@@ -697,13 +699,24 @@ void Job::recorded(const TraceEvent &ev, bool trigger) {
   ++p.executions;
   p.busy_ns += ev.busy_ns;
   for (int i = 0; i < kNumWaitReasons; ++i) p.wait_ns[static_cast<size_t>(i)] += ev.wait_ns[static_cast<size_t>(i)];
-  PathStep &r = result->steps[static_cast<size_t>(ev.seq)];
-  r.issue_ns = ev.issue_ns;
-  r.gate1 = static_cast<uint32_t>(ev.gate + 1);
-  r.row = static_cast<int32_t>(profile_row(ev.inst, ev.queue));
-  if (last_seq < 0 || ev.finish_ns > last_finish) last_seq = ev.seq, last_finish = ev.finish_ns;
+  if (last_seq < 0 || ev.finish_ns > last_finish) last_seq = ev.seq, last_at = path_at(ev.queue, pos), last_finish = ev.finish_ns;
   tail.push_back(ev);
   if (static_cast<int64_t>(tail.size()) > kStreamedEventTail) tail.pop_front();
+  // Each queue records its positions in order, so its log's next record is this position's.
+  if (pos != path->size(ev.queue)) {
+    record_error = std::make_exception_ptr(std::logic_error("internal: the streamed run recorded " +
+                                                            std::string(queue_name(ev.queue)) + " position " +
+                                                            std::to_string(pos) + " out of order"));
+    return false;
+  }
+  PathRecord r;
+  r.issue_ns = ev.issue_ns;
+  r.seq = static_cast<uint32_t>(ev.seq);
+  r.row = static_cast<int32_t>(profile_row(ev.inst, ev.queue));
+  if (gate_at >= 0) r.gate_pos1 = static_cast<uint32_t>(gate_at / kMaxQueues + 1), r.gate_queue = static_cast<uint8_t>(gate_at % kMaxQueues);
+  if (path->add(ev.queue, r)) return true;
+  record_error = path->error();
+  return false;
 }
 
 void Job::done_with(int q, int64_t pos) {

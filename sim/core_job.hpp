@@ -9,6 +9,7 @@
 #include "neuronsim/engines/dma.hpp"
 #include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "sim/path_log.hpp"
 #include "sim/schedule_stream.hpp"
 
 namespace neuronsim::sim::core_detail {
@@ -62,6 +63,7 @@ struct DmaInFlight {
   int64_t first = 0;    // first descriptor's start
   int64_t busy = 0;     // DMA-engine time of its descriptors
   int64_t gate = -1;
+  int64_t gate_at = -1; // the gate's path_at (streamed runs)
   int64_t bytes = 0, descriptors = 0;
   int64_t wait_dep = 0, wait_ring = 0, wait_sem = 0;  // ps, the wait reasons before it entered the ring
   int hbm = -1;              // its stream on the device's HBM (a multi-core run; sim/device.hpp), or -1
@@ -162,6 +164,9 @@ struct Job {
   TraceEvent scratch;                   // the event being recorded
   std::deque<TraceEvent> tail;          // the last kStreamedEventTail events
   int64_t last_seq = -1;                // the first event with the latest finish so far
+  int64_t last_at = -1;                 // its path_at
+  std::unique_ptr<PathLog> path;        // every event's PathRecord, for the critical-path walk
+  std::exception_ptr record_error;      // why recorded() failed
   const std::vector<bool> *collect = nullptr;  // a replay: keep only these events (by number), in `collected`
   std::vector<TraceEvent> collected;
   double last_finish = 0.0;
@@ -178,7 +183,9 @@ struct Job {
     scratch = TraceEvent{};
     return scratch;
   }
-  void recorded(const TraceEvent &ev, bool trigger);
+  // `pos`: the event's queue position; `gate_at`: its gate's path_at (-1: none). False when the path log could
+  // not take its record (the run stops with record_error).
+  bool recorded(const TraceEvent &ev, bool trigger, int64_t pos, int64_t gate_at);
   // Queue q's positions before pos are read no more (a streamed run frees their entries); the completion times
   // stay for kStreamHorizon positions.
   void done_with(int q, int64_t pos);

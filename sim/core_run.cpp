@@ -143,22 +143,76 @@ void find_contention(Job &j, const Schedule &s) {
   m[4] = bank_writers;  // SP
 }
 
-// A streamed run's critical path: the gates followed back from the last completion over the steps, and the full
-// events of its last links that the tail still holds; returns the links whose events it does not hold.
+// A streamed run's critical path, from the records of its path log (sim/path_log.hpp): the gates followed back
+// from the last completion, then each link's time on the path (from its issue to the next link's) added into its
+// profile row and its engine's share from the first link to the last (the additions stats.cpp makes for a whole
+// run, in the same order: the same doubles). The walk back counts the links, keeps the listed ones and marks
+// every kFoldSegment-th; each segment is then walked again from its mark and summed forwards, so memory stays
+// bounded whatever the path's length. Also the full events of the listed links that the tail still holds;
+// returns the listed links whose events it does not hold.
+constexpr int64_t kFoldSegment = int64_t(1) << 16;
+
 std::vector<int64_t> fold_critical_path(Job &j, RunResult &r) {
   std::vector<int64_t> missing;
   if (j.last_seq < 0) return missing;
   r.total_ns = j.last_finish;
-  for (int64_t s = j.last_seq; s >= 0; s = static_cast<int64_t>(r.steps[static_cast<size_t>(s)].gate1) - 1)
-    r.critical_path.push_back(s);
+  PathLog &log = *j.path;
+  auto record = [&](int64_t at) -> const PathRecord & {
+    return log.at(static_cast<int>(at % kMaxQueues), at / kMaxQueues);
+  };
+  auto gate_of = [](const PathRecord &p) {
+    return p.gate_pos1 ? path_at(p.gate_queue, static_cast<int64_t>(p.gate_pos1) - 1) : int64_t(-1);
+  };
+  std::vector<int64_t> marks;
+  int64_t n = 0;
+  for (int64_t at = j.last_at; at >= 0; ++n) {
+    if (n % kFoldSegment == 0) marks.push_back(at);
+    const PathRecord &p = record(at);
+    if (n < static_cast<int64_t>(kCriticalPathListed)) r.critical_path.push_back(p.seq);
+    at = gate_of(p);
+  }
   std::reverse(r.critical_path.begin(), r.critical_path.end());
+  r.critical_path_length = n;
+
+  std::array<int, kMaxQueues> share_of;  // the queue's entry in critical_path_engines, -1 before its first link
+  share_of.fill(-1);
+  auto span = [&](const PathRecord &st, double until) {
+    const double ns = std::max(0.0, until - st.issue_ns);
+    ProfileSums &row = r.profile[static_cast<size_t>(st.row)];
+    row.critical_path_ns += ns;
+    int &k = share_of[static_cast<size_t>(row.queue)];
+    if (k < 0) {
+      const std::string name = row.queue < kNumEngines ? queue_name(row.queue) : "DMA";
+      auto &e = r.critical_path_engines;
+      k = static_cast<int>(std::find_if(e.begin(), e.end(), [&](const auto &x) { return x.first == name; }) - e.begin());
+      if (k == static_cast<int>(e.size())) e.emplace_back(name, 0.0);
+    }
+    r.critical_path_engines[static_cast<size_t>(k)].second += ns;
+  };
+  std::vector<PathRecord> segment;
+  PathRecord prev;
+  bool have = false;
+  for (size_t m = marks.size(); m-- > 0;) {
+    segment.clear();
+    int64_t at = marks[m];
+    for (int64_t k = std::min(kFoldSegment, n - static_cast<int64_t>(m) * kFoldSegment); k > 0; --k) {
+      segment.push_back(record(at));
+      at = gate_of(segment.back());
+    }
+    for (auto it = segment.rbegin(); it != segment.rend(); ++it) {
+      if (have) span(prev, it->issue_ns);
+      prev = *it;
+      have = true;
+    }
+  }
+  if (have) span(prev, r.total_ns);
+
   std::unordered_map<int64_t, const TraceEvent *> tail;
   for (const auto &e : j.tail) tail.emplace(e.seq, &e);
-  const size_t n = r.critical_path.size();
-  for (size_t i = n > kCriticalPathListed ? n - kCriticalPathListed : 0; i < n; ++i) {
-    const auto it = tail.find(r.critical_path[i]);
+  for (const int64_t seq : r.critical_path) {
+    const auto it = tail.find(seq);
     if (it != tail.end()) r.events.push_back(*it->second);
-    else missing.push_back(r.critical_path[i]);
+    else missing.push_back(seq);
   }
   return missing;
 }
@@ -245,7 +299,7 @@ void Simulator::begin_run(Device *device, int core_index) {
                               std::to_string(entries) + "; run with --schedule=whole");
     result.streamed = true;
     result.profile.resize(2 * program_.insts.size());
-    result.steps.resize(static_cast<size_t>(entries));
+    job->path = std::make_unique<PathLog>(program_.file, options_.critical_path_block);
   } else {
     job->schedule = &schedule();
     for (int q = 0; q < kMaxQueues; ++q) job->length[q] = static_cast<int64_t>(schedule().queues[q].size());
@@ -310,7 +364,15 @@ RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out
   }
   if (streamed_) {
     result.schedule_peak_held = stream->peak_held();
-    std::vector<int64_t> missing = fold_critical_path(*job, result);
+    std::vector<int64_t> missing;
+    try {
+      missing = fold_critical_path(*job, result);
+    } catch (...) {
+      clear_stack_shadow();
+      throw;
+    }
+    result.critical_path_spilled = job->path->spilled_bytes();
+    job->path.reset();  // its file goes with it
     if (missing.empty()) return std::move(result);
     // Links the stats list shows whose events the tail no longer held: the same run again (it is deterministic,
     // and its times are relative to its start), keeping only those events.
@@ -352,6 +414,7 @@ RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out
     for (const TraceEvent *e = last; e; e = e->gate >= 0 ? by_seq[static_cast<size_t>(e->gate)] : nullptr)
       result.critical_path.push_back(e->seq);
     std::reverse(result.critical_path.begin(), result.critical_path.end());
+    result.critical_path_length = static_cast<int64_t>(result.critical_path.size());
   }
   return std::move(result);
 }

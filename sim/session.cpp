@@ -596,6 +596,13 @@ std::string report_text(const ValidateReport &r) {
   return s + r.summary + "\n";
 }
 
+ScheduleMode parse_schedule(const std::string &value, const std::string &option) {
+  if (value == "auto") return ScheduleMode::Auto;
+  if (value == "whole") return ScheduleMode::Whole;
+  if (value == "streamed") return ScheduleMode::Streamed;
+  throw UsageError(option + " takes auto, whole or streamed, got '" + value + "'");
+}
+
 std::string parse_arch(const std::string &value, const std::string &option) {
   // A file is read and checked now, so that a bad one is reported before any work (InputError, exit 3).
   if (engines::names_arch_file(value)) {

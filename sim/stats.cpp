@@ -62,17 +62,9 @@ struct Sums {
 int64_t row_key(const TraceEvent &e) { return profile_row(e.inst, e.queue); }
 
 // The time each critical-path instruction holds the path: from its issue to the next one's (as the shares), given
-// as f(row, queue, ns). A streamed run gives each link's step (RunResult::steps) instead of its event.
+// as f(row, queue, ns). A whole run's; a streamed run's sums come folded in RunResult::profile and
+// critical_path_engines (sim/core_run.cpp, which makes the same additions in the same order).
 template <class F> void critical_path_spans(const RunResult &r, const Schedule &s, F &&f) {
-  if (r.streamed) {
-    const auto &cp = r.critical_path;
-    for (size_t i = 0; i < cp.size(); ++i) {
-      const PathStep &st = r.steps[static_cast<size_t>(cp[i])];
-      const double until = i + 1 < cp.size() ? r.steps[static_cast<size_t>(cp[i + 1])].issue_ns : r.total_ns;
-      f(st.row, r.profile[static_cast<size_t>(st.row)].queue, std::max(0.0, until - st.issue_ns));
-    }
-    return;
-  }
   std::vector<const TraceEvent *> by_seq(s.insts.size(), nullptr);
   for (const auto &e : r.events) by_seq[static_cast<size_t>(e.seq)] = &e;
   for (size_t i = 0; i < r.critical_path.size(); ++i) {
@@ -94,6 +86,7 @@ nlohmann::json profile_json(const RunResult &r, const Schedule &s, const isa::Pr
     for (size_t k = 0; k < n_rows && k < r.profile.size(); ++k) {
       const ProfileSums &x = r.profile[k];
       per_row[k].executions = x.executions, per_row[k].busy_ns = x.busy_ns, per_row[k].wait_ns = x.wait_ns;
+      per_row[k].critical_path_ns = x.critical_path_ns;
       queue_of[k] = {x.queue, x.trigger};
     }
   } else {
@@ -103,7 +96,8 @@ nlohmann::json profile_json(const RunResult &r, const Schedule &s, const isa::Pr
       if (queue_of[k].first < 0) queue_of[k] = {e.queue, s.insts[static_cast<size_t>(e.seq)].trigger};
     }
   }
-  critical_path_spans(r, s, [&](int64_t row, int, double ns) { per_row[static_cast<size_t>(row)].critical_path_ns += ns; });
+  if (!r.streamed)
+    critical_path_spans(r, s, [&](int64_t row, int, double ns) { per_row[static_cast<size_t>(row)].critical_path_ns += ns; });
   std::map<int64_t, Sums> rows;
   std::map<int64_t, std::pair<int, bool>> row_queue;
   std::map<std::string, Sums> opcodes, engines;
@@ -174,7 +168,8 @@ std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult
       if (kv.first == name) return void(kv.second += ns);
     shares.emplace_back(name, ns);
   };
-  critical_path_spans(r, s, [&](int64_t, int queue, double ns) { add(queue < kNumEngines ? queue_name(queue) : "DMA", ns); });
+  if (r.streamed) shares = r.critical_path_engines;
+  else critical_path_spans(r, s, [&](int64_t, int queue, double ns) { add(queue < kNumEngines ? queue_name(queue) : "DMA", ns); });
   std::stable_sort(shares.begin(), shares.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
   return shares;
 }
@@ -256,7 +251,7 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
   for (const auto &[name, ns] : sh) shares[name] = ns;
   j["critical_path_ns"] = shares;
   j["bottleneck"] = sh.empty() ? "" : sh.front().first;
-  j["critical_path_length"] = r.critical_path.size();
+  j["critical_path_length"] = r.streamed ? static_cast<size_t>(r.critical_path_length) : r.critical_path.size();
   j["profile"] = profile_json(r, s, p);
   return j;
 }

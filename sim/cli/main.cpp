@@ -231,13 +231,7 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--save-inputs") set.save_inputs = need_path(a, i);
     else if (o == "--quiet") quiet = true;
     else if (o == "--timing-only") opts.timing_only = true;
-    else if (o == "--schedule") {
-      const std::string m = need_value(a, i);
-      if (m == "auto") opts.schedule = sim::ScheduleMode::Auto;
-      else if (m == "whole") opts.schedule = sim::ScheduleMode::Whole;
-      else if (m == "streamed") opts.schedule = sim::ScheduleMode::Streamed;
-      else throw UsageError("--schedule takes auto, whole or streamed, got '" + m + "'");
-    }
+    else if (o == "--schedule") opts.schedule = sim::parse_schedule(need_value(a, i), "--schedule");
     else if (o == "--max-instructions") opts.max_instructions = parse_instruction_count(o, need_value(a, i));
     else if (o == "--cores") set.cores = parse_count(o, need_value(a, i));
     else if (o == "--lnc") set.lnc = parse_count(o, need_value(a, i));

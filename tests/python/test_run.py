@@ -331,3 +331,47 @@ def test_inputs_per_rank_as_a_list():
         neuronsim.run(kernel, [blk[0]] * 3, arch="trn2", cores=2)
     with pytest.raises(neuronsim.InvalidInput, match="inputs/rank2: no such directory"):
         neuronsim.run(kernel, arch="trn2", cores=4)
+
+
+def test_schedule():
+    # schedule= is --schedule (README "Long kernels"): the same run whichever way the schedule is held, so the
+    # same total and the same stats document (matmul_tiled at trn1: 1,120 dynamic instructions; the default, auto,
+    # streams a timing-only run without a trace)
+    runs = {mode: neuronsim.run("workloads/matmul_tiled", timing_only=True, schedule=mode)
+            for mode in ("whole", "streamed", "auto")}
+    runs["default"] = neuronsim.run("workloads/matmul_tiled", timing_only=True)
+    for mode, r in runs.items():
+        assert r.total_ns == runs["whole"].total_ns, mode
+        assert r.stats == runs["whole"].stats, mode
+    if SANITIZED:
+        return  # the refusals below are throws after SystemC ran in the process (see test_max_instructions)
+    with pytest.raises(neuronsim.UsageError) as e:
+        neuronsim.run(K1, timing_only=True, schedule="lazy")
+    assert str(e.value) == "schedule takes auto, whole or streamed, got 'lazy'"
+    # The option reaches the run: a program that branches on run-time values cannot be streamed, and says so,
+    # while the whole schedule runs it into the instruction limit.
+    branchy = str(ROOT / "tests/cli/bad_inputs/max_instructions_runaway_branch.bir.json")
+    with pytest.raises(neuronsim.InvalidInput) as e:
+        neuronsim.run(branchy, timing_only=True, schedule="streamed", max_instructions=100)
+    assert "--schedule=streamed needs a program whose structure fixes its path" in str(e.value)
+    with pytest.raises(neuronsim.InvalidInput) as e:
+        neuronsim.run(branchy, timing_only=True, schedule="whole", max_instructions=100)
+    assert "more than 100 dynamic instructions (--max-instructions)" in str(e.value)
+
+
+def test_readme_python_example(tmp):
+    # The README's "Python" example block, as written, from a folder holding the checkout's workloads/ (it writes
+    # t.json there).
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("\n## Python\n"):]
+    block = section[section.index("```python\n") + len("```python\n"):]
+    block = block[:block.index("```")]
+    assert 'schedule="whole"' in block
+    (tmp / "workloads").symlink_to(ROOT / "workloads")
+    cwd = os.getcwd()
+    os.chdir(tmp)
+    try:
+        exec(compile(block, "README.md (Python)", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    assert (tmp / "t.json").is_file()

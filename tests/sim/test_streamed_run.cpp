@@ -4,6 +4,8 @@
 // shares, critical-path list) and the printed summary; errors are reported the same.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "neuronsim/builder.hpp"
@@ -11,6 +13,8 @@
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/stats.hpp"
+#include "sim/path_log.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace neuronsim;
 using builder::Builder;
@@ -24,12 +28,14 @@ struct Outcome {
   std::string summary;
 };
 
-Outcome run(const isa::Program &p, const std::string &arch, sim::ScheduleMode mode, int64_t window = 4096) {
+Outcome run(const isa::Program &p, const std::string &arch, sim::ScheduleMode mode, int64_t window = 4096,
+            int64_t path_block = 4096) {
   sim::RunOptions o;
   o.arch = arch;
   o.timing_only = true;
   o.schedule = mode;
   o.schedule_window = window;
+  o.critical_path_block = path_block;
   sim::Simulator s(p, o);
   Outcome out;
   out.r = s.run();
@@ -213,4 +219,122 @@ TEST(StreamedRun, AnAccessPastItsTensorPartWayIsReportedAsTheWholeScheduleReport
   const std::string m = both(b.finish(), sim::kDefaultMaxInstructions);
   EXPECT_NE(m.find("out of bounds of tensor 'a'"), std::string::npos) << m;
   EXPECT_NE(m.find("(start 40, ap"), std::string::npos) << m;  // trip 5: 5 * 8
+}
+
+namespace {
+// $TMPDIR set for one scope (the critical-path records' temporary file goes there), put back after.
+struct TmpdirFor {
+  explicit TmpdirFor(const std::string &dir) {
+    if (const char *v = std::getenv("TMPDIR")) old = v, had = true;
+    ::setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~TmpdirFor() {
+    if (had) ::setenv("TMPDIR", old.c_str(), 1);
+    else ::unsetenv("TMPDIR");
+  }
+  std::string old;
+  bool had = false;
+};
+} // namespace
+
+TEST(PathLog, RecordsReadBackAsWrittenFromTheFileAndTheTail) {
+  // Blocks of 4: queue 0's 10 records are 2 spilled blocks and a tail of 2, queue 5's 7 one block and a tail of 3,
+  // queue 20's 3 a tail only. Spilled: (8 + 4) records of 24 bytes = 288 bytes.
+  sim::core_detail::PathLog log("k.json", 4);
+  const int queues[3] = {0, 5, 20};
+  const int counts[3] = {10, 7, 3};
+  auto make = [](int q, int64_t pos) {
+    sim::core_detail::PathRecord r;
+    r.issue_ns = q * 1000.0 + static_cast<double>(pos) + 0.25;
+    r.seq = static_cast<uint32_t>(q * 100 + pos);
+    r.row = q + static_cast<int32_t>(pos);
+    r.gate_pos1 = static_cast<uint32_t>(pos);
+    r.gate_queue = static_cast<uint8_t>(q);
+    return r;
+  };
+  for (int64_t pos = 0; pos < 10; ++pos)
+    for (int i = 0; i < 3; ++i)
+      if (pos < counts[i]) {
+        EXPECT_TRUE(log.add(queues[i], make(queues[i], pos)));
+      }
+  EXPECT_EQ(sizeof(sim::core_detail::PathRecord), 24u);
+  EXPECT_EQ(log.spilled_bytes(), 288);
+  EXPECT_EQ(log.size(0), 10);
+  EXPECT_EQ(log.size(5), 7);
+  EXPECT_EQ(log.size(20), 3);
+  EXPECT_FALSE(std::filesystem::exists(log.file())) << log.file();  // unlinked as soon as it was made
+  // Backwards, as the walk reads them, then forwards across the queues (each switch re-reads a block).
+  for (int i = 0; i < 3; ++i)
+    for (int64_t pos = counts[i] - 1; pos >= 0; --pos) {
+      const auto &got = log.at(queues[i], pos), want = make(queues[i], pos);
+      EXPECT_EQ(got.issue_ns, want.issue_ns);
+      EXPECT_EQ(got.seq, want.seq);
+      EXPECT_EQ(got.row, want.row);
+      EXPECT_EQ(got.gate_pos1, want.gate_pos1);
+      EXPECT_EQ(got.gate_queue, want.gate_queue);
+    }
+  for (int64_t pos = 0; pos < 10; ++pos)
+    for (int i = 0; i < 3; ++i)
+      if (pos < counts[i]) {
+        EXPECT_EQ(log.at(queues[i], pos).seq, static_cast<uint32_t>(queues[i] * 100 + pos));
+      }
+}
+
+TEST(StreamedRun, CriticalPathRecordsSpilledToDiskGiveTheSameRunAndLeaveNoFile) {
+  // Blocks of 1 and 5 records: every record, or nearly, goes through the temporary file and is read back from it.
+  const std::string dir = neuronsim::testing::temp_dir("tmpdir");
+  const TmpdirFor tmp(dir);
+  const isa::Program loop = loop_kernel(800);
+  const Outcome whole = run(loop, "trn1", sim::ScheduleMode::Whole);
+  for (int64_t block : {1, 5}) {
+    SCOPED_TRACE(block);
+    const Outcome s = run(loop, "trn1", sim::ScheduleMode::Streamed, 4096, block);
+    expect_same(whole, s);
+    // 4 * 800 + 1 dynamic instructions and 2 * 800 DMA triggers, 24 bytes each; block 5 leaves a partial tail on
+    // some queues (at most 4 records each), and spills whole blocks of 5.
+    const int64_t all = 24 * (6 * 800 + 1);
+    if (block == 1) {
+      EXPECT_EQ(s.r.critical_path_spilled, all);
+    }
+    EXPECT_LE(s.r.critical_path_spilled, all);
+    EXPECT_GE(s.r.critical_path_spilled, all - 24 * 4 * sim::kMaxQueues);
+    EXPECT_EQ(s.r.critical_path_spilled % (24 * block), 0);
+    EXPECT_TRUE(std::filesystem::is_empty(dir));
+  }
+  for (const char *w : {"attention", "matmul_tiled"}) {
+    SCOPED_TRACE(w);
+    const isa::Program p = workload(w);
+    expect_same(run(p, "trn3", sim::ScheduleMode::Whole), run(p, "trn3", sim::ScheduleMode::Streamed, 4096, 3));
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+TEST(StreamedRun, ACriticalPathLongerThanItsListAndAFoldSegmentSumsAsTheWholeRunDoes) {
+  // 20,000 trips: 80,001 dynamic instructions and a critical path of more than the 65,536 links core_run.cpp
+  // folds at a time, of which the result keeps the last kCriticalPathListed; every stats figure is the whole run's.
+  const isa::Program p = loop_kernel(20000);
+  const Outcome w = run(p, "trn1", sim::ScheduleMode::Whole);
+  const Outcome s = run(p, "trn1", sim::ScheduleMode::Streamed, 4096, 1000);
+  ASSERT_GT(w.r.critical_path.size(), size_t(1) << 16);
+  EXPECT_EQ(s.r.critical_path_length, static_cast<int64_t>(w.r.critical_path.size()));
+  ASSERT_EQ(s.r.critical_path.size(), sim::kCriticalPathListed);
+  EXPECT_TRUE(std::equal(s.r.critical_path.begin(), s.r.critical_path.end(),
+                         w.r.critical_path.end() - static_cast<std::ptrdiff_t>(sim::kCriticalPathListed)));
+  EXPECT_EQ(w.r.total_ns, s.r.total_ns);
+  EXPECT_EQ(w.stats, s.stats);
+  EXPECT_EQ(w.summary, s.summary);
+}
+
+TEST(StreamedRun, AMissingTmpdirIsReportedNamingTheRunAndTheDirectory) {
+  const std::string dir = neuronsim::testing::temp_dir("tmpdir") + "/missing";
+  const TmpdirFor tmp(dir);
+  sim::RunOptions o;
+  o.timing_only = true;
+  o.schedule = sim::ScheduleMode::Streamed;
+  o.critical_path_block = 1;
+  const isa::Program p = workload("kernel1");
+  const std::string m = message_of([&] { sim::Simulator(p, o).run(); });
+  EXPECT_EQ(m, p.file + ": the streamed run's critical-path records: cannot create a temporary file in " + dir +
+                   " ($TMPDIR): No such file or directory (set TMPDIR to a directory with room, or run with "
+                   "--schedule=whole)");
 }

@@ -190,6 +190,9 @@ std::string report_text(const ValidateReport &r);
 // here (InputError naming the file and the key).
 std::string parse_arch(const std::string &value, const std::string &option);
 isa::CoreGen parse_gen(const std::string &value, const std::string &option);
+// How a run holds its schedule (RunOptions::schedule): "auto", "whole" or "streamed" (`--schedule`,
+// neuronsim.run(schedule=...)); UsageError "<option> takes auto, whole or streamed, got 'x'" otherwise.
+ScheduleMode parse_schedule(const std::string &value, const std::string &option);
 
 // Error messages may quote the input (a JSON parser's "last read" bytes, a .npy header): the user still gets
 // one printable line -- control characters and bytes that are not valid UTF-8 as \xNN escapes.

@@ -10,6 +10,7 @@
 #include <memory_resource>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "neuronsim/engines/arch.hpp"
@@ -208,6 +209,9 @@ struct RunOptions {
   ScheduleMode schedule = ScheduleMode::Whole;
   // Streamed runs: the entries the schedule stream buffers per queue before its walk pauses (ScheduleStream).
   int64_t schedule_window = 4096;
+  // Streamed runs: the critical-path records (one per dynamic instruction) each queue keeps in memory before it
+  // spills them, as one block, to an unlinked temporary file under $TMPDIR (sim/path_log.hpp). At least 1.
+  int64_t critical_path_block = 4096;
   // Set by sim::Device for each of its cores: its shard id (ShardIDKind) and rank (GetGlobalRankId).
   int64_t shard = 0, rank = 0;
 };
@@ -226,21 +230,17 @@ struct ProfileSums {
   int64_t executions = 0;
   double busy_ns = 0.0;
   std::array<double, kNumWaitReasons> wait_ns{};
+  double critical_path_ns = 0.0;  // the time its links hold the critical path (stats.hpp, critical_path_shares)
 };
 inline int64_t profile_row(int inst, int queue) { return static_cast<int64_t>(inst) * 2 + (queue >= kNumEngines ? 1 : 0); }
-
-// A streamed run's record of one dynamic instruction (16 bytes): what the critical-path walk needs (its gate) and
-// what the profile and the shares read of a link's event (its row; the row's queue is in RunResult::profile).
-struct PathStep {
-  double issue_ns = 0.0;
-  uint32_t gate1 = 0;  // TraceEvent::gate + 1 (0: none)
-  int32_t row = -1;    // profile_row, -1 for an entry that never ran
-};
 
 struct RunResult {
   std::string arch;
   double total_ns = 0.0;            // when the last result is visible
-  std::vector<int64_t> critical_path;  // dynamic instruction numbers, first to last
+  // Dynamic instruction numbers, first to last: every link in a whole run, the last kCriticalPathListed links
+  // (those the stats list) in a streamed one; critical_path_length counts them all.
+  std::vector<int64_t> critical_path;
+  int64_t critical_path_length = 0;
   int64_t dynamic_instructions = 0;
   std::array<QueueStats, kMaxQueues> queues;
   std::vector<DmaEngineStats> dma_engines;
@@ -248,13 +248,16 @@ struct RunResult {
   std::vector<engines::DmaSlice> dma_slices;  // with RunOptions::record_dma_engine_slices (ids are event seqs)
   int dma_ring_depth = 1;      // transfers a DMA queue holds at once (the trace draws one track per ring slot)
   double dma_fixed_ns = 0.0;   // from entering the ring to the descriptors being available
-  // A streamed run (ScheduleMode): `events` holds only the events of the critical path's last links that were
-  // among the last kStreamedEventTail events recorded (the stats' critical-path list); the profile's sums come in
-  // `profile` (indexed by profile_row) and each dynamic instruction's step in `steps` (indexed by its number).
+  // A streamed run (ScheduleMode): `events` holds the events of the critical path's listed links (the stats'
+  // critical-path list); the profile's sums, each row's time on the critical path included, come in `profile`
+  // (indexed by profile_row), and the critical path's time per engine (DMA queues together as "DMA", in the order
+  // the path first reaches them) in `critical_path_engines`, summed from the path's first link to its last as
+  // stats.cpp sums a whole run's.
   bool streamed = false;
   std::vector<ProfileSums> profile;
-  std::vector<PathStep> steps;
+  std::vector<std::pair<std::string, double>> critical_path_engines;
   int64_t schedule_peak_held = 0;        // the most schedule entries the stream held at once (its window's bound)
+  int64_t critical_path_spilled = 0;     // bytes of critical-path records it wrote to its temporary file
 };
 inline constexpr int64_t kStreamedEventTail = int64_t(1) << 16;
 inline constexpr size_t kCriticalPathListed = 10000;  // the stats' critical-path list: its last links
