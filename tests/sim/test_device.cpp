@@ -9,6 +9,7 @@
 #include "neuronsim/engines/collective.hpp"
 #include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/io.hpp"
+#include "support/shard_program.hpp"
 
 using namespace neuronsim;
 using builder::Builder;
@@ -187,19 +188,7 @@ TEST(Device, ShardIdSplitsTheSharedOutput) {
 // sees {3, 3, 4, 4}, not rank 0's values. With LNC=1 (2 cores, both shard 0) each rank sees only its own write:
 // core 0 reads {1, 1} at o[0, 0:2], core 1 {2, 2} (the rest of o is never written).
 TEST(Device, DramIsSharedByTheShardsOfARankAndPrivateToEachRank) {
-  Builder b("ranks");
-  auto o = b.output("o", {1, 4});
-  auto t = b.sbuf("t", {1, 2});
-  b.add(InstructionType::Save, {Builder::ap(t.all())}, {Builder::ap(o.tile(0, 1, 0, 2))});
-  isa::Program p = b.finish();
-  isa::Expr shard;
-  shard.kind = isa::Expr::Kind::ShardId;
-  shard.k = 2;
-  isa::Expr start;
-  start.kind = isa::Expr::Kind::Mult;
-  start.k = 2;
-  start.kids.push_back(shard);
-  p.insts[0].outs[0].start = start;
+  const auto [p, t, o] = test::shard_save_program();
   sim::Device d(p, opts("trn2"), 4, 2);
   EXPECT_EQ(d.ranks(), 2);
   for (int i = 0; i < 4; ++i) write(d.core(i), t, {float(i + 1), float(i + 1)});

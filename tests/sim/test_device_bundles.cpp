@@ -12,6 +12,7 @@
 #include "neuronsim/sim/lower.hpp"
 #include "neuronsim/engines/arch.hpp"
 #include "neuronsim/sim/session.hpp"
+#include "support/shard_program.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace neuronsim;
@@ -30,23 +31,7 @@ sim::RunOptions trn2(bool dma_triggers = true) {
   return o;
 }
 
-// o[0, 2 s : 2 s + 2] <- t (s = the core's shard id): the Save's start is the expression 2 * ShardIDKind.
-isa::Program shard_program() {
-  Builder b("shard");
-  auto o = b.output("o", {1, 4});
-  auto t = b.sbuf("t", {1, 2});
-  b.add(InstructionType::Save, {Builder::ap(t.all())}, {Builder::ap(o.tile(0, 1, 0, 2))});
-  isa::Program p = b.finish();
-  isa::Expr shard;
-  shard.kind = isa::Expr::Kind::ShardId;
-  shard.k = 2;
-  isa::Expr start;
-  start.kind = isa::Expr::Kind::Mult;
-  start.k = 2;
-  start.kids.push_back(shard);
-  p.insts[0].outs[0].start = start;
-  return p;
-}
+isa::Program shard_program() { return test::shard_save_program().program; }
 
 std::vector<float> tensor(sim::Device &d, int rank, const isa::Program &p, const std::string &name) {
   return sim::tensor_f32(p, d.rank_memory(rank), p.find_tensor(name));
