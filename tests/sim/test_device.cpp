@@ -160,14 +160,7 @@ TEST(Device, ShardIdSplitsTheSharedOutput) {
   b.add(InstructionType::Save, {Builder::ap(t.all())}, {Builder::ap(o.tile(0, 1, 0, 2))});
   b.add(InstructionType::GetGlobalRankId, {}, {Builder::ap(r.all())});
   isa::Program p = b.finish();
-  isa::Expr shard;
-  shard.kind = isa::Expr::Kind::ShardId;
-  shard.k = 2;
-  isa::Expr start;
-  start.kind = isa::Expr::Kind::Mult;
-  start.k = 2;
-  start.kids.push_back(shard);
-  p.insts[0].outs[0].start = start;
+  p.insts[0].outs[0].start = test::twice_the_shard();
   sim::Device d(p, opts("trn2"), 2, 2);
   write(d.core(0), t, {1, 1});
   write(d.core(1), t, {2, 2});

@@ -12,12 +12,8 @@ struct ShardSave {
   builder::TensorHandle t, o;
 };
 
-inline ShardSave shard_save_program() {
-  builder::Builder b("shard");
-  auto o = b.output("o", {1, 4});
-  auto t = b.sbuf("t", {1, 2});
-  b.add(isa::InstructionType::Save, {builder::Builder::ap(t.all())}, {builder::Builder::ap(o.tile(0, 1, 0, 2))});
-  isa::Program p = b.finish();
+// The expression 2 * ShardIDKind (2 shards): the start of o[0, 2 s : 2 s + 2].
+inline isa::Expr twice_the_shard() {
   isa::Expr shard;
   shard.kind = isa::Expr::Kind::ShardId;
   shard.k = 2;
@@ -25,7 +21,16 @@ inline ShardSave shard_save_program() {
   start.kind = isa::Expr::Kind::Mult;
   start.k = 2;
   start.kids.push_back(shard);
-  p.insts[0].outs[0].start = start;
+  return start;
+}
+
+inline ShardSave shard_save_program() {
+  builder::Builder b("shard");
+  auto o = b.output("o", {1, 4});
+  auto t = b.sbuf("t", {1, 2});
+  b.add(isa::InstructionType::Save, {builder::Builder::ap(t.all())}, {builder::Builder::ap(o.tile(0, 1, 0, 2))});
+  isa::Program p = b.finish();
+  p.insts[0].outs[0].start = twice_the_shard();
   return {std::move(p), t, o};
 }
 
