@@ -130,14 +130,49 @@ __int128 Builder::operand_bytes(const std::vector<isa::Node> &nodes) const {
   return n;
 }
 
-Access Builder::resolve(const isa::Arg &arg) const {
+Builder::OperandMemo *Builder::memo_for(const isa::Inst &inst, size_t k) {
+  if (!memo_on_) return nullptr;
+  if (memo_base_.empty()) {  // made on first use: a builder that only counts (queue_totals) never needs it
+    memo_base_.reserve(prog_.insts.size() + 1);
+    size_t n = 0;
+    for (const auto &in : prog_.insts) {
+      memo_base_.push_back(n);
+      n += in.ins.size() + in.outs.size();
+    }
+    memo_base_.push_back(n);
+    memo_.resize(n);
+  }
+  const isa::Inst *first = prog_.insts.data();
+  if (&inst < first || &inst >= first + prog_.insts.size()) return nullptr;
+  const size_t at = memo_base_[static_cast<size_t>(&inst - first)] + k;
+  return at < memo_base_[static_cast<size_t>(&inst - first) + 1] ? &memo_[at] : nullptr;
+}
+
+void Builder::operand(const isa::Inst &inst, const char *kind, size_t i, const isa::Arg &arg, OperandMemo *memo,
+                      std::pmr::vector<Access> &out, std::vector<Footprint> &fps) {
+  if (arg.kind != isa::ArgKind::AccessPattern) {
+    out.emplace_back();
+    return;
+  }
+  const int64_t start = evaluate(inst, kind, i, [&] { return arg.start.eval(lv_.data(), mem_.shard()); });
+  if (memo && memo->ready && memo->start == start) {
+    out.push_back(memo->acc);
+    if (memo->acc.tensor >= 0) fps.push_back(memo->fp);
+    ++memo_hits_;
+    return;
+  }
   Access a;
-  if (arg.kind != isa::ArgKind::AccessPattern) return a;
   a.tensor = arg.tensor;
   a.dtype = arg.dtype;
-  a.start = arg.start.eval(lv_.data(), mem_.shard());
-  a.ap = arg.ap;
-  return a;
+  a.start = start;
+  a.ap = evaluate(inst, kind, i, [&] { return engines::Dims(arg.ap); });
+  Footprint fp;
+  if (a.tensor >= 0) {
+    fp = check(a, inst, kind, i);
+    fps.push_back(fp);
+  }
+  if (memo) *memo = OperandMemo{true, start, a, fp};
+  out.push_back(std::move(a));
 }
 
 void Builder::add(const isa::Inst &inst) {
@@ -167,13 +202,10 @@ void Builder::add(const isa::Inst &inst) {
   out_fp_.clear();
   for (size_t i = 0; i < inst.ins.size(); ++i) {
     si.d.imm.push_back(evaluate(inst, "ins", i, [&] { return inst.ins[i].immediate(lv_.data()); }));
-    si.d.ins.push_back(evaluate(inst, "ins", i, [&] { return resolve(inst.ins[i]); }));
-    if (si.d.ins.back().tensor >= 0) in_fp_.push_back(check(si.d.ins.back(), inst, "ins", i));
+    operand(inst, "ins", i, inst.ins[i], memo_for(inst, i), si.d.ins, in_fp_);
   }
-  for (size_t i = 0; i < inst.outs.size(); ++i) {
-    si.d.outs.push_back(evaluate(inst, "outs", i, [&] { return resolve(inst.outs[i]); }));
-    if (si.d.outs.back().tensor >= 0) out_fp_.push_back(check(si.d.outs.back(), inst, "outs", i));
-  }
+  for (size_t i = 0; i < inst.outs.size(); ++i)
+    operand(inst, "outs", i, inst.outs[i], memo_for(inst, inst.ins.size() + i), si.d.outs, out_fp_);
   if (inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultSparse ||
       inst.type == InstructionType::MatmultMx)
     check_pe_limits(si.d, inst);

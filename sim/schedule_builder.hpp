@@ -210,6 +210,11 @@ public:
     tracker_ = Tracker(true);
   }
   int64_t tracker_records() const { return tracker_.records(); }
+  // Resolves every operand with the general walk (Memory::footprint), none from the operand memo: tests compare
+  // the two. Before the walk.
+  void without_operand_memo() { memo_on_ = false; }
+  // Access operands whose footprint came from the memo (tests: the fast path ran).
+  int64_t memo_hits() const { return memo_hits_; }
   // What the schedule records besides its entries (explicit_sync, DMA queue names, touches, triggers): as far as
   // the walk has gone. insts and queues stay empty when streaming.
   const Schedule &summary() const { return s_; }
@@ -286,8 +291,6 @@ private:
   // says where the right-hand side comes from.
   bool compare(const isa::Inst &inst);
 
-  Access resolve(const isa::Arg &arg) const;
-
   // The engine whose sequencer triggers a DMA instruction (reference neuron-arch.md 1.5 [DMA, DGE]): any engine
   // may trigger a transfer with prebuilt descriptors (the instruction's engine; SP, the Sync engine "most commonly
   // used to trigger DMA transfers" [ARCH2], when it names none); GpSimd builds SWDGE descriptors, so it issues
@@ -326,6 +329,26 @@ private:
   Engine dma_issuer_or_sp(const isa::Inst &inst) const;
 
   void add(const isa::Inst &inst);
+
+  // The operand memo: per static operand (each instruction's ins, then outs), the access and footprint of the
+  // last start it was resolved at. An access's footprint is a function of its tensor, dtype, start and pattern
+  // (Memory::footprint: the tensors' placement is fixed when the memory is made), and only the start changes
+  // between dynamic instances (it is the expression evaluated per iteration): when the start is the one before,
+  // the access is the one before, already validated, and its footprint is reused instead of walked again. A
+  // loop-invariant operand is thus walked once per loop; one whose start moves is walked as before.
+  struct OperandMemo {
+    bool ready = false;
+    int64_t start = 0;
+    Access acc;
+    Footprint fp;
+  };
+  // The memo of inst's operand k (ins first, then outs), or null (memo off, or an instruction not in
+  // prog_.insts).
+  OperandMemo *memo_for(const isa::Inst &inst, size_t k);
+  // Resolves operand i (of `kind`: ins/outs) of inst into `out`; its footprint, when it names a tensor, is
+  // appended to `fps` (validated as check() does).
+  void operand(const isa::Inst &inst, const char *kind, size_t i, const isa::Arg &arg, OperandMemo *memo,
+               std::pmr::vector<Access> &out, std::vector<Footprint> &fps);
   // One finished entry: kept in s_ or handed to the sink.
   void emit(ScheduledInst &&si);
 
@@ -383,6 +406,10 @@ private:
   int64_t trips_ = 0;                                                   // loop trips so far (max_insts_)
   int64_t arena_bytes_ = 0;                                             // operand memory so far (kMaxScheduleBytes)
   int forced_queue_ = -1;                                               // queue of the DMABlock being run
+  bool memo_on_ = true;                                                 // the operand memo is used
+  std::vector<size_t> memo_base_;                                       // per instruction: its first memo
+  std::vector<OperandMemo> memo_;                                       // per static operand
+  int64_t memo_hits_ = 0;
 };
 
 } // namespace neuronsim::sim::schedule_detail

@@ -5,6 +5,7 @@
 #include "neuronsim/builder.hpp"
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "sim/schedule_builder.hpp"
 #include "sim/schedule_stream.hpp"
 
 using namespace neuronsim;
@@ -284,4 +285,48 @@ TEST(ScheduleStream, DestroyedPartWayItsPausedWalksEnd) {
   EXPECT_EQ(detached.at(0, 0), nullptr);  // PE has none: the first walk runs to the end, detaching the others
   ASSERT_NE(detached.at(1, 100), nullptr);  // ACT's own walk, paused past its 101st entry
   EXPECT_EQ(detached.walks(), 2);
+}
+
+// The operand memo (sim/schedule_builder.hpp, Builder::OperandMemo): an operand whose start is the one of its
+// previous dynamic instance reuses that access and footprint instead of walking it again. Every entry -- accesses,
+// waits, flow arrows -- must be the general walk's, for operands that are loop-invariant, that change once per
+// outer trip, and that move every trip (affine in the inner variable), with dependencies that follow the moving
+// addresses (t is written at i*8 and read at j*8 and i*8).
+TEST(ScheduleStream, OperandMemoGivesTheGeneralWalksEntries) {
+  Builder b("memo");
+  auto a = b.input("a", {16, 64}), o = b.output("o", {16, 64});
+  auto t = b.sbuf("t", {16, 32}), w = b.sbuf("w", {16, 8});
+  b.block("entry");
+  b.add(InstructionType::Memset, {}, {b.ap(w.all())}).memset_mode(isa::MemsetMode::Const).constant(1.0)
+      .engine(isa::Engine::Pool);
+  b.loop("i", 0, 3, 1, [&](builder::Aff i) {
+    b.loop("j", 0, 4, 1, [&](builder::Aff j) {
+      b.add(InstructionType::Load, {b.ap(a.tile(0, 16, j * 8, 8))}, {b.ap(t.tile(0, 16, i * 8, 8))});
+      b.add(InstructionType::TensorTensor, {b.ap(t.tile(0, 16, i * 8, 8)), b.ap(w.all())},
+            {b.ap(t.tile(0, 16, j * 8, 8))}).op(isa::AluOp::add).engine(isa::Engine::DVE);
+      b.add(InstructionType::Save, {b.ap(t.tile(0, 16, j * 8, 8))}, {b.ap(o.tile(0, 16, i * 8 + j * 8, 8))});
+    });
+  });
+  const isa::Program p = b.finish();
+  const engines::ArchParams arch = engines::builtin_arch("trn1");
+  engines::Memory mem(p, arch);
+  for (bool flow_arrows : {true, false}) {
+    SCOPED_TRACE(flow_arrows ? "with flow arrows" : "without");
+    sim::schedule_detail::Builder general(p, mem, arch, true, sim::kDefaultMaxInstructions);
+    sim::schedule_detail::Builder memo(p, mem, arch, true, sim::kDefaultMaxInstructions);
+    general.without_operand_memo();
+    if (!flow_arrows) general.without_flow_arrows(), memo.without_flow_arrows();
+    const sim::Schedule x = memo.build(), y = general.build();
+    // Of the 12 trips: Load's out (t at i*8) repeats on 3 of every 4 (j = 1..3): 9; TensorTensor's in0 (t at i*8)
+    // the same: 9; its in1 (all of w) on all 11 after the first: 11. The operands at j*8 or i*8 + j*8 move every
+    // trip (j wrapping from 3 to 0 moves them too): 0. 9 + 9 + 11 = 29.
+    EXPECT_EQ(memo.memo_hits(), 29);
+    EXPECT_EQ(general.memo_hits(), 0);
+    ASSERT_EQ(x.insts.size(), y.insts.size());
+    for (size_t k = 0; k < x.insts.size(); ++k) {
+      SCOPED_TRACE("entry " + std::to_string(k));
+      expect_same_entry(x.insts[k], y.insts[k], flow_arrows);
+    }
+    EXPECT_EQ(x.touches, y.touches);
+  }
 }
