@@ -148,6 +148,16 @@ Builder::OperandMemo *Builder::memo_for(const isa::Inst &inst, size_t k) {
   return at < memo_base_[static_cast<size_t>(&inst - first) + 1] ? &memo_[at] : nullptr;
 }
 
+bool Builder::dma_type_of(const isa::Inst &inst) {
+  const isa::Inst *first = prog_.insts.data();
+  if (&inst < first || &inst >= first + prog_.insts.size()) return is_dma(inst.type);
+  if (dma_type_.empty()) {
+    dma_type_.reserve(prog_.insts.size());
+    for (const auto &in : prog_.insts) dma_type_.push_back(is_dma(in.type));
+  }
+  return dma_type_[static_cast<size_t>(&inst - first)] != 0;
+}
+
 void Builder::operand(const isa::Inst &inst, const char *kind, size_t i, const isa::Arg &arg, OperandMemo *memo,
                       std::pmr::vector<Access> &out, std::vector<Footprint> &fps) {
   if (arg.kind != isa::ArgKind::AccessPattern) {
@@ -178,8 +188,8 @@ void Builder::operand(const isa::Inst &inst, const char *kind, size_t i, const i
 void Builder::add(const isa::Inst &inst) {
   reserve_for(inst);
   const int64_t idx = entries_;
-  std::pmr::memory_resource *const res = sink_ ? sink_->resource() : s_.arena.get();
-  ScheduledInst si(res);
+  std::pmr::memory_resource *const res = sink_ ? nullptr : s_.arena.get();
+  ScheduledInst si = sink_ ? sink_->blank() : ScheduledInst(res);
   si.d.inst = &inst;
   si.d.seq = idx;
   for (const auto &w : inst.waits)
@@ -209,7 +219,7 @@ void Builder::add(const isa::Inst &inst) {
   if (inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultSparse ||
       inst.type == InstructionType::MatmultMx)
     check_pe_limits(si.d, inst);
-  const bool dma_type = is_dma(inst.type);
+  const bool dma_type = dma_type_of(inst);
   // A DMA instruction of a program without its own semaphores is a trigger on its issuing engine, then the
   // transfer on its DMA queue (docs/timing-model.md 2.4). DMABlock descriptors are fired by their DMATrigger.
   const bool dma = dma_type || inst.engine == Engine::DMA;
@@ -244,15 +254,23 @@ void Builder::add(const isa::Inst &inst) {
     for (const auto &fp : out_fp_) tracker_.access(fp, true, self, other);
   }
 
-  // One semaphore wait per producer queue: the latest producer position on it.
+  // One semaphore wait per producer queue: the latest producer position on it. Only the queues in `waited` have
+  // a value (clearing and scanning all kMaxQueues per entry was a tenth of the walk).
+  static_assert(kMaxQueues <= 32, "waited is a 32-bit set of queues");
   std::array<int64_t, kMaxQueues> need;
-  need.fill(0);
+  uint32_t waited = 0;
+  auto wait_for = [&need, &waited](int q, int64_t count) {
+    if (count <= 0) return;
+    const uint32_t bit = uint32_t{1} << q;
+    need[static_cast<size_t>(q)] = waited & bit ? std::max(need[static_cast<size_t>(q)], count) : count;
+    waited |= bit;
+  };
   if (!s_.explicit_sync) {
     // AllEngineBarrier / Drain (reference neuronx-cc/arch/execution-sync-model.md: the all-engine barrier fans
     // in every engine; Drain waits for outstanding work): the barrier waits for everything issued before it, and
     // the first instruction of every queue after it waits for the barrier.
     if (inst.type == InstructionType::AllEngineBarrier || inst.type == InstructionType::Drain) {
-      for (int q = 0; q < kMaxQueues; ++q) need[q] = queue_len_[static_cast<size_t>(q)];
+      for (int q = 0; q < kMaxQueues; ++q) wait_for(q, queue_len_[static_cast<size_t>(q)]);
     } else if (barrier_.seq >= 0 && !after_barrier_[wait_queue]) {
       raw.push_back(barrier_);
     }
@@ -264,14 +282,20 @@ void Builder::add(const isa::Inst &inst) {
   for (const auto *deps : {&raw, &other})
     for (const Ref &p : *deps) {
       if (deps == &other && (p.queue == si.queue || p.queue == wait_queue)) continue;
-      need[p.queue] = std::max(need[p.queue], p.pos + 1);
+      wait_for(static_cast<int>(p.queue), p.pos + 1);
       if (p.queue != wait_queue && flow_arrows_) dep_seq.push_back(p.seq);
     }
   std::sort(dep_seq.begin(), dep_seq.end());
   dep_seq.erase(std::unique(dep_seq.begin(), dep_seq.end()), dep_seq.end());
-  const size_t n_waits = static_cast<size_t>(std::count_if(need.begin(), need.end(), [](int64_t c) { return c > 0; }));
+  const size_t n_waits = static_cast<size_t>(__builtin_popcount(waited));
+  auto push_waits = [&need, waited](std::pmr::vector<QueueWait> &waits) {  // ascending queue
+    for (uint32_t m = waited; m != 0; m &= m - 1) {
+      const int q = __builtin_ctz(m);
+      waits.push_back(QueueWait{q, need[static_cast<size_t>(q)]});
+    }
+  };
   if (trig_queue >= 0) {
-    ScheduledInst t(res);
+    ScheduledInst t = sink_ ? sink_->blank() : ScheduledInst(res);
     t.d.inst = &inst;
     t.d.seq = idx;
     t.trigger = true;
@@ -279,8 +303,7 @@ void Builder::add(const isa::Inst &inst) {
     t.pos = queue_len_[static_cast<size_t>(trig_queue)];
     t.dep_seq.assign(dep_seq.begin(), dep_seq.end());
     t.waits.reserve(n_waits);
-    for (int q = 0; q < kMaxQueues; ++q)
-      if (need[q] > 0) t.waits.push_back(QueueWait{q, need[q]});
+    push_waits(t.waits);
     si.waits.push_back(QueueWait{trig_queue, t.pos + 1});
     if (flow_arrows_) si.dep_seq.push_back(idx);
     ++s_.triggers;
@@ -289,8 +312,7 @@ void Builder::add(const isa::Inst &inst) {
   } else {
     si.dep_seq.assign(dep_seq.begin(), dep_seq.end());
     si.waits.reserve(n_waits);
-    for (int q = 0; q < kMaxQueues; ++q)
-      if (need[q] > 0) si.waits.push_back(QueueWait{q, need[q]});
+    push_waits(si.waits);
   }
 
   if (exec_) {

@@ -181,6 +181,8 @@ class EntrySink {
 public:
   virtual ~EntrySink() = default;
   virtual std::pmr::memory_resource *resource() = 0;
+  // An empty entry (as ScheduledInst(resource()) is), whose vectors may keep the capacity of a released one.
+  virtual ScheduledInst blank() = 0;
   virtual void take(ScheduledInst &&si) = 0;
 };
 
@@ -329,6 +331,9 @@ private:
   Engine dma_issuer_or_sp(const isa::Inst &inst) const;
 
   void add(const isa::Inst &inst);
+  // is_dma(inst.type), looked up once per static instruction (its family name compared per entry showed in
+  // profiles).
+  bool dma_type_of(const isa::Inst &inst);
 
   // The operand memo: per static operand (each instruction's ins, then outs), the access and footprint of the
   // last start it was resolved at. An access's footprint is a function of its tensor, dtype, start and pattern
@@ -410,6 +415,7 @@ private:
   std::vector<size_t> memo_base_;                                       // per instruction: its first memo
   std::vector<OperandMemo> memo_;                                       // per static operand
   int64_t memo_hits_ = 0;
+  std::vector<uint8_t> dma_type_;                                       // per instruction: is_dma(type)
 };
 
 } // namespace neuronsim::sim::schedule_detail

@@ -75,6 +75,7 @@ private:
     int walk = 0;      // the walk that makes its entries
   };
   void take(Walk &w, ScheduledInst &&si);  // a walk's side
+  ScheduledInst blank();                   // a walk's side: an empty entry, recycled when one was released
   void resume(Walk &w, int q, int64_t pos);
   Walk &walk_for(int q);
   void rethrow_if_failed(const Walk &w) const;
@@ -87,6 +88,9 @@ private:
   int64_t max_instructions_;
   std::pmr::unsynchronized_pool_resource pool_;  // the entries' small vectors (one side uses it at a time)
   std::array<Buffer, kMaxQueues> buf_;
+  // Released entries, emptied by blank() and reused (their vectors keep their memory); at most kMaxSpare.
+  static constexpr size_t kMaxSpare = 1024;
+  std::vector<ScheduledInst> spare_;
   std::vector<std::unique_ptr<Walk>> walks_;
   std::optional<std::array<int64_t, kMaxQueues>> totals_;
   std::optional<Schedule> known_;  // the summary found with totals_
