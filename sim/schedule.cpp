@@ -130,7 +130,7 @@ __int128 Builder::operand_bytes(const std::vector<isa::Node> &nodes) const {
   return n;
 }
 
-Builder::OperandMemo *Builder::memo_for(const isa::Inst &inst, size_t k) {
+Builder::OperandMemo *Builder::memos_of(const isa::Inst &inst) {
   if (!memo_on_) return nullptr;
   if (memo_base_.empty()) {  // made on first use: a builder that only counts (queue_totals) never needs it
     memo_base_.reserve(prog_.insts.size() + 1);
@@ -144,8 +144,7 @@ Builder::OperandMemo *Builder::memo_for(const isa::Inst &inst, size_t k) {
   }
   const isa::Inst *first = prog_.insts.data();
   if (&inst < first || &inst >= first + prog_.insts.size()) return nullptr;
-  const size_t at = memo_base_[static_cast<size_t>(&inst - first)] + k;
-  return at < memo_base_[static_cast<size_t>(&inst - first) + 1] ? &memo_[at] : nullptr;
+  return memo_.data() + memo_base_[static_cast<size_t>(&inst - first)];
 }
 
 bool Builder::dma_type_of(const isa::Inst &inst) {
@@ -159,7 +158,8 @@ bool Builder::dma_type_of(const isa::Inst &inst) {
 }
 
 void Builder::operand(const isa::Inst &inst, const char *kind, size_t i, const isa::Arg &arg, OperandMemo *memo,
-                      std::pmr::vector<Access> &out, std::vector<Footprint> &fps) {
+                      std::pmr::vector<Access> &out, std::vector<Footprint> &fps,
+                      std::vector<Tracker::Hint *> &hints) {
   if (arg.kind != isa::ArgKind::AccessPattern) {
     out.emplace_back();
     return;
@@ -167,7 +167,7 @@ void Builder::operand(const isa::Inst &inst, const char *kind, size_t i, const i
   const int64_t start = evaluate(inst, kind, i, [&] { return arg.start.eval(lv_.data(), mem_.shard()); });
   if (memo && memo->ready && memo->start == start) {
     out.push_back(memo->acc);
-    if (memo->acc.tensor >= 0) fps.push_back(memo->fp);
+    if (memo->acc.tensor >= 0) fps.push_back(memo->fp), hints.push_back(&memo->hint);
     ++memo_hits_;
     return;
   }
@@ -177,11 +177,9 @@ void Builder::operand(const isa::Inst &inst, const char *kind, size_t i, const i
   a.start = start;
   a.ap = evaluate(inst, kind, i, [&] { return engines::Dims(arg.ap); });
   Footprint fp;
-  if (a.tensor >= 0) {
-    fp = check(a, inst, kind, i);
-    fps.push_back(fp);
-  }
-  if (memo) *memo = OperandMemo{true, start, a, fp};
+  if (a.tensor >= 0) fp = check(a, inst, kind, i);
+  if (memo) *memo = OperandMemo{true, start, a, fp, {}};
+  if (a.tensor >= 0) fps.push_back(fp), hints.push_back(memo ? &memo->hint : nullptr);
   out.push_back(std::move(a));
 }
 
@@ -210,12 +208,16 @@ void Builder::add(const isa::Inst &inst) {
   si.d.outs.reserve(inst.outs.size());
   in_fp_.clear();
   out_fp_.clear();
+  in_hint_.clear();
+  out_hint_.clear();
+  OperandMemo *const memos = memos_of(inst);
   for (size_t i = 0; i < inst.ins.size(); ++i) {
     si.d.imm.push_back(evaluate(inst, "ins", i, [&] { return inst.ins[i].immediate(lv_.data()); }));
-    operand(inst, "ins", i, inst.ins[i], memo_for(inst, i), si.d.ins, in_fp_);
+    operand(inst, "ins", i, inst.ins[i], memos ? memos + i : nullptr, si.d.ins, in_fp_, in_hint_);
   }
   for (size_t i = 0; i < inst.outs.size(); ++i)
-    operand(inst, "outs", i, inst.outs[i], memo_for(inst, inst.ins.size() + i), si.d.outs, out_fp_);
+    operand(inst, "outs", i, inst.outs[i], memos ? memos + inst.ins.size() + i : nullptr, si.d.outs, out_fp_,
+            out_hint_);
   if (inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultSparse ||
       inst.type == InstructionType::MatmultMx)
     check_pe_limits(si.d, inst);
@@ -250,8 +252,8 @@ void Builder::add(const isa::Inst &inst) {
   other.clear();
   const Ref self{x_idx, si.queue, si.pos};
   if (!s_.explicit_sync) {
-    for (const auto &fp : in_fp_) tracker_.access(fp, false, self, raw);
-    for (const auto &fp : out_fp_) tracker_.access(fp, true, self, other);
+    for (size_t k = 0; k < in_fp_.size(); ++k) tracker_.access(in_fp_[k], false, self, raw, in_hint_[k]);
+    for (size_t k = 0; k < out_fp_.size(); ++k) tracker_.access(out_fp_[k], true, self, other, out_hint_[k]);
   }
 
   // One semaphore wait per producer queue: the latest producer position on it. Only the queues in `waited` have

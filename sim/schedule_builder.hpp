@@ -50,6 +50,8 @@ struct Ref {
 
 class Tracker {
 public:
+  using Key = std::array<int64_t, 4>;
+
   // Keep only each queue's latest record per group: the waits need only the latest producer position per queue
   // (Builder::add), but the trace's flow arrows (ScheduledInst::dep_seq) name every producer, so this is for runs
   // without them. Without it a tile that is only read collects a record per reader for the whole run.
@@ -66,23 +68,42 @@ public:
     return n;
   }
 
-  void access(const Footprint &fp, bool write, const Ref &inst, std::vector<Ref> &deps) {
+  // Where an access's group was found, kept by the caller between accesses of one static operand (Builder's
+  // operand memo): while no group was added, moved or removed since (gen_), the same footprint's group is where it
+  // was, and the hash look-up (a third of access()) is skipped. The look-up's result is the same either way.
+  struct Hint {
+    const void *space = nullptr;  // null: none
+    uint64_t gen = 0;
+    Key key{};
+    int l = 0;
+    size_t i = 0;
+  };
+
+  void access(const Footprint &fp, bool write, const Ref &inst, std::vector<Ref> &deps, Hint *hint = nullptr) {
     Space &sp = space(fp);
     scan(sp, kWritten, fp, write, inst, deps);
     if (write) scan(sp, kReadOnly, fp, write, inst, deps);
     const Key k = key(fp);
-    auto it = sp.where.find(k);
-    if (it == sp.where.end()) {
-      const int l = write ? kWritten : kReadOnly;
-      sp.list[l].push_back(Group{fp, {}, {}});
-      it = sp.where.emplace(k, Loc{l, sp.list[l].size() - 1}).first;
-    } else if (write && it->second.l == kReadOnly) {
-      Group g = std::move(sp.list[kReadOnly][it->second.i]);
-      unlink(sp, kReadOnly, it->second.i);
-      sp.list[kWritten].push_back(std::move(g));
-      it->second = Loc{kWritten, sp.list[kWritten].size() - 1};
+    Loc loc;
+    if (hint && hint->space == &sp && hint->gen == gen_ && hint->key == k && (!write || hint->l == kWritten)) {
+      loc = Loc{hint->l, hint->i};
+    } else {
+      auto it = sp.where.find(k);
+      if (it == sp.where.end()) {
+        const int l = write ? kWritten : kReadOnly;
+        sp.list[l].push_back(Group{fp, {}, {}});
+        it = sp.where.emplace(k, Loc{l, sp.list[l].size() - 1}).first;
+        ++gen_;
+      } else if (write && it->second.l == kReadOnly) {
+        Group g = std::move(sp.list[kReadOnly][it->second.i]);
+        unlink(sp, kReadOnly, it->second.i);
+        sp.list[kWritten].push_back(std::move(g));
+        it->second = Loc{kWritten, sp.list[kWritten].size() - 1};
+      }
+      loc = it->second;
+      if (hint) *hint = Hint{&sp, gen_, k, loc.l, loc.i};
     }
-    Group &g = sp.list[it->second.l][it->second.i];
+    Group &g = sp.list[loc.l][loc.i];
     std::vector<Ref> &v = write ? g.writes : g.reads;
     if (latest_)
       for (size_t k = 0; k < v.size(); ++k)
@@ -99,7 +120,6 @@ private:
     Footprint fp;
     std::vector<Ref> reads, writes;  // ascending seq
   };
-  using Key = std::array<int64_t, 4>;
   struct KeyHash {
     size_t operator()(const Key &k) const {
       uint64_t h = 1469598103934665603ull;
@@ -122,7 +142,8 @@ private:
   }
 
   // Takes group i out of list l (the last group moves into its slot); its map entry is left to the caller.
-  static void unlink(Space &sp, int l, size_t i) {
+  void unlink(Space &sp, int l, size_t i) {
+    ++gen_;
     auto &groups = sp.list[l];
     if (i + 1 != groups.size()) {
       groups[i] = std::move(groups.back());
@@ -131,7 +152,7 @@ private:
     groups.pop_back();
   }
 
-  static void scan(Space &sp, int l, const Footprint &fp, bool write, const Ref &self, std::vector<Ref> &deps) {
+  void scan(Space &sp, int l, const Footprint &fp, bool write, const Ref &self, std::vector<Ref> &deps) {
     const int64_t inst = self.seq;
     auto &groups = sp.list[l];
     for (size_t g = 0; g < groups.size();) {
@@ -173,6 +194,7 @@ private:
   Space sbuf_, psum_;
   std::unordered_map<int, Space> dram_;
   bool latest_;
+  uint64_t gen_ = 0;  // bumped whenever a group is added, moved or removed (Hint)
 };
 
 // Where a streamed schedule's entries go (sim/schedule_stream.cpp): each is handed over as it is made, in program
@@ -346,14 +368,15 @@ private:
     int64_t start = 0;
     Access acc;
     Footprint fp;
+    Tracker::Hint hint;  // where the tracker found fp's group last time
   };
-  // The memo of inst's operand k (ins first, then outs), or null (memo off, or an instruction not in
-  // prog_.insts).
-  OperandMemo *memo_for(const isa::Inst &inst, size_t k);
+  // The memos of inst's operands (ins first, then outs: inst.ins.size() + inst.outs.size() of them), or null (memo
+  // off, or an instruction not in prog_.insts).
+  OperandMemo *memos_of(const isa::Inst &inst);
   // Resolves operand i (of `kind`: ins/outs) of inst into `out`; its footprint, when it names a tensor, is
   // appended to `fps` (validated as check() does).
   void operand(const isa::Inst &inst, const char *kind, size_t i, const isa::Arg &arg, OperandMemo *memo,
-               std::pmr::vector<Access> &out, std::vector<Footprint> &fps);
+               std::pmr::vector<Access> &out, std::vector<Footprint> &fps, std::vector<Tracker::Hint *> &hints);
   // One finished entry: kept in s_ or handed to the sink.
   void emit(ScheduledInst &&si);
 
@@ -388,6 +411,7 @@ private:
   Schedule s_;
   Tracker tracker_;
   std::vector<Footprint> in_fp_, out_fp_;  // the current instruction's footprints (reused buffers)
+  std::vector<Tracker::Hint *> in_hint_, out_hint_;  // parallel to them: the memo's tracker hint, or null
   std::vector<Ref> raw_, other_;                // its dependencies (reused buffers)
   std::vector<int64_t> dep_seq_;
   std::unordered_map<std::string, int> named_;  // BIR DMA queue name -> queue id

@@ -145,7 +145,7 @@ void ScheduleStream::release(int q, int64_t pos) {
   Buffer &b = buf_[static_cast<size_t>(q)];
   Walk *w = b.walk >= 0 ? walks_[static_cast<size_t>(b.walk)].get() : nullptr;
   while (b.base < pos && !b.entries.empty()) {
-    if (spare_.size() < kMaxSpare) spare_.push_back(std::move(b.entries.front()));
+    if (static_cast<int64_t>(spare_.size()) < window_) spare_.push_back(std::move(b.entries.front()));
     b.entries.pop_front();
     ++b.base;
     --held_;

@@ -88,8 +88,7 @@ private:
   int64_t max_instructions_;
   std::pmr::unsynchronized_pool_resource pool_;  // the entries' small vectors (one side uses it at a time)
   std::array<Buffer, kMaxQueues> buf_;
-  // Released entries, emptied by blank() and reused (their vectors keep their memory); at most kMaxSpare.
-  static constexpr size_t kMaxSpare = 1024;
+  // Released entries, emptied by blank() and reused (their vectors keep their memory); at most a window of them.
   std::vector<ScheduledInst> spare_;
   std::vector<std::unique_ptr<Walk>> walks_;
   std::optional<std::array<int64_t, kMaxQueues>> totals_;

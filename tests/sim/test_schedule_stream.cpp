@@ -287,7 +287,7 @@ TEST(ScheduleStream, DestroyedPartWayItsPausedWalksEnd) {
   EXPECT_EQ(detached.walks(), 2);
 }
 
-// The operand memo (sim/schedule_builder.hpp, Builder::OperandMemo): an operand whose start is the one of its
+// The operand memo (sim/schedule_builder.hpp, Builder::OperandMemo, with its Tracker::Hint): an operand whose start is the one of its
 // previous dynamic instance reuses that access and footprint instead of walking it again. Every entry -- accesses,
 // waits, flow arrows -- must be the general walk's, for operands that are loop-invariant, that change once per
 // outer trip, and that move every trip (affine in the inner variable), with dependencies that follow the moving
