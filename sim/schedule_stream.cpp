@@ -188,7 +188,10 @@ void ScheduleStream::resume(Walk &w, int q, int64_t pos) {
 // window, and pause once the window is full and the entry asked for exists.
 void ScheduleStream::take(Walk &w, ScheduledInst &&si) {
   const size_t q = static_cast<size_t>(si.queue);
-  if (!w.keeps[q] || si.pos < w.from[q]) return;
+  if (!w.keeps[q] || si.pos < w.from[q]) {  // dropped: its vectors serve the next entry (blank)
+    if (static_cast<int64_t>(spare_.size()) < window_) spare_.push_back(std::move(si));
+    return;
+  }
   Buffer &b = buf_[q];
   b.entries.push_back(std::move(si));
   ++w.held;

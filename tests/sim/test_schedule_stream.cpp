@@ -287,8 +287,9 @@ TEST(ScheduleStream, DestroyedPartWayItsPausedWalksEnd) {
   EXPECT_EQ(detached.walks(), 2);
 }
 
-// The operand memo (sim/schedule_builder.hpp, Builder::OperandMemo, with its Tracker::Hint): an operand whose start is the one of its
-// previous dynamic instance reuses that access and footprint instead of walking it again. Every entry -- accesses,
+// The operand memo (sim/schedule_builder.hpp, Builder::OperandMemo, with its Tracker::Hint): an operand whose
+// start is the one of its previous dynamic instance reuses that access and footprint instead of walking it again,
+// and the tracker's group found for it last time while no group moved. Every entry -- accesses,
 // waits, flow arrows -- must be the general walk's, for operands that are loop-invariant, that change once per
 // outer trip, and that move every trip (affine in the inner variable), with dependencies that follow the moving
 // addresses (t is written at i*8 and read at j*8 and i*8).
