@@ -211,13 +211,13 @@ void Builder::add(const isa::Inst &inst) {
   in_hint_.clear();
   out_hint_.clear();
   OperandMemo *const memos = memos_of(inst);
-  for (size_t i = 0; i < inst.ins.size(); ++i) {
+  const size_t n_ins = inst.ins.size(), n_outs = inst.outs.size();
+  for (size_t i = 0; i < n_ins; ++i) {
     si.d.imm.push_back(evaluate(inst, "ins", i, [&] { return inst.ins[i].immediate(lv_.data()); }));
     operand(inst, "ins", i, inst.ins[i], memos ? memos + i : nullptr, si.d.ins, in_fp_, in_hint_);
   }
-  for (size_t i = 0; i < inst.outs.size(); ++i)
-    operand(inst, "outs", i, inst.outs[i], memos ? memos + inst.ins.size() + i : nullptr, si.d.outs, out_fp_,
-            out_hint_);
+  for (size_t i = 0; i < n_outs; ++i)
+    operand(inst, "outs", i, inst.outs[i], memos ? memos + n_ins + i : nullptr, si.d.outs, out_fp_, out_hint_);
   if (inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultSparse ||
       inst.type == InstructionType::MatmultMx)
     check_pe_limits(si.d, inst);
@@ -293,7 +293,9 @@ void Builder::add(const isa::Inst &inst) {
   auto push_waits = [&need, waited](std::pmr::vector<QueueWait> &waits) {  // ascending queue
     for (uint32_t m = waited; m != 0; m &= m - 1) {
       const int q = __builtin_ctz(m);
-      waits.push_back(QueueWait{q, need[static_cast<size_t>(q)]});
+      QueueWait &w = waits.emplace_back();  // in place: a temporary copied in stalled on its store (perf)
+      w.queue = q;
+      w.count = need[static_cast<size_t>(q)];
     }
   };
   if (trig_queue >= 0) {
