@@ -457,7 +457,7 @@ std::vector<EncodeSummary> encode_kernel_cores(const Kernel &k, isa::CoreGen gen
     throw UsageError("--cores takes 1 to " + std::to_string(kMaxCores) + " cores, got " + std::to_string(cores));
   if (lnc < 1 || lnc > ap.lnc_max)
     throw UsageError("arch " + ap.name + " has logical cores of at most " + std::to_string(ap.lnc_max) +
-                     " physical cores (lnc_max), got --lnc " + std::to_string(lnc));
+                     " physical cores (lnc_max), got LNC=" + std::to_string(lnc));
   if (cores % lnc != 0)
     throw UsageError(std::to_string(cores) + " cores do not make logical cores of " + std::to_string(lnc));
   if (has_data_dependent_control(k.program))
