@@ -67,9 +67,9 @@ pybind11::object isa();
 // The parameters of a built-in architecture or an architecture file, {"name": ..., <key>: value, ...}.
 pybind11::object arch_params(pybind11::handle arch);
 pybind11::dict encode(pybind11::handle kernel, const std::string &gen, pybind11::handle arch,
-                      pybind11::handle outdir);
+                      pybind11::handle outdir, pybind11::handle cores, pybind11::handle lnc);
 Report validate(pybind11::handle kernel, pybind11::handle bundles, pybind11::handle inputs,
-                pybind11::handle arch, double rtol, double atol);
+                pybind11::handle arch, double rtol, double atol, pybind11::handle cores, pybind11::handle lnc);
 pybind11::array to_float32(pybind11::handle array, const std::string &dtype);
 pybind11::array from_float32(pybind11::handle array, const std::string &dtype);
 

@@ -208,16 +208,23 @@ PYBIND11_MODULE(_core, m) {
         "`neuronsim\n"
         "encode`): returns {'manifest.json': bytes, '<engine>.bin': bytes, ...}. arch: the architecture "
         "lowered for\n"
-        "(default: the generation's). outdir: also write the files there, as the CLI does.",
+        "(default: the generation's). outdir: also write the files there, as the CLI does. cores, lnc: as "
+        "`encode --cores N\n"
+        "--lnc L`, one bundle set per physical core i (shard i % lnc, rank i // lnc): {'cores.json': bytes,\n"
+        "'core0/manifest.json': bytes, 'core0/<engine>.bin': bytes, ..., 'core<N-1>/...'} (lnc alone: that many "
+        "cores).",
         py::arg("kernel"), py::arg("gen"), py::kw_only(), py::arg("arch") = py::none(),
-        py::arg("outdir") = py::none());
+        py::arg("outdir") = py::none(), py::arg("cores") = py::none(), py::arg("lnc") = py::none());
   m.def("validate", &validate,
         "Runs a BIR kernel and the bundle streams encoded from it (a folder, or the dict encode() returns) "
         "on the\n"
         "same inputs, compares what every instruction wrote and lints the streams, as `neuronsim validate`.\n"
-        "Returns a Report.",
+        "A multi-core folder or dict (encode(cores=)) runs on its cores, each core compared (cores, lnc: None, "
+        "or the\n"
+        "folder's, as --cores / --lnc). Returns a Report.",
         py::arg("kernel"), py::arg("bundles"), py::kw_only(), py::arg("inputs") = py::none(),
-        py::arg("arch") = py::none(), py::arg("rtol") = 0.0, py::arg("atol") = 0.0);
+        py::arg("arch") = py::none(), py::arg("rtol") = 0.0, py::arg("atol") = 0.0, py::arg("cores") = py::none(),
+        py::arg("lnc") = py::none());
   m.def("to_float32", &to_float32,
         "The values of an array of BIR dtype `dtype` ('bfloat16', 'float8e4', 'float16', 'int32', ...), held "
         "in its\n"

@@ -11,6 +11,8 @@
 #include "neuronsim/engines/dtype.hpp"
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/dump.hpp"
+#include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/sim/device.hpp"
 
 namespace py = pybind11;
 namespace fs = std::filesystem;
@@ -83,29 +85,69 @@ py::object arch_params(py::handle arch) {
   return to_python(j);
 }
 
-py::dict encode(py::handle kernel, const std::string &gen, py::handle arch,
-                py::handle outdir) {
+namespace {
+
+// The files of a multi-core bundle folder (encode --cores) by their path in it: "cores.json" and
+// "core<i>/<file>" for every core cores.json lists.
+std::map<std::string, std::vector<uint8_t>> core_bundle_files(const std::string &dir) {
+  const fs::path index = fs::path(dir) / sim::kCoresManifest;
+  std::map<std::string, std::vector<uint8_t>> files;
+  files.emplace(sim::kCoresManifest,
+                isa::read_regular_file_bytes(index.string(), isa::kMaxInputFileBytes, "bundle index"));
+  const nlohmann::json j = nlohmann::json::parse(files.at(sim::kCoresManifest));
+  for (const auto &d : j.at("dirs"))
+    for (const auto &[name, bytes] : sim::read_bundle_files((fs::path(dir) / d.get<std::string>()).string()))
+      files.emplace(d.get<std::string>() + "/" + name, bytes);
+  return files;
+}
+
+// cores= / lnc= of encode() and validate(): None (0) or a count >= 1.
+int count_arg(py::handle v, const char *name) {
+  if (v.is_none()) return 0;
+  if (py::isinstance<py::bool_>(v) || !py::isinstance<py::int_>(v))
+    throw py::type_error(std::string(name) + " must be an int or None");
+  const py::int_ n = py::reinterpret_borrow<py::int_>(v);
+  if (n < py::int_(1) || n > py::int_(sim::kMaxCores))
+    throw UsageError(std::string(name) + " takes 1 to " + std::to_string(sim::kMaxCores) + ", got " +
+                     text_of(n));
+  return n.cast<int>();
+}
+
+} // namespace
+
+py::dict encode(py::handle kernel, const std::string &gen, py::handle arch, py::handle outdir, py::handle cores,
+                py::handle lnc) {
   const isa::CoreGen g = guarded([&] { return sim::parse_gen(gen, "gen"); });
   const std::string a =
       !arch.is_none() ? guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); }) : sim::arch_for_gen(g);
+  const int nc = count_arg(cores, "cores"), nl = count_arg(lnc, "lnc");
   const auto k = kernel_arg(kernel, sim::KernelForms::BirOnly);
   const std::string dir = outdir.is_none() ? "" : path_arg(outdir, "outdir");
+  // cores= or lnc= given: one bundle set per core as `encode --cores N --lnc L` (the same counting: lnc alone
+  // means that many cores).
+  const bool per_core = nc > 0 || nl > 0;
+  const int l = std::max(nl, 1), n = std::max(nc, l);
   const auto files = guarded([&] {
     py::gil_scoped_release nogil;
     std::lock_guard<std::mutex> lock(core_mutex());
-    if (!dir.empty()) {
-      sim::encode_kernel(*k, g, a, dir);
-      return sim::read_bundle_files(dir);
-    }
+    auto write = [&](const std::string &d) {
+      if (!per_core) {
+        sim::encode_kernel(*k, g, a, d);
+        return sim::read_bundle_files(d);
+      }
+      sim::encode_kernel_cores(*k, g, a, d, n, l);
+      return core_bundle_files(d);
+    };
+    if (!dir.empty())
+      return write(dir);
     TempDir tmp;
-    sim::encode_kernel(*k, g, a, tmp.str());
-    return sim::read_bundle_files(tmp.str());
+    return write(tmp.str());
   });
   return files_dict(files);
 }
 
 Report validate(py::handle kernel, py::handle bundles, py::handle inputs, py::handle arch,
-                double rtol, double atol) {
+                double rtol, double atol, py::handle cores, py::handle lnc) {
   const auto k = kernel_arg(kernel, sim::KernelForms::BirOnly);
   sim::ValidateOptions vo;
   if (!arch.is_none())
@@ -118,6 +160,8 @@ Report validate(py::handle kernel, py::handle bundles, py::handle inputs, py::ha
     sim::check_tolerance_setting(atol, "atol");
   });
   vo.rtol = rtol, vo.atol = atol;
+  vo.cores = count_arg(cores, "cores");
+  vo.lnc = count_arg(lnc, "lnc");
   // The streams: a folder, or the files encode() returned (written to a temporary folder for the run).
   std::string dir;
   std::map<std::string, std::string> files;
@@ -126,9 +170,16 @@ Report validate(py::handle kernel, py::handle bundles, py::handle inputs, py::ha
   } else if (py::isinstance<py::dict>(bundles)) {
     for (const auto &[name, data] : py::reinterpret_borrow<py::dict>(bundles)) {
       const std::string n = text_of(name);
-      if (n.empty() || n.find('/') != std::string::npos || n == "." || n == "..")
+      // A plain file name, or "core<i>/<file name>" of a multi-core encode (cores=).
+      const size_t slash = n.find('/');
+      const std::string file = slash == std::string::npos ? n : n.substr(slash + 1);
+      const std::string folder = slash == std::string::npos ? "" : n.substr(0, slash);
+      const bool core_folder = folder.size() > 4 && folder.compare(0, 4, "core") == 0 &&
+                               folder.find_first_not_of("0123456789", 4) == std::string::npos;
+      if (file.empty() || file.find('/') != std::string::npos || file == "." || file == ".." ||
+          (slash != std::string::npos && !core_folder))
         throw InputError({sim::array_source("bundles", n), -1, "", ""},
-                         "a bundle file name must be a plain file name");
+                         "a bundle file name must be a plain file name, or core<i>/<file name> (encode(cores=))");
       files[n] = py::bytes(data.cast<py::bytes>()).cast<std::string>();
     }
   } else {
@@ -141,6 +192,8 @@ Report validate(py::handle kernel, py::handle bundles, py::handle inputs, py::ha
       return sim::validate_kernel(*k, dir, vo);
     TempDir tmp;
     for (const auto &[name, bytes] : files) {
+      if (name.find('/') != std::string::npos)
+        fs::create_directories((fs::path(tmp.str()) / name).parent_path());
       std::ofstream os(fs::path(tmp.str()) / name, std::ios::binary);
       os.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
       if (!os)

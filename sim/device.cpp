@@ -27,6 +27,25 @@ Device::Device(const isa::Program &program, const RunOptions &options, int cores
   if (cores < 1) throw InputError({program.file, -1, "", "cores"}, "a run has at least 1 core, got " + std::to_string(cores));
 }
 
+std::string multicore_control_flow_refusal(const isa::Program &program, int lnc, ErrorContext *where) {
+  *where = ErrorContext{program.file, -1, "", ""};
+  const std::string head = "a kernel with data-dependent control flow runs on several cores only when each core's "
+                           "path depends on its own data alone: ";
+  if (lnc > 1)
+    return head + "with LNC=" + std::to_string(lnc) + " the shards of a logical core share its DRAM, so one shard's "
+                  "writes can change the other's branches (run it with --lnc 1, or on one core)";
+  for (const auto &inst : program.insts) {
+    const auto t = inst.type;
+    if (t == isa::InstructionType::CollectiveCompute || t == isa::InstructionType::CollectiveSend ||
+        t == isa::InstructionType::CollectiveRecv || t == isa::InstructionType::CoreBarrier) {
+      *where = ErrorContext{program.file, inst.index, inst.name, "opcode"};
+      return head + isa::inst_type_name(t) + " brings other cores' data (or timing) in, and a core's path is "
+                    "learnt by executing it alone before the run (run it on one core)";
+    }
+  }
+  return "";
+}
+
 Device::Device(const std::vector<const isa::Program *> &programs, const RunOptions &options, int lnc)
     : program_(*programs.at(0)), lnc_(lnc) {
   const isa::Program &program = program_;
@@ -69,9 +88,14 @@ Device::Device(const std::vector<const isa::Program *> &programs, const RunOptio
     for (int j = 0; j < i && !share; ++j)
       if (programs[static_cast<size_t>(j)] == &pi && j % lnc == i % lnc) share = sims_[static_cast<size_t>(j)].get();
     sims_.push_back(std::unique_ptr<Simulator>(new Simulator(pi, o, share)));
-    if (sims_.back()->schedule_deferred_)
-      throw InputError({program.file, -1, "", ""},
-                       "a kernel with data-dependent control flow runs on one core only (--cores 1)");
+    // Data-dependent control flow: each core learns its path by executing its program alone before the timed
+    // run (Simulator::begin_run, its own schedule, never shared). That is exact only when nothing another core
+    // does reaches it: no collective, send/recv or barrier, and a DRAM of its own (LNC=1).
+    if (sims_.back()->schedule_deferred_) {
+      ErrorContext where;
+      const std::string why = multicore_control_flow_refusal(pi, lnc, &where);
+      if (!why.empty()) throw InputError(where, why);
+    }
     // DRAM per rank: the physical cores of one logical core share its DRAM (shard s > 0 reads and writes its
     // shard 0's tensors); each rank has its own copy of the kernel's tensors (README "Multi-core runs").
     if (i == 0) primary_ = sims_.back().get();

@@ -122,8 +122,6 @@ void check_settings(const RunSettings &s) {
 
 void complete_settings(const Kernel &k, RunSettings &s) {
   check_settings(s);
-  if (run_ranks(s) > 1 && !s.save_inputs.empty())
-    throw UsageError("--save-inputs saves one core's inputs: a run of several ranks cannot use it");
   const bool timing_only = s.options.timing_only;
   // Bundle streams are lowered per core (shard ids resolved): a multi-core folder runs on its own cores (--cores /
   // --lnc, when given, must say the same), a single-core folder on one core.
@@ -208,11 +206,16 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
   if (!k.tolerance_file.empty())
     read_files.push_back(k.tolerance_file);
   if (!s.save_inputs.empty()) {
-    std::error_code ec;
-    fs::create_directories(s.save_inputs, ec);
-    if (ec) throw InputError({s.save_inputs, -1, "", "--save-inputs"}, "cannot create the directory: " + ec.message());
-    for (const auto &[t, path] : saved_input_files(k.program, s.save_inputs))
-      out_files.push_back(path), (void)t;
+    // Several ranks: each rank's inputs in DIR/rank<r>/, the per-rank layout --inputs reads (README "Per-rank
+    // data"), so that the folder fed back as --inputs gives every rank the same data.
+    for (int r = 0; r < ranks; ++r) {
+      const std::string dir = rank_outdir(s.save_inputs, r, ranks);
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec) throw InputError({dir, -1, "", "--save-inputs"}, "cannot create the directory: " + ec.message());
+      for (const auto &[t, path] : saved_input_files(k.program, dir))
+        out_files.push_back(path), (void)t;
+    }
   }
   std::vector<std::string> dirs;
   if (!s.options.timing_only && !outdir.empty()) {
@@ -324,16 +327,19 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
       for (const auto &l : lines) r.input_lines.push_back(ranks > 1 ? "rank" + std::to_string(rank) + " " + l : l);
     }
   }
-  if (!s.save_inputs.empty() && !s.options.timing_only)
-    for (const auto &[t, path] : saved_input_files(k.program, s.save_inputs)) {
-      const auto &tensor = k.program.tensors[static_cast<size_t>(t)];
-      io::NpyArray a;
-      a.dtype = tensor.dtype;
-      a.shape = tensor.shape;
-      a.data = r.simulator->memory().dram(t);
-      io::write_npy(path, a);
-      r.saved_inputs.push_back(path);
-    }
+  if (!s.save_inputs.empty() && !s.options.timing_only) {
+    const int ranks = r.ranks();
+    for (int rank = 0; rank < ranks; ++rank)  // rank r's as it reads them: DIR/rank<r>/ (one rank: DIR/)
+      for (const auto &[t, path] : saved_input_files(k.program, rank_outdir(s.save_inputs, rank, ranks))) {
+        const auto &tensor = k.program.tensors[static_cast<size_t>(t)];
+        io::NpyArray a;
+        a.dtype = tensor.dtype;
+        a.shape = tensor.shape;
+        a.data = r.rank_memory(rank).dram(t);
+        io::write_npy(path, a);
+        r.saved_inputs.push_back(path);
+      }
+  }
   if (r.device) {
     r.device_result = r.device->run();
     r.result = r.device_result.cores[0];
@@ -457,12 +463,14 @@ std::vector<EncodeSummary> encode_kernel_cores(const Kernel &k, isa::CoreGen gen
     throw UsageError("--cores takes 1 to " + std::to_string(kMaxCores) + " cores, got " + std::to_string(cores));
   if (lnc < 1 || lnc > ap.lnc_max)
     throw UsageError("arch " + ap.name + " has logical cores of at most " + std::to_string(ap.lnc_max) +
-                     " physical cores (lnc_max), got --lnc " + std::to_string(lnc));
+                     " physical cores (lnc_max), got LNC=" + std::to_string(lnc));
   if (cores % lnc != 0)
     throw UsageError(std::to_string(cores) + " cores do not make logical cores of " + std::to_string(lnc));
-  if (has_data_dependent_control(k.program))
-    throw InputError({k.program.file, -1, "", ""},
-                     "a kernel with data-dependent control flow runs on one core only (--cores 1)");
+  if (has_data_dependent_control(k.program)) {  // the same rule as a run (the streams must run where they go)
+    ErrorContext where;
+    const std::string why = multicore_control_flow_refusal(k.program, lnc, &where);
+    if (!why.empty()) throw InputError(where, why);
+  }
   // Every core is lowered before anything is written: a kernel that does not lower leaves no folder behind.
   std::vector<EncodeSummary> out(static_cast<size_t>(cores));
   std::vector<isa::Program> low;

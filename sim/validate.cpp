@@ -472,7 +472,9 @@ ValidateReport validate_device_bundles(const isa::Program &bir, const std::strin
     LowerOptions lo;
     lo.shard = static_cast<int64_t>(i) % lnc;
     lo.rank = static_cast<int64_t>(i) / lnc;
-    const isa::Program expected = lower_to_stream(bir, ap, lo);
+    // (with data-dependent control: along the path the core's rank's inputs take, as for one core)
+    const InputSpec in = rank_inputs(bir, opt.inputs, static_cast<int>(i) / lnc, ranks);
+    const isa::Program expected = lower_to_stream(bir, ap, lo, nullptr, &in);
     lints.push_back(lint_streams(core_dir(i), ms[i], expected));
     for (const auto &l : lints.back().lines) {
       // "lint: X" -> "lint: core<i>: X" (the summary quotes the first finding after its "lint: ")
@@ -493,10 +495,11 @@ ValidateReport validate_device_bundles(const isa::Program &bir, const std::strin
   for (size_t i = 0; i < n; ++i) {
     db.set_after_instruction(static_cast<int>(i), capture_options(arch, cb[i]).after_instruction);
     cb[i].by_seq.resize(db.core(static_cast<int>(i)).schedule().insts.size());
-    cb[i].names = dynamic_names(bir, db.core(static_cast<int>(i)).schedule());
   }
   for (int r = 0; r < ranks; ++r) load_inputs(bir, db.rank_memory(r), rank_spec(bir, r));
   const DeviceResult rb = db.run();
+  for (size_t i = 0; i < n; ++i)  // after the run: a data-dependent schedule is built by it
+    cb[i].names = dynamic_names(bir, db.core(static_cast<int>(i)).schedule());
 
   // Run 2: core i's streams on core i.
   std::vector<isa::Program> sp;

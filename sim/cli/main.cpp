@@ -85,7 +85,8 @@ run options:
                            line (executions, busy ns, wait ns by reason), critical path (README "Profile")
   --seed N                 seed of the generated inputs (default 0: the documented deterministic draw;
                            printed in the run header)
-  --save-inputs DIR        write every input as used (given or generated) to DIR/<tensor>.npy
+  --save-inputs DIR        write every input as used (given or generated) to DIR/<tensor>.npy; a run of
+                           several ranks writes rank r's to DIR/rank<r>/<tensor>.npy (--inputs DIR replays it)
   --json                   print the run summary as one JSON object on stdout (nothing else goes there;
                            DevicePrint lines go to stderr unless --device-print is given)
   --quiet                  print nothing on success (mismatches and errors still go out)

@@ -1,6 +1,7 @@
 """neuronsim.isa, encode and validate against `neuronsim isa --json`, `encode` and `validate`."""
 import json
 
+import numpy as np
 import pytest
 
 import neuronsim
@@ -121,3 +122,98 @@ def test_arch_files(tmp):
     assert sweeps.archs_of(f"trn1,{tmp}/fast.json") == ["trn1", f"{tmp}/fast.json"]
     with pytest.raises(neuronsim.InvalidInput, match="field 'pe_ghz'"):
         sweeps.archs_of([str(tmp / "bad.json")])
+
+
+# Multi-core bundles (README "Multi-core runs"): encode(cores=, lnc=) is `encode --cores N --lnc L` over the same
+# library call, its dict names every file by its path in the folder (cores.json, core<i>/<file>).
+TP2 = "workloads/multicore/tp_mlp_2ranks"
+
+
+def tree_files(d):
+    return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def test_encode_cores_gives_the_cli_folder(tmp):
+    cli("encode", TP2, "--gen", "v3", "--cores", "2", "--lnc", "1", "-o", tmp / "cli")
+    files = neuronsim.encode(TP2, "v3", cores=2, lnc=1, outdir=tmp / "py")
+    assert files == tree_files(tmp / "cli") == tree_files(tmp / "py")
+    assert {n.split("/")[0] for n in files} == {"cores.json", "core0", "core1"}
+    index = json.loads(files["cores.json"])
+    assert (index["cores"], index["lnc"], index["dirs"], index["generation"]) == (2, 1, ["core0", "core1"], "v3")
+    for c in ("core0", "core1"):
+        assert json.loads(files[c + "/manifest.json"])["generation"] == "v3"
+        assert any(n.startswith(c + "/") and n.endswith(".bin") for n in files)
+    # lnc alone means that many cores (as --lnc 2 alone), on an arch with logical cores of 2.
+    lnc2 = neuronsim.encode("workloads/multicore/matmul_lnc2", "v3", lnc=2)
+    cli("encode", "workloads/multicore/matmul_lnc2", "--gen", "v3", "--lnc", "2", "-o", tmp / "lnc2")
+    assert lnc2 == tree_files(tmp / "lnc2")
+    assert json.loads(lnc2["cores.json"])["cores"] == 2
+
+
+def test_run_and_validate_a_multi_core_encode(tmp):
+    files = neuronsim.encode(TP2, "v3", cores=2, lnc=1, outdir=tmp / "enc")
+    # The streams' outputs are byte-identical to the BIR's two-core run (rank r's y at outputs["y"][r]).
+    streams = neuronsim.run(tmp / "enc", TP2 + "/inputs")
+    bir = neuronsim.run(TP2, arch="trn2", cores=2, lnc=1)
+    assert streams.outputs["y"].shape == bir.outputs["y"].shape == (2,) + bir.outputs["y"].shape[1:]
+    assert streams.outputs["y"].tobytes() == bir.outputs["y"].tobytes()
+    assert streams.stats["device"]["cores"] == 2 and len(streams.stats["cores"]) == 2
+    # The CLI's run of the folder writes the same bytes.
+    cli("run", tmp / "enc", "--inputs", TP2 + "/inputs", "--outdir", tmp / "out")
+    for r in range(2):
+        assert np.load(tmp / "out" / f"rank{r}" / "y.npy").tobytes() == streams.outputs["y"][r].tobytes()
+    # validate: the folder and the dict agree with the CLI's report, which names each core.
+    rep = neuronsim.validate(TP2, files)
+    assert rep.ok, str(rep)
+    assert str(rep) == cli("validate", "--bir", TP2, "--bundles", tmp / "enc").stdout
+    assert str(neuronsim.validate(TP2, tmp / "enc", cores=2, lnc=1)) == str(rep)
+    assert "core1 " in str(rep)
+    # A bug planted in core 1's stream is named with its core; the same bytes in a folder give the CLI's report.
+    # kernel1 on two ranks (b = a - 1 each): core 1's DVE op0 byte (+0x24, isa/tables/bundle_fields.def) from
+    # subtract (v3 0x05) to add (0x04), as tests/cli BundlesCli.MultiCoreBadFoldersAndDivergenceNameTheCore does.
+    two = neuronsim.encode(K1, "v3", cores=2)
+    alu = {op["name"]: op["wire"]["v3"] for op in neuronsim.isa()["alu_ops"]}
+    data = bytearray(two["core1/DVE.bin"])
+    assert data[0x24] == alu["subtract"]
+    data[0x24] = alu["add"]
+    bad = {**two, "core1/DVE.bin": bytes(data)}
+    brep = neuronsim.validate(K1, bad)
+    assert not brep.ok and brep.divergence.startswith("first divergence after core1 DVE #0"), str(brep)
+    assert "'I-4'" in brep.divergence and any(l.startswith("lint: core1: ") for l in brep.lint)
+    for name, blob in bad.items():
+        (tmp / "bad" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "bad" / name).write_bytes(blob)
+    r = cli("validate", "--bir", K1, "--bundles", tmp / "bad", check=False)
+    assert r.returncode == 1 and r.stdout == str(brep)
+
+
+def test_multi_core_encode_and_validate_refusals(tmp):
+    with pytest.raises(neuronsim.UsageError, match="cores takes 1 to 8, got 0"):
+        neuronsim.encode(TP2, "v3", cores=0)
+    with pytest.raises(neuronsim.UsageError, match="cores takes 1 to 8, got 9"):
+        neuronsim.encode(TP2, "v3", cores=9)
+    with pytest.raises(neuronsim.UsageError, match="cores takes 1 to 8, got 1000000000000000000000000000000"):
+        neuronsim.validate(TP2, {}, cores=10**30)
+    with pytest.raises(TypeError, match="lnc must be an int or None"):
+        neuronsim.encode(TP2, "v3", lnc="2")
+    with pytest.raises(neuronsim.UsageError, match="logical cores of at most 1 physical cores .*got LNC=2"):
+        neuronsim.encode(TP2, "v2", cores=2, lnc=2)  # trn1 has no logical cores
+    with pytest.raises(neuronsim.UsageError, match="3 cores do not make logical cores of 2"):
+        neuronsim.encode(TP2, "v3", cores=3, lnc=2)
+    files = neuronsim.encode(TP2, "v3", cores=2, outdir=tmp / "enc")
+    # The folder's cores and LNC: other counts are refused naming the folder, as by the CLI.
+    with pytest.raises(neuronsim.InvalidInput, match="2 cores with LNC=1 .*validate asks for 4 cores") as e:
+        neuronsim.validate(TP2, tmp / "enc", cores=4)
+    assert e.value.file == str(tmp / "enc") and e.value.exit_code == 3
+    # One core's streams on two cores: refused naming the folder.
+    neuronsim.encode(K1, "v3", outdir=tmp / "one")
+    with pytest.raises(neuronsim.InvalidInput, match="one core's bundle streams"):
+        neuronsim.validate(K1, tmp / "one", cores=2)
+    # A dict's names: a file, or core<i>/<file>; nothing else.
+    for name in ("x/DVE.bin", "core1/../x.bin", "core/DVE.bin", "core0/", "core0/a/b.bin"):
+        with pytest.raises(neuronsim.InvalidInput, match="plain file name, or core<i>/<file name>"):
+            neuronsim.validate(TP2, {**files, name: b""})
+    # A core cores.json lists but the dict lacks is named.
+    partial = {n: b for n, b in files.items() if not n.startswith("core1/")}
+    with pytest.raises(neuronsim.InvalidInput, match="core1"):
+        neuronsim.validate(TP2, partial)

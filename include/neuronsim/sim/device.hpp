@@ -34,6 +34,13 @@ namespace neuronsim::sim {
 
 inline constexpr int kMaxCores = 8;  // SystemC cores made on first use (modules cannot be made after sc_start)
 
+// A program with data-dependent control flow on several cores (`lnc` per logical core): each core learns its
+// path by executing its program alone before the timed run, which is exact only when nothing another core does
+// reaches it. Empty when it runs; otherwise why not, with `where` the instruction that stands in the way
+// (a collective, CollectiveSend/Recv or CoreBarrier: its data come from other cores) or the program (LNC > 1:
+// the shards of a logical core share its DRAM).
+std::string multicore_control_flow_refusal(const isa::Program &program, int lnc, ErrorContext *where);
+
 // One collective's meeting point, shared by its members' Jobs (sim/core.cpp waits on `done`).
 struct Rendezvous {
   std::string what;                 // "CollectiveCompute AllReduce", for the deadlock report
