@@ -8,6 +8,8 @@
 //   CollectiveSend / CollectiveRecv  peer_id 0 (this rank): Send has no local effect; Recv copies ins[0] to
 //                      outs[0] when it has both (loopback), else has nothing to receive.
 //   CoreBarrier        one core: nothing to wait for.
+//   PermuteImplicit, PermuteReduceImplicit, PermuteReduce, AllToAllV, SendRecv, SendRecvCCE run the N-rank model
+//                      below over a group of this core alone (their operands are not one input per output).
 // In a single-core run anything naming more than one rank is refused with a SemanticError that says to run it
 // on several cores (--cores N).
 #include <algorithm>
