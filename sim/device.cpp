@@ -223,6 +223,9 @@ void Device::complete(Rendezvous &rv) {
     } else if (!first.d.ins.empty()) {
       bytes = bytes_of(first.d.ins[0]);
     }
+    // SendRecvCCE: the receiver takes one buffer from each rank it lists (engines::link_pattern).
+    if (inst.f.collective_kind == "SendRecvCCE" && inst.recv_from_rank.size() > 1)
+      bytes *= static_cast<int64_t>(inst.recv_from_rank.size());
   } else if (inst.type != isa::InstructionType::CoreBarrier) {
     pattern = engines::LinkPattern::PointToPoint;
     if (!first.d.ins.empty() && first.d.ins[0].tensor >= 0) bytes = bytes_of(first.d.ins[0]);

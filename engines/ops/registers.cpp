@@ -12,9 +12,11 @@
 //                 in-partition byte offset; DRAM: the byte offset in its tensor (INFERRED: the reference lists
 //                 it as "DMA only" with no body)
 //   GetGlobalRankId, GetCurProcessingRankID
-//                 outs[0] = 0: one NeuronCore is rank 0 (birsim's InstVisitor+0xDE8 is ctor-initialised to 0;
-//                 with one rank the TP permutation table maps every (iter_id, channel_id) to rank 0)
+//                 outs[0] = the core's rank; GetCurProcessingRankID the rank a ring iteration processes (below).
+//                 One NeuronCore is rank 0 (birsim's InstVisitor+0xDE8 is ctor-initialised to 0)
 // An output may be a register or an access pattern (every element receives the value).
+#include <functional>
+
 #include "engines/ops/common.hpp"
 
 namespace neuronsim::engines::ops {
@@ -69,14 +71,36 @@ void exec_read_var_addr(const DynInst &d, Memory &m, EngineState &st) {
 }
 
 // GetGlobalRankId: the core's rank on the device (birsim writes a driver-set value, 0 by default; reference
-// neuronx-cc/bir/sim-bn-rng-collective-dma.md 4.3). GetCurProcessingRankID maps through a runtime permutation table
-// the reference does not give: neuronsim uses the identity, the core's position in the replica group holding it.
+// neuronx-cc/bir/sim-bn-rng-collective-dma.md 4.3).
+// GetCurProcessingRankID: birsim maps (iter_id, channel_id, replica group) through a runtime permutation table the
+// reference does not give (4.3). neuronsim follows NKI's collective_permute_implicit_current_processing_rank_id
+// (public NKI docs: "the rank ID of the data to be processed in the current ring iteration"), with the ring of
+// collective_permute_implicit (each rank receives from its predecessor in the replica-group rank list): at
+// iteration 0 the core's own rank, at iteration k the rank whose data has come k steps around the ring,
+// group[(pos - k) mod n]. iter_id is a number or an expression (MaybeAffine<uint>, reference
+// neuronx-cc/bir/json-schema-catalog.md) of the core's shard id and registers. A core in no group (one core) is
+// its own ring of one.
 void exec_rank_id(const DynInst &d, Memory &m, EngineState &st) {
   int64_t r = m.rank();
-  if (d.inst->type == isa::InstructionType::GetCurProcessingRankID)
+  if (d.inst->type == isa::InstructionType::GetCurProcessingRankID) {
+    int64_t k = d.inst->f.iter_id;
+    if (!d.inst->iter_id_expr.empty()) {
+      isa::Expr e = d.inst->iter_id_expr[0];
+      std::function<void(isa::Expr &)> subst = [&](isa::Expr &x) {
+        if (x.kind == isa::Expr::Kind::Register) x = isa::Expr::constant(reg_read(m, st, x.regref, "iter_id"));
+        for (auto &c : x.kids) subst(c);
+      };
+      subst(e);
+      k = e.eval(nullptr, m.shard());
+    }
+    if (k < 0) unsupported(m, "iter_id", "iter_id is " + std::to_string(k) + " (an unsigned iteration number)");
     for (const auto &g : d.inst->f.replica_groups)
       for (size_t i = 0; i < g.size(); ++i)
-        if (static_cast<int64_t>(g[i]) == m.rank()) r = static_cast<int64_t>(i);
+        if (static_cast<int64_t>(g[i]) == m.rank()) {
+          const int64_t n = static_cast<int64_t>(g.size());
+          r = g[static_cast<size_t>(((static_cast<int64_t>(i) - k % n) % n + n) % n)];
+        }
+  }
   write_scalar(d, m, st, r);
 }
 

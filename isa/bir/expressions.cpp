@@ -149,7 +149,12 @@ Expr Reader::read_expr(const json &e, const std::string &field) const {
     if (const json *ub = get(e, "ub")) s.k = as_int(*ub, field + ".ub");
     return s;
   }
-  // CCDivKind, CCGetRankKind, IndirectArgId: collective/indirect values the simulator has no model for yet.
+  // CCGetRankKind {op_param, channel_id}: the rank the runtime's TP permutation table gives (reference
+  // neuronx-cc/bir/sim-bn-rng-collective-dma.md 4.3 traces only the table's index formula, not what fills it).
+  if (k == "CCGetRankKind")
+    fail(field + ".kind", "CCGetRankKind is not modelled: its value comes from the runtime's rank permutation "
+                          "table, which the reference does not give (use a constant, ShardIDKind or an affine form)");
+  // CCDivKind, IndirectArgId: collective/indirect values the simulator has no model for yet.
   fail(field + ".kind", "unsupported expression kind '" + k + "'");
 }
 

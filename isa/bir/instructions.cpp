@@ -4,6 +4,7 @@
 // instruction object), reference neuronx-cc/bir/json-schema-catalog.md (per-type keys, required vs optional)
 // and reference neuronx-cc/bir/json-loader.md (engines, dependencies).
 #include <algorithm>
+#include <cstring>
 
 #include "isa/bir/reader.hpp"
 #include "neuronsim/isa/inst_rules.hpp"
@@ -93,12 +94,54 @@ void Reader::read_fields(const json &j, Inst &inst) const {
 #define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
   if (only_sel::only < 0 || only_sel::only == type) {                                                        \
     if (const json *v = get(j, key)) {                                                                       \
-      read_value(*v, inst.f.member, key);                                                                    \
+      if (!maybe_affine_expr(*v, key)) read_value(*v, inst.f.member, key);                                   \
       inst.given.set(static_cast<int>(Field::member));                                                       \
     }                                                                                                        \
   }
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
+  read_rank_exprs(j, inst);
+}
+
+// GetCurProcessingRankID's iter_id / channel_id are MaybeAffine<uint> (reference
+// neuronx-cc/bir/json-schema-catalog.md: "a scalar or an affine-expr object under the same key"): an object
+// is read by read_rank_exprs, not as a number.
+bool Reader::maybe_affine_expr(const json &v, const char *key) {
+  return v.is_object() && (std::strcmp(key, "iter_id") == 0 || std::strcmp(key, "channel_id") == 0);
+}
+
+// A rank expression is evaluated once per core when the instruction executes (engines/ops/collective.cpp), with
+// the core's shard id and registers but no loop iteration: a loop variable in it is refused.
+static bool has_loop_var(const Expr &e) {
+  if (e.kind == Expr::Kind::LoopVar) return true;
+  for (const auto &k : e.kids)
+    if (has_loop_var(k)) return true;
+  return false;
+}
+
+Expr Reader::rank_expr(const json &v, const std::string &field) const {
+  Expr e = read_expr(v, field);
+  if (has_loop_var(e))
+    fail(field, "a loop variable in a rank expression is not supported (it is evaluated once per core, with its "
+                "shard id and registers)");
+  return e;
+}
+
+// CollectiveCompute recv_from_rank [QAE] / send_to_rank QAE (reference bir-json.md 2.2) and GetCurProcessingRankID
+// iter_id / channel_id given as expressions.
+void Reader::read_rank_exprs(const json &j, Inst &inst) const {
+  if (inst.type == InstructionType::CollectiveCompute) {
+    if (const json *r = get(j, "recv_from_rank")) {
+      const json &a = as_arr(*r, "recv_from_rank");
+      for (size_t i = 0; i < a.size(); ++i)
+        inst.recv_from_rank.push_back(rank_expr(a[i], "recv_from_rank[" + std::to_string(i) + "]"));
+    }
+    if (const json *s = get(j, "send_to_rank")) inst.send_to_rank.push_back(rank_expr(*s, "send_to_rank"));
+  }
+  if (inst.type == InstructionType::GetCurProcessingRankID) {
+    if (const json *it = get(j, "iter_id"); it && it->is_object()) inst.iter_id_expr.push_back(rank_expr(*it, "iter_id"));
+    if (const json *c = get(j, "channel_id"); c && c->is_object()) (void)rank_expr(*c, "channel_id");  // unused
+  }
 }
 
 // Keys the table does not list for the type: one warning per key name, naming the closest known key.
@@ -179,6 +222,11 @@ void Reader::read_instruction(const json &j, std::vector<Node> &out) {
   inst.outs = read_args(j, "outs", need_ops);
   read_fields(j, inst);
   check_required_keys(j, inst.type);
+  // birsim models PermuteReduce (kind 8) as an identity copy (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md
+  // 4, QUIRK); so does neuronsim (engines/ops/collective.cpp): say so once per instruction.
+  if (inst.type == InstructionType::CollectiveCompute && inst.f.collective_kind == "PermuteReduce")
+    p_.warnings.push_back(Error::format(ctx("kind"), "CollectiveCompute kind PermuteReduce follows birsim: an identity "
+                                                     "copy of each rank's input to its output, no reduction"));
   warn_unknown_keys(j, inst.type);
   // dependencies: a bare name (a Flow edge) or [name, kind] (reference neuronx-cc/bir/json-loader.md, pass
   // 2); {id|name, kind} objects as the writer page describes them are accepted too. Only the names are kept.

@@ -168,6 +168,9 @@ private:
   template <typename E, typename = std::enable_if_t<std::is_enum<E>::value>>
   void read_value(const json &v, E &out, const std::string &f) const;
   void read_fields(const json &j, Inst &inst) const;
+  static bool maybe_affine_expr(const json &v, const char *key);
+  Expr rank_expr(const json &v, const std::string &field) const;
+  void read_rank_exprs(const json &j, Inst &inst) const;
   void warn_unknown_keys(const json &j, InstructionType type);
   void check_required_keys(const json &j, InstructionType type) const;
   static std::string join(const std::vector<std::string> &v);

@@ -179,6 +179,14 @@ struct Writer {
     j[key] = write_value(in.f.member);
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
+    // The QuasiAffineExpr-valued keys (isa::Inst::recv_from_rank, send_to_rank, iter_id_expr).
+    if (!in.recv_from_rank.empty()) {
+      json r = json::array();
+      for (const auto &e : in.recv_from_rank) r.push_back(expr_to_json(e, p.loop_vars));
+      j["recv_from_rank"] = r;
+    }
+    if (!in.send_to_rank.empty()) j["send_to_rank"] = expr_to_json(in.send_to_rank[0], p.loop_vars);
+    if (!in.iter_id_expr.empty()) j["iter_id"] = expr_to_json(in.iter_id_expr[0], p.loop_vars);
     j["dependencies"] = in.dependencies;
     if (in.source_line >= 0) j["debug"]["lineno"] = in.source_line;
     if (!in.source_file.empty()) j["debug"]["filename"] = in.source_file;

@@ -25,7 +25,9 @@ float collective_reduce(isa::AluOp op, float acc, float x);
 
 // Executes one CollectiveCompute over the ranks of its group (in group order, each rank's inputs as they are when
 // the last rank reaches it): AllReduce, ReduceScatter (rank r keeps chunk r of the reduction), AllGather (rank
-// order, flat concatenation), AllToAll (rank r's chunk p <- rank p's chunk r), Permute (src_target_pairs).
+// order, flat concatenation), AllToAll (rank r's chunk p <- rank p's chunk r), Permute (src_target_pairs), and after
+// the public NKI docs PermuteImplicit, PermuteReduceImplicit, AllToAllV, SendRecv, SendRecvCCE, and PermuteReduce
+// (birsim's identity copy); engines/ops/collective.cpp gives each rule and its source.
 // SemanticError naming the field for a kind or shape it cannot route.
 void execute_collective_compute(const std::vector<CollectiveRank> &group);
 // A CollectiveSend / CollectiveRecv pair: the receiver's outs[0] <- the sender's ins[0].

@@ -133,6 +133,11 @@ struct Inst {
   int index = -1;                   // position in Program::insts
   int source_line = -1;             // debug.lineno when known
   std::string source_file;          // debug.filename when known
+  // QuasiAffineExpr-valued keys (reference bir-json.md 2.2; neuronx-cc/bir/json-schema-catalog.md, Collective
+  // family): CollectiveCompute `recv_from_rank` [QAE] and `send_to_rank` QAE (0 or 1 entry), and
+  // GetCurProcessingRankID `iter_id` (a MaybeAffine<uint>) when it is given as an expression rather than a number.
+  // Empty when absent. Evaluated per core (constants, ShardIDKind, registers; engines/ops/collective.cpp).
+  std::vector<Expr> recv_from_rank, send_to_rank, iter_id_expr;
 
   bool has(Field fld) const { return given.test(static_cast<int>(fld)); }
 };
