@@ -165,6 +165,15 @@ std::vector<Bundle> encode(const Inst &in, const Program &prog, CoreGen gen, con
         declared.insert(static_cast<int>(cd.fields[0]));
   }
   dma_check_encodable(c, in);
+  // The rank expressions (CollectiveCompute recv_from_rank / send_to_rank, GetCurProcessingRankID iter_id given
+  // as an expression) live beside InstFields and no bundle form has bytes for them: refuse rather than let the
+  // encoded stream run with the form's plain value (iter_id 0) and part silently from the BIR.
+  for (const auto &[key, list] : {std::pair<const char *, const std::vector<Expr> *>{"recv_from_rank", &in.recv_from_rank},
+                                  {"send_to_rank", &in.send_to_rank},
+                                  {"iter_id", &in.iter_id_expr}})
+    if (!list->empty())
+      throw SemanticError(c.at(key), std::string("an expression-valued ") + key + " has no bundle form (" +
+                                         forms[0]->name + " carries plain values only)");
   const InstFields defaults;
   for (int k = 0; k < kNumFields; ++k) {
     const Field fk = static_cast<Field>(k);

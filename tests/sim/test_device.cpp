@@ -8,6 +8,7 @@
 #include "neuronsim/builder.hpp"
 #include "neuronsim/engines/collective.hpp"
 #include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "support/shard_program.hpp"
@@ -495,6 +496,22 @@ TEST(DeviceCollectives, CurProcessingRankFollowsTheRingBackwards) {
   EXPECT_EQ(read(d.core(0), o), (V{0, 1, 2, 1, 1}));
   EXPECT_EQ(read(d.core(1), o), (V{1, 2, 0, 2, 2}));
   EXPECT_EQ(read(d.core(2), o), (V{2, 0, 1, 0, 0}));
+
+  // No bundle form carries an expression-valued iter_id: encode refuses it naming the field rather than writing
+  // the form's plain iter_id (0), which would make the streams part from the BIR.
+  Builder b2("enc");
+  auto o2 = b2.sbuf("o", {1, 1}, isa::Dtype::int32);
+  b2.add(InstructionType::GetCurProcessingRankID, {}, {Builder::ap(o2.tile(0, 1, 0, 1))}).channel_id(0);
+  isa::Program pe = b2.finish();
+  ASSERT_NO_THROW(isa::encode(pe.insts[0], pe, isa::CoreGen::V3));  // a plain iter_id encodes
+  pe.insts[0].iter_id_expr.push_back(r);
+  try {
+    isa::encode(pe.insts[0], pe, isa::CoreGen::V3);
+    ADD_FAILURE() << "an expression-valued iter_id was encoded";
+  } catch (const Error &x) {
+    EXPECT_NE(std::string(x.what()).find("field 'iter_id'"), std::string::npos) << x.what();
+    EXPECT_NE(std::string(x.what()).find("has no bundle form"), std::string::npos) << x.what();
+  }
 }
 
 // AllToAllV (NKI all_to_all_v): flat buffers, metadata ins[1] of uint32 rows x 2 ranks. Inputs: core 0
@@ -786,7 +803,6 @@ TEST(DeviceCollectives, RankExpressionKeysReadWriteAndRefuse) {
   isa::Program pc = isa::parse_bir(module(cur), "k.json");
   ASSERT_EQ(pc.insts[0].iter_id_expr.size(), 1u);
   EXPECT_EQ(pc.insts[0].iter_id_expr[0].eval(nullptr, 0), 1);
-
   isa::Program pr = isa::parse_bir(module(cc("PermuteReduce")), "k.json");
   ASSERT_EQ(pr.warnings.size(), 1u);
   EXPECT_NE(pr.warnings[0].find("'I-1'"), std::string::npos) << pr.warnings[0];
