@@ -84,6 +84,17 @@ Device::Device(const std::vector<const isa::Program *> &programs, const RunOptio
     // The schedule depends on the program, the arch, the run's options and the shard id (ShardIDKind in
     // addresses and loop bounds), not on the rank or anything else of the core: cores of the same program and
     // shard share the first one's (built once: 8 cores of LNC=1 build one schedule, not 8).
+    // GetCurProcessingRankID with a replica group under LNC > 1: the collectives read a group's entries as cores
+    // (birsim's single-process regime walks cores 0..n-1, reference neuronx-cc/bir/sim-bn-rng-collective-dma.md
+    // 4.1) while the register returns a rank (NKI collective_permute_implicit_current_processing_rank_id); which
+    // numbering the runtime's table uses for a logical core of several is not documented, so refuse it.
+    if (lnc > 1)
+      for (const auto &inst : pi.insts)
+        if (inst.type == isa::InstructionType::GetCurProcessingRankID && !inst.f.replica_groups.empty())
+          throw InputError({pi.file, inst.index, inst.name, "replica_groups"},
+                           "GetCurProcessingRankID with a replica group runs with --lnc 1 only: with LNC=" +
+                               std::to_string(lnc) + " the collectives read the group as cores and this register "
+                               "as ranks, and the runtime's numbering for a logical core is not documented");
     const Simulator *share = nullptr;
     for (int j = 0; j < i && !share; ++j)
       if (programs[static_cast<size_t>(j)] == &pi && j % lnc == i % lnc) share = sims_[static_cast<size_t>(j)].get();

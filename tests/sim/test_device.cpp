@@ -496,6 +496,15 @@ TEST(DeviceCollectives, CurProcessingRankFollowsTheRingBackwards) {
   EXPECT_EQ(read(d.core(0), o), (V{0, 1, 2, 1, 1}));
   EXPECT_EQ(read(d.core(1), o), (V{1, 2, 0, 2, 2}));
   EXPECT_EQ(read(d.core(2), o), (V{2, 0, 1, 0, 0}));
+  // Under LNC=2 the group's numbering (cores for the collectives, ranks here) is undocumented: refused, naming it.
+  try {
+    sim::Device d2(p, opts(), 4, 2);
+    ADD_FAILURE() << "GetCurProcessingRankID with a replica group ran under LNC=2";
+  } catch (const Error &x) {
+    EXPECT_NE(std::string(x.what()).find("instruction 0"), std::string::npos) << x.what();
+    EXPECT_NE(std::string(x.what()).find("field 'replica_groups'"), std::string::npos) << x.what();
+    EXPECT_NE(std::string(x.what()).find("--lnc 1 only"), std::string::npos) << x.what();
+  }
 
   // No bundle form carries an expression-valued iter_id: encode refuses it naming the field rather than writing
   // the form's plain iter_id (0), which would make the streams part from the BIR.
