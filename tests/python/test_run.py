@@ -371,6 +371,19 @@ def test_readme_python_example(tmp):
     cwd = os.getcwd()
     os.chdir(tmp)
     try:
+        if SANITIZED:
+            # The multi-core validate's lint catches a codec throw (a stream-pool value); under ASan a throw after
+            # the process has simulated is misreported (.ci/run): its lines run first, in a child that has not.
+            head, tail = block.split("per_core = ", 1)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    exec(compile("import neuronsim\nper_core = " + tail, "README.md (Python)", "exec"), {})
+                    os._exit(0)
+                except BaseException:
+                    os._exit(1)
+            assert os.waitpid(pid, 0)[1] == 0
+            block = head
         exec(compile(block, "README.md (Python)", "exec"), {})
     finally:
         os.chdir(cwd)

@@ -496,6 +496,20 @@ TEST(DeviceCollectives, CurProcessingRankFollowsTheRingBackwards) {
   EXPECT_EQ(read(d.core(0), o), (V{0, 1, 2, 1, 1}));
   EXPECT_EQ(read(d.core(1), o), (V{1, 2, 0, 2, 2}));
   EXPECT_EQ(read(d.core(2), o), (V{2, 0, 1, 0, 0}));
+}
+
+// The refusals around GetCurProcessingRankID, in a test of their own that simulates nothing first (under ASan an
+// exception after a SystemC run is misreported, .ci/run): the same program under LNC=2, and an expression-valued
+// iter_id at encode.
+TEST(DeviceCollectives, CurProcessingRankRefusals) {
+  Builder b("cur");
+  auto o = b.sbuf("o", {1, 5}, isa::Dtype::int32);
+  b.add(InstructionType::GetCurProcessingRankID, {}, {Builder::ap(o.tile(0, 1, 0, 1))})
+      .iter_id(1).channel_id(0).replica_groups({{0, 2, 1}});
+  const isa::Program p = b.finish();
+  isa::Expr r;
+  r.kind = isa::Expr::Kind::Register;
+  r.regref = "r";
   // Under LNC=2 the group's numbering (cores for the collectives, ranks here) is undocumented: refused, naming it.
   try {
     sim::Device d2(p, opts(), 4, 2);
