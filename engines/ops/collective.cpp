@@ -316,8 +316,7 @@ void execute_collective_compute(const std::vector<CollectiveRank> &group) {
   const int64_t n = static_cast<int64_t>(group.size());
   const bool reducing = kind == "AllReduce" || kind == "ReduceScatter";
   const isa::AluOp op = inst.has(isa::Field::op) ? inst.f.op : isa::AluOp::add;
-  if (reducing && op != isa::AluOp::add && op != isa::AluOp::max && op != isa::AluOp::min)
-    unsupported(*first.m, "op", std::string("Unsupported OP type '") + isa::alu_name(op) + "' (add, max, min only)");
+  if (reducing) require_reduce_op(first, op);
   if (kind == "PermuteImplicit" || kind == "PermuteReduce") return permute_implicit(group, kind == "PermuteReduce");
   if (kind == "PermuteReduceImplicit") return permute_reduce_implicit(group);
   if (kind == "AllToAllV") return all_to_all_v(group);
@@ -346,9 +345,9 @@ void execute_collective_compute(const std::vector<CollectiveRank> &group) {
       return total / static_cast<size_t>(n);
     };
     if (reducing) {
-      std::vector<float> res = ins[0];  // doReduction: res = ins[0], then fold the others in rank order
-      for (size_t r = 1; r < ins.size(); ++r)
-        for (size_t e = 0; e < k; ++e) res[e] = collective_reduce(op, res[e], ins[r][e]);
+      std::vector<const std::vector<float> *> in_ptrs;  // folded in rank order
+      for (const auto &v : ins) in_ptrs.push_back(&v);
+      const std::vector<float> res = do_reduction(op, in_ptrs);
       if (kind == "AllReduce") {
         for (const auto &r : group)
           ops::write_flat(*r.m, ops::out_ap(*r.d, *r.m, i), res.data(), static_cast<int64_t>(k), out_f.c_str());
