@@ -6,11 +6,16 @@
 #include <functional>
 #include <set>
 
+#include "neuronsim/sim/device.hpp"
+
 namespace neuronsim::sim {
 
 namespace {
 
 using isa::InstructionType;
+
+// Needs are counted up to this: a run refuses anything past sim::kMaxCores anyway.
+constexpr int64_t kNamedLimit = 1 << 20;
 
 // Calls fn(shard ub, field) for every ShardIDKind in `e`.
 void each_shard(const isa::Expr &e, const std::string &field,
@@ -105,25 +110,27 @@ std::string run_text(int cores, int lnc, const CoreSettingNames &n) {
 } // namespace
 
 int CoreNeeds::min_cores(int l) const {
-  l = std::max(l, 1);
-  return std::max({cores, ranks * l, l, 1});
+  const int64_t lnc = std::max(l, 1);  // in 64 bits: ranks and lnc are each up to kNamedLimit
+  return static_cast<int>(std::min<int64_t>(std::max<int64_t>({cores, ranks * lnc, lnc, 1}), kNamedLimit));
 }
 
 CoreNeeds core_needs(const isa::Program &p) {
   CoreNeeds n;
   for (const auto &inst : p.insts) {
     each_named_core(inst, [&](int64_t c, const std::string &f) {
-      if (c >= 0 && c + 1 > n.cores)
-        n.cores = static_cast<int>(std::min<int64_t>(c + 1, 1 << 20)), n.cores_at = at(p, &inst, f);
+      n.highest_core = std::max(n.highest_core, c);
+      if (c >= n.cores && n.cores < kNamedLimit)  // not c + 1 > ...: an entry may be any int64 of the input
+        n.cores = static_cast<int>(std::min<int64_t>(c, kNamedLimit - 1) + 1), n.cores_at = at(p, &inst, f);
     });
     each_named_rank(inst, [&](int64_t r, const std::string &f) {
-      if (r >= 0 && r + 1 > n.ranks)
-        n.ranks = static_cast<int>(std::min<int64_t>(r + 1, 1 << 20)), n.ranks_at = at(p, &inst, f);
+      n.highest_rank = std::max(n.highest_rank, r);
+      if (r >= n.ranks && n.ranks < kNamedLimit)
+        n.ranks = static_cast<int>(std::min<int64_t>(r, kNamedLimit - 1) + 1), n.ranks_at = at(p, &inst, f);
     });
   }
   each_shard_use(p, [&](int64_t ub, const isa::Inst *inst, const std::string &f) {
     if (ub > 1 && ub > n.lnc)
-      n.lnc = static_cast<int>(std::min<int64_t>(ub, 1 << 20)), n.lnc_at = at(p, inst, f);
+      n.lnc = static_cast<int>(std::min<int64_t>(ub, kNamedLimit)), n.lnc_at = at(p, inst, f);
   });
   return n;
 }
@@ -147,12 +154,15 @@ void check_kernel_cores(const isa::Program &p, int cores, int lnc, const CoreSet
       if (!negative_seen && (field.empty() || c < 0 || c > worst))
         worst = c, field = f;
     });
-    if (!field.empty() && (worst < 0 || worst >= cores))
-      throw InputError(
-          at(p, &inst, field),
-          "names core " + std::to_string(worst) + ", " + run_text(cores, lnc, names) +
-              (worst >= 0 ? ": run it with " + names.cores + " " + std::to_string(worst + 1) + " or more"
-                          : ""));
+    if (!field.empty() && (worst < 0 || worst >= cores)) {
+      std::string fix;  // (worst + 1 only below kMaxCores: an entry may be any int64 of the input)
+      if (worst >= 0 && worst < kMaxCores)
+        fix = ": run it with " + names.cores + " " + std::to_string(worst + 1) + " or more";
+      else if (worst >= kMaxCores)
+        fix = " (a run has at most " + std::to_string(kMaxCores) + " cores)";
+      throw InputError(at(p, &inst, field),
+                       "names core " + std::to_string(worst) + ", " + run_text(cores, lnc, names) + fix);
+    }
     each_named_rank(inst, [&](int64_t r, const std::string &f) {
       if (r < 0 || r >= ranks)
         throw InputError(at(p, &inst, f), "names rank " + std::to_string(r) + ", " +

@@ -189,6 +189,13 @@ void resolve_cores(const Kernel &k, RunSettings &s) {
                                         ", which " + arch.name + " does not have (lnc_max " +
                                         std::to_string(arch.lnc_max) + "): run it with " + s.names.arch +
                                         " trn2 or trn3");
+    if (s.cores > kMaxCores) {
+      const bool by_cores = need.cores >= need.ranks * s.lnc;
+      throw InputError(by_cores ? need.cores_at : need.ranks_at,
+                       std::string("names ") + (by_cores ? "core " + std::to_string(need.highest_core)
+                                                         : "rank " + std::to_string(need.highest_rank)) +
+                           ": a run has at most " + std::to_string(kMaxCores) + " cores");
+    }
     if (s.cores > 1)
       s.cores_from = "the kernel's " + (need.lnc > 1                       ? std::string("ShardIDKind ub")
                                         : need.cores >= need.ranks * s.lnc ? need.cores_at.field

@@ -9,6 +9,7 @@
 //     neuronx-cc/bir/wire-versioning.md): the kernel is written for LNC = ub.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "neuronsim/error.hpp"
@@ -20,6 +21,7 @@ struct CoreNeeds {
   int cores = 0; // the highest physical core the kernel names, plus one; 0: it names none
   int ranks = 0; // the highest rank it names, plus one; 0: none
   int lnc = 0;   // the ub of its ShardIDKind expressions when above 1; 0: no shard use
+  int64_t highest_core = -1, highest_rank = -1;  // as named (cores and ranks above count to 2^20 at most)
   // Where each comes from (the first instruction and field that names the highest), for messages.
   ErrorContext cores_at, ranks_at, lnc_at;
   // The fewest physical cores a run needs with `lnc` cores per logical core.

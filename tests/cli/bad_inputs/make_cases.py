@@ -984,6 +984,8 @@ mc_case("mc_core_in_two_groups", "core 1 in two replica groups of one collective
         collective([[0, 1], [1, 0]]), ("--cores", "2"), ["core 1 is in two replica groups"])
 mc_case("mc_negative_core", "a replica group naming core -1", collective([[-1, 0]]), ("--cores", "2"),
         ["names core -1"])
+mc_case("mc_group_core_2_63", "a replica group naming core 2^63 - 1 (its + 1 overflowed the needed count)",
+        collective([[0, 2**63 - 1]]), (), ["names core 9223372036854775807", "a run has at most 8 cores"])
 mc_case("mc_peer_beyond_cores", "CollectiveSend to peer 3 on 2 cores",
         with_inst({"opcode": "CollectiveSend", "name": "I-5", "peer_id": 3, "ins": [0], "outs": []}), ("--cores", "2"),
         ["field 'peer_id'", "names core 3"])
