@@ -2,8 +2,10 @@
 // nki_functions as callees of Call / NKIKernel, and the loader's second pass over names (DMABlocks,
 // dependencies; reference neuronx-cc/bir/json-loader.md). parse_bir and read_bir_file enter here.
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <functional>
+#include <unordered_set>
 
 #include "isa/bir/reader.hpp"
 #include "neuronsim/isa/file_input.hpp"
@@ -29,6 +31,7 @@ struct LevelKeys {
   const char *level;
   const char *what;
   std::vector<std::string> keys;
+  std::unordered_set<std::string> known;  // the same keys, for the lookup of every key of every object
 };
 
 std::vector<std::string> words(const char *list) {
@@ -49,11 +52,16 @@ std::vector<std::string> words(const char *list) {
 }
 
 const std::vector<LevelKeys> &level_keys() {
-  static const std::vector<LevelKeys> rows = {
-#define NS_BIR_KEYS(level, what, keys) {#level, what, words(keys)},
+  static const std::vector<LevelKeys> rows = [] {
+    std::vector<LevelKeys> v = {
+#define NS_BIR_KEYS(level, what, keys) {#level, what, words(keys), {}},
 #include "isa/tables/bir_keys.def"
 #undef NS_BIR_KEYS
-  };
+    };
+    for (auto &r : v)
+      r.known.insert(r.keys.begin(), r.keys.end());
+    return v;
+  }();
   return rows;
 }
 
@@ -64,13 +72,13 @@ void Reader::warn_unknown_level_keys(const json &o, const char *level, const std
     return;
   const LevelKeys *row = nullptr;
   for (const auto &r : level_keys())
-    if (std::string(r.level) == level)
+    if (std::strcmp(r.level, level) == 0)
       row = &r;
   if (!row)
     throw std::logic_error(std::string("bir_keys.def has no level ") + level);
   for (auto it = o.begin(); it != o.end(); ++it) {
     const std::string &k = it.key();
-    if (std::find(row->keys.begin(), row->keys.end(), k) != row->keys.end())
+    if (row->known.count(k))
       continue;
     if (!warned_levels_.insert({level, k}).second)
       continue;
