@@ -536,21 +536,26 @@ int cmd_encode(const std::vector<std::string> &a) {
   std::string kernel, out, arch;
   std::optional<isa::CoreGen> gen;
   int cores = 0, lnc = 0;  // 0: not given (one bundle set)
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--gen") gen = sim::parse_gen(need_value(a, i), "--gen");
-    else if (o == "--cores")
-      cores = parse_cores(o, need_value(a, i));
-    else if (o == "--lnc")
-      lnc = parse_cores(o, need_value(a, i));
-    else if (o == "-o" || o == "--outdir") out = need_value(a, i);
-    else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--help" || o == "-h") {
-      std::cout << kEncodeHelp;
-      return 0;
-    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
-    else if (kernel.empty()) kernel = o;
-    else throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
+  const std::vector<Option> options = {
+      {"--gen", "v2|v3|v4", "the generation encoded for",
+       [&](const std::string &v) { gen = sim::parse_gen(v, "--gen"); }},
+      {"-o", "DIR", "the output folder", [&](const std::string &v) { out = need_path("-o", v); }},
+      {"--outdir", "DIR", "the same as -o", [&](const std::string &v) { out = need_path("--outdir", v); }},
+      {"--arch", "NAME|FILE.json", "the architecture lowered for",
+       [&](const std::string &v) { arch = sim::parse_arch(v, "--arch"); }},
+      {"--cores", "N", "one bundle set per core",
+       [&](const std::string &v) { cores = parse_cores("--cores", v); }},
+      {"--lnc", "L", "cores per logical core", [&](const std::string &v) { lnc = parse_cores("--lnc", v); }},
+  };
+  if (!parse_options(a, options, [&](const std::string &o) {
+        if (o.empty())
+          throw UsageError("KERNEL is an empty path");
+        if (!kernel.empty())
+          throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
+        kernel = o;
+      })) {
+    std::cout << kEncodeHelp;
+    return 0;
   }
   if (kernel.empty()) throw UsageError("encode needs a KERNEL (try neuronsim encode --help)");
   if (!gen) throw UsageError("encode needs --gen v2|v3|v4");
@@ -589,15 +594,19 @@ int cmd_encode(const std::vector<std::string> &a) {
 int cmd_disasm(const std::vector<std::string> &a) {
   std::string target;
   std::optional<isa::CoreGen> gen;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--gen") gen = sim::parse_gen(need_value(a, i), "--gen");
-    else if (o == "--help" || o == "-h") {
-      std::cout << kDisasmHelp;
-      return 0;
-    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
-    else if (target.empty()) target = o;
-    else throw UsageError("more than one FILE_OR_DIR given");
+  const std::vector<Option> options = {
+      {"--gen", "v2|v3|v4", "the generation of a lone .bin file",
+       [&](const std::string &v) { gen = sim::parse_gen(v, "--gen"); }},
+  };
+  if (!parse_options(a, options, [&](const std::string &o) {
+        if (o.empty())
+          throw UsageError("FILE_OR_DIR is an empty path");
+        if (!target.empty())
+          throw UsageError("more than one FILE_OR_DIR given");
+        target = o;
+      })) {
+    std::cout << kDisasmHelp;
+    return 0;
   }
   if (target.empty()) throw UsageError("disasm needs a FILE_OR_DIR (try neuronsim disasm --help)");
   if (!fs::exists(target)) throw InputError({target, -1, "", ""}, "no such file or directory");
@@ -653,24 +662,30 @@ int cmd_disasm(const std::vector<std::string> &a) {
 int cmd_validate(const std::vector<std::string> &a) {
   std::string bir, bundles;
   sim::ValidateOptions vo;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--bir") bir = need_value(a, i);
-    else if (o == "--bundles") bundles = need_value(a, i);
-    else if (o == "--input") add_input(vo.inputs, need_value(a, i));
-    else if (o == "--inputs")
-      vo.inputs.dir = need_path(o, need_value(a, i));
-    else if (o == "--rtol") vo.rtol = parse_tolerance(o, need_value(a, i));
-    else if (o == "--atol") vo.atol = parse_tolerance(o, need_value(a, i));
-    else if (o == "--arch") vo.arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--cores")
-      vo.cores = parse_cores(o, need_value(a, i));
-    else if (o == "--lnc")
-      vo.lnc = parse_cores(o, need_value(a, i));
-    else if (o == "--help" || o == "-h") {
-      std::cout << kValidateHelp;
-      return 0;
-    } else throw UsageError("unknown argument '" + o + "' (validate takes --bir KERNEL --bundles DIR)");
+  const std::vector<Option> options = {
+      {"--bir", "KERNEL", "the BIR the streams were encoded from",
+       [&](const std::string &v) { bir = need_path("--bir", v); }},
+      {"--bundles", "DIR", "the streams", [&](const std::string &v) { bundles = need_path("--bundles", v); }},
+      {"--input", "NAME=FILE.npy", "data for input tensor NAME",
+       [&](const std::string &v) { add_input(vo.inputs, v); }},
+      {"--inputs", "DIR", "DIR/<tensor>.npy",
+       [&](const std::string &v) { vo.inputs.dir = need_path("--inputs", v); }},
+      {"--rtol", "R", "relative tolerance",
+       [&](const std::string &v) { vo.rtol = parse_tolerance("--rtol", v); }},
+      {"--atol", "A", "absolute tolerance",
+       [&](const std::string &v) { vo.atol = parse_tolerance("--atol", v); }},
+      {"--arch", "NAME|FILE.json", "the architecture",
+       [&](const std::string &v) { vo.arch = sim::parse_arch(v, "--arch"); }},
+      {"--cores", "N", "a multi-core bundle folder's cores",
+       [&](const std::string &v) { vo.cores = parse_cores("--cores", v); }},
+      {"--lnc", "L", "its cores per logical core",
+       [&](const std::string &v) { vo.lnc = parse_cores("--lnc", v); }},
+  };
+  if (!parse_options(a, options, [](const std::string &o) {
+        throw UsageError("unknown argument '" + o + "' (validate takes --bir KERNEL --bundles DIR)");
+      })) {
+    std::cout << kValidateHelp;
+    return 0;
   }
   if (bir.empty() || bundles.empty()) throw UsageError("validate needs --bir KERNEL and --bundles DIR");
   if (!vo.inputs.dir.empty()) sim::check_dir_setting(vo.inputs.dir, "--inputs");
