@@ -62,6 +62,7 @@ COLUMNS = [
                     "nothing was compared"),
     ("mismatches", int, "numeric runs: outputs outside the tolerance"),
     ("first_mismatch", str, "the first of them, as the CLI's MISMATCH line"),
+    ("unwritten", int, "numeric runs: output elements no instruction wrote, summed over the outputs (0: none)"),
     ("wall_s", float, "wall time of the run on its worker, s"),
     ("worker", str, "the Dask worker that ran it"),
 ]
@@ -283,6 +284,8 @@ def run_task(kernel, arch, timing_only, inputs=None, cores=None, lnc=None):
         queues = s["dma"].get("queues", [])
         row["dma_busy_ns"] = s["dma"]["busy_ns"]
         row["dma_util"] = sum(q["utilization"] for q in queues) / len(queues) if queues else 0.0
+        if not timing_only:
+            row["unwritten"] = sum(r.unwritten.values())
         if r.mismatches is None:
             row.update(status="ok", exit_code=0)
         else:
