@@ -183,25 +183,29 @@ void resolve_cores(const Kernel &k, RunSettings &s) {
     // Nothing says how many cores: the kernel's own needs (its ShardIDKind ub, the cores and ranks it names).
     s.lnc = std::max(need.lnc, 1);
     s.cores = need.min_cores(s.lnc);
-    if (need.lnc > 1 && need.lnc > arch.lnc_max)
+    if (need.lnc > 1 && need.lnc > arch.lnc_max) {
+      std::string with;  // the built-in architectures that have such logical cores (their lnc_max)
+      for (const auto &name : engines::arch_names())
+        if (engines::builtin_arch(name).lnc_max >= need.lnc) with += (with.empty() ? "" : " or ") + name;
       throw InputError(need.lnc_at, "ShardIDKind with ub " + std::to_string(need.lnc) +
                                         ": the kernel is written for LNC=" + std::to_string(need.lnc) +
                                         ", which " + arch.name + " does not have (lnc_max " +
-                                        std::to_string(arch.lnc_max) + "): run it with " + s.names.arch +
-                                        " trn2 or trn3");
+                                        std::to_string(arch.lnc_max) + ")" +
+                                        (with.empty() ? "" : ": run it with " + s.names.arch + " " + with));
+    }
+    const bool by_cores = need.cores >= int64_t(need.ranks) * s.lnc;  // which of the two sets the count
     if (s.cores > kMaxCores) {
-      const bool by_cores = need.cores >= need.ranks * s.lnc;
       throw InputError(by_cores ? need.cores_at : need.ranks_at,
                        std::string("names ") + (by_cores ? "core " + std::to_string(need.highest_core)
                                                          : "rank " + std::to_string(need.highest_rank)) +
                            ": a run has at most " + std::to_string(kMaxCores) + " cores");
     }
     if (s.cores > 1)
-      s.cores_from = "the kernel's " + (need.lnc > 1                       ? std::string("ShardIDKind ub")
-                                        : need.cores >= need.ranks * s.lnc ? need.cores_at.field
-                                                                           : need.ranks_at.field);
+      s.cores_from = "the kernel's " + (need.lnc > 1 ? std::string("ShardIDKind ub")
+                                        : by_cores      ? need.cores_at.field
+                                                        : need.ranks_at.field);
   } else {
-    // Given (or run.json's): --lnc L alone runs L cores, as before.
+    // Given: --lnc L alone runs L cores.
     if (s.lnc == 0)
       s.lnc = 1;
     if (s.cores == 0)
