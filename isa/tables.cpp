@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 
 namespace neuronsim::isa {
@@ -45,7 +46,28 @@ AluOp parse_alu(std::string_view name, const ErrorContext &ctx) {
   std::vector<std::string> names;
   for (const auto &i : alu_ops())
     names.push_back(i.name);
-  throw InputError(ctx, unknown_name("AluOpType", name, names));
+  throw InputError(ctx, unknown_name("AluOpType", name, names, enum_hints("AluOpType")));
+}
+
+const std::vector<std::pair<std::string, std::string>> &enum_hints(std::string_view type_name) {
+  using Hints = std::vector<std::pair<std::string, std::string>>;
+  // NKI's words for the same things: the buffers nl.sbuf / nl.psum / nl.hbm (nki.language memory
+  // hierarchy), the engines nki.isa names (tensor, vector, scalar, gpsimd, sync), and nki.language's
+  // elementwise operators (nl.multiply, nl.maximum, nl.greater_equal, ...) for the ALU ops they lower to.
+  static const std::map<std::string, Hints, std::less<>> hints = {
+      {"MemoryType", {{"SBUF", "SB"}, {"HBM", "DRAM"}}},
+      {"Engine",
+       {{"Tensor", "PE"}, {"TensorEngine", "PE"}, {"Vector", "DVE"}, {"VectorEngine", "DVE"},
+        {"Scalar", "Activation"}, {"ScalarEngine", "Activation"}, {"ACT", "Activation"},
+        {"GpSimd", "Pool"}, {"GpSimdEngine", "Pool"}, {"Sync", "SP"}, {"SyncEngine", "SP"}}},
+      {"AluOpType",
+       {{"multiply", "mult"}, {"maximum", "max"}, {"minimum", "min"}, {"equal", "is_equal"},
+        {"greater", "is_gt"}, {"greater_equal", "is_ge"}, {"less", "is_lt"}, {"less_equal", "is_le"},
+        {"power", "pow"}, {"sub", "subtract"}, {"div", "divide"}}},
+  };
+  static const Hints none;
+  const auto it = hints.find(type_name);
+  return it == hints.end() ? none : it->second;
 }
 
 const char *core_gen_name(CoreGen gen) {

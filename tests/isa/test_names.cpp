@@ -37,6 +37,32 @@ TEST(Names, TheMessageListsTheValidNames) {
   EXPECT_EQ(did_you_mean("trn22", {"trn1", "trn2", "trn3"}), " (did you mean 'trn2'?)");
 }
 
+// Another tool's word is offered when no spelling is near: NKI's buffer, engine and operator names
+// (nl.sbuf, nki.isa's vector engine, nl.multiply) for the BIR's.
+TEST(Names, NkiWordsSuggestTheBirValue) {
+  EXPECT_EQ(nearest_name("SBUF", enum_names<MemoryType>(), enum_hints("MemoryType")), "SB");
+  EXPECT_EQ(nearest_name("sbuf", enum_names<MemoryType>(), enum_hints("MemoryType")), "SB");
+  EXPECT_EQ(nearest_name("HBM", enum_names<MemoryType>(), enum_hints("MemoryType")), "DRAM");
+  EXPECT_EQ(nearest_name("Vector", enum_names<Engine>(), enum_hints("Engine")), "DVE");
+  EXPECT_EQ(nearest_name("gpsimd", enum_names<Engine>(), enum_hints("Engine")), "Pool");
+  EXPECT_EQ(nearest_name("ACT", enum_names<Engine>(), enum_hints("Engine")), "Activation");
+  try {
+    parse_alu("multiply");
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_NE(std::string(e.what()).find("unknown AluOpType 'multiply' (did you mean 'mult'?"), std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_enum<MemoryType>("SBUF");
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_NE(std::string(e.what()).find("unknown MemoryType 'SBUF' (did you mean 'SB'?; valid: "), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(enum_hints("ActivationFunctionType").empty());
+}
+
 TEST(Names, EveryEnumParserUsesIt) {
   try {
     parse_enum<ActivationFunctionType>("relu");

@@ -111,9 +111,13 @@ template <typename E> std::vector<std::string> enum_names() {
 }
 // Parses an enum spelling; an unknown one throws InputError "unknown <Type> '<s>' (did you mean ...; valid:
 // ...)" (isa/names.hpp).
+// Another tool's word for a value of the enum named type_name ("SBUF" for MemoryType SB, "Vector" for Engine DVE),
+// offered as the nearest when no spelling is close (isa/names.hpp); empty for most enums.
+const std::vector<std::pair<std::string, std::string>> &enum_hints(std::string_view type_name);
 template <typename E> E parse_enum(std::string_view s, const ErrorContext &ctx = {}) {
   if (auto v = enum_from_name<E>(s)) return *v;
-  throw InputError(ctx, unknown_name(EnumTraits<E>::type_name, s, enum_names<E>()));
+  throw InputError(ctx, unknown_name(EnumTraits<E>::type_name, s, enum_names<E>(),
+                                     enum_hints(EnumTraits<E>::type_name)));
 }
 // Every enum table, for the dump and the tests.
 const std::vector<EnumTableInfo> &enum_tables();

@@ -1130,7 +1130,22 @@ bir_case("name_opcode_lowercase", "opcode 'tensorscalarptr'", set_field(1, "opco
          ["field 'opcode'", "did you mean 'TensorScalarPtr'?"])
 bir_case("name_memory_type_sbuf", "memory type 'SBUF' (BIR says SB)",
          lambda m: alloc(m, "tile.9_set")["memorylocations"][0].update(type="SBUF"),
-         ["unknown MemoryType 'SBUF'", "valid:", "SB"])
+         ["unknown MemoryType 'SBUF'", "did you mean 'SB'?", "valid:"])
+bir_case("name_memory_type_hbm", "memory type 'HBM' (NKI's nl.hbm; BIR says DRAM)",
+         lambda m: alloc(m, "a_set")["memorylocations"][0].update(type="HBM"),
+         ["unknown MemoryType 'HBM'", "did you mean 'DRAM'?"])
+bir_case("name_engine_nki_vector", "engine 'Vector' (nki.isa's vector engine is DVE)", set_field(1, "engine", "Vector"),
+         ["field 'engine'", "did you mean 'DVE'?"])
+bir_case("name_engine_nki_gpsimd", "engine 'GpSimd' (nki.isa's gpsimd engine is Pool)", set_field(1, "engine", "GpSimd"),
+         ["field 'engine'", "did you mean 'Pool'?"])
+bir_case("name_alu_multiply", "op0 'multiply' (nl.multiply) for 'mult'", set_field(1, "op0", "multiply"),
+         ["field 'op0'", "did you mean 'mult'?"])
+bir_case("name_alu_maximum", "op0 'maximum' (nl.maximum) for 'max'", set_field(1, "op0", "maximum"),
+         ["field 'op0'", "did you mean 'max'?"])
+cli_case("name_arch_option_typo", "arch --lsit for --list", ["arch", "--lsit"],
+         ["unknown option '--lsit'", "did you mean '--list'?"])
+cli_case("name_arch_show_typo", "arch --show trn22", ["arch", "--show", "trn22"],
+         ["unknown architecture 'trn22'", "did you mean 'trn2'?"], exit_code=3)
 bir_case("name_tensor_kind_case", "allocation kind 'externaloutput'", lambda m: alloc(m, "b_set").update(kind="externaloutput"),
          ["field 'allocations[1].kind'", "did you mean 'ExternalOutput'?"])
 bir_case("name_arg_kind_listed", "argument kind 'physical'", lambda m: insts(m)[0]["ins"][0].update(kind="physical"),
