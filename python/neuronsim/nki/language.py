@@ -798,14 +798,14 @@ def logical_not(x, *, dtype=None, mask=None, **kw):
 
 
 def _rounding(x, dtype, mask, what, ceil_):
-    """floor(x) = x - mod(x, 1) (mod as the ALU defines it, the remainder with the divisor's sign, so in [0, 1));
-    ceil(x) = -floor(-x): two or four VectorE instructions (no single instruction rounds to an integer)."""
+    """No instruction rounds to an integer: t = x - mod(x, 1) truncates (the ALU's mod is C fmod, the remainder with
+    x's sign, engines/alu_kernels.hpp), then floor = t - (x < t) and ceil = t + (x > t): four VectorE instructions."""
     x = _tile(x, what, "x")
     (x,) = _mask([x], mask, what)
-    src = _binary("mult", x, -1.0, None, None, what) if ceil_ else x
-    frac = _binary("mod", src, 1.0, "float32", None, what)
-    fl = _binary("subtract", src, frac, "float32" if ceil_ else _bir(dtype, x.bir_dtype), None, what)
-    return _binary("mult", fl, -1.0, _bir(dtype, x.bir_dtype), None, what) if ceil_ else fl
+    frac = _binary("mod", x, 1.0, "float32", None, what)
+    t = _binary("subtract", x, frac, "float32", None, what)
+    step = _binary("is_gt" if ceil_ else "is_lt", x, t, "float32", None, what)
+    return _binary("add" if ceil_ else "subtract", t, step, _bir(dtype, x.bir_dtype), None, what)
 
 
 @_api

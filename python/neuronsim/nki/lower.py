@@ -164,7 +164,7 @@ class _Ctx:
             a = a + env[v][0] * c
         return a
 
-    def ap(self, v, env, where):
+    def ap(self, v, env, where, keep=False):
         s = v.storage
         h = self.handles[s.id]
         dims = [(st, n) for st, n, part in v.dims if not part]
@@ -181,7 +181,8 @@ class _Ctx:
         phys_row = h.cols * h.buffers
         pstep, pnum = parts[0] if parts else (1, 1)
         start = self.aff(v.off_p, env) * phys_row + self.aff(v.off_f, env) + slot * h.cols
-        free = self._merge(dims) or [(1, 1)]
+        # A reduction counts its axes in pattern dims: its input keeps the free dims it has.
+        free = (dims if keep else self._merge(dims)) or [(1, 1)]
         return h.t.at(start, [(pstep * phys_row, pnum)] + free)
 
     @staticmethod
@@ -197,10 +198,10 @@ class _Ctx:
                 out.append((st, n))
         return out
 
-    def arg(self, x, env, where):
+    def arg(self, x, env, where, keep=False):
         if isinstance(x, tuple) and x[0] == "imm":
             return _B.Builder.imm(x[1])
-        return _B.Builder.ap(self.ap(x, env, where))
+        return _B.Builder.ap(self.ap(x, env, where, keep))
 
     # --- the tree
     def block(self, block, env, items=None):
@@ -219,7 +220,9 @@ class _Ctx:
             src, dst = self.ap(op.ins[0], env, where), self.ap(op.outs[0], env, where)
             r = (_L.load if op.kind == "load" else _L.store)(b, src, dst)
         else:
-            r = b.add(op.type, [self.arg(x, env, where) for x in op.ins], [self.arg(x, env, where) for x in op.outs])
+            keep = op.type == "TensorReduce"
+            r = b.add(op.type, [self.arg(x, env, where, keep) for x in op.ins],
+                      [self.arg(x, env, where) for x in op.outs])
             for k, v in op.fields.items():
                 r.set(k, v)
             if op.first_of is not None:
