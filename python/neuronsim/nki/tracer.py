@@ -493,8 +493,10 @@ def index_view(v, key):
             if isinstance(k, slice):
                 start, size, sstep = _slice_size(k, num, what)
                 if size > 0:
-                    _check_range(start, num, what, d)
-                    _check_range(start + (size - 1) * sstep, num, what, d)
+                    lo, hi = start.bounds()[0], (start + (size - 1) * sstep).bounds()[1]
+                    if lo < 0 or hi >= num:
+                        raise KernelError(f"index out of range on {what}: dim {d} has size {num}, the index reaches "
+                                          f"[{lo}, {hi}]")
                 move(step, part, start)
                 dims.append((step * sstep, size, part))
             else:
