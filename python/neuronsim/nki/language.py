@@ -31,8 +31,10 @@ class tile_size:
 
 
 def par_dim(n):
-    """nl.par_dim(n): marks the partition dim of a shape; the first dim of an SBUF/PSUM tile is its partition dim."""
-    return int(n)
+    """nl.par_dim(n): marks the partition dim of a shape (NKI's (blocks, par_dim(P), free) tiles); without it the
+    first dim of an SBUF/PSUM tile is its partition dim."""
+    from .tracer import ParDim
+    return ParDim(int(n))
 
 
 def _api(fn):
@@ -182,7 +184,7 @@ def _create(shape, dtype, buffer, what, name=None):
     if buffer is None:
         buffer = sbuf
     b = buffer if isinstance(buffer, str) else getattr(buffer, "name", str(buffer))
-    return _new_tile(tuple(int(s) for s in shape), _bir(dtype), b, name=name)
+    return _new_tile(tuple(shape), _bir(dtype), b, name=name)
 
 
 @_api
@@ -410,7 +412,9 @@ def _assign(dst, value):
     if _is_num(value):
         if dst.storage.buffer == "hbm":
             raise Unsupported("assigning a number to an HBM tensor: nl.store a tile")
-        _emit("Memset", [], [dst], what, {"mode": "Const", "constant": float(value)})
+        op = _emit("Memset", [], [dst], what, {"mode": "Const", "constant": float(value)}, kind="zero")
+        if dst.storage.buffer == "psum" and float(value) == 0.0 and dst.is_whole():
+            dst.storage.zero_op = op  # as nl.zeros: a matmul accumulation group may take its place
         return
     if not isinstance(value, View):
         raise KernelError(f"{what}: {dst.name}[...] = {type(value).__name__}: the value must be a tile or a number")

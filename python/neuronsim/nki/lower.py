@@ -136,9 +136,14 @@ def lower(trace, label, arg_names, outputs):
             handles[s.id] = b.dram(s.name, shape, s.dtype)
     for s in alloc.tiles:
         B = alloc._b(s)
-        rows = s.shape[0]
-        make = _L.rotating_psum if s.buffer == "psum" else _L.rotating_sbuf
-        handles[s.id] = make(b, s.name, rows, s.row, s.dtype, B)
+        rows = s.partitions
+        if s.buffer == "psum":
+            # A PSUM tile takes whole 2 KiB banks: its buffers rotate over banks, as the generator's do (one
+            # accumulation group per bank, reference neuron-arch.md 1.4).
+            cols = _banks(s) * PSUM_BANK_BYTES // dtypes.size(s.dtype)
+            handles[s.id] = _L.rotating_psum(b, s.name, rows, cols, s.dtype, B)
+        else:
+            handles[s.id] = _L.rotating_sbuf(b, s.name, rows, s.row, s.dtype, B)
     ctx = _Ctx(b, trace, alloc, handles)
     ctx.block(trace.root, {})
     outs = []
@@ -239,16 +244,28 @@ class _Ctx:
         own = {s.id for s in self.alloc.tiles if s.scope is L}
         ahead, rest = [], []
         written_in_body = set()
+
+        def loads_ahead(item):
+            """A load into this loop's own tile from a tensor the kernel never writes, that tile's first write in the
+            body (or a loop of nothing but such loads): it may run B - 1 trips ahead."""
+            if isinstance(item, Loop):
+                return bool(item.body.items) and all(loads_ahead(i) for i in item.body.items)
+            return (item.kind == "load" and item.type == "Load" and item.outs[0].storage.id in own and
+                    item.ins[0].storage.id in self.read_only and item.outs[0].storage.id not in written_in_body)
+
+        def writes(item):
+            if isinstance(item, Loop):
+                for i in item.body.items:
+                    writes(i)
+            else:
+                for v in item.outs:
+                    written_in_body.add(v.storage.id)
         for item in L.body.items:
-            if (not isinstance(item, Loop) and item.kind == "load" and item.type == "Load" and
-                    item.outs[0].storage.id in own and item.ins[0].storage.id in self.read_only and
-                    item.outs[0].storage.id not in written_in_body and B > 1):
+            if B > 1 and loads_ahead(item):
                 ahead.append(item)
             else:
                 rest.append(item)
-            if not isinstance(item, Loop):
-                for v in item.outs:
-                    written_in_body.add(v.storage.id)
+            writes(item)
         first_group = any(not isinstance(i, Loop) and i.first_of is L for i in L.body.items)
         self.loop_names += 1
         name = f"l{L.where[1] if L.where else 0}_{self.loop_names}"
@@ -259,9 +276,7 @@ class _Ctx:
             return e
 
         def load(i, k):
-            e = env_for(i, k)
-            for op in ahead:
-                self.op(op, e)
+            self.block(None, env_for(i, k), ahead)
 
         if first_group:
             def body(i, k, first):

@@ -257,6 +257,8 @@ def ds(start, size):
 
 
 # ---------------------------------------------------------------------------------------------------- storage
+class ParDim(int):
+    """nl.par_dim(n): a shape entry marking the partition dim."""
 _BUFFERS = {"hbm", "shared_hbm", "private_hbm", "sbuf", "psum"}
 
 
@@ -266,6 +268,8 @@ class Storage:
         self.id = len(trace.storages)
         self.name = name
         self.buffer = "hbm" if buffer in ("hbm", "shared_hbm", "private_hbm") else buffer
+        # The partition dim: the one marked nl.par_dim (NKI's block layout (blocks, par_dim(P), free)), else dim 0.
+        self.pdim = next((d for d, s in enumerate(shape) if isinstance(s, ParDim)), 0)
         self.shape = tuple(int(s) for s in shape)
         self.dtype = dtype  # BIR name
         self.kind = kind  # input / output / internal
@@ -276,18 +280,24 @@ class Storage:
         trace.storages.append(self)
         if self.onchip and not self.shape:
             raise KernelError(f"an {self.buffer.upper()} tile needs at least one (partition) dim: {self.name}")
-        if self.onchip and self.shape[0] > 128:
-            raise KernelError(f"tile {self.name}: partition dim {self.shape[0]} > 128 (nl.tile_size.pmax)", where)
+        if self.onchip and self.partitions > 128:
+            raise KernelError(f"tile {self.name}: partition dim {self.partitions} > 128 (nl.tile_size.pmax)", where)
 
     @property
     def onchip(self):
         return self.buffer in ("sbuf", "psum")
 
     @property
+    def partitions(self):
+        return self.shape[self.pdim] if self.onchip else 1
+
+    @property
     def row(self):
+        """Elements per partition (on chip) or in all (HBM)."""
         r = 1
-        for s in self.shape[1:] if self.onchip else self.shape:
-            r *= s
+        for d, s in enumerate(self.shape):
+            if not (self.onchip and d == self.pdim):
+                r *= s
         return r
 
     @property
@@ -295,17 +305,14 @@ class Storage:
         return self.row * dtypes.size(self.dtype)
 
     def view(self):
-        strides, acc = [], 1
-        for s in reversed(self.shape):
-            strides.append(acc)
-            acc *= s
-        strides.reverse()
-        dims = []
-        for d, (s, st) in enumerate(zip(self.shape, strides)):
-            if self.onchip and d == 0:
-                dims.append((1, s, True))
+        """The whole tensor: the partition dim steps partitions, the others row-major over the free elements."""
+        dims, acc = [None] * len(self.shape), 1
+        for d in reversed(range(len(self.shape))):
+            if self.onchip and d == self.pdim:
+                dims[d] = (1, self.shape[d], True)
             else:
-                dims.append((st, s, False))
+                dims[d] = (acc, self.shape[d], False)
+                acc *= self.shape[d]
         return View(self, Idx(0), Idx(0), dims, self.dtype)
 
     def __repr__(self):
@@ -363,6 +370,18 @@ class View:
     def __setitem__(self, key, value):
         from . import language
         language._assign(self[key], value)
+
+    def broadcast_to(self, shape):
+        """An HBM view broadcast along its size-1 dims (step 0: a DMA reads the same elements again, as NKI's
+        tensor.broadcast_to before a load); a tile: nl.broadcast_to."""
+        from . import language
+        if self.storage.buffer != "hbm":
+            return language.broadcast_to(self, shape)
+        shape = tuple(int(s) for s in shape)
+        if len(shape) != len(self.dims) or any(n != m and n != 1 for (_, n, _), m in zip(self.dims, shape)):
+            raise KernelError(f"{self.name} {list(self.shape)} does not broadcast to {list(shape)}")
+        dims = [(st if n == m else 0, m, p) for (st, n, p), m in zip(self.dims, shape)]
+        return View(self.storage, self.off_p, self.off_f, dims, self.bir_dtype)
 
     def reshape(self, shape):
         from . import language
