@@ -33,12 +33,21 @@ class Unsupported(KernelError):
     file:line."""
 
 
+_OURS = {}  # code filename -> whether it is a file of this package
+
+
+def _ours(name):
+    r = _OURS.get(name)
+    if r is None:
+        r = _OURS[name] = os.path.abspath(name).startswith(_PACKAGE_DIR + os.sep) or name.startswith("<frozen")
+    return r
+
+
 def source_location():
     """(file, line) of the innermost frame outside this package: the kernel's line that made the current call."""
     f = sys._getframe(1)
     while f is not None:
-        name = f.f_code.co_filename
-        if not os.path.abspath(name).startswith(_PACKAGE_DIR + os.sep) and not name.startswith("<frozen"):
-            return (name, f.f_lineno)
+        if not _ours(f.f_code.co_filename):
+            return (f.f_code.co_filename, f.f_lineno)
         f = f.f_back
     return None

@@ -585,6 +585,7 @@ class Trace:
         self.loops = []
         self.storages = []
         self.names = set()
+        self.next_suffix = {}  # base name -> the next suffix to try (names stay O(1) each)
         self.broken = None  # a loop left by break / return
         self.grid = ()
         self.program_ids = ()
@@ -595,10 +596,11 @@ class Trace:
 
     def unique(self, base):
         base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "t"
-        name, k = base, 1
+        name, k = base, self.next_suffix.get(base, 1)
         while name in self.names:
             name = f"{base}_{k}"
             k += 1
+        self.next_suffix[base] = k
         self.names.add(name)
         return name
 
