@@ -291,16 +291,63 @@ def test_unsupported_isa_call():
         nki.to_bir(kernel, X)
 
 
-def test_python_control_flow_on_a_loop_variable_is_unsupported():
+def test_loop_variable_as_a_python_value_unrolls_the_loops_with_a_warning():
+    def kernel(x):
+        out = nl.ndarray((256, 32), x.dtype, buffer=nl.shared_hbm)
+        tiles = []
+        for i in nl.affine_range(2):
+            tiles.append(nl.load(x[nl.ds(i * 128, 128), :]))
+        for i in nl.affine_range(2):
+            t = tiles[i]                                   # a Python list indexed by the loop variable
+            nl.store(out[nl.ds(i * 128, 128), :], nl.multiply(t, 2.0) if i == 0 else t)
+        return out
+    x = RNG.uniform(-1, 1, (256, 32)).astype(np.float32)
+    with pytest.warns(UserWarning, match="loops are unrolled"):
+        got = nki.simulate(kernel, x)
+    np.testing.assert_array_equal(got, np.concatenate([2 * x[:128], x[128:]]))  # NKI 0.7: affine_range = range
+
+
+def test_python_control_flow_on_an_arange_index_is_unsupported():
     def kernel(x):
         out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
-        for i in nl.affine_range(2):
-            if i == 0:
-                pass
+        i_p = nl.arange(128)[:, None]
+        if i_p < 64:
+            pass
         return out
-    with pytest.raises(nki.Unsupported, match="control flow"):
+    with pytest.raises(nki.Unsupported, match="control flow on a comparison of index expressions"):
         nki.to_bir(kernel, X)
 
 
 def test_math_module_names_unaffected():
     assert math.pi > 3  # the nl names (sum, max, ...) do not leak into Python's
+
+
+def test_dst_forms_of_the_newer_namespace():
+    """NKI 0.7's nki.isa passes the destination: nc_matmul(dst=psum, ...) in a loop accumulates, its first trip
+    starting the group (accumulate=None: the first write overwrites); tensor_copy(dst=, src=); memset(dst=, value=)."""
+    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (256, 64)).astype(np.float32)
+
+    def kernel(lhsT, rhs):
+        out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+        bias = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((128, 64), nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(2):
+            x = nl.ndarray((128, 128), nl.float32, buffer=nl.sbuf)
+            y = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=x, src=lhsT[nl.ds(k * 128, 128), :])
+            nisa.dma_copy(dst=y, src=rhs[nl.ds(k * 128, 128), :])
+            nisa.nc_matmul(dst=acc, stationary=x, moving=y)
+        res = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=res, src=acc)
+        nisa.dma_copy(dst=out, src=res)
+        ones = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=ones, value=1.5)
+        nisa.dma_copy(dst=bias, src=ones)
+        return out, bias
+    got, bias = nki.simulate(kernel, a, b)
+    exact = a.T.astype(np.float64) @ b
+    assert np.all(np.abs(got - exact) <= 256 * 2.0 ** -24 * (np.abs(a.T.astype(np.float64)) @ np.abs(b)))
+    np.testing.assert_array_equal(bias, np.full((128, 64), 1.5, np.float32))
+    starts = [i.get("start_tensor_calc", True) for op, i in bir_ops(nki.to_bir(kernel, a, b)) if op == "Matmult"]
+    assert starts == [True, False]  # the group's first trip (peeled) overwrites, the second accumulates

@@ -3,6 +3,7 @@ on the simulator like any BIR kernel."""
 import functools
 import inspect
 import os
+import warnings
 
 import numpy as np
 
@@ -104,7 +105,17 @@ class _Traced:
 
 
 def trace_kernel(kernel, args, kwargs):
-    """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace."""
+    """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace. A kernel that uses
+    a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning."""
+    try:
+        return _trace_kernel(kernel, args, kwargs, False)
+    except tracer.NeedsUnroll as e:
+        warnings.warn(f"neuronsim.nki: {e}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
+                      "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
+        return _trace_kernel(kernel, args, kwargs, True)
+
+
+def _trace_kernel(kernel, args, kwargs, unroll):
     kernel = _as_kernel(kernel)
     fn = kernel.fn
     try:
@@ -114,6 +125,7 @@ def trace_kernel(kernel, args, kwargs):
     bound.apply_defaults()
     tr = Trace(fn.__name__)
     tr.grid = kernel.grid
+    tr.unroll = unroll
     prev, tracer._current = tracer._current, tr
     try:
         arg_storages = {}

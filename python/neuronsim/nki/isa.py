@@ -1,6 +1,8 @@
 """nki.isa (nisa) on the neuronsim tracer: one BIR instruction per call, on the engine the NKI ISA page gives (or the
 one the call names). Each function is a small definition of its own; public NKI docs, nki.isa pages, are the source
 of each signature and operand order (summarised in reference neuron-arch.md 3)."""
+import functools
+
 import numpy as np
 
 from . import dtypes
@@ -76,14 +78,61 @@ def _out(shape, bir, buffer="sbuf"):
     return t
 
 
+# ---------------------------------------------------------------------------------------------------- the dst= form
+# NKI's newer namespace (`import nki.isa`, NKI 0.7) passes the destination first: nisa.tensor_copy(dst=t, src=x)
+# where neuronxcc.nki.isa returned t = nisa.tensor_copy(x). Both forms are served by one definition: the dst= form
+# computes the result as the returning form does and writes it into dst (the instruction writes dst directly:
+# language._assign). Each function says how a positional call of the dst= form looks.
+def _dst_form(is_dst_call):
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, **kw):
+            if "dst" in kw:
+                dst, rest = kw.pop("dst"), args
+            elif is_dst_call(args):
+                dst, rest = args[0], args[1:]
+            else:
+                return fn(*args, **kw)
+            if not isinstance(dst, View):
+                raise KernelError(f"nisa.{fn.__name__}: dst must be a tile, got {dst!r}")
+            nl._assign(dst, fn(*rest, **kw))
+            return dst
+        return call
+    return wrap
+
+
+def _views(args, *positions):
+    return all(len(args) > i and isinstance(args[i], View) for i in positions)
+
+
+
 @_api
-def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False, mask=None, **kw):
-    """PSUM [M, N] = stationary[K, M].T @ moving[K, N] (PE); accumulate with psum_tile += nisa.nc_matmul(...)."""
-    st, mv = _mask([stationary, moving], mask, "nisa.nc_matmul")
-    return nl.matmul_op(st, mv, "nisa.nc_matmul")
+def nc_matmul(*args, accumulate=None, mask=None, **kw):
+    """PSUM [M, N] = stationary[K, M].T @ moving[K, N] (PE). nc_matmul(stationary, moving) returns a new PSUM tile
+    (accumulate into one with psum_tile += ...); nc_matmul(dst, stationary, moving, accumulate=None) writes dst, a
+    PSUM tile, in an accumulation group (language._matmul_into)."""
+    dst = kw.pop("dst", None)
+    if dst is None and len(args) >= 3:
+        dst, args = args[0], args[1:]
+    names = ("stationary", "moving")
+    ops = dict(zip(names, args))
+    for n in names:
+        if n in kw:
+            ops[n] = kw.pop(n)
+    if set(ops) != set(names):
+        raise KernelError("nisa.nc_matmul takes stationary and moving tiles")
+    st, mv = _mask([ops["stationary"], ops["moving"]], mask, "nisa.nc_matmul")
+    res = nl.matmul_op(st, mv, "nisa.nc_matmul")
+    if dst is None:
+        return res
+    if not isinstance(dst, View):
+        raise KernelError(f"nisa.nc_matmul: dst must be a PSUM tile, got {dst!r}")
+    p = nl._fresh(res)
+    return nl._matmul_into(dst, res, p, accumulate, "nisa.nc_matmul")
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0, 1))
 def nc_transpose(data, *, engine=None, mask=None, dtype=None, **kw):
     """data [P, F] -> [F, P]: on PE (an identity matmul into PSUM, up to 128 x 128). The VectorE 32 x 32 form is not
     lowered."""
@@ -123,6 +172,7 @@ def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask,
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0))
 def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, dtype=None,
                mask=None, **kw):
     """op(data * scale + bias) on ScalarE; with reduce_res, the row sums go to reduce_res as well."""
@@ -130,6 +180,7 @@ def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=Non
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0))
 def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, dtype=None, mask=None, **kw):
     """op(data * scale + bias) on ScalarE, and its row reduction (add) into reduce_res."""
     return _activation(op, data, bias, scale, reduce_op, reduce_res, reduce_cmd.reset_reduce, dtype, mask,
@@ -137,6 +188,7 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0, 1, 2))
 def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=None, **kw):
     """data1 op data2, element-wise (VectorE; GpSimd when engine= says so)."""
     x, y = _tile(data1, "nisa.tensor_tensor", "data1"), _tile(data2, "nisa.tensor_tensor", "data2")
@@ -150,6 +202,7 @@ def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=None, **kw)
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0, 1))
 def tensor_scalar(data, op0, operand0, *, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
                   mask=None, engine=None, **kw):
     """(data op0 operand0) op1 operand1; each operand a number or a [P, 1] tile (VectorE by default)."""
@@ -174,6 +227,49 @@ def tensor_scalar(data, op0, operand0, *, reverse0=False, op1=None, operand1=Non
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def scalar_tensor_tensor(data, op0, operand0, op1, operand1, *, reverse0=False, reverse1=False, dtype=None, mask=None,
+                         **kw):
+    """(data op0 operand0) op1 operand1, operand0 a number or [P, 1], operand1 a full tile (VectorE; TensorScalarPtr
+    is_scalar_tensor_tensor)."""
+    what = "nisa.scalar_tensor_tensor"
+    x, t1 = _tile(data, what, "data"), _tile(operand1, what, "operand1")
+    nl._same_shape(x, t1, what, "data", "operand1")
+    if x.storage.buffer == "psum" and t1.storage.buffer == "psum":
+        raise KernelError(f"{what}: data and operand1 cannot both be in PSUM (NKI nki.isa.scalar_tensor_tensor)")
+    fields = {"is_scalar_tensor_tensor": True, "op0": _alu(op0, what), "op1": _alu(op1, what)}
+    if reverse0:
+        fields["reverse0"] = True
+    if reverse1:
+        fields["reverse1"] = True
+    out = _out(x.shape, _bir(dtype, x.bir_dtype))
+    _emit("TensorScalarPtr", [x, _scalar(operand0, what, "operand0"), t1], [out], what, fields)
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, *, reverse0=False, reduce_res_negate=False,
+                         dtype=None, mask=None, **kw):
+    """data op0 operand0, and its row reduction with reduce_op into reduce_res [P, 1] (VectorE; TensorScalarPtr with
+    the accumulator: acc ZeroAccumulate, op1 the reduce op, outs[1] the registers, engines/ops/tensor_scalar.cpp)."""
+    what = "nisa.tensor_scalar_reduce"
+    x = _tile(data, what, "data")
+    r = _tile(reduce_res, what, "reduce_res")
+    if r.shape[0] != x.shape[0] or any(n != 1 for n in r.shape[1:]):
+        raise KernelError(f"{what}: reduce_res {r.name} must be [{x.shape[0]}, 1], it is {list(r.shape)}")
+    fields = {"op0": _alu(op0, what), "op1": _alu(reduce_op, what), "acc": reduce_cmd.reset_reduce}
+    if reverse0:
+        fields["reverse0"] = True
+    if reduce_res_negate:
+        fields["negate_second_output"] = True
+    out = _out(x.shape, _bir(dtype, x.bir_dtype))
+    _emit("TensorScalarPtr", [x, _scalar(operand0, what, "operand0")], [out, r], what, fields)
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0))
 def tensor_reduce(op, data, axis, *, negate=False, keepdims=False, dtype=None, mask=None, **kw):
     """A reduction of the trailing free axes (VectorE); negate multiplies the result by -1."""
     return nl._reduce(_alu(op, "nisa.tensor_reduce"), data, axis, dtype, mask, keepdims, "nisa.tensor_reduce",
@@ -181,6 +277,7 @@ def tensor_reduce(op, data, axis, *, negate=False, keepdims=False, dtype=None, m
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0, 1))
 def tensor_copy(src, *, dtype=None, mask=None, engine=None, **kw):
     x = _tile(src, "nisa.tensor_copy", "src")
     (x,) = _mask([x], mask, "nisa.tensor_copy")
@@ -188,6 +285,7 @@ def tensor_copy(src, *, dtype=None, mask=None, engine=None, **kw):
 
 
 @_api
+@_dst_form(lambda a: len(a) >= 6)
 def tensor_tensor_scan(data0, data1, initial, op0, op1, *, reverse0=False, reverse1=False, dtype=None, mask=None,
                        **kw):
     """r[i] = op1(op0(data0[i], r[i-1]), data1[i]) along the free axis, r[-1] = initial (VectorE; reference
@@ -207,6 +305,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, *, reverse0=False, rever
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0))
 def iota(expr, dtype, *, mask=None, **kw):
     """The values of an index expression (nl.arange / nl.mgrid arithmetic) as a tile (GpSimd): base + partition *
     channel_multiplier + the free dims' steps (engines/ops/iota.cpp)."""
@@ -225,13 +324,20 @@ def iota(expr, dtype, *, mask=None, **kw):
 
 
 @_api
-def memset(shape, value, dtype, *, mask=None, engine=None, **kw):
+def memset(shape=None, value=None, dtype=None, *, dst=None, mask=None, engine=None, **kw):
+    """A constant fill: memset(shape, value, dtype) returns a new tile; memset(dst=t, value=v) fills t."""
+    if dst is None and isinstance(shape, View):
+        dst, shape = shape, None
+    if dst is not None:
+        _emit("Memset", [], [dst], "nisa.memset", {"mode": "Const", "constant": float(value)}, engine)
+        return dst
     out = _out(tuple(shape), _bir(dtype))
     _emit("Memset", [], [out], "nisa.memset", {"mode": "Const", "constant": float(value)}, engine)
     return out
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0, 1))
 def bn_stats(data, *, dtype=None, mask=None, **kw):
     """Per-partition mean/variance statistics of up to 512 elements: [P, 6] (VectorE)."""
     x = _tile(data, "nisa.bn_stats", "data")
@@ -245,6 +351,7 @@ def bn_stats(data, *, dtype=None, mask=None, **kw):
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0, 1))
 def bn_aggr(data, *, dtype=None, mask=None, **kw):
     """(mean, variance) per partition from bn_stats results [P, 6k]: [P, 2] (VectorE)."""
     x = _tile(data, "nisa.bn_aggr", "data")
@@ -256,11 +363,13 @@ def bn_aggr(data, *, dtype=None, mask=None, **kw):
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0, 1))
 def reciprocal(data, *, dtype=None, mask=None, **kw):
     return nl.reciprocal(data, dtype=dtype, mask=mask)
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0))
 def affine_select(pred, on_true_tile, on_false_value, *, dtype=None, mask=None, **kw):
     """Keeps on_true_tile where an affine comparison of the element's (partition, free) indices holds, else
     on_false_value (GpSimd; TensorScalarAffineSelect): pred is e.g. (i_p - i_f >= 0) with i_p, i_f from nl.mgrid."""
@@ -282,6 +391,7 @@ def affine_select(pred, on_true_tile, on_false_value, *, dtype=None, mask=None, 
 
 
 @_api
+@_dst_form(lambda a: len(a) >= 4)
 def select(pred, on_true, on_false, *, dtype=None, mask=None, **kw):
     """pred ? on_true : on_false (VectorE Select)."""
     return nl.where(pred, on_true, on_false, dtype=dtype, mask=mask)

@@ -86,8 +86,9 @@ def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", wher
             v.storage.__dict__["uses"] = v.storage.__dict__.get("uses", 0) + 1
     for v in outs:
         s = v.storage
-        if s.zero_op is not None and kind != "zero":
+        if kind != "zero":
             s.zero_op = None  # something else writes the nl.zeros tile: its memset stays
+            s.__dict__["computed"] = True
         s.written = True
         if s.buffer == "hbm" and s.kind == "input":
             s.kind = "output"  # an argument the kernel writes is one of its results (NKI's older output style)
@@ -444,35 +445,52 @@ def _assign(dst, value):
     _emit("TensorCopy", [value], [dst], what)
 
 
+def _matmul_into(dst, value, p, accumulate, what):
+    """The matmul p (whose fresh result is value) writes dst, a PSUM tile, instead: `dst += matmul` and the dst=
+    form of nc_matmul. Accumulation groups (reference neuron-arch.md 3.3 nc_matmul: accumulate False starts a group,
+    True adds, None lets the compiler choose, the first write overwriting): into a tile nothing but a zeroing wrote
+    since it was declared, the first matmul starts the group -- here (start_tensor_calc true, the zeroing Memset
+    dropped) or, from a loop directly inside the tile's scope, on the loop's first trip (pipelined_loop_first); a
+    region that depends on the innermost loop's variable is its trip's own group; anything else accumulates."""
+    if dst.storage.buffer != "psum":
+        raise KernelError(f"{what}: a matmul result accumulates in PSUM, but {dst.name} is in "
+                          f"{dst.storage.buffer.upper()} (declare it with buffer=nl.psum)")
+    if tuple(dst.shape) != tuple(value.shape):
+        raise KernelError(f"{what}: shape mismatch: {dst.name} {list(dst.shape)} and the matmul result "
+                          f"{list(value.shape)}")
+    p.outs[0] = dst
+    value.storage.__dict__["dead"] = True
+    st = dst.storage
+    z = st.zero_op
+    fresh = z is not None or not st.__dict__.get("computed")
+    home = z.scope if z is not None else st.scope
+    start = False
+    if accumulate is False:
+        start = True
+    elif fresh and dst.is_whole():
+        if p.scope is home:
+            start = True
+            if z is not None:
+                z.extra["dropped"] = True
+        elif p.scope is not None and p.scope.parent is home and current().stack[-1].loop is p.scope:
+            p.first_of = p.scope
+            if z is not None:
+                z.extra["dropped"] = True
+    elif fresh and p.scope is not None and p.scope.var in dst.off_f.loop:
+        start = True  # each trip writes a region of its own
+    p.fields["start_tensor_calc"] = start
+    st.zero_op = None
+    st.__dict__["computed"] = True
+    return dst
+
+
 def _accumulate(dst, value):
-    """dst += value: a fresh matmul result accumulates in its PSUM tile (the matmul writes dst with
-    start_tensor_calc false, or starts the group where dst was just zeroed, lower.py); anything else is dst = dst +
+    """dst += value: a fresh matmul result accumulates in its PSUM tile (_matmul_into); anything else is dst = dst +
     value."""
-    what = "+= accumulation"
     if isinstance(value, View):
         p = _fresh(value)
-        if p is not None and p.type == "Matmult":
-            if dst.storage.buffer != "psum":
-                raise KernelError(f"{what}: a matmul result accumulates in PSUM, but {dst.name} is in "
-                                  f"{dst.storage.buffer.upper()} (declare it with buffer=nl.psum)")
-            if tuple(dst.shape) != tuple(value.shape):
-                raise KernelError(f"{what}: shape mismatch: {dst.name} {list(dst.shape)} += matmul result "
-                                  f"{list(value.shape)}")
-            p.outs[0] = dst
-            value.storage.__dict__["dead"] = True
-            z = dst.storage.zero_op
-            p.fields["start_tensor_calc"] = False
-            if z is not None and dst.is_whole():
-                tr = current()
-                if p.scope is z.scope:
-                    z.extra["dropped"] = True  # the first matmul overwrites: the group starts here
-                    p.fields["start_tensor_calc"] = True
-                elif p.scope is not None and p.scope.parent is z.scope and p.scope.kind in (
-                        "affine_range", "sequential_range") and tr.stack[-1].loop is p.scope:
-                    z.extra["dropped"] = True
-                    p.first_of = p.scope  # the loop's first trip starts the group (pipelined_loop_first)
-            dst.storage.zero_op = None
-            return dst
+        if p is not None and p.type == "Matmult" and not p.fields.get("is_transpose"):
+            return _matmul_into(dst, value, p, True, "+= accumulation")
     _assign(dst, add(dst, value))
     return dst
 
@@ -824,16 +842,32 @@ def ceil(x, *, dtype=None, mask=None, **kw):
 
 # ---------------------------------------------------------------------------------------------------- reductions
 def _axes(x, axis, what):
+    """The reduced free axes, sorted; the partition axis is refused."""
     n = len(x.shape)
     axes = [axis] if isinstance(axis, int) else list(axis)
     axes = sorted(a + n if a < 0 else a for a in axes)
     if 0 in axes:
         raise Unsupported(f"{what} over the partition axis (axis 0): reduce along free axes (transpose first, or "
                           "nisa.nc_matmul with a ones vector)")
-    if axes != list(range(n - len(axes), n)) or not axes:
-        raise KernelError(f"{what}: axis={axis} on {x.name} {list(x.shape)}: the reduced axes must be the last free "
-                          "axes (NKI tensor_reduce reduces the trailing free axes)")
-    return len(axes)
+    if not axes or axes[-1] >= n or len(set(axes)) != len(axes) or len(axes) > 4:
+        raise KernelError(f"{what}: axis={axis} on {x.name} {list(x.shape)}: one to four distinct free axes")
+    return axes
+
+
+def _reduced_last(x, axes):
+    """x with the reduced axes moved innermost (a pattern may walk its free dims in any order; TensorReduce folds the
+    innermost ones, reference neuron-arch.md 3.3 tensor_reduce)."""
+    keep = [d for d in range(len(x.dims)) if d not in axes]
+    return View(x.storage, x.off_p, x.off_f, [x.dims[d] for d in keep + axes], x.bir_dtype), keep
+
+
+def _shape_before(x, kept, axes):
+    """The shape of the view before _reduced_last reordered it."""
+    order = kept + axes
+    shape = [0] * len(order)
+    for pos, d in enumerate(order):
+        shape[d] = x.shape[pos]
+    return shape
 
 
 _AXIS = {1: "X", 2: "XY", 3: "XYZ", 4: "XYZW"}
@@ -843,8 +877,11 @@ def _reduce(alu, x, axis, dtype, mask, keepdims, what, negate=False):
     """A reduction along the trailing free axes: one TensorReduce (VectorE; NKI nki.isa.tensor_reduce)."""
     x = _tile(x, what, "x")
     (x,) = _mask([x], mask, what)
-    k = _axes(x, axis, what)
-    shape = list(x.shape[:len(x.shape) - k]) + ([1] * k if keepdims else [])
+    axes = _axes(x, axis, what)
+    k = len(axes)
+    x, kept = _reduced_last(x, axes)
+    shape = [x.shape[i] for i in range(len(kept))] if not keepdims else \
+        [1 if d in axes else n for d, n in enumerate(_shape_before(x, kept, axes))]
     out = _new_tile(shape, _bir(dtype, x.bir_dtype))
     out.storage.__dict__["temp"] = True
     f = {"op": alu, "axis": _AXIS[k]}

@@ -53,6 +53,15 @@ def _used_storages(trace):
     return used
 
 
+def _inside(scope, loop):
+    """Whether a tile declared in `scope` (a Loop or None) is declared inside `loop`."""
+    while scope is not None:
+        if scope is loop:
+            return True
+        scope = scope.parent
+    return False
+
+
 def _banks(s):
     return max(1, -(-s.bytes_per_partition // PSUM_BANK_BYTES))
 
@@ -81,7 +90,64 @@ class _Alloc:
             if not sb and not ps:
                 B = 1
             self.buffers[L.var] = B
+        self.alias = {}  # storage id -> the storage whose buffer it shares
+        if not self._fits():
+            self._share_by_lifetime()
         self._check_budget()
+
+    def _fits(self):
+        sb = sum(s.bytes_per_partition * self._b(s) for s in self.tiles if s.buffer == "sbuf")
+        ps = sum(_banks(s) * self._b(s) for s in self.tiles if s.buffer == "psum")
+        return sb <= _L.USABLE_SBUF_BYTES and ps <= PSUM_BANKS
+
+    def _share_by_lifetime(self):
+        """Tiles that do not fit get buffers shared by lifetime: tiles of one buffer, scope, shape and dtype whose
+        lifetimes (first to last use in program order, a use inside a loop the tile is declared outside of counting
+        for the whole loop) do not overlap take the same physical tensor, the simulator ordering the later tile's
+        writes after the earlier one's reads (its memory dependencies). Kernels that fit are left as declared."""
+        life = {}  # storage id -> [first, last] position
+        pos = [0]
+
+        def use(sid, lo, hi):
+            a, b = life.get(sid, (lo, hi))
+            life[sid] = (min(a, lo), max(b, hi))
+
+        def visit(block, enclosing):
+            for item in block.items:
+                if isinstance(item, Loop):
+                    start, pending = pos[0], []
+                    visit(item.body, enclosing + [(item, start, pending)])
+                    for sid in pending:  # used in the loop, declared outside it: live for the whole loop
+                        use(sid, start, pos[0])
+                    continue
+                pos[0] += 1
+                for v in item.ins + item.outs:
+                    if not isinstance(v, View) or not v.storage.onchip:
+                        continue
+                    use(v.storage.id, pos[0], pos[0])
+                    outer = next((e for e in enclosing if not _inside(v.storage.scope, e[0])), None)
+                    if outer is not None:
+                        outer[2].append(v.storage.id)
+        visit(self.trace.root, [])
+        groups = {}
+        for s in self.tiles:
+            if s.id not in life:
+                continue
+            a, b = life[s.id]
+            key = (s.buffer, s.scope.var if s.scope is not None else None, s.partitions, s.row, s.dtype)
+            groups.setdefault(key, []).append((a, b, s))
+        for items in groups.values():
+            items.sort(key=lambda x: x[0])
+            free_at = []  # (end, representative)
+            for a, b, s in items:
+                for k, (e, rep) in enumerate(free_at):
+                    if e < a:
+                        self.alias[s.id] = rep.id
+                        free_at[k] = (b, rep)
+                        break
+                else:
+                    free_at.append((b, s))
+        self.tiles = [s for s in self.tiles if s.id not in self.alias]
 
     def _loops_top_down(self, block):
         out = []
@@ -144,6 +210,8 @@ def lower(trace, label, arg_names, outputs):
             handles[s.id] = _L.rotating_psum(b, s.name, rows, cols, s.dtype, B)
         else:
             handles[s.id] = _L.rotating_sbuf(b, s.name, rows, s.row, s.dtype, B)
+    for sid, rep in alloc.alias.items():
+        handles[sid] = handles[rep]
     ctx = _Ctx(b, trace, alloc, handles)
     ctx.block(trace.root, {})
     outs = []
@@ -151,6 +219,14 @@ def lower(trace, label, arg_names, outputs):
         if s.buffer == "hbm" and (s.id in out_ids or s.kind == "output") and s.id in handles:
             outs.append(s.name)
     return Lowered(b, inputs, outs, label)
+
+
+class _Moved:
+    """An op seen with other operand views (the same instruction otherwise)."""
+
+    def __init__(self, op, ins, outs):
+        self.__dict__.update({k: getattr(op, k) for k in op.__slots__})
+        self.ins, self.outs = ins, outs
 
 
 class _Ctx:
@@ -216,11 +292,34 @@ class _Ctx:
             else:
                 self.op(item, env)
 
+    @staticmethod
+    def _partition_first(views):
+        """Tiles whose partition dim is not their first (a block tile (blocks, par_dim(P), free) indexed whole): when
+        every on-chip operand has it at the same position, that dim moves first in all of them -- the same
+        permutation of every operand keeps their elements in correspondence."""
+        on = [v for v in views if isinstance(v, View) and v.storage.onchip]
+        at = {next((d for d, dim in enumerate(v.dims) if dim[2]), 0) for v in on}
+        if len(at) != 1 or 0 in at:
+            return views
+        (d,) = at
+        out = []
+        for v in views:
+            if isinstance(v, View) and len(v.dims) > d:
+                dims = [v.dims[d]] + v.dims[:d] + v.dims[d + 1:]
+                v = View(v.storage, v.off_p, v.off_f, dims, v.bir_dtype)
+            out.append(v)
+        return out
+
     def op(self, op, env, first=None):
         if op.extra.get("dropped"):
             return
         b = self.b
         where = op.where
+        if op.type not in ("Matmult",):
+            moved = self._partition_first(op.ins + op.outs)
+            ins, outs = moved[:len(op.ins)], moved[len(op.ins):]
+            if ins != op.ins or outs != op.outs:
+                op = _Moved(op, ins, outs)
         if op.kind in ("load", "store") and op.type in ("Load", "Save"):
             src, dst = self.ap(op.ins[0], env, where), self.ap(op.outs[0], env, where)
             r = (_L.load if op.kind == "load" else _L.store)(b, src, dst)

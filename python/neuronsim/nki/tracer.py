@@ -25,6 +25,11 @@ def current(what="this call"):
     return _current
 
 
+class NeedsUnroll(Unsupported):
+    """The kernel uses a loop variable as a Python value (a list index, an `if`): api.trace_kernel traces it again
+    with its nl.affine_range / nl.sequential_range loops unrolled, as NKI 0.7 runs them (docs/nki-lowering.md 1)."""
+
+
 # ---------------------------------------------------------------------------------------------------- expressions
 def _is_int(x):
     return isinstance(x, int) and not isinstance(x, bool) or type(x).__name__ in ("int64", "int32")
@@ -122,17 +127,20 @@ class Idx:
     def __index__(self):
         if self.is_const():
             return self.c
-        raise Unsupported("a loop variable or an nl.arange index used as a Python integer (a loop bound, a shape, "
-                          "range(...)): its value is symbolic while the kernel is traced; use nl.static_range to "
-                          "unroll the loop")
+        if self.loop and not self.axes:
+            raise NeedsUnroll("a loop variable used as a Python integer (a list index, a loop bound, a shape)")
+        raise Unsupported("an nl.arange index used as a Python integer (a list index, a loop bound, a shape): its "
+                          "value is symbolic while the kernel is traced")
 
     __int__ = __index__
 
     def __bool__(self):
         if self.is_const():
             return bool(self.c)
-        raise Unsupported("Python control flow on a loop variable or an nl.arange index (if/while on it): its "
-                          "value is symbolic while the kernel is traced; use mask= or nl.static_range")
+        if self.loop and not self.axes:
+            raise NeedsUnroll("Python control flow on a loop variable (if / while on it)")
+        raise Unsupported("Python control flow on an nl.arange index (if/while on it): its value is symbolic while "
+                          "the kernel is traced; use mask=")
 
     def _cmp(self, o, op):
         return Pred(self - Idx.of(o), op)
@@ -216,6 +224,8 @@ class Pred:
     __rand__ = __and__
 
     def __bool__(self):
+        if all(not e.axes for e, _ in self.terms):
+            raise NeedsUnroll("Python control flow on a comparison of loop variables (if / while on it)")
         raise Unsupported("Python control flow on a comparison of index expressions: use it as mask=")
 
 
@@ -589,6 +599,7 @@ class Trace:
         self.broken = None  # a loop left by break / return
         self.grid = ()
         self.program_ids = ()
+        self.unroll = False  # nl.affine_range / sequential_range as Python ranges (NeedsUnroll)
 
     def var_range(self, v):
         L = self.loops[v]
@@ -663,6 +674,8 @@ def loop_range(kind, args, where=None):
     if step <= 0:
         raise Unsupported(f"nl.{kind} with step {step}: steps are positive")
     where = where or source_location()
+    if current(f"nl.{kind}").unroll:
+        return iter(range(start, stop, step))
     return _loop_gen(kind, start, stop, step, where)
 
 
