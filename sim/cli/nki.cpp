@@ -3,6 +3,7 @@
 // symbolic tensors, lowered to BIR) into a temporary folder; the BIR then runs exactly as `neuronsim run` runs it,
 // with every run option, the kernel named FILE.py::FUNCTION and the profile in the kernel file's lines (the BIR's
 // debug information). Exit codes as `run`: 3 when the kernel cannot be traced (the message names its file:line).
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -153,6 +154,19 @@ int cmd_nki(const std::vector<std::string> &a) {
     f.commit();
   }
   std::vector<std::string> args = {bir};
+  // nl.shared_constant data the tracer wrote beside the BIR (<name>.const.npy): inputs of the run (a timing-only run
+  // takes none).
+  if (std::find(run_args.begin(), run_args.end(), "--timing-only") == run_args.end()) {
+    std::vector<std::string> consts;
+    for (const auto &e : fs::directory_iterator(tmp.path())) {
+      const std::string f = e.path().filename().string();
+      const std::string suffix = ".const.npy";
+      if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
+        consts.push_back(f.substr(0, f.size() - suffix.size()) + "=" + e.path().string());
+    }
+    std::sort(consts.begin(), consts.end());
+    for (const auto &c : consts) args.insert(args.end(), {"--input", c});
+  }
   args.insert(args.end(), run_args.begin(), run_args.end());
   RunFrom from;
   from.command = "nki";

@@ -325,3 +325,12 @@ def test_int_dtypes_and_promotion():
         return out
     got = nki.simulate(kernel, I32, X)
     np.testing.assert_array_equal(got, I32.astype(np.float32) + X)
+
+
+def test_shared_constant_data_reaches_the_run():
+    def kernel(x):
+        out = nl.ndarray((128, 16), nl.float32, buffer=nl.shared_hbm)
+        ramp = nl.shared_constant(np.arange(128 * 16, dtype=np.int32).reshape(128, 16), dtype=nl.float32)
+        nl.store(out, nl.add(nl.load(x), nl.load(ramp)))
+        return out
+    np.testing.assert_array_equal(nki.simulate(kernel, X), X + np.arange(128 * 16, dtype=np.float32).reshape(128, 16))

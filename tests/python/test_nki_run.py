@@ -152,3 +152,16 @@ def test_unsupported_call_names_the_call_and_line(tmp):
                               "    y = nl.fancy_new_op(x)\n    return y\n")
     r = cli("nki", f"{tmp / 'k.py'}::k", "--shape", "a=128x8", check=False)
     assert r.returncode == 3 and "nl.fancy_new_op" in r.stderr and "k.py:6" in r.stderr
+
+
+def test_cli_supplies_shared_constants(tmp):
+    (tmp / "k.py").write_text(
+        "import numpy as np\nimport nki.language as nl\n\n\ndef k(a):\n"
+        "    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)\n"
+        "    c = nl.shared_constant(np.full((128, 8), 3, np.int32), dtype=nl.float32)\n"
+        "    nl.store(out, nl.multiply(nl.load(a), nl.load(c)))\n    return out\n")
+    a = rand((128, 8), 9)
+    np.save(tmp / "a.npy", a)
+    cli("nki", f"{tmp / 'k.py'}::k", "--input", f"a={tmp / 'a.npy'}", "--outdir", tmp / "out")
+    np.testing.assert_array_equal(np.load(tmp / "out" / "out.npy"), a * 3)
+    cli("nki", f"{tmp / 'k.py'}::k", "--shape", "a=128x8", "--timing-only")  # no constant data needed

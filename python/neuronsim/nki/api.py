@@ -212,7 +212,7 @@ def _value_out(a, bir):
 
 def _inputs(traced, args, kwargs, kernel):
     bound = inspect.signature(_as_kernel(kernel).fn).bind(*args, **kwargs)
-    ins = {}
+    ins = dict(traced.lowered.constants)
     for name, s in traced.arg_storages.items():
         if s.kind == "input" or name in traced.lowered.inputs:
             v = bound.arguments[name]

@@ -114,6 +114,9 @@ def main(argv):
         text = traced.lowered.builder.to_bir_text()
         with open(out, "w") as f:
             f.write(text)
+        # nl.shared_constant data beside the BIR, as <name>.const.npy: `neuronsim nki` gives each to the run.
+        for name, data in traced.lowered.constants.items():
+            np.save(os.path.join(os.path.dirname(os.path.abspath(out)), f"{name}.const.npy"), data)
         return 0
     except _Usage as e:
         sys.stderr.write(f"neuronsim: {e}\n")

@@ -11,10 +11,12 @@ _NAMES = {
     "neuronxcc.nki.language": "neuronsim.nki.language",
     "neuronxcc.nki.isa": "neuronsim.nki.isa",
     "neuronxcc.nki.typing": "neuronsim.nki.typing",
+    "neuronxcc.nki.compiler": "neuronsim.nki.compiler",
     "nki": "neuronsim.nki",
     "nki.language": "neuronsim.nki.language",
     "nki.isa": "neuronsim.nki.isa",
     "nki.typing": "neuronsim.nki.typing",
+    "nki.compiler": "neuronsim.nki.compiler",
 }
 
 

@@ -185,6 +185,10 @@ def _create(shape, dtype, buffer, what, name=None):
     if buffer is None:
         buffer = sbuf
     b = buffer if isinstance(buffer, str) else getattr(buffer, "name", str(buffer))
+    if not isinstance(buffer, str) and hasattr(buffer, "kw"):
+        import warnings
+        warnings.warn(f"neuronsim.nki: {what}: an explicit allocation ({b}) is placed by neuronsim's own allocation "
+                      "(docs/nki-lowering.md 2), not at its address", stacklevel=3)
     return _new_tile(tuple(shape), _bir(dtype), b, name=name)
 
 
@@ -242,6 +246,25 @@ def ones_like(a, dtype=None, *, buffer=None, name="", **kw):
 def full_like(a, fill_value, dtype=None, *, buffer=None, name="", **kw):
     return _filled(a.shape, dtype if dtype is not None else a.dtype, buffer or a.buffer, fill_value, "nl.full_like",
                    name or None)
+
+
+@_api
+def shared_constant(constant, dtype=None, **kw):
+    """An HBM tensor holding constant data the kernel carries (nl.shared_constant): an input of the BIR whose data
+    neuronsim.nki.simulate / benchmark and `neuronsim nki` supply with the run (docs/nki-lowering.md 2)."""
+    import numpy as np
+    data = np.asarray(constant)
+    bir = _bir(dtype, dtypes.bir_name(data.dtype) or "float32")
+    v = new_storage(data.shape, bir, "hbm", kind="const").view()
+    v.storage.__dict__["data"] = data
+    return v
+
+
+@_api
+def shared_identity_matrix(n, dtype=float32, **kw):
+    """An [n, n] identity in SBUF (nl.shared_identity_matrix): loaded from a shared constant."""
+    import numpy as np
+    return load(shared_constant(np.identity(int(n), dtype=np.float32), dtype=dtype))
 
 
 @_api
@@ -969,6 +992,12 @@ def matmul(x, y, *, transpose_x=False, mask=None, **kw):
     transpose_x, x is transposed on PE first and copied back to SBUF, as the compiler does."""
     x, y = _tile(x, "nl.matmul", "x"), _tile(y, "nl.matmul", "y")
     x, y = _mask([x, y], mask, "nl.matmul")
+    # The PE array reads SBUF: an operand in PSUM (an nl.transpose or nl.matmul result) is copied out first, as the
+    # compiler does for nl.matmul (nisa.nc_matmul refuses it instead).
+    if x.storage.buffer == "psum":
+        x = tensor_copy_to(x, x.bir_dtype, "nl.matmul")
+    if y.storage.buffer == "psum":
+        y = tensor_copy_to(y, y.bir_dtype, "nl.matmul")
     if not transpose_x:
         if x.storage.buffer != "sbuf":
             raise KernelError(f"nl.matmul: x {x.name} must be in SBUF")

@@ -29,6 +29,14 @@ class Lowered:
 
     def __init__(self, builder, inputs, outputs, label):
         self.builder, self.inputs, self.outputs, self.label = builder, inputs, outputs, label
+        self.constants = {}  # name -> the array an nl.shared_constant holds, as the run takes it
+
+
+def _const_bits(data, bir):
+    import numpy as np
+    if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn"):
+        return _core.from_float32(np.asarray(data, dtype=np.float32), bir)
+    return np.ascontiguousarray(np.asarray(data).astype(dtypes.numpy_of(bir)))
 
 
 def _walk(block, fn):
@@ -134,8 +142,9 @@ class _Alloc:
             if s.id not in life:
                 continue
             a, b = life[s.id]
-            key = (s.buffer, s.scope.var if s.scope is not None else None, s.partitions, s.row, s.dtype)
+            key = (s.buffer, s.scope.var if s.scope is not None else None, s.dtype)
             groups.setdefault(key, []).append((a, b, s))
+        self.size = {}  # representative id -> (partitions, row): the largest of the tiles that share it
         for items in groups.values():
             items.sort(key=lambda x: x[0])
             free_at = []  # (end, representative)
@@ -144,9 +153,12 @@ class _Alloc:
                     if e < a:
                         self.alias[s.id] = rep.id
                         free_at[k] = (b, rep)
+                        p, r = self.size[rep.id]
+                        self.size[rep.id] = (max(p, s.partitions), max(r, s.row))
                         break
                 else:
                     free_at.append((b, s))
+                    self.size[s.id] = (s.partitions, s.row)
         self.tiles = [s for s in self.tiles if s.id not in self.alias]
 
     def _loops_top_down(self, block):
@@ -160,8 +172,18 @@ class _Alloc:
     def _b(self, s):
         return self.buffers.get(s.scope.var, 1) if s.scope is not None else 1
 
+    def rows(self, s):
+        """(partitions, elements per partition) of the physical tensor of tile s (shared tiles: the largest)."""
+        return self.__dict__.get("size", {}).get(s.id, (s.partitions, s.row))
+
+    def bytes(self, s):
+        return self.rows(s)[1] * dtypes.size(s.dtype)
+
+    def banks(self, s):
+        return max(1, -(-self.bytes(s) // PSUM_BANK_BYTES))
+
     def _check_budget(self):
-        sb = [(s, s.bytes_per_partition * self._b(s)) for s in self.tiles if s.buffer == "sbuf"]
+        sb = [(s, self.bytes(s) * self._b(s)) for s in self.tiles if s.buffer == "sbuf"]
         total = sum(b for _, b in sb)
         if total > _L.USABLE_SBUF_BYTES:
             top = sorted(sb, key=lambda x: -x[1])[:6]
@@ -170,7 +192,7 @@ class _Alloc:
             raise KernelError(f"SBUF overflow: the tiles need {total} bytes per partition, the budget is "
                               f"{_L.USABLE_SBUF_BYTES} (trn1's usable SBUF, reference neuron-arch.md 1.4); largest: "
                               f"{names}", top[0][0].where)
-        ps = [(s, _banks(s) * self._b(s)) for s in self.tiles if s.buffer == "psum"]
+        ps = [(s, self.banks(s) * self._b(s)) for s in self.tiles if s.buffer == "psum"]
         banks = sum(b for _, b in ps)
         for s, _ in ps:
             if s.bytes_per_partition > PSUM_BANK_BYTES * PSUM_BANKS:
@@ -195,21 +217,21 @@ def lower(trace, label, arg_names, outputs):
         shape = list(s.shape)
         if s.id in out_ids or s.kind == "output":
             handles[s.id] = b.output(s.name, shape, s.dtype)
-        elif s.kind == "input":
+        elif s.kind in ("input", "const"):
             handles[s.id] = b.input(s.name, shape, s.dtype)
             inputs.append(s.name)
         else:
             handles[s.id] = b.dram(s.name, shape, s.dtype)
     for s in alloc.tiles:
         B = alloc._b(s)
-        rows = s.partitions
+        rows, row = alloc.rows(s)
         if s.buffer == "psum":
             # A PSUM tile takes whole 2 KiB banks: its buffers rotate over banks, as the generator's do (one
             # accumulation group per bank, reference neuron-arch.md 1.4).
-            cols = _banks(s) * PSUM_BANK_BYTES // dtypes.size(s.dtype)
+            cols = alloc.banks(s) * PSUM_BANK_BYTES // dtypes.size(s.dtype)
             handles[s.id] = _L.rotating_psum(b, s.name, rows, cols, s.dtype, B)
         else:
-            handles[s.id] = _L.rotating_sbuf(b, s.name, rows, s.row, s.dtype, B)
+            handles[s.id] = _L.rotating_sbuf(b, s.name, rows, row, s.dtype, B)
     for sid, rep in alloc.alias.items():
         handles[sid] = handles[rep]
     ctx = _Ctx(b, trace, alloc, handles)
@@ -218,7 +240,12 @@ def lower(trace, label, arg_names, outputs):
     for s in trace.storages:
         if s.buffer == "hbm" and (s.id in out_ids or s.kind == "output") and s.id in handles:
             outs.append(s.name)
-    return Lowered(b, inputs, outs, label)
+    low = Lowered(b, inputs, outs, label)
+    # nl.shared_constant data, as the run takes it (bf16 / fp8 as raw bits, the simulator's own rounding)
+    for s in trace.storages:
+        if s.kind == "const" and s.id in handles:
+            low.constants[s.name] = _const_bits(s.__dict__["data"], s.dtype)
+    return low
 
 
 class _Moved:

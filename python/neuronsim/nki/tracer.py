@@ -115,12 +115,16 @@ class Idx:
     def __floordiv__(self, o):
         if self.is_const() and _is_int(o):
             return Idx(self.c // int(o))
+        if self.loop and not self.axes:
+            raise NeedsUnroll("// of a loop variable (not affine)")
         raise Unsupported("// of a loop variable or an nl.arange index is not affine: the front end lowers affine "
                           "index expressions only (use nl.static_range for an unrolled loop)")
 
     def __mod__(self, o):
         if self.is_const() and _is_int(o):
             return Idx(self.c % int(o))
+        if self.loop and not self.axes:
+            raise NeedsUnroll("% of a loop variable (not affine)")
         raise Unsupported("% of a loop variable or an nl.arange index is not affine: the front end lowers affine "
                           "index expressions only (use nl.static_range for an unrolled loop)")
 
