@@ -92,6 +92,8 @@ void bind_builder(py::module_ &m) {
   py::module_ b = m.def_submodule("builder", "The BIR builder (include/neuronsim/builder.hpp), for the NKI front end.");
   py::class_<Aff>(b, "Aff", "An affine expression of loop variables: c + sum coef * var.")
       .def(py::init<int64_t>(), py::arg("c") = 0)
+      .def_static("shard", &Aff::shard, py::arg("shards"),
+                  "The running core's shard id on a logical core of `shards` physical cores (ShardIDKind).")
       .def_readonly("c", &Aff::c)
       .def_property_readonly("terms", [](const Aff &a) { return a.terms; })
       .def("__add__", [](const Aff &a, const Aff &o) { return a + o; })

@@ -29,7 +29,7 @@ namespace neuronsim::cli {
 namespace {
 
 const char *kNkiHelp = R"(usage: neuronsim nki FILE.py::FUNCTION [--input NAME=X.npy | --shape NAME=128x512[:DTYPE]]...
-                     [--emit-bir OUT.bir.json] [run options]
+                     [--grid DIMS] [--emit-bir OUT.bir.json] [run options]
 
 Runs an NKI kernel file (nki.language / nki.isa, the neuronxcc.nki or nki namespace, unmodified) on the simulator:
 the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), then run as `neuronsim run` runs BIR.
@@ -38,6 +38,8 @@ the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), t
   --shape NAME=DIMS[:DTYPE]   a parameter by shape (128x512, dtype float32 unless given: bfloat16, float16, int32,
                          ...); its data is generated as `run` generates inputs. With --input, the dtype of the file's
                          bits (a bf16 array is held as uint16)
+  --grid DIMS            the launch grid kernel[...] runs with: 4x2 (the instances one after the other on one core)
+                         or nc2 (an nl.nc(2) axis: 2 cores of one logical core, --lnc 2, trn2 unless --arch)
   --emit-bir FILE        also write the traced BIR JSON there
 Every `neuronsim run` option applies (--arch, --timing-only, --stats, --trace, --top, --json, --quiet, --seed,
 --expect, --rtol/--atol, --outdir, --save-inputs, --max-instructions, --schedule, --device-print, --cores, --lnc).
@@ -112,7 +114,7 @@ int cmd_nki(const std::vector<std::string> &a) {
     if (o == "--help" || o == "-h") {
       std::cout << kNkiHelp;
       return 0;
-    } else if (o == "--shape") {
+    } else if (o == "--shape" || o == "--grid") {
       trace_args.push_back(o);
       trace_args.push_back(need_value(a, i));
     } else if (o == "--input") {  // the tracer reads its shape, the run its data
@@ -152,6 +154,16 @@ int cmd_nki(const std::vector<std::string> &a) {
     isa::AtomicFile f(emit);
     f.write(read_text(bir));
     f.commit();
+  }
+  // The placement the trace asks for (run.json): an nl.nc(n) launch grid runs on n cores of one logical core, on
+  // trn2 unless --arch says otherwise; --cores / --lnc given on the command line win.
+  const auto given = [&](const char *opt) { return std::find(run_args.begin(), run_args.end(), opt) != run_args.end(); };
+  const std::string placement = read_text(tmp.path() / "run.json");
+  const auto colon = placement.find(':');
+  const int lnc = colon == std::string::npos ? 1 : std::atoi(placement.c_str() + colon + 1);
+  if (lnc > 1 && !given("--lnc") && !given("--cores")) {
+    run_args.insert(run_args.end(), {"--lnc", std::to_string(lnc)});
+    if (!given("--arch")) run_args.insert(run_args.end(), {"--arch", "trn2"});
   }
   std::vector<std::string> args = {bir};
   // nl.shared_constant data the tracer wrote beside the BIR (<name>.const.npy): inputs of the run (a timing-only run

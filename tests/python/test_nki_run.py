@@ -165,3 +165,29 @@ def test_cli_supplies_shared_constants(tmp):
     cli("nki", f"{tmp / 'k.py'}::k", "--input", f"a={tmp / 'a.npy'}", "--outdir", tmp / "out")
     np.testing.assert_array_equal(np.load(tmp / "out" / "out.npy"), a * 3)
     cli("nki", f"{tmp / 'k.py'}::k", "--shape", "a=128x8", "--timing-only")  # no constant data needed
+
+
+def test_launch_grid_on_cores_and_one_after_the_other():
+    mod = load(KERNELS / "spmd_scale.py")
+    x = rand((512, 64), 10)
+    on_cores = nki.benchmark(mod.scale_rows[nki.language.nc(2)], x)  # 2 cores of one logical core (trn2)
+    in_turn = nki.benchmark(mod.scale_rows[2], x, arch="trn2")      # both instances on one core
+    for r in (on_cores, in_turn):
+        np.testing.assert_array_equal(r.outputs["out"], 2 * x)
+    assert on_cores.arch == "trn2" and on_cores.stats["device"]["cores"] == 2
+    # The two cores share the work: the run takes less simulated time than the instances one after the other.
+    assert on_cores.total_ns < in_turn.total_ns
+    # One trace for both cores: the shard id is in the access patterns (ShardIDKind), not a second copy.
+    assert '"ShardIDKind"' in json.dumps(nki.to_bir(mod.scale_rows[nki.language.nc(2)], x))
+
+
+def test_cli_grid(tmp):
+    np.save(tmp / "x.npy", rand((512, 64), 11))
+    for grid in ("nc2", "2"):
+        r = cli("nki", f"{KERNELS / 'spmd_scale.py'}::scale_rows", "--input", f"x={tmp / 'x.npy'}", "--grid", grid,
+                "--outdir", tmp / grid, "--json")
+        doc = json.loads(r.stdout)
+        assert doc["arch"] == ("trn2" if grid == "nc2" else "trn1")
+        np.testing.assert_array_equal(np.load(tmp / grid / "out.npy"), 2 * np.load(tmp / "x.npy"))
+    r = cli("nki", f"{KERNELS / 'spmd_scale.py'}::scale_rows", "--shape", "x=512x64", "--grid", "ncq", check=False)
+    assert r.returncode == 2 and "--grid" in r.stderr

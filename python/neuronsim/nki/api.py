@@ -56,8 +56,17 @@ class Kernel:
         functools.update_wrapper(self, fn)
 
     def __getitem__(self, grid):
+        from .language import nc
         grid = grid if isinstance(grid, tuple) else (grid,)
-        return Kernel(self.fn, tuple(int(g) for g in grid), self.options)
+        if sum(isinstance(g, nc) for g in grid) > 1:
+            raise KernelError("a launch grid has at most one nl.nc(n) axis", None)
+        return Kernel(self.fn, tuple(g if isinstance(g, nc) else int(g) for g in grid), self.options)
+
+    @property
+    def cores(self):
+        """The physical cores the kernel runs on: an nl.nc(n) launch-grid axis's n, else 1."""
+        from .language import nc
+        return next((int(g) for g in self.grid if isinstance(g, nc)), 1)
 
     def __call__(self, *args, **kwargs):
         if tracer._current is not None:  # a kernel calling another: inline it
@@ -126,6 +135,7 @@ def _trace_kernel(kernel, args, kwargs, unroll):
     tr = Trace(fn.__name__)
     tr.grid = kernel.grid
     tr.unroll = unroll
+    tr.cores = kernel.cores
     prev, tracer._current = tracer._current, tr
     try:
         arg_storages = {}
@@ -172,11 +182,12 @@ def _trace_kernel(kernel, args, kwargs, unroll):
 
 
 def _grid_ids(grid):
-    if not grid:
-        return [()]
+    """The instances traced one after the other: every index of the plain axes (an nl.nc axis is the shard id, one
+    trace for all its cores)."""
+    from .language import nc
     ids = [()]
     for g in grid:
-        ids = [i + (k,) for i in ids for k in range(g)]
+        ids = [i + (k,) for i in ids for k in ([0] if isinstance(g, nc) else range(int(g)))]
     return ids
 
 
@@ -221,7 +232,7 @@ def _inputs(traced, args, kwargs, kernel):
     return ins
 
 
-def benchmark(kernel=None, *arrays, arch="trn1", timing_only=False, warmup=None, iters=None, trace=None, **kwargs):
+def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None, **kwargs):
     """Runs the kernel on the simulator and returns the neuronsim.Result (outputs, stats with the profile in the
     kernel's source lines, total_ns). Arguments are numpy arrays (or neuronsim.nki.tensor(shape, dtype) with
     timing_only=True). As a decorator, @nki.benchmark(warmup=..., iters=...), it makes a kernel whose call prints
@@ -231,20 +242,29 @@ def benchmark(kernel=None, *arrays, arch="trn1", timing_only=False, warmup=None,
     traced = trace_kernel(kernel, arrays, kwargs)
     k = traced.lowered.builder.kernel(traced.lowered.label)
     inputs = None if timing_only else _inputs(traced, arrays, kwargs, kernel)
-    return _core.run(k, inputs, arch=arch, timing_only=timing_only, trace=trace)
+    return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace)
+
+
+def _placement(kernel, arch):
+    """arch= and the cores of the run: an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2
+    and trn3 have (the default arch is then trn2; trn1's cores are not grouped)."""
+    n = _as_kernel(kernel).cores
+    if n == 1:
+        return {"arch": arch or "trn1"}
+    return {"arch": arch or "trn2", "cores": n, "lnc": n}
 
 
 def _outputs_of(kernel, r, traced):
     return r.outputs
 
 
-def simulate(kernel, *arrays, arch="trn1", **kwargs):
+def simulate(kernel, *arrays, arch=None, **kwargs):
     """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
     the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
     those arrays are updated in place and None is returned."""
     traced = trace_kernel(kernel, arrays, kwargs)
     k = traced.lowered.builder.kernel(traced.lowered.label)
-    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), arch=arch)
+    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch))
     outs = {}
     for s in traced.trace.storages:
         if s.buffer == "hbm" and s.name in r.outputs:

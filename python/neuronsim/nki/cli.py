@@ -2,6 +2,7 @@
 nki-trace ...`, then runs the BIR it writes as `neuronsim run` would):
 
     python3 -m neuronsim nki-trace FILE.py::FUNCTION -o OUT.bir.json [--input NAME=X.npy]... [--shape NAME=SPEC]...
+                                  [--grid DIMS]
 
 Each tensor parameter of FUNCTION is given by --input (the shape and dtype of the .npy file) or --shape
 (NAME=128x512 or NAME=128x512:bfloat16; float32 when no dtype is given); a --shape beside an --input names the dtype
@@ -42,6 +43,20 @@ def _parse_shape(text):
     return name, shape, dtype
 
 
+def _parse_grid(text):
+    """--grid 4x2 (instances one after the other) or nc2 / nc2x4 (an axis on 2 cores): the launch grid."""
+    from .language import nc
+    out = []
+    for d in text.lower().split("x"):
+        try:
+            out.append(nc(int(d[2:])) if d.startswith("nc") else int(d))
+        except ValueError:
+            raise _Usage(f"--grid takes dims joined by 'x', each a number or nc<N> (4x2, nc2), got '{text}'")
+        if int(out[-1]) <= 0:
+            raise _Usage(f"--grid dims must be positive, got '{text}'")
+    return tuple(out)
+
+
 def load_function(target):
     """FILE.py::FUNCTION -> the kernel, the file imported as a module with the NKI names installed."""
     path, sep, func = target.rpartition("::")
@@ -61,17 +76,19 @@ def load_function(target):
 
 def main(argv):
     try:
-        target, out, inputs, shapes = None, None, {}, {}
+        target, out, inputs, shapes, grid = None, None, {}, {}, None
         i = 0
         while i < len(argv):
             a = argv[i]
-            if a in ("-o", "--input", "--shape"):
+            if a in ("-o", "--input", "--shape", "--grid"):
                 if i + 1 >= len(argv):
                     raise _Usage(f"option {a} needs a value")
                 v = argv[i + 1]
                 i += 2
                 if a == "-o":
                     out = v
+                elif a == "--grid":
+                    grid = _parse_grid(v)
                 elif a == "--input":
                     name, eq, f = v.partition("=")
                     if not eq or not name or not f:
@@ -110,10 +127,15 @@ def main(argv):
         for name in list(inputs) + list(shapes):
             if name not in params:
                 raise _Usage(f"{target} has no parameter '{name}' (it has: {', '.join(params)})")
+        if grid is not None:
+            kernel = kernel[grid]
         traced = trace_kernel(kernel, (), args)
         text = traced.lowered.builder.to_bir_text()
         with open(out, "w") as f:
             f.write(text)
+        # The run's placement beside the BIR (run.json): an nl.nc(n) grid runs on n cores of one logical core.
+        with open(os.path.join(os.path.dirname(os.path.abspath(out)), "run.json"), "w") as f:
+            f.write('{"lnc": %d}\n' % kernel.cores)
         # nl.shared_constant data beside the BIR, as <name>.const.npy: `neuronsim nki` gives each to the run.
         for name, data in traced.lowered.constants.items():
             np.save(os.path.join(os.path.dirname(os.path.abspath(out)), f"{name}.const.npy"), data)

@@ -302,21 +302,29 @@ def static_range(*args, **kw):
     return range(*[int(a) for a in args])
 
 
+class nc(int):
+    """nl.nc(n) in a launch grid (kernel[nl.nc(2)](...)): the axis whose instances run on n physical NeuronCores of
+    one logical core (LNC = n; trn2, trn3), nl.program_id along it being the core's shard id."""
+
+
 @_api
 def program_id(axis):
     """The launch-grid index of this instance along axis (kernel[g0, g1](...); docs/nki-lowering.md "Launch grids")."""
+    from .tracer import SHARD
     tr = current("nl.program_id")
     if axis >= len(tr.program_ids):
         if not tr.grid and axis == 0:
             return 0
         raise KernelError(f"nl.program_id({axis}) in a launch grid of {len(tr.grid)} dims")
+    if isinstance(tr.grid[axis], nc):
+        return Idx(0, {SHARD: 1})
     return tr.program_ids[axis]
 
 
 @_api
 def num_programs(axes=None):
     tr = current("nl.num_programs")
-    grid = tr.grid or (1,)
+    grid = tuple(int(g) for g in tr.grid) or (1,)
     if axes is None:
         return math.prod(grid)
     if isinstance(axes, int):

@@ -16,7 +16,7 @@ docs/nki-lowering.md states every rule with its source. In short:
 from .. import _core
 from . import dtypes
 from .errors import KernelError
-from .tracer import Loop, View
+from .tracer import SHARD, Loop, View
 
 _B = _core.builder
 _L = _core.lowering
@@ -269,7 +269,7 @@ class _Ctx:
             raise KernelError("an nl.arange index left over in an access offset (internal)")
         a = _B.Aff(e.c)
         for v, c in e.loop.items():
-            a = a + env[v][0] * c
+            a = a + (_B.Aff.shard(self.trace.cores) if v == SHARD else env[v][0]) * c
         return a
 
     def ap(self, v, env, where, keep=False):

@@ -25,6 +25,11 @@ def current(what="this call"):
     return _current
 
 
+# The loop-variable key of the running core's shard id in an Idx (program_id along an nl.nc(n) launch-grid axis);
+# lowered to the builder's ShardIDKind term (builder::Aff::shard, BIR `{kind: ShardIDKind, ub}`).
+SHARD = -1
+
+
 class NeedsUnroll(Unsupported):
     """The kernel uses a loop variable as a Python value (a list index, an `if`): api.trace_kernel traces it again
     with its nl.affine_range / nl.sequential_range loops unrolled, as NKI 0.7 runs them (docs/nki-lowering.md 1)."""
@@ -604,8 +609,11 @@ class Trace:
         self.grid = ()
         self.program_ids = ()
         self.unroll = False  # nl.affine_range / sequential_range as Python ranges (NeedsUnroll)
+        self.cores = 1  # a launch grid's nl.nc(n) axis: the kernel runs on n cores, its program_id the shard id
 
     def var_range(self, v):
+        if v == SHARD:
+            return 0, self.cores - 1
         L = self.loops[v]
         return L.start, L.start + L.step * max(L.trips - 1, 0)
 
