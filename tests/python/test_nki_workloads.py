@@ -21,7 +21,18 @@ KERNELS = {
     "matmul_hoisted": {"lhsT": "bfloat16", "rhs": "bfloat16"},
     "matmul_blocked_free": {"lhsT": "bfloat16", "rhs": "bfloat16"},
     "attention": {"qT": "bfloat16", "kT": "bfloat16", "v": "bfloat16"},
+    "tp_mlp": {},
 }
+# Kernels of several cores: their workload folder, the launch grid of the NKI run and the generator's run options.
+MULTICORE = {"tp_mlp": ("multicore/tp_mlp", ["--grid", "nc2"], ["--arch", "trn2", "--lnc", "2"])}
+
+
+def workload(name):
+    return ROOT / "workloads" / (MULTICORE[name][0] if name in MULTICORE else name)
+
+
+def grid(name):
+    return MULTICORE[name][1] if name in MULTICORE else []
 # The kernels whose simulated time differs from the generator's, and why (workloads/nki/README.md).
 TIME_DIFFERS = {}
 
@@ -37,7 +48,7 @@ def module(name):
 
 def args_for(name):
     out = []
-    for f in sorted((ROOT / "workloads" / name / "inputs").glob("*.npy")):
+    for f in sorted((workload(name) / "inputs").glob("*.npy")):
         out += ["--input", f"{f.stem}={f}"]
         if f.stem in KERNELS[name]:
             a = np.load(f, mmap_mode="r")
@@ -47,7 +58,7 @@ def args_for(name):
 
 def shapes_for(name):
     out = []
-    for f in sorted((ROOT / "workloads" / name / "inputs").glob("*.npy")):
+    for f in sorted((workload(name) / "inputs").glob("*.npy")):
         a = np.load(f, mmap_mode="r")
         out += ["--shape", f"{f.stem}={'x'.join(map(str, a.shape))}:{KERNELS[name].get(f.stem, 'float32')}"]
     return out
@@ -60,9 +71,9 @@ def values(path, dtype):
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_nki_kernel_matches_generator_outputs_numpy_and_time(name, tmp):
-    wl = ROOT / "workloads" / name
+    wl = workload(name)
     tol = json.loads((wl / "tolerance.json").read_text())
-    r = cli("nki", f"{NKI / name}.py::{name}", *args_for(name), "--expect", wl / "expected", "--rtol",
+    r = cli("nki", f"{NKI / name}.py::{name}", *args_for(name), *grid(name), "--expect", wl / "expected", "--rtol",
             tol["rtol"], "--atol", tol["atol"], "--outdir", tmp / "out", "--json")
     doc = json.loads(r.stdout)
     assert doc["outputs_match"] is True, doc.get("mismatches")
@@ -74,8 +85,10 @@ def test_nki_kernel_matches_generator_outputs_numpy_and_time(name, tmp):
     got = values(out_file, "bfloat16" if np.load(out_file).dtype == np.uint16 else "")
     assert np.all(np.abs(got - want) <= tol["atol"] + tol["rtol"] * np.abs(want))
     # Simulated time against the generator's BIR.
-    t_nki = json.loads(cli("nki", f"{NKI / name}.py::{name}", *shapes_for(name), "--timing-only", "--json").stdout)
-    t_gen = json.loads(cli("run", wl, "--timing-only", "--json").stdout)
+    t_nki = json.loads(cli("nki", f"{NKI / name}.py::{name}", *shapes_for(name), *grid(name), "--timing-only",
+                            "--json").stdout)
+    gen_opts = MULTICORE[name][2] if name in MULTICORE else []
+    t_gen = json.loads(cli("run", wl, *gen_opts, "--timing-only", "--json").stdout)
     # The table of workloads/nki/README.md gives both times, to 0.1 ns.
     row = next(l for l in (NKI / "README.md").read_text().splitlines() if l.startswith(f"| {name} |"))
     assert row.split("|")[3:5] == [f" {t_nki['total_ns']:.1f} ", f" {t_gen['total_ns']:.1f} "], row

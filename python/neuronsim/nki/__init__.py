@@ -22,13 +22,13 @@ package is importable, so that published kernel files run unmodified (`neuronsim
 """
 __neuronsim__ = True
 
-from . import compiler, isa, language, typing  # noqa: E402
+from . import collectives, compiler, isa, language, typing  # noqa: E402
 from .api import (Kernel, TensorSpec, baremetal, benchmark, jit, save_bir, simulate, simulate_kernel,  # noqa: E402
                   tensor, to_bir, trace)
 from .errors import KernelError, Unsupported  # noqa: E402
 from .install import install  # noqa: E402
 
-__all__ = ["Kernel", "compiler", "KernelError", "TensorSpec", "Unsupported", "baremetal", "benchmark", "install", "isa", "jit",
+__all__ = ["Kernel", "collectives", "compiler", "KernelError", "TensorSpec", "Unsupported", "baremetal", "benchmark", "install", "isa", "jit",
            "language", "save_bir", "simulate", "simulate_kernel", "tensor", "to_bir", "trace", "typing"]
 
 

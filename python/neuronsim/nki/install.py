@@ -12,11 +12,13 @@ _NAMES = {
     "neuronxcc.nki.isa": "neuronsim.nki.isa",
     "neuronxcc.nki.typing": "neuronsim.nki.typing",
     "neuronxcc.nki.compiler": "neuronsim.nki.compiler",
+    "neuronxcc.nki.collectives": "neuronsim.nki.collectives",
     "nki": "neuronsim.nki",
     "nki.language": "neuronsim.nki.language",
     "nki.isa": "neuronsim.nki.isa",
     "nki.typing": "neuronsim.nki.typing",
     "nki.compiler": "neuronsim.nki.compiler",
+    "nki.collectives": "neuronsim.nki.collectives",
 }
 
 
