@@ -20,6 +20,7 @@ KERNELS = {
     "matmul_tiled": {"lhsT": "bfloat16", "rhs": "bfloat16"},
     "matmul_hoisted": {"lhsT": "bfloat16", "rhs": "bfloat16"},
     "matmul_blocked_free": {"lhsT": "bfloat16", "rhs": "bfloat16"},
+    "matmul_blocked_mnk": {"lhsT": "bfloat16", "rhs": "bfloat16"},
     "attention": {"qT": "bfloat16", "kT": "bfloat16", "v": "bfloat16"},
     "tp_mlp": {},
 }
