@@ -334,3 +334,42 @@ def test_shared_constant_data_reaches_the_run():
         nl.store(out, nl.add(nl.load(x), nl.load(ramp)))
         return out
     np.testing.assert_array_equal(nki.simulate(kernel, X), X + np.arange(128 * 16, dtype=np.float32).reshape(128, 16))
+
+
+def test_low_precision_dtypes_round_as_the_simulator_does():
+    """bf16, fp16, fp8 (e4m3, e5m2), int8 / int16 / uint8 tiles: a copy converts with the simulator's rounding
+    (neuronsim.from_float32: round to nearest even, saturation for integers), the same conversion nki.array applies to
+    an argument."""
+    v = RNG.uniform(-3, 3, (128, 8)).astype(np.float32)
+    for dt, name in ((nl.bfloat16, "bfloat16"), (nl.float16, "float16"), (nl.float8_e4m3, "float8e4"),
+                     (nl.float8_e5m2, "float8e5"), (nl.int8, "int8"), (nl.int16, "int16"), (nl.uint8, "uint8")):
+        def kernel(x):
+            out = nl.ndarray(x.shape, dt, buffer=nl.shared_hbm)
+            nl.store(out, nl.copy(nl.load(x), dtype=dt))
+            return out
+        got = np.asarray(nki.simulate(kernel, v), dtype=np.float32)
+        np.testing.assert_array_equal(got, nki.array(v, dt).values(), err_msg=name)
+
+
+def test_bf16_arguments_matmul():
+    a = nki.array(RNG.uniform(-1, 1, (128, 64)), nl.bfloat16)
+    b = nki.array(RNG.uniform(-1, 1, (128, 32)), nl.bfloat16)
+
+    def kernel(x, y):
+        out = nl.ndarray((64, 32), nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, nl.matmul(nl.load(x), nl.load(y), transpose_x=True))
+        return out
+    av, bv = a.values().astype(np.float64), b.values().astype(np.float64)
+    exact = av.T @ bv  # bf16 x bf16 products are exact in fp32; 128 fp32 additions
+    got = nki.simulate(kernel, a, b)
+    assert np.all(np.abs(got - exact) <= 128 * 2.0 ** -24 * (np.abs(av.T) @ np.abs(bv)))
+
+
+def test_reshape_of_an_hbm_tensor():
+    def kernel(x):
+        out = nl.ndarray((128, 64), x.dtype, buffer=nl.shared_hbm)
+        flat = x.reshape((128, 64))  # [256, 32] row-major as [128, 64]
+        nl.store(out, nl.load(flat))
+        return out
+    x = RNG.uniform(-1, 1, (256, 32)).astype(np.float32)
+    np.testing.assert_array_equal(nki.simulate(kernel, x), x.reshape(128, 64))

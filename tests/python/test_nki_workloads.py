@@ -11,7 +11,7 @@ import pytest
 
 import neuronsim
 
-from conftest import ROOT, cli
+from conftest import ROOT, SANITIZED, cli
 
 NKI = ROOT / "workloads" / "nki"
 # name -> {parameter: dtype given with --shape beside its --input (bf16 files hold raw bits)}
@@ -70,7 +70,13 @@ def values(path, dtype):
     return neuronsim.to_float32(a, dtype) if dtype in ("bfloat16",) else a
 
 
-@pytest.mark.parametrize("name", sorted(KERNELS))
+# Under ASan (.ci/run's second stage) a few kernels that between them reach every front-end path the others take
+# (loads ahead, accumulation groups, unrolled query tiles, two cores) keep the stage inside its time; the
+# instrumented C++ suite runs every workload already.
+RUN = ["attention", "matmul_blocked_mnk", "tensor_add", "tp_mlp"] if SANITIZED else sorted(KERNELS)
+
+
+@pytest.mark.parametrize("name", RUN)
 def test_nki_kernel_matches_generator_outputs_numpy_and_time(name, tmp):
     wl = workload(name)
     tol = json.loads((wl / "tolerance.json").read_text())

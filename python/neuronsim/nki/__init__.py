@@ -13,6 +13,7 @@
         return c
 
     out = nki.simulate(add, a, b)           # numpy outputs, as NKI's simulate_kernel
+    # bf16 / fp8 arguments without ml_dtypes: nki.array(values, nl.bfloat16); such outputs come back as float32
     r = nki.benchmark(add, a, b)            # a neuronsim.Result: total_ns, stats (profile in the kernel's lines)
     doc = nki.to_bir(add, a, b)             # the BIR JSON module
 
@@ -23,13 +24,14 @@ package is importable, so that published kernel files run unmodified (`neuronsim
 __neuronsim__ = True
 
 from . import collectives, compiler, isa, language, typing  # noqa: E402
-from .api import (Kernel, TensorSpec, baremetal, benchmark, jit, save_bir, simulate, simulate_kernel,  # noqa: E402
-                  tensor, to_bir, trace)
+from .api import (Kernel, TensorSpec, TypedArray, array, baremetal, benchmark, jit, save_bir,  # noqa: E402
+                  simulate, simulate_kernel, tensor, to_bir, trace)
 from .errors import KernelError, Unsupported  # noqa: E402
 from .install import install  # noqa: E402
 
-__all__ = ["Kernel", "collectives", "compiler", "KernelError", "TensorSpec", "Unsupported", "baremetal", "benchmark", "install", "isa", "jit",
-           "language", "save_bir", "simulate", "simulate_kernel", "tensor", "to_bir", "trace", "typing"]
+__all__ = ["Kernel", "KernelError", "TensorSpec", "TypedArray", "Unsupported", "array", "baremetal", "benchmark",
+           "collectives", "compiler", "install", "isa", "jit", "language", "save_bir", "simulate", "simulate_kernel",
+           "tensor", "to_bir", "trace", "typing"]
 
 
 def __getattr__(name):

@@ -29,6 +29,26 @@ def tensor(shape, dtype=np.float32):
     return TensorSpec(shape, dtype)
 
 
+class TypedArray:
+    """A kernel argument of a dtype numpy has no type for (without ml_dtypes): array(values, nl.bfloat16) holds the
+    values rounded as the simulator rounds them (neuronsim.from_float32), as raw bits."""
+
+    def __init__(self, values, dtype):
+        self.bir = dtypes.bir_name(dtype)
+        if self.bir is None:
+            raise KernelError(f"unknown dtype {dtype!r}", None)
+        self.bits = _core.from_float32(np.asarray(values, dtype=np.float32), self.bir)
+        self.shape = tuple(self.bits.shape)
+
+    def values(self):
+        """The values it holds, as float32."""
+        return _core.to_float32(self.bits, self.bir)
+
+
+def array(values, dtype):
+    return TypedArray(values, dtype)
+
+
 def _arg_spec(x):
     """(shape, BIR dtype) of an argument that is a tensor, else None."""
     if isinstance(x, TensorSpec):
@@ -36,6 +56,8 @@ def _arg_spec(x):
         if b is None:
             raise KernelError(f"unknown dtype {x.dtype!r} for a kernel argument", None)
         return x.shape, b
+    if isinstance(x, TypedArray):
+        return x.shape, x.bir
     if isinstance(x, np.ndarray):
         b = dtypes.bir_name(x.dtype)
         if b is None:
@@ -227,7 +249,9 @@ def _inputs(traced, args, kwargs, kernel):
     for name, s in traced.arg_storages.items():
         if s.kind == "input" or name in traced.lowered.inputs:
             v = bound.arguments[name]
-            if isinstance(v, np.ndarray):
+            if isinstance(v, TypedArray):
+                ins[name] = v.bits
+            elif isinstance(v, np.ndarray):
                 ins[name] = _bits_in(v, s.dtype)
     return ins
 
