@@ -1,6 +1,7 @@
-// neuronsim._core.builder and neuronsim._core.lowering: the BIR builder (neuronsim/builder.hpp) and the lowering
-// library (neuronsim/lowering.hpp) for Python, so that the NKI front end (python/neuronsim/nki/) emits its BIR
-// through the same builder and the same compiler-like rules as the workload generator (workloads/gen/).
+// neuronsim._core.builder and neuronsim._core.lowering: the BIR builder (neuronsim/builder.hpp) and the
+// lowering library (neuronsim/lowering.hpp) for Python, so that the NKI front end (python/neuronsim/nki/)
+// emits its BIR through the same builder and the same compiler-like rules as the workload generator
+// (workloads/gen/).
 #include <type_traits>
 
 #include <pybind11/functional.h>
@@ -45,17 +46,23 @@ std::vector<isa::ApDim> dims_arg(py::handle v) {
 
 py::list dims_list(const std::vector<isa::ApDim> &dims) {
   py::list l;
-  for (const auto &d : dims) l.append(py::make_tuple(d.step, d.num));
+  for (const auto &d : dims)
+    l.append(py::make_tuple(d.step, d.num));
   return l;
 }
 
-// One value of an inst_fields.def row from Python: enums and ALU ops by their BIR names, patterns as [(step, num)].
+// One value of an inst_fields.def row from Python: enums and ALU ops by their BIR names, patterns as [(step,
+// num)].
 template <typename T> void field_from_python(py::handle v, T &out, const std::string &key) {
   const ErrorContext ctx{"builder", -1, "", key};
-  if constexpr (std::is_same_v<T, isa::AluOp>) out = isa::parse_alu(v.cast<std::string>(), ctx);
-  else if constexpr (std::is_enum_v<T>) out = isa::parse_enum<T>(v.cast<std::string>(), ctx);
-  else if constexpr (std::is_same_v<T, std::vector<isa::ApDim>>) out = dims_arg(v);
-  else out = v.cast<T>();
+  if constexpr (std::is_same_v<T, isa::AluOp>)
+    out = isa::parse_alu(v.cast<std::string>(), ctx);
+  else if constexpr (std::is_enum_v<T>)
+    out = isa::parse_enum<T>(v.cast<std::string>(), ctx);
+  else if constexpr (std::is_same_v<T, std::vector<isa::ApDim>>)
+    out = dims_arg(v);
+  else
+    out = v.cast<T>();
 }
 
 // InstRef.set("key", value): the field of the instruction's type under that BIR JSON key.
@@ -63,16 +70,16 @@ void set_field(InstRef &r, const std::string &key, py::handle v) {
   isa::Inst &inst = r.inst();
   const int type = static_cast<int>(inst.type);
   (void)type;
-#define NS_FIELD(member, json_key, kind, ctype, def, only)                                                      \
+#define NS_FIELD(member, json_key, kind, ctype, def, only)                                                   \
   if ((only_sel::only < 0 || only_sel::only == type) && key == json_key) {                                   \
     field_from_python(v, inst.f.member, key);                                                                \
-    inst.given.set(static_cast<int>(isa::Field::member));                                                   \
+    inst.given.set(static_cast<int>(isa::Field::member));                                                    \
     return;                                                                                                  \
   }
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
-  throw py::key_error("instruction type " + std::string(isa::inst_type_name(inst.type)) + " has no field '" + key +
-                      "' (isa/tables/inst_fields.def)");
+  throw py::key_error("instruction type " + std::string(isa::inst_type_name(inst.type)) + " has no field '" +
+                      key + "' (isa/tables/inst_fields.def)");
 }
 
 isa::Dtype dtype_of(const std::string &name) {
@@ -82,14 +89,16 @@ isa::Dtype dtype_of(const std::string &name) {
 std::string text(const Aff &a) {
   std::string s = std::to_string(a.c);
   for (const auto &[v, k] : a.terms)
-    s += " + " + std::to_string(k) + "*" + (v == Aff::kShard ? std::string("shard") : "v" + std::to_string(v));
+    s +=
+        " + " + std::to_string(k) + "*" + (v == Aff::kShard ? std::string("shard") : "v" + std::to_string(v));
   return s;
 }
 
 } // namespace
 
 void bind_builder(py::module_ &m) {
-  py::module_ b = m.def_submodule("builder", "The BIR builder (include/neuronsim/builder.hpp), for the NKI front end.");
+  py::module_ b =
+      m.def_submodule("builder", "The BIR builder (include/neuronsim/builder.hpp), for the NKI front end.");
   py::class_<Aff>(b, "Aff", "An affine expression of loop variables: c + sum coef * var.")
       .def(py::init<int64_t>(), py::arg("c") = 0)
       .def_static("shard", &Aff::shard, py::arg("shards"),
@@ -116,11 +125,14 @@ void bind_builder(py::module_ &m) {
       .def("all", &TensorHandle::all)
       .def("tile", &TensorHandle::tile, py::arg("p0"), py::arg("np"), py::arg("f0"), py::arg("nf"))
       .def(
-          "at", [](const TensorHandle &t, const Aff &start, py::handle dims) { return t.at(start, dims_arg(dims)); },
+          "at",
+          [](const TensorHandle &t, const Aff &start, py::handle dims) {
+            return t.at(start, dims_arg(dims));
+          },
           py::arg("start"), py::arg("dims"))
       .def("at_dtype", [](const TensorHandle &t, const Aff &start, py::handle dims, const std::string &dt) {
         Ap a = t.at(start, dims_arg(dims));
-        a.dtype = dtype_of(dt);  // a view of the tensor's bytes as another dtype (NKI bitcast / dtype=)
+        a.dtype = dtype_of(dt); // a view of the tensor's bytes as another dtype (NKI bitcast / dtype=)
         return a;
       });
 
@@ -178,8 +190,8 @@ void bind_builder(py::module_ &m) {
           py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32")
       .def_static("ap", &Builder::ap)
       .def_static(
-          "imm", [](double v, const std::string &dt) { return Builder::imm(v, dtype_of(dt)); }, py::arg("value"),
-          py::arg("dtype") = "float32")
+          "imm", [](double v, const std::string &dt) { return Builder::imm(v, dtype_of(dt)); },
+          py::arg("value"), py::arg("dtype") = "float32")
       .def(
           "add",
           [](Builder &bb, const std::string &type, std::vector<isa::Arg> ins, std::vector<isa::Arg> outs) {
@@ -187,7 +199,8 @@ void bind_builder(py::module_ &m) {
             return bb.add(t, std::move(ins), std::move(outs));
           },
           py::arg("type"), py::arg("ins"), py::arg("outs"))
-      .def("loop", &Builder::loop, py::arg("var"), py::arg("lb"), py::arg("ub"), py::arg("stride"), py::arg("body"))
+      .def("loop", &Builder::loop, py::arg("var"), py::arg("lb"), py::arg("ub"), py::arg("stride"),
+           py::arg("body"))
       .def_property_readonly("instruction_count",
                              [](Builder &bb) { return static_cast<int64_t>(bb.program().insts.size()); })
       .def(
@@ -199,8 +212,8 @@ void bind_builder(py::module_ &m) {
       .def(
           "kernel",
           [](Builder &bb, const std::string &label) {
-            // Through the BIR reader, as a file written by to_bir_text would be read: the same checks and the same
-            // program `neuronsim run` gets from --emit-bir.
+            // Through the BIR reader, as a file written by to_bir_text would be read: the same checks and the
+            // same program `neuronsim run` gets from --emit-bir.
             return guarded([&] {
               auto k = std::make_shared<sim::Kernel>();
               k->path = label;
@@ -226,20 +239,18 @@ void bind_builder(py::module_ &m) {
       .def("slot", py::overload_cast<int64_t, Aff, int64_t>(&lowering::Rotating::slot, py::const_));
   l.def(
       "rotating_sbuf",
-      [](Builder &bb, const std::string &n, int64_t rows, int64_t cols, const std::string &dt, int64_t buffers) {
-        return lowering::rotating_sbuf(bb, n, rows, cols, dtype_of(dt), buffers);
-      },
+      [](Builder &bb, const std::string &n, int64_t rows, int64_t cols, const std::string &dt,
+         int64_t buffers) { return lowering::rotating_sbuf(bb, n, rows, cols, dtype_of(dt), buffers); },
       py::arg("b"), py::arg("name"), py::arg("rows"), py::arg("cols"), py::arg("dtype"), py::arg("buffers"));
   l.def(
       "rotating_psum",
-      [](Builder &bb, const std::string &n, int64_t rows, int64_t cols, const std::string &dt, int64_t buffers) {
-        return lowering::rotating_psum(bb, n, rows, cols, dtype_of(dt), buffers);
-      },
+      [](Builder &bb, const std::string &n, int64_t rows, int64_t cols, const std::string &dt,
+         int64_t buffers) { return lowering::rotating_psum(bb, n, rows, cols, dtype_of(dt), buffers); },
       py::arg("b"), py::arg("name"), py::arg("rows"), py::arg("cols"), py::arg("dtype"), py::arg("buffers"));
   l.def("pipelined_loop", &lowering::pipelined_loop, py::arg("b"), py::arg("var"), py::arg("trips"),
         py::arg("buffers"), py::arg("load"), py::arg("body"));
-  l.def("pipelined_loop_first", &lowering::pipelined_loop_first, py::arg("b"), py::arg("var"), py::arg("trips"),
-        py::arg("buffers"), py::arg("load"), py::arg("body"));
+  l.def("pipelined_loop_first", &lowering::pipelined_loop_first, py::arg("b"), py::arg("var"),
+        py::arg("trips"), py::arg("buffers"), py::arg("load"), py::arg("body"));
   l.def("load", &lowering::load, py::arg("b"), py::arg("src"), py::arg("dst"));
   l.def("store", &lowering::store, py::arg("b"), py::arg("src"), py::arg("dst"));
 }
