@@ -351,3 +351,38 @@ def test_dst_forms_of_the_newer_namespace():
     np.testing.assert_array_equal(bias, np.full((128, 64), 1.5, np.float32))
     starts = [i.get("start_tensor_calc", True) for op, i in bir_ops(nki.to_bir(kernel, a, b)) if op == "Matmult"]
     assert starts == [True, False]  # the group's first trip (peeled) overwrites, the second accumulates
+
+
+def test_iota_examples_of_the_nki_page():
+    """The NKI nki.isa.iota page's examples: 512 values 0..511 in partition 0; 128 values 0..127 down the
+    partitions; and a [128, 512] tile counting row-major (p * 512 + f)."""
+    def kernel():
+        a = nl.ndarray((1, 512), nl.int32, buffer=nl.shared_hbm)
+        b = nl.ndarray((128, 1), nl.int32, buffer=nl.shared_hbm)
+        c = nl.ndarray((128, 512), nl.int32, buffer=nl.shared_hbm)
+        nl.store(a, nisa.iota(nl.arange(512)[None, :], dtype=nl.int32))
+        nl.store(b, nisa.iota(nl.arange(128)[:, None], dtype=nl.int32))
+        nl.store(c, nisa.iota(nl.arange(128)[:, None] * 512 + nl.arange(512)[None, :], dtype=nl.int32))
+        return a, b, c
+    a, b, c = nki.simulate(kernel)
+    np.testing.assert_array_equal(a, np.arange(512)[None, :])
+    np.testing.assert_array_equal(b, np.arange(128)[:, None])
+    np.testing.assert_array_equal(c, np.arange(128 * 512).reshape(128, 512))
+
+
+def test_decorator_forms():
+    """@nki.jit kernels called with arrays simulate; @nki.benchmark(...) ones print their simulated time;
+    nki.simulate_kernel is simulate."""
+    @nki.benchmark(warmup=2, iters=5)
+    def doubled(x):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.multiply(nl.load(x), 2.0))
+        return out
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        got = doubled(X)
+    np.testing.assert_array_equal(got["out"], 2 * X)
+    assert "doubled:" in buf.getvalue() and "us simulated (trn1)" in buf.getvalue()
+    np.testing.assert_array_equal(nki.simulate_kernel(nki.jit(doubled.fn), X), 2 * X)

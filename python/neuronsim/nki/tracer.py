@@ -187,8 +187,9 @@ class Idx:
             raise Unsupported(f"an index expression of {n} dims takes {n} ':' and any None, got {key!r}")
         m = len(key)
         remap = {old - n: new - m for old, new in zip(range(n), colons)}
-        return Idx(self.c, self.loop, {remap[p]: c for p, c in self.axes.items()},
-                   {remap[p]: s for p, s in self.sizes.items()})
+        sizes = {i - m: 1 for i, k in enumerate(key) if k is None}  # the new dims, of size 1
+        sizes.update({remap[p]: s for p, s in self.sizes.items()})
+        return Idx(self.c, self.loop, {remap[p]: c for p, c in self.axes.items()}, sizes)
 
     def __repr__(self):
         parts = [str(self.c)] if self.c or not (self.loop or self.axes) else []
