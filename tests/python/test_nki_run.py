@@ -191,3 +191,10 @@ def test_cli_grid(tmp):
         np.testing.assert_array_equal(np.load(tmp / grid / "out.npy"), 2 * np.load(tmp / "x.npy"))
     r = cli("nki", f"{KERNELS / 'spmd_scale.py'}::scale_rows", "--shape", "x=512x64", "--grid", "ncq", check=False)
     assert r.returncode == 2 and "--grid" in r.stderr
+
+
+def test_an_error_of_the_kernel_file_itself_is_exit_3_naming_its_line(tmp):
+    (tmp / "k.py").write_text("import nki.language as nl\n\n\ndef k(a):\n    assert a.shape[0] == 256, 'rows'\n"
+                              "    return a\n")
+    r = cli("nki", f"{tmp / 'k.py'}::k", "--shape", "a=128x8", check=False)
+    assert r.returncode == 3 and "k.py:5: AssertionError: rows" in r.stderr, r.stderr

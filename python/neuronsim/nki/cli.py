@@ -22,6 +22,9 @@ from .api import Kernel, TensorSpec, _as_kernel, trace_kernel
 from .install import install
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the neuronsim package's files
+
+
 class _Usage(Exception):
     pass
 
@@ -146,6 +149,13 @@ def main(argv):
     except _core.Error as e:
         sys.stderr.write(f"neuronsim: {_one_line(str(e))}\n")
         return getattr(e, "exit_code", 3)
+    except Exception as e:  # the kernel file's own error (an assert, a TypeError...): exit 3, naming its line
+        import traceback
+        frames = traceback.extract_tb(e.__traceback__)
+        where = next((f for f in reversed(frames) if not f.filename.startswith(_PACKAGE)), frames[-1] if frames else None)
+        at = f"{where.filename}:{where.lineno}: " if where else ""
+        sys.stderr.write(f"neuronsim: {at}{type(e).__name__}: {_one_line(str(e))}\n")
+        return 3
 
 
 def _one_line(s):
