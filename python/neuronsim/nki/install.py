@@ -53,10 +53,7 @@ def install(verbose=False):
         sys.modules[name] = mod
         parent, _, leaf = name.rpartition(".")
         if parent and parent in sys.modules:
-            try:
-                setattr(sys.modules[parent], leaf, mod)
-            except AttributeError:
-                pass
+            setattr(sys.modules[parent], leaf, mod)
         done[name] = "neuronsim"
     if verbose:
         ours = [n for n, w in done.items() if w == "neuronsim"]

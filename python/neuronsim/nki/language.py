@@ -108,7 +108,6 @@ def _mask(views, mask, what):
     statically (docs/nki-lowering.md "Masks"); any other mask is refused."""
     if mask is None:
         return views
-    from .tracer import Pred
     if not hasattr(mask, "terms"):
         raise KernelError(f"{what}: mask= takes a comparison of index expressions, got {mask!r}")
     clip = {}
@@ -460,19 +459,18 @@ def _assign(dst, value):
             raise KernelError(f"{what}: shape mismatch: {dst.name}{list(dst.shape)} = {value.name}"
                               f"{list(value.shape)}")
     p = _fresh(value)
+    if p is not None and p.kind == "load" and dst.storage.buffer == "psum":
+        raise KernelError(f"{what}: nl.load into PSUM tile {dst.name}: DMAs write SBUF")
+    # A matmul writes PSUM only: its result assigned to an SBUF tile is copied out below.
     if p is not None and len(p.outs) == 1 and p.kind != "zero" and \
             (p.type != "Matmult" or dst.storage.buffer == "psum"):
         # The instruction writes the destination directly (its output dtype becomes the destination's).
         p.outs[0] = dst
         value.storage.__dict__["dead"] = True
         dst.storage.written = True
-        if dst.storage.zero_op is not None:
-            dst.storage.zero_op = None
-        if p.kind == "load" and dst.storage.buffer == "psum":
-            raise KernelError(f"{what}: nl.load into PSUM tile {dst.name}: DMAs write SBUF")
+        dst.storage.zero_op = None
+        dst.storage.__dict__["computed"] = True
         return
-    if value.storage.buffer == "psum" and p is not None and p.type == "Matmult" and dst.storage.buffer != "psum":
-        pass  # a matmul result assigned to SBUF: copied out of PSUM below
     _emit("TensorCopy", [value], [dst], what)
 
 
@@ -1052,7 +1050,8 @@ def where(condition, x, y, *, dtype=None, mask=None, **kw):
 @_api
 def device_print(prefix, x, **kw):
     """nl.device_print(prefix, x): a DevicePrint instruction; the run prints the prefix and x's values."""
-    x = _tile(x, "nl.device_print", "x") if not (isinstance(x, View) and x.storage.buffer == "hbm") else x
+    if not (isinstance(x, View) and x.storage.buffer == "hbm"):  # an HBM tensor prints as it is
+        x = _tile(x, "nl.device_print", "x")
     _emit("DevicePrint", [x], [], "nl.device_print", {"prefix": str(prefix)})
 
 
