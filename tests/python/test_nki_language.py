@@ -373,3 +373,21 @@ def test_reshape_of_an_hbm_tensor():
         return out
     x = RNG.uniform(-1, 1, (256, 32)).astype(np.float32)
     np.testing.assert_array_equal(nki.simulate(kernel, x), x.reshape(128, 64))
+
+
+def test_a_loop_mask_that_always_holds_clips_nothing_one_that_does_not_unrolls_the_loop():
+    x = RNG.uniform(-1, 1, (256, 16)).astype(np.float32)
+
+    def kernel(x, rows):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        for p in nl.affine_range(2):
+            i_p, i_f = nl.mgrid[0:128, 0:16]
+            i_p = p * 128 + i_p
+            t = nl.load(x[i_p, i_f], mask=(i_p < rows))
+            nl.store(out[i_p, i_f], nl.exp(t), mask=(i_p < rows))
+        return out
+    np.testing.assert_allclose(nki.simulate(kernel, x, 256), np.exp(x.astype(np.float64)), rtol=ULP)
+    # rows 200..255 masked in the second trip only: the loop is unrolled, each trip's mask then static
+    with pytest.warns(UserWarning, match="holds for some trips"):
+        got = nki.simulate(kernel, x, 200)
+    np.testing.assert_allclose(got[:200], np.exp(x[:200].astype(np.float64)), rtol=ULP)

@@ -112,10 +112,15 @@ def _mask(views, mask, what):
         raise KernelError(f"{what}: mask= takes a comparison of index expressions, got {mask!r}")
     clip = {}
     for e, op in mask.terms:
+        lo_e, hi_e = e.bounds()  # over the loops' ranges and the axes' extents
+        if _holds(lo_e, op) and _holds(hi_e, op) and op not in ("==", "!="):
+            continue  # true for every element of every trip (a remainder mask the shapes never need): no clipping
+        if e.loop and len(e.axes) == 1:
+            from .tracer import NeedsUnroll
+            raise NeedsUnroll(f"{what}: a mask= that holds for some trips of a loop and not others")
         if e.loop or len(e.axes) != 1:
-            raise Unsupported(f"{what}: a mask= on a loop variable or on two index axes at once (only masks of one "
-                              "nl.arange axis against constants are lowered; split the loop or use "
-                              "nisa.affine_select)")
+            raise Unsupported(f"{what}: a mask= on two index axes at once (only masks of one nl.arange axis against "
+                              "constants are lowered; use nisa.affine_select)")
         (pos, c), = e.axes.items()
         n = e.sizes.get(pos, 1)
         lo, hi = clip.get(pos, (0, n))
