@@ -391,3 +391,18 @@ def test_a_loop_mask_that_always_holds_clips_nothing_one_that_does_not_unrolls_t
     with pytest.warns(UserWarning, match="holds for some trips"):
         got = nki.simulate(kernel, x, 200)
     np.testing.assert_allclose(got[:200], np.exp(x[:200].astype(np.float64)), rtol=ULP)
+
+
+def test_fori_loop_is_one_bir_loop():
+    x = RNG.uniform(-1, 1, (128 * 8, 16)).astype(np.float32)
+
+    def kernel(x):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+
+        def body(i):
+            nl.store(out[nl.ds(i * 128, 128), :], nl.add(nl.load(x[nl.ds(i * 128, 128), :]), 1.0))
+        nl.fori_loop(0, 8, body)
+        return out
+    np.testing.assert_array_equal(nki.simulate(kernel, x), x + np.float32(1))
+    doc = nki.to_bir(kernel, x)
+    assert any(i["opcode"] == "Loop" for b in doc["functions"][0]["blocks"] for i in b["instructions"])

@@ -301,6 +301,14 @@ def sequential_range(*args, **kw):
 
 
 @_api
+def fori_loop(lower, upper, body_fun, step=1, **kw):
+    """NKI 0.7's compiled loop: body_fun(i) for i in range(lower, upper, step), traced once as one BIR loop (static
+    bounds; a bound held in a register is refused)."""
+    for i in loop_range("fori_loop", (lower, upper, step)):
+        body_fun(i)
+
+
+@_api
 def static_range(*args, **kw):
     """Unrolled: a plain Python range."""
     return range(*[int(a) for a in args])
