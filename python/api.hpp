@@ -72,6 +72,9 @@ Report validate(pybind11::handle kernel, pybind11::handle bundles, pybind11::han
                 pybind11::handle arch, double rtol, double atol, pybind11::handle cores, pybind11::handle lnc);
 pybind11::array to_float32(pybind11::handle array, const std::string &dtype);
 pybind11::array from_float32(pybind11::handle array, const std::string &dtype);
+// neuronsim._core.builder and neuronsim._core.lowering (python/builder.cpp): the BIR builder and the lowering
+// library, for the NKI front end.
+void bind_builder(pybind11::module_ &m);
 
 // A Kernel object, or a path loaded now (with the GIL released).
 std::shared_ptr<const sim::Kernel> kernel_arg(pybind11::handle kernel, sim::KernelForms forms);

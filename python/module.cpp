@@ -225,6 +225,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("kernel"), py::arg("bundles"), py::kw_only(), py::arg("inputs") = py::none(),
         py::arg("arch") = py::none(), py::arg("rtol") = 0.0, py::arg("atol") = 0.0, py::arg("cores") = py::none(),
         py::arg("lnc") = py::none());
+  bind_builder(m);
   m.def("to_float32", &to_float32,
         "The values of an array of BIR dtype `dtype` ('bfloat16', 'float8e4', 'float16', 'int32', ...), held "
         "in its\n"

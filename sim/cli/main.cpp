@@ -64,6 +64,8 @@ usage:
                   [-o RESULTS.csv] [--resume] [--rank-by COLUMN] [--numeric]
                                       one run per (kernel, arch) on Dask: a local cluster, or a scheduler's
                                       workers; a row of results per run (neuronsim sweep --help)
+  neuronsim nki FILE.py::FUNCTION [--input NAME=X.npy | --shape NAME=128x512[:DTYPE]]... [--emit-bir FILE]
+                  [run options]   an NKI kernel file traced to BIR and run (neuronsim nki --help)
   neuronsim compare A B [--fail-if-slower PCT] [--top N] [--arch NAME|FILE.json]
                                       two --stats files (or two kernels, run timing-only) side by side
   neuronsim --version | --help
@@ -207,7 +209,9 @@ void print_warnings(const isa::Program &p) {
   for (const auto &w : p.warnings) std::cerr << "neuronsim: warning: " << sim::one_line(w) << "\n";
 }
 
-int cmd_run(const std::vector<std::string> &a) {
+} // namespace
+
+int neuronsim::cli::cmd_run(const std::vector<std::string> &a, const RunFrom &from) {
   std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print;
   int top = 0;
   bool json = false, quiet = false;
@@ -256,7 +260,8 @@ int cmd_run(const std::vector<std::string> &a) {
     throw UsageError("--timing-only runs no numerics: --save-inputs has no inputs to save");
   const bool bundled = kernel.empty();
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
-  const sim::Kernel k = sim::load_kernel(kernel);
+  sim::Kernel k = sim::load_kernel(kernel);
+  if (!from.label.empty()) k.label = from.label;
   const isa::Program &prog = k.program;
   print_warnings(prog);
   sim::complete_settings(k, set);
@@ -280,7 +285,7 @@ int cmd_run(const std::vector<std::string> &a) {
   std::ostringstream discard;
   std::ostream &out = json || quiet ? static_cast<std::ostream &>(discard) : std::cout;
   // The run header, before the run (a long run is not silent about what it is doing).
-  out << "neuronsim run: " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
+  out << "neuronsim " << from.command << ": " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
   out << "arch " << set.options.arch << ", " << prog.insts.size() << " instructions"
       << (opts.timing_only ? " (timing only)" : ", input seed " + std::to_string(set.inputs.seed)) << "\n"
       << std::flush;
@@ -300,8 +305,11 @@ int cmd_run(const std::vector<std::string> &a) {
   for (const auto &f : run.saved_inputs) out << "  saved  " << f << "\n";
   sim::print_summary(out, r, simulator.schedule());
   if (run.device) sim::print_device_summary(out, *run.device, run.device_result);
-  std::vector<std::string> command_line{"neuronsim", "run"};
-  command_line.insert(command_line.end(), a.begin(), a.end());
+  std::vector<std::string> command_line = from.command_line;
+  if (command_line.empty()) {
+    command_line = {"neuronsim", "run"};
+    command_line.insert(command_line.end(), a.begin(), a.end());
+  }
   nlohmann::json summary;  // --json
   if (json) {
     summary = sim::stats_json(r, simulator.schedule(), prog, command_line);
@@ -357,6 +365,8 @@ int cmd_run(const std::vector<std::string> &a) {
   return 0;
 }
 
+
+namespace {
 
 int cmd_isa(const std::vector<std::string> &a) {
   bool json = false, keys = false;
@@ -576,15 +586,15 @@ int cmd_validate(const std::vector<std::string> &a) {
   return r.agree ? 0 : 1;
 }
 
-// `neuronsim sweep`: the sweep is Python (python/neuronsim/sweeps.py, on Dask); this command only starts it.
-// The package of this build (build/python, beside the binary) goes first on PYTHONPATH; an installed one
-// (cmake --install) is on the interpreter's own path. Returns only when the interpreter cannot be started.
-int cmd_sweep(const std::vector<std::string> &a) {
+} // namespace
+
+// The Python interpreter the package was built for (NEURONSIM_PYTHON overrides it), with this build's package
+// (build/python, beside the binary) first on PYTHONPATH; an installed one (cmake --install) is on the interpreter's
+// own path. `neuronsim sweep` and `neuronsim nki` run Python through it.
+std::string neuronsim::cli::python_interpreter() {
 #ifndef NEURONSIM_PYTHON
-  (void)a;
-  throw UsageError(
-      "sweep runs on the neuronsim Python package, which this build lacks (install pybind11-dev and "
-      "python3-dev, as scripts/bootstrap does, and reconfigure)");
+  throw UsageError("this command runs on the neuronsim Python package, which this build lacks (install pybind11-dev "
+                   "and python3-dev, as scripts/bootstrap does, and reconfigure)");
 #else
   const char *env = std::getenv("NEURONSIM_PYTHON");
   const std::string python = env && *env ? env : NEURONSIM_PYTHON;
@@ -595,16 +605,25 @@ int cmd_sweep(const std::vector<std::string> &a) {
     const std::string path = package.string() + (old && *old ? ":" + std::string(old) : "");
     setenv("PYTHONPATH", path.c_str(), 1);
   }
-  std::vector<std::string> words = {python, "-m", "neuronsim", "sweep"};
+  return python;
+#endif
+}
+
+namespace {
+
+// `neuronsim sweep`: the sweep is Python (python/neuronsim/sweeps.py, on Dask); this command only starts it.
+// The package of this build (build/python, beside the binary) goes first on PYTHONPATH; an installed one
+// (cmake --install) is on the interpreter's own path. Returns only when the interpreter cannot be started.
+int cmd_sweep(const std::vector<std::string> &a) {
+  std::vector<std::string> words = {python_interpreter(), "-m", "neuronsim", "sweep"};
   words.insert(words.end(), a.begin(), a.end());
   std::vector<char *> argv;
   for (auto &w : words)
     argv.push_back(w.data());
   argv.push_back(nullptr);
-  execvp(python.c_str(), argv.data());
-  throw UsageError("sweep: cannot start " + python + ": " + std::strerror(errno) +
+  execvp(words[0].c_str(), argv.data());
+  throw UsageError("sweep: cannot start " + words[0] + ": " + std::strerror(errno) +
                    " (NEURONSIM_PYTHON names the Python interpreter)");
-#endif
 }
 
 } // namespace
@@ -621,7 +640,8 @@ int sc_main(int argc, char **argv) {
       return 0;
     }
     std::vector<std::string> rest(args.begin() + 1, args.end());
-    if (args[0] == "run") return cmd_run(rest);
+    if (args[0] == "run") return cmd_run(rest, RunFrom{});
+    if (args[0] == "nki") return cmd_nki(rest);
     if (args[0] == "isa") return cmd_isa(rest);
     if (args[0] == "arch") return cmd_arch(rest);
     if (args[0] == "compare") return cmd_compare(rest);
