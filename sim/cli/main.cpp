@@ -29,8 +29,10 @@
 #include "neuronsim/isa/dump.hpp"
 #include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/file_output.hpp"
+#include "neuronsim/sim/analysis.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/report.hpp"
 #include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/stats.hpp"
@@ -208,9 +210,9 @@ void print_warnings(const isa::Program &p) {
 }
 
 int cmd_run(const std::vector<std::string> &a) {
-  std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print;
+  std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print, report;
   int top = 0;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, why = false, sensitivity = false;
   sim::RunSettings set;
   sim::RunOptions &opts = set.options;
   opts.arch.clear();  // unset: the kernel decides (sim::complete_settings)
@@ -224,10 +226,14 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--rtol") set.rtol = parse_tolerance(o, need_value(a, i));
     else if (o == "--atol") set.atol = parse_tolerance(o, need_value(a, i));
     else if (o == "--arch") opts.arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--set") set.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
     else if (o == "--stats") stats = need_path(a, i);
     else if (o == "--trace") trace = need_path(a, i);
     else if (o == "--top") top = parse_count(o, need_value(a, i));
     else if (o == "--json") json = true;
+    else if (o == "--why") why = true;
+    else if (o == "--sensitivity") sensitivity = true;
+    else if (o == "--report") report = need_path(a, i);
     else if (o == "--seed") set.inputs.seed = parse_seed(need_value(a, i));
     else if (o == "--save-inputs") set.save_inputs = need_path(a, i);
     else if (o == "--quiet") quiet = true;
@@ -262,7 +268,9 @@ int cmd_run(const std::vector<std::string> &a) {
   sim::complete_settings(k, set);
   const double rtol = *set.rtol, atol = *set.atol;
   // Every output path is checked (and --outdir created) before the run; no output may be a file the run reads.
-  sim::prepare_run_outputs(k, set, outdir, {stats, trace, opts.timing_only ? std::string() : device_print});
+  sim::prepare_run_outputs(k, set, outdir, {stats, trace, report, opts.timing_only ? std::string() : device_print});
+  // The report draws the engine timeline from the run's events, which a streamed run does not keep.
+  if (!report.empty() && opts.schedule == sim::ScheduleMode::Auto) opts.schedule = sim::ScheduleMode::Whole;
 
   // DevicePrint lines: on stdout as they happen (so before the summary), or into --device-print FILE, written
   // through a temporary that only a successful run renames into place. A timing-only run prints nothing and
@@ -298,15 +306,33 @@ int cmd_run(const std::vector<std::string> &a) {
   out << r.dynamic_instructions << " dynamic instructions executed\n";
   for (const auto &l : run.input_lines) out << "  input  " << l << "\n";
   for (const auto &f : run.saved_inputs) out << "  saved  " << f << "\n";
-  sim::print_summary(out, r, simulator.schedule());
-  if (run.device) sim::print_device_summary(out, *run.device, run.device_result);
   std::vector<std::string> command_line{"neuronsim", "run"};
   command_line.insert(command_line.end(), a.begin(), a.end());
+  // The stats document: with the profile when something shows it (--stats, --top, --why, --report), else the
+  // cheap one the summary's verdict needs.
+  const bool profile = !stats.empty() || top > 0 || why || !report.empty();
+  const nlohmann::json doc =
+      run.device ? sim::device_stats_json(*run.device, run.device_result, prog, command_line, profile)
+                 : sim::stats_json(r, simulator.schedule(), prog, command_line, profile);
+  if (run.device) {
+    // One table per core, each labelled; then the device's totals.
+    for (int c = 0; c < run.device->cores(); ++c) {
+      out << "core " << c << " (shard " << c % run.device->lnc() << ", rank " << c / run.device->lnc() << "):\n";
+      sim::print_summary(out, run.device_result.cores[static_cast<size_t>(c)], run.device->core(c).schedule(),
+                         &doc["cores"][static_cast<size_t>(c)]["analysis"]);
+      if (why) sim::print_why(out, doc["cores"][static_cast<size_t>(c)]["analysis"]);
+    }
+    sim::print_device_summary(out, *run.device, run.device_result);
+  } else {
+    sim::print_summary(out, r, simulator.schedule(), &doc["analysis"]);
+    if (why) sim::print_why(out, doc["analysis"]);
+  }
   nlohmann::json summary;  // --json
   if (json) {
-    summary = sim::stats_json(r, simulator.schedule(), prog, command_line);
+    summary = doc;
     summary.erase("profile");
     summary.erase("critical_path");
+    summary.erase("cores");
     summary["timing_only"] = opts.timing_only;
     summary["inputs"] = run.input_lines;
     if (!opts.timing_only) summary["seed"] = set.inputs.seed;
@@ -318,15 +344,38 @@ int cmd_run(const std::vector<std::string> &a) {
       if (doc) std::cout << doc->dump() << "\n";
     }
   } print_json{json ? &summary : nullptr};
-  if (!stats.empty() || top > 0) {
-    const nlohmann::json doc = run.device ? sim::device_stats_json(*run.device, run.device_result, prog, command_line)
-                                          : sim::stats_json(r, simulator.schedule(), prog, command_line);
-    if (top > 0) sim::print_top(out, doc, top);
-    if (!stats.empty()) {
-      sim::write_json_file(stats, doc);
-      out << "stats: " << stats << "\n";
-      if (json) summary["stats"] = stats;
+  if (top > 0) sim::print_top(out, doc, top);
+  if (sensitivity) {
+    const double base = run.device ? run.device_result.total_ns : r.total_ns;
+    Progress rerun;
+    const bool tty = !quiet && !json && isatty(STDERR_FILENO);
+    const auto rows = sim::sensitivity(k, set, base, [&](size_t i, size_t n) {
+      if (tty) std::cerr << "\r  sensitivity: rerun " << i + 1 << " of " << n << "\033[K" << std::flush;
+    });
+    if (tty) std::cerr << "\r\033[K" << std::flush;
+    out << "sensitivity (timing-only reruns, one parameter made 2x better each; speed-up over " << sim::human_time(base)
+        << "):\n";
+    for (const auto &row : rows) {
+      char line[96];
+      std::snprintf(line, sizeof line, "  %6.3fx  %12s  %-20s  ", row.speedup, sim::human_time(row.total_ns).c_str(),
+                    row.parameter.c_str());
+      out << line << row.arch << "\n";
+      if (json) summary["sensitivity"].push_back({{"parameter", row.parameter}, {"arch", row.arch},
+                                                  {"total_ns", row.total_ns}, {"speedup", row.speedup}});
     }
+  }
+  if (!stats.empty()) {
+    sim::write_json_file(stats, doc);
+    out << "stats: " << stats << "\n";
+    if (json) summary["stats"] = stats;
+  }
+  if (!report.empty()) {
+    const nlohmann::json timeline = run.device || simulator.schedule().insts.empty()
+                                        ? nlohmann::json()
+                                        : sim::trace_json(r, simulator.schedule(), prog);
+    isa::write_file_atomic(report, sim::run_report_html(doc, timeline.is_null() ? nullptr : &timeline));
+    out << "report: " << report << "\n";
+    if (json) summary["report"] = report;
   }
   if (!trace.empty()) {
     out << "trace: " << trace << "\n";
@@ -434,6 +483,7 @@ exit codes: 0 they agree, 1 divergence or lint error, 2 usage, 3 invalid input
 
 int cmd_encode(const std::vector<std::string> &a) {
   std::string kernel, out, arch;
+  std::vector<std::pair<std::string, std::string>> sets;
   std::optional<isa::CoreGen> gen;
   int cores = 0, lnc = 0;  // 0: not given (one bundle set)
   for (size_t i = 0; i < a.size(); ++i) {
@@ -443,6 +493,7 @@ int cmd_encode(const std::vector<std::string> &a) {
     else if (o == "--lnc") lnc = parse_count(o, need_value(a, i));
     else if (o == "-o" || o == "--outdir") out = need_value(a, i);
     else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--set") sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
     else if (o == "--help" || o == "-h") {
       std::cout << kEncodeHelp;
       return 0;
@@ -454,6 +505,7 @@ int cmd_encode(const std::vector<std::string> &a) {
   if (!gen) throw UsageError("encode needs --gen v2|v3|v4");
   if (out.empty()) throw UsageError("encode needs -o DIR");
   if (arch.empty()) arch = sim::arch_for_gen(*gen);
+  arch = sim::with_arch_sets(arch, sets, "--set");
   const sim::Kernel k = sim::load_kernel(kernel, sim::KernelForms::BirOnly);
   print_warnings(k.program);
   if (cores > 0 || lnc > 0) {  // one bundle set per core, as `run --cores N --lnc L` counts them
@@ -560,6 +612,7 @@ int cmd_validate(const std::vector<std::string> &a) {
     else if (o == "--rtol") vo.rtol = parse_tolerance(o, need_value(a, i));
     else if (o == "--atol") vo.atol = parse_tolerance(o, need_value(a, i));
     else if (o == "--arch") vo.arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--set") vo.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
     else if (o == "--cores") vo.cores = parse_count(o, need_value(a, i));
     else if (o == "--lnc") vo.lnc = parse_count(o, need_value(a, i));
     else if (o == "--help" || o == "-h") {

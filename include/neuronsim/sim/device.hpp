@@ -137,6 +137,6 @@ void print_device_summary(std::ostream &out, Device &device, const DeviceResult 
 // core's document, with its shard and rank) and "device" (cores, LNC, total time, collectives, link time, the
 // devices' HBM bytes and utilization, the DMA engines' busy time and utilization).
 nlohmann::json device_stats_json(Device &device, const DeviceResult &r, const isa::Program &p,
-                                 const std::vector<std::string> &command_line);
+                                 const std::vector<std::string> &command_line, bool with_profile = true);
 
 } // namespace neuronsim::sim
