@@ -5,6 +5,7 @@
 // presenting the results.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -77,6 +78,7 @@ struct RunSettings {
   // `inputs` (its dir empty: the workload's inputs/, rank folders included). Empty: every rank uses `inputs`.
   std::vector<InputSpec> rank_input_list;
   std::optional<ExpectSpec> expect; // unset: the workload's expected/, when it has one (not for timing only)
+  std::string no_expected;          // set by complete_settings: the workload's expected/ held no output's file
   std::optional<double> rtol, atol; // neither given: the workload's tolerance.json, else the defaults below
   SettingNames names = cli_setting_names(); // how messages name the settings above
   // --save-inputs DIR: every input tensor as it was loaded or generated, as DIR/<tensor_file_name>, written before
@@ -169,6 +171,31 @@ struct HeadlineParameter {
   double factor;
 };
 const std::vector<HeadlineParameter> &headline_parameters();
+
+// The run's summary as `neuronsim run` prints it after the run (print_summary with the verdict; a multi-core run:
+// one table per core, labelled "core i (shard s, rank r):", then the device's totals), and with `why` each
+// analysis's --why table. `doc`: the run's stats document (stats_json, device_stats_json).
+std::string summary_text(Run &run, const nlohmann::json &doc, bool why = false);
+// The stats document of a finished run (stats_json, or device_stats_json for several cores).
+nlohmann::json run_stats(Run &run, const isa::Program &p, const std::vector<std::string> &command_line,
+                         bool with_profile = true);
+
+// The progress line of a long run (`neuronsim run` on a terminal, neuronsim.run's default on one): dynamic
+// instructions issued and the total, simulated time, wall time, and an ETA once it means something -- from the
+// rate since the first report, once a tenth of the run is done and a second has passed since then (the rate of a
+// run's first moments, schedule building and start-up included, is far off its steady one). Silent for the first
+// second; at most five lines a second. `line` returns the text to show ("" when nothing is due).
+class ProgressLine {
+public:
+  std::string line(int64_t done, int64_t total, double sim_ns);
+  bool shown() const { return shown_; }
+
+private:
+  double elapsed() const;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now(), last_{};
+  bool shown_ = false, based_ = false;
+  double base_wall_ = 0.0, base_frac_ = 0.0;
+};
 
 // Compares the run's outputs with s.expect (compare_outputs); empty when nothing is expected or all agree.
 // `checked` receives the names of the tensors compared. With several ranks, each rank's outputs against its
