@@ -118,7 +118,6 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
           guarded([&] { return sim::parse_arch_set(key.cast<std::string>() + "=" + text, "set"); }));
     }
   }
-  s.inputs.seed = seed;
   if (!save_inputs.is_none()) s.save_inputs = path_arg(save_inputs, "save_inputs");
   s.options.timing_only = timing_only;
   s.options.max_instructions = max_instructions;
@@ -143,6 +142,8 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
   } else {
     s.inputs = inputs_arg(inputs);
   }
+  s.inputs.seed = seed;  // as --seed N: every rank's generated inputs
+  for (auto &spec : s.rank_input_list) spec.seed = seed;
   if (!expect.is_none()) {
     sim::ExpectSpec e;
     if (is_path(expect))

@@ -23,7 +23,7 @@ th { background: #f2f2f2; } td.l, th.l { text-align: left; }
 .bar span { display: block; height: 100%; }
 .legend span { display: inline-block; margin-right: 12px; } .legend i { display: inline-block; width: 12px;
   height: 12px; margin-right: 4px; vertical-align: middle; }
-#timeline-wrap { position: relative; border: 1px solid #ccc; } #timeline { display: block; }
+#timeline-wrap { position: relative; border: 1px solid #ccc; overflow: hidden; } #timeline { display: block; }
 #tip { position: absolute; pointer-events: none; background: #333; color: #fff; padding: 3px 6px; font-size: 12px;
   display: none; white-space: nowrap; }
 button { margin-right: 4px; } .err { color: #b00; font-weight: bold; } .note { color: #666; font-size: 12px; }
@@ -98,7 +98,8 @@ function runPage(d, app) {
 
   // The engine timeline.
   app.appendChild(el("h2", {}, ["Engine timeline"]));
-  if (d.timeline) timeline(d, app);
+  var fit = null;
+  if (d.timeline) fit = timeline(d, app);
   else app.appendChild(el("p", { "class": "note" }, ["no trace given: neuronsim report STATS.json TRACE.json, or run --report"]));
 
   // Utilization and wait reasons.
@@ -156,10 +157,12 @@ function runPage(d, app) {
           r.line >= 0 ? (r.file ? r.file + ":" : "line ") + r.line : r.file];
       }), [false, false, false, false, false, true, true, true]));
   }
+  if (fit) fit();
 }
 
 function timeline(d, app) {
-  var t = d.timeline, tracks = t.tracks, H = 18, LEFT = 150, W = 1100;
+  var t = d.timeline, tracks = t.tracks, H = 18, LEFT = 150;
+  var W = 1100;  // set to the frame's width once it is on the page
   var end = d.total_ns;
   t.slices.forEach(function (s) { end = Math.max(end, s[1] + s[2]); });
   var view = { from: 0, to: end > 0 ? end : 1 };
@@ -180,6 +183,7 @@ function timeline(d, app) {
   var tip = el("div", { id: "tip" });
   wrap.appendChild(canvas); wrap.appendChild(tip);
   app.appendChild(wrap);
+
   // The track names as text too, so that they can be read (and found) without the canvas.
   var names = el("div", { id: "tracks", "class": "note" }, ["tracks: " + tracks.join(", ")]);
   app.appendChild(names);
@@ -243,7 +247,15 @@ function timeline(d, app) {
     tip.style.left = (evt.clientX - r.left + 12) + "px"; tip.style.top = (evt.clientY - r.top + 12) + "px";
     tip.style.display = "block";
   });
-  draw();
+  // The canvas is as wide as its frame: measured once the whole page is laid out (a scroll bar may have come),
+  // and again when the window is resized.
+  function fit() {
+    W = Math.max(600, Math.min(1600, wrap.clientWidth || W));
+    canvas.setAttribute("width", String(W));
+    draw();
+  }
+  window.addEventListener("resize", fit);
+  return fit;
 }
 
 function sweepPage(d, app) {

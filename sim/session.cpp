@@ -642,22 +642,20 @@ nlohmann::json run_stats(Run &run, const isa::Program &p, const std::vector<std:
                     : stats_json(run.result, run.simulator->schedule(), p, command_line, with_profile);
 }
 
-double ProgressLine::elapsed() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+std::string ProgressLine::line(int64_t done, int64_t total, double sim_ns) {
+  return line_at(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(), done, total, sim_ns);
 }
 
-std::string ProgressLine::line(int64_t done, int64_t total, double sim_ns) {
-  const auto now = std::chrono::steady_clock::now();
-  const double wall = elapsed();
+std::string ProgressLine::line_at(double wall, int64_t done, int64_t total, double sim_ns) {
   const double frac = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0.0;
   if (!based_) based_ = true, base_wall_ = wall, base_frac_ = frac;
-  if (wall < 1.0 || (shown_ && now - last_ < std::chrono::milliseconds(200))) return "";
-  last_ = now;
+  if (wall < 1.0 || (shown_ && wall - last_ < 0.2)) return "";
+  last_ = wall;
   shown_ = true;
   char text[200];
-  int n = std::snprintf(text, sizeof text, "%lld/%lld instructions (%.0f%%), simulated %s, wall %.1f s",
-                        static_cast<long long>(done), static_cast<long long>(total), 100.0 * frac,
-                        human_time(sim_ns).c_str(), wall);
+  const int n = std::snprintf(text, sizeof text, "%lld/%lld instructions (%.0f%%), simulated %s, wall %.1f s",
+                              static_cast<long long>(done), static_cast<long long>(total), 100.0 * frac,
+                              human_time(sim_ns).c_str(), wall);
   const double rate = wall - base_wall_ > 0 ? (frac - base_frac_) / (wall - base_wall_) : 0.0;
   if (frac >= 0.1 && wall - base_wall_ >= 1.0 && rate > 0 && n > 0 && static_cast<size_t>(n) < sizeof text)
     std::snprintf(text + n, sizeof text - static_cast<size_t>(n), ", ETA %.1f s", (1.0 - frac) / rate);

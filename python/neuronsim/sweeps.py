@@ -43,7 +43,8 @@ COLUMNS = [
     ("path", str, "its absolute path, which the workers read"),
     ("group", str, "NAME of a kernel named NAME@VARIANT, else the folder it was found in, else its own name"),
     ("variant", str, "VARIANT of NAME@VARIANT, else its name in that folder; empty for a kernel on its own"),
-    ("arch", str, "trn1, trn2 or trn3, or the absolute path of an architecture file"),
+    ("arch", str, "trn1, trn2 or trn3, or the absolute path of an architecture file; with settings (--set) as "
+                  "trn2+{dma_fixed_ns=650}"),
     ("mode", str, "timing (a timing-only run) or numeric"),
     ("status", str, "ok; mismatch (outputs outside the expected values' tolerance); error"),
     ("exit_code", int, "what `neuronsim run` exits with for this run: 0 ok, 1 mismatch, 2 usage, 3 invalid input, "

@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/sim/analysis.hpp"
 #include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/stats.hpp"
 
@@ -101,21 +102,24 @@ int cmd_compare(const std::vector<std::string> &a) {
   std::cout << std::fixed << std::setprecision(1);
   std::cout << "A: " << files[0] << " (" << A.value("arch", "?") << ")\nB: " << files[1] << " ("
             << B.value("arch", "?") << ")\n";
-  std::cout << "total ns  " << std::setw(12) << ta << " -> " << std::setw(12) << tb << "  " << std::showpos << change
-            << std::noshowpos << "%\n";
-  std::cout << "  engine      busy A ns    busy B ns  util A  util B\n";
+  std::cout << "total     " << std::setw(12) << sim::human_time(ta) << " -> " << std::setw(12) << sim::human_time(tb)
+            << "  " << std::showpos << change << std::noshowpos << "%   (" << ta << " -> " << tb << " ns)\n";
+  std::cout << "  engine        busy A       busy B  util A  util B\n";
   auto engine_row = [&](const std::string &name, const nlohmann::json &ea, const nlohmann::json &eb) {
     auto num = [](const nlohmann::json &e, const char *k) { return e.is_object() ? e.value(k, 0.0) : 0.0; };
     if (num(ea, "busy_ns") == 0 && num(eb, "busy_ns") == 0) return;
-    std::cout << "  " << std::left << std::setw(8) << name << std::right << std::setw(13) << num(ea, "busy_ns")
-              << std::setw(13) << num(eb, "busy_ns") << std::setw(7) << 100 * num(ea, "utilization") << "%"
-              << std::setw(7) << 100 * num(eb, "utilization") << "%\n";
+    std::cout << "  " << std::left << std::setw(8) << name << std::right << std::setw(12)
+              << sim::human_time(num(ea, "busy_ns")) << std::setw(13) << sim::human_time(num(eb, "busy_ns"))
+              << std::setw(7) << 100 * num(ea, "utilization") << "%" << std::setw(7) << 100 * num(eb, "utilization")
+              << "%\n";
   };
   const nlohmann::json none = nlohmann::json::object();
   for (const char *e : {"PE", "ACT", "POOL", "DVE", "SP"})
     engine_row(e, A["engines"].value(e, none), B["engines"].value(e, none));
   engine_row("DMA", A.value("dma", none), B.value("dma", none));
   std::cout << "bottleneck: " << A.value("bottleneck", "") << " -> " << B.value("bottleneck", "") << "\n";
+  for (const auto &[label, doc] : {std::pair<const char *, const nlohmann::json *>{"A", &A}, {"B", &B}})
+    if (doc->contains("analysis")) std::cout << "verdict " << label << ": " << sim::verdict_line((*doc)["analysis"]).substr(9) << "\n";
   // Static instructions (by name, engine and trigger) and source lines: the critical-path time each holds, A vs B.
   auto changes = [&](const char *list, auto key, auto label, const char *title) {
     std::map<std::string, std::pair<double, double>> m;

@@ -188,13 +188,14 @@ nlohmann::json run_stats(Run &run, const isa::Program &p, const std::vector<std:
 class ProgressLine {
 public:
   std::string line(int64_t done, int64_t total, double sim_ns);
+  // The same at `wall` seconds since the line was made (line() passes the steady clock's; tests pass their own).
+  std::string line_at(double wall, int64_t done, int64_t total, double sim_ns);
   bool shown() const { return shown_; }
 
 private:
-  double elapsed() const;
-  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now(), last_{};
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   bool shown_ = false, based_ = false;
-  double base_wall_ = 0.0, base_frac_ = 0.0;
+  double last_ = 0.0, base_wall_ = 0.0, base_frac_ = 0.0;
 };
 
 // Compares the run's outputs with s.expect (compare_outputs); empty when nothing is expected or all agree.
