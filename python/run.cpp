@@ -158,6 +158,7 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
   const std::string report_file = report.is_none() ? "" : path_arg(report, "report");
   if (!report_file.empty() && s.options.schedule == sim::ScheduleMode::Auto)
     s.options.schedule = sim::ScheduleMode::Whole;  // the report's timeline needs the run's events
+  if (!report_file.empty()) s.options.record_dma_engine_slices = true;  // and the DMA engines' rows
   // progress=: called with (done, total, simulated ns) at most five times a second (with the GIL); None on a
   // terminal: the CLI's progress line on stderr for a run over a second.
   const bool tty = progress.is_none() && PyObject_IsTrue(py::module_::import("sys").attr("stderr").attr("isatty")().ptr()) == 1;
@@ -208,7 +209,8 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
       stats = sim::run_stats(r, k->program, {});
       summary = sim::summary_text(r, stats);
       if (!report_file.empty()) {
-        const nlohmann::json timeline = r.device || r.simulator->schedule().insts.empty()
+        const nlohmann::json timeline = !trace_file.empty() ? isa::read_json_file(trace_file, "trace file")
+                                        : r.device || r.simulator->schedule().insts.empty()
                                             ? nlohmann::json()
                                             : sim::trace_json(r.result, r.simulator->schedule(), k->program);
         isa::write_file_atomic(report_file, sim::run_report_html(stats, timeline.is_null() ? nullptr : &timeline));

@@ -133,6 +133,8 @@ json analysis_json(const json &stats, const engines::ArchParams &arch) {
     json out = {{"name", name},
                 {"transfers", q.value("transfers", 0)},
                 {"bytes", q.value("bytes", 0)},
+                {"active_ns", std::max(0.0, span)},
+                {"idle_ns", std::max(0.0, total - std::max(0.0, span))},
                 {"achieved_gbps", span > 0 ? b / span : 0.0},
                 {"allowed_gbps", num(q, "allowed_ns") > 0 ? b / num(q, "allowed_ns") : 0.0},
                 {"fixed_latency_ns", num(q, "fixed_latency_ns")},

@@ -47,31 +47,41 @@ std::string page(const json &data, const std::string &title) {
 // in the trace's sort order), and [track, start ns, duration ns, name] per slice, the earliest kReportSlices.
 json timeline_of(const json &trace) {
   const json &events = trace.is_object() ? trace.value("traceEvents", json::array()) : trace;
+  // Tracks by (process, thread): a multi-core trace has one process per core, each with the same thread ids.
+  auto key = [](const json &e) { return e.value("pid", int64_t(1)) * 1000000 + e["tid"].get<int64_t>(); };
   std::map<int64_t, std::string> names;
+  std::set<int64_t> pids;
   std::vector<const json *> slices;
   for (const auto &e : events) {
-    if (!e.is_object()) continue;
+    if (!e.is_object() || !e.contains("tid")) continue;
     const std::string ph = e.value("ph", std::string());
-    if (ph == "M" && e.value("name", std::string()) == "thread_name" && e.contains("tid"))
-      names[e["tid"].get<int64_t>()] = e["args"].value("name", std::string());
-    else if (ph == "X" && e.contains("tid") && e.contains("ts")) slices.push_back(&e);
+    if (ph == "M" && e.value("name", std::string()) == "thread_name") names[key(e)] = e["args"].value("name", "");
+    else if (ph == "X" && e.contains("ts")) slices.push_back(&e), pids.insert(e.value("pid", int64_t(1)));
   }
   std::stable_sort(slices.begin(), slices.end(),
                    [](const json *a, const json *b) { return (*a)["ts"].get<double>() < (*b)["ts"].get<double>(); });
+  // Every engine's track is drawn (an idle engine is an answer too); a DMA engine's only when it worked.
+  std::set<int64_t> used;
+  for (const json *e : slices) used.insert(key(*e));
   std::map<int64_t, int> track_of;
   json tracks = json::array();
-  for (const auto &[tid, name] : names) {
-    track_of[tid] = static_cast<int>(tracks.size());
-    tracks.push_back(name);
+  auto name_of = [&](int64_t k, const std::string &name) {
+    return pids.size() > 1 ? "core " + std::to_string(k / 1000000 - 1) + " " + name : name;
+  };
+  for (const auto &[k, name] : names) {
+    if (name.rfind("DMA engine", 0) == 0 && !used.count(k)) continue;
+    if (pids.size() > 1 && !pids.count(k / 1000000)) continue;
+    track_of[k] = static_cast<int>(tracks.size());
+    tracks.push_back(name_of(k, name));
   }
   std::map<std::string, int> label_of;
   json labels = json::array(), rows = json::array();
   for (size_t i = 0; i < slices.size() && i < kReportSlices; ++i) {
     const json &e = *slices[i];
-    const int64_t tid = e["tid"].get<int64_t>();
-    if (!track_of.count(tid)) {
-      track_of[tid] = static_cast<int>(tracks.size());
-      tracks.push_back("track " + std::to_string(tid));
+    const int64_t k = key(e);
+    if (!track_of.count(k)) {
+      track_of[k] = static_cast<int>(tracks.size());
+      tracks.push_back(name_of(k, "track " + std::to_string(k % 1000000)));
     }
     const std::string name = e.value("name", std::string());
     auto it = label_of.find(name);
@@ -80,7 +90,7 @@ json timeline_of(const json &trace) {
       labels.push_back(name);
     }
     // Trace timestamps are microseconds; the page works in ns.
-    rows.push_back({track_of[tid], e["ts"].get<double>() * 1000.0, e.value("dur", 0.0) * 1000.0, it->second});
+    rows.push_back({track_of[k], e["ts"].get<double>() * 1000.0, e.value("dur", 0.0) * 1000.0, it->second});
   }
   return {{"tracks", tracks}, {"labels", labels}, {"slices", rows}, {"total_slices", slices.size()}};
 }

@@ -124,11 +124,13 @@ function runPage(d, app) {
   var q = a.dma_queues || [];
   if (q.length) {
     app.appendChild(el("h2", {}, ["DMA queues"]));
-    app.appendChild(table(["queue", "transfers", "bytes", "achieved", "allowed", "fixed latency", "per-row", "transfer",
-      "waiting"], q.map(function (x) {
-      var waited = 0; for (var r in (x.wait_ns || {})) waited += x.wait_ns[r];
-      return [x.name, x.transfers, x.bytes, x.achieved_gbps.toFixed(2) + " GB/s", x.allowed_gbps.toFixed(1) + " GB/s",
-        fmtTime(x.fixed_latency_ns), fmtTime(x.per_row_ns), fmtTime(x.transfer_ns), fmtTime(waited)];
+    app.appendChild(table(["queue", "transfers", "bytes", "active", "idle", "achieved", "allowed", "fixed latency",
+      "per-row", "transfer", "waiting (dep / sem / ring / engine)"], q.map(function (x) {
+      var w = x.wait_ns || {};
+      var waits = ["dependency", "semaphore", "dma_ring", "dma_engine"].map(function (r) { return fmtTime(w[r] || 0); });
+      return [x.name, x.transfers, x.bytes, fmtTime(x.active_ns), fmtTime(x.idle_ns),
+        x.achieved_gbps.toFixed(2) + " GB/s", x.allowed_gbps.toFixed(1) + " GB/s", fmtTime(x.fixed_latency_ns),
+        fmtTime(x.per_row_ns), fmtTime(x.transfer_ns), waits.join(" / ")];
     }), [true]));
     app.appendChild(el("p", { "class": "note" }, ["achieved: bytes over the time from the queue's first transfer " +
       "entering its ring to its last one's end; allowed: the rate the arch gives its transfers' engines (within " +

@@ -284,22 +284,30 @@ void print_top(std::ostream &out, const nlohmann::json &stats, int n) {
   const auto &rows = stats.at("profile").at("critical_path").at("instructions");
   const double total = stats.at("total_ns").get<double>();
   std::ostringstream o;
-  o << std::fixed;
   o << "top " << std::min<size_t>(static_cast<size_t>(std::max(0, n)), rows.size())
     << " instructions on the critical path:\n";
-  o << "   path ns  path%  execs     busy ns     wait ns  engine  instruction (opcode)  source\n";
+  // Columns as wide as their widest cell (a full-size run's counts and times fit), times in the unit that fits.
+  std::vector<std::array<std::string, 7>> cells = {{"path", "path%", "execs", "busy", "wait", "engine", ""}};
   for (size_t i = 0; i < rows.size() && static_cast<int>(i) < n; ++i) {
     const auto &row = rows[i];
     const double cp = row["critical_path_ns"].get<double>();
     std::string src = row.value("file", std::string());
     if (row.contains("line")) src += (src.empty() ? "line " : ":") + std::to_string(row["line"].get<int>());
-    o << std::setw(10) << std::setprecision(1) << cp << std::setw(6) << std::setprecision(1)
-      << (total > 0 ? 100.0 * cp / total : 0.0) << "%" << std::setw(7) << row["executions"].get<int64_t>()
-      << std::setw(12) << row["busy_ns"].get<double>() << std::setw(12) << row["wait_total_ns"].get<double>()
-      << "  " << std::left << std::setw(6) << row["engine"].get<std::string>() << "  "
-      << row["name"].get<std::string>() << " (" << row["opcode"].get<std::string>()
-      << (row["dma_trigger"].get<bool>() ? ", trigger" : "") << ")" << std::right << (src.empty() ? "" : "  " + src)
-      << "\n";
+    std::ostringstream share;
+    share << std::fixed << std::setprecision(1) << (total > 0 ? 100.0 * cp / total : 0.0) << "%";
+    cells.push_back({human_time(cp), share.str(), std::to_string(row["executions"].get<int64_t>()),
+                     human_time(row["busy_ns"].get<double>()), human_time(row["wait_total_ns"].get<double>()),
+                     row["engine"].get<std::string>(),
+                     row["name"].get<std::string>() + " (" + row["opcode"].get<std::string>() +
+                         (row["dma_trigger"].get<bool>() ? ", trigger" : "") + ")" + (src.empty() ? "" : "  " + src)});
+  }
+  cells[0][6] = "instruction (opcode)  source";
+  std::array<size_t, 7> width{};
+  for (const auto &row : cells)
+    for (size_t c = 0; c < 6; ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto &row : cells) {
+    for (size_t c = 0; c < 5; ++c) o << "  " << std::setw(static_cast<int>(width[c])) << row[c];
+    o << "  " << std::left << std::setw(static_cast<int>(width[5])) << row[5] << std::right << "  " << row[6] << "\n";
   }
   out << o.str();
 }

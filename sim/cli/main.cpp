@@ -279,6 +279,7 @@ int cmd_run(const std::vector<std::string> &a) {
   sim::prepare_run_outputs(k, set, outdir, {stats, trace, report, opts.timing_only ? std::string() : device_print});
   // The report draws the engine timeline from the run's events, which a streamed run does not keep.
   if (!report.empty() && opts.schedule == sim::ScheduleMode::Auto) opts.schedule = sim::ScheduleMode::Whole;
+  if (!report.empty()) opts.record_dma_engine_slices = true;  // and the DMA engines' rows
 
   // DevicePrint lines: on stdout as they happen (so before the summary), or into --device-print FILE, written
   // through a temporary that only a successful run renames into place. A timing-only run prints nothing and
@@ -363,7 +364,9 @@ int cmd_run(const std::vector<std::string> &a) {
     if (json) summary["stats"] = stats;
   }
   if (!report.empty()) {
-    const nlohmann::json timeline = run.device || simulator.schedule().insts.empty()
+    // The timeline: the trace the run wrote (--trace), else the run's events replayed as one.
+    const nlohmann::json timeline = !trace.empty() ? isa::read_json_file(trace, "trace file")
+                                    : run.device || simulator.schedule().insts.empty()
                                         ? nlohmann::json()
                                         : sim::trace_json(r, simulator.schedule(), prog);
     isa::write_file_atomic(report, sim::run_report_html(doc, timeline.is_null() ? nullptr : &timeline));

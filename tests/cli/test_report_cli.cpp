@@ -36,9 +36,11 @@ TEST(ReportCli, ARunsPageCarriesItsAnalysisTimelineAndTopInstructions) {
   const json d = page_data(html);
   EXPECT_EQ(d["kind"], "run");
   EXPECT_EQ(d["analysis"]["verdict"]["kind"], "dma-latency");
-  // The five engines, then the two DMA queues' ring slots; 5 slices: 2 triggers (SP), DVE, 2 transfers.
-  EXPECT_EQ(d["timeline"]["tracks"], (json{"PE", "ACT", "POOL", "DVE", "SP", "qSyncIO0 ring 0", "qSyncIO1 ring 0"}));
-  EXPECT_EQ(d["timeline"]["slices"].size(), 5u);
+  // The five engines (idle ones too), the two DMA queues' ring slots and the two DMA engines that worked (rows 0-7
+  // and 8-9 of the [10, 10] tile); 9 slices: 2 triggers (SP), DVE, 2 transfers, and 2 per transfer on the engines.
+  EXPECT_EQ(d["timeline"]["tracks"], (json{"PE", "ACT", "POOL", "DVE", "SP", "qSyncIO0 ring 0", "qSyncIO1 ring 0",
+                                           "DMA engine 0", "DMA engine 1"}));
+  EXPECT_EQ(d["timeline"]["slices"].size(), 9u);
   EXPECT_EQ(d["top"][0]["file"], "/home/ec2-user/bug/kernel1.py");
   // The same page from the files: the same data.
   auto again = run("report " + dir + "/s.json " + dir + "/t.json -o " + dir + "/k2.html");

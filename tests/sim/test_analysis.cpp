@@ -31,14 +31,16 @@ json stats_of(const isa::Program &p, const std::string &arch) {
   return sim::stats_json(r, s.schedule(), p);
 }
 
-// 16 matmuls into one PSUM tile, stationary [128, 128] and moving [128, 512] bf16, nothing else: PE is busy back
-// to back (512 cycles each, reference neuron-arch.md 2.1), so the run is PE-bound by construction.
+// 16 matmuls, stationary [128, 128] and moving [128, 512] bf16, each into its own PSUM bank (8 banks of 512 fp32,
+// reused every 8th), nothing else: PE is busy back to back (512 cycles each, reference neuron-arch.md 2.1), so the
+// run is PE-bound by construction.
 isa::Program matmuls() {
   Builder b("mm");
   auto w = b.sbuf("w", {128, 128}, Dtype::bfloat16), x = b.sbuf("x", {128, 512}, Dtype::bfloat16);
-  auto o = b.psum("o", {128, 512});
+  auto o = b.psum("o", {128, 8 * 512});
   for (int i = 0; i < 16; ++i)
-    b.add(InstructionType::Matmult, {b.ap(w.all()), b.ap(x.all())}, {b.ap(o.all())}).start_tensor_calc(i == 0);
+    b.add(InstructionType::Matmult, {b.ap(w.all()), b.ap(x.all())}, {b.ap(o.tile(0, 128, (i % 8) * 512, 512))})
+        .start_tensor_calc(true);
   return b.finish();
 }
 
@@ -77,10 +79,11 @@ TEST(Analysis, BackToBackMatmulsArePeBound) {
   EXPECT_EQ(w["unit"], "FLOP");
   EXPECT_DOUBLE_EQ(w["amount"].get<double>(), 16.0 * 2 * 128 * 128 * 512);
   EXPECT_DOUBLE_EQ(w["peak_per_ns"].get<double>(), 2.0 * 128 * 128 * 2.8);
-  // Over the run: the 16 x 512 busy cycles' share of the total, as the busy share (one FLOP rate per busy cycle).
+  // Busy: 16 x 512 cycles, and the first matmul's weight load (128 / 4 = 32 cycles, fast LoadStationary), which
+  // no earlier matmul hides. Over the run the peak rate is reached in the 16 x 512 cycles alone.
   const double total = s["total_ns"].get<double>(), busy = s["engines"]["PE"]["busy_ns"].get<double>();
-  EXPECT_NEAR(busy, 16 * 512 / 2.8, 1e-6);
-  EXPECT_NEAR(w["of_peak"].get<double>(), busy / total, 1e-9);
+  EXPECT_NEAR(busy, (16 * 512 + 32) / 2.8, 0.01);  // each occupancy rounded to a picosecond
+  EXPECT_NEAR(w["of_peak"].get<double>(), 16 * 512 / 2.8 / total, 1e-9);
   EXPECT_GT(w["of_peak"].get<double>(), 0.9);
 }
 
@@ -124,10 +127,12 @@ json doc(const std::string &bottleneck, double dma_crit, double dma_fixed) {
   json q = {{"name", "q0"},          {"transfers", 2},           {"bytes", 20000},
             {"fixed_latency_ns", 2600.0}, {"per_row_ns", 100.0},     {"transfer_ns", 700.0},
             {"allowed_ns", 400.0},   {"first_issue_ns", 0.0},    {"last_end_ns", 1000.0}};
+  json shares = {{"DMA", dma_crit}};
+  if (bottleneck != "DMA") shares[bottleneck] = 900.0;
   return {{"total_ns", 1000.0},
           {"engines", engines},
           {"dma", {{"queues", json::array({q})}}},
-          {"critical_path_ns", {{bottleneck, 900.0}, {"DMA", dma_crit}}},
+          {"critical_path_ns", shares},
           {"critical_path_dma_fixed_ns", dma_fixed},
           {"bottleneck", bottleneck}};
 }

@@ -24,8 +24,10 @@ inline constexpr double kEngineBoundBusy = 0.5;     // the bottleneck engine's b
 // present, the profile's per-instruction wait sums) for a run on `arch`:
 //   engines.<E>: busy_ns, wait_ns {reason: ns} (with a profile), idle_ns, work {unit, amount, per_ns,
 //                peak_per_ns, of_peak}
-//   dma_queues[]: name, transfers, bytes, achieved_gbps, allowed_gbps, fixed_latency_ns, per_row_ns, transfer_ns,
-//                wait_ns (with a profile)
+//   dma_queues[]: name, transfers, bytes, active_ns (its first transfer entering the ring to its last one's end;
+//                its transfers overlap there, so their sums below can exceed it), idle_ns (the run outside that),
+//                achieved_gbps, allowed_gbps, fixed_latency_ns, per_row_ns, transfer_ns, wait_ns {reason: ns,
+//                summed over its transfers} (with a profile)
 //   dma: bytes, active_ns, achieved_gbps, allowed_gbps, critical_ns, critical_fixed_latency_ns
 //   verdict: {kind, bottleneck, text}; kind is one of dma-latency, dma-bandwidth, dma-transfer, engine,
 //            dependency, none
