@@ -402,13 +402,16 @@ void print_device_summary(std::ostream &out, Device &device, const DeviceResult 
   out << o.str();
 }
 
-nlohmann::json device_stats_json(Device &device, const DeviceResult &r, const isa::Program &p,
-                                 const std::vector<std::string> &command_line, bool with_profile) {
-  nlohmann::json doc = stats_json(r.cores[0], device.core(0).schedule(), p, command_line, with_profile);
+nlohmann::json device_stats_json(Device &device, const DeviceResult &r, const std::vector<std::string> &command_line,
+                                 bool with_profile) {
+  // Each core's own program: the cores of a multi-core bundle folder run programs of their own (core<i>/).
+  nlohmann::json doc =
+      stats_json(r.cores[0], device.core(0).schedule(), device.core(0).program(), command_line, with_profile);
   nlohmann::json cores = nlohmann::json::array();
   for (int i = 0; i < device.cores(); ++i) {
     nlohmann::json c =
-        stats_json(r.cores[static_cast<size_t>(i)], device.core(i).schedule(), p, command_line, with_profile);
+        stats_json(r.cores[static_cast<size_t>(i)], device.core(i).schedule(), device.core(i).program(), command_line,
+                   with_profile);
     c.erase("command_line");
     c["core"] = i;
     c["shard"] = i % device.lnc();

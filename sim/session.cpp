@@ -638,7 +638,7 @@ std::string summary_text(Run &run, const nlohmann::json &doc, bool why) {
 
 nlohmann::json run_stats(Run &run, const isa::Program &p, const std::vector<std::string> &command_line,
                          bool with_profile) {
-  return run.device ? device_stats_json(*run.device, run.device_result, p, command_line, with_profile)
+  return run.device ? device_stats_json(*run.device, run.device_result, command_line, with_profile)
                     : stats_json(run.result, run.simulator->schedule(), p, command_line, with_profile);
 }
 
