@@ -1,8 +1,8 @@
-// The HTML, CSS and JavaScript of `neuronsim report` pages (sim/report.cpp fills in @TITLE@ and @DATA@). Plain
-// JavaScript written for this page, no library: the run page draws its timeline on a canvas (wheel zooms about the
-// pointer, drag pans, the buttons zoom and reset) and its bars as HTML; the sweep page draws its chart as SVG. An
-// error in the script is shown on the page and recorded on <body data-errors> (tests/python/test_report.py loads
-// the page in headless Chromium and reads it).
+// The HTML, CSS and JavaScript of `neuronsim report` pages (sim/report.cpp fills in @TITLE@ and @DATA@).
+// Plain JavaScript written for this page, no library: the run page draws its timeline on a canvas (wheel
+// zooms about the pointer, drag pans, the buttons zoom and reset) and its bars as HTML; the sweep page draws
+// its chart as SVG. An error in the script is shown on the page and recorded on <body data-errors>
+// (tests/python/test_report.py loads the page in headless Chromium and reads it).
 #pragma once
 
 namespace neuronsim::sim {

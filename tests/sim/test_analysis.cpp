@@ -1,6 +1,6 @@
-// Why a run took its time (neuronsim/sim/analysis.hpp, docs/profiling.md): the verdict on hand-built kernels whose
-// binding limit is known by construction, the time split and rates on stats documents with hand-set numbers, the
-// human time units and the summary table's columns at full-size counts.
+// Why a run took its time (neuronsim/sim/analysis.hpp, docs/profiling.md): the verdict on hand-built kernels
+// whose binding limit is known by construction, the time split and rates on stats documents with hand-set
+// numbers, the human time units and the summary table's columns at full-size counts.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -31,21 +31,23 @@ json stats_of(const isa::Program &p, const std::string &arch) {
   return sim::stats_json(r, s.schedule(), p);
 }
 
-// 16 matmuls, stationary [128, 128] and moving [128, 512] bf16, each into its own PSUM bank (8 banks of 512 fp32,
-// reused every 8th), nothing else: PE is busy back to back (512 cycles each, reference neuron-arch.md 2.1), so the
-// run is PE-bound by construction.
+// 16 matmuls, stationary [128, 128] and moving [128, 512] bf16, each into its own PSUM bank (8 banks of 512
+// fp32, reused every 8th), nothing else: PE is busy back to back (512 cycles each, reference
+// neuron-arch.md 2.1), so the run is PE-bound by construction.
 isa::Program matmuls() {
   Builder b("mm");
   auto w = b.sbuf("w", {128, 128}, Dtype::bfloat16), x = b.sbuf("x", {128, 512}, Dtype::bfloat16);
   auto o = b.psum("o", {128, 8 * 512});
   for (int i = 0; i < 16; ++i)
-    b.add(InstructionType::Matmult, {b.ap(w.all()), b.ap(x.all())}, {b.ap(o.tile(0, 128, (i % 8) * 512, 512))})
+    b.add(InstructionType::Matmult, {b.ap(w.all()), b.ap(x.all())},
+          {b.ap(o.tile(0, 128, (i % 8) * 512, 512))})
         .start_tensor_calc(true);
   return b.finish();
 }
 
-// 20 DVE instructions on one element, each reading what the last wrote: every link pays the dependent overhead
-// after a short occupancy, so DVE holds the critical path while busy a fraction of it: dependency-bound.
+// 20 DVE instructions on one element, each reading what the last wrote: every link pays the dependent
+// overhead after a short occupancy, so DVE holds the critical path while busy a fraction of it:
+// dependency-bound.
 isa::Program chain() {
   Builder b("chain");
   auto t = b.sbuf("t", {1, 1});
@@ -57,7 +59,8 @@ isa::Program chain() {
   return b.finish();
 }
 
-// One 4 MiB load, [128, 8192] fp32, into SBUF: its bytes take ~10x the fixed latency at the DMA engines' rate.
+// One 4 MiB load, [128, 8192] fp32, into SBUF: its bytes take ~10x the fixed latency at the DMA engines'
+// rate.
 isa::Program big_load() {
   Builder b("load");
   auto a = b.input("a", {128, 8192});
@@ -79,10 +82,10 @@ TEST(Analysis, BackToBackMatmulsArePeBound) {
   EXPECT_EQ(w["unit"], "FLOP");
   EXPECT_DOUBLE_EQ(w["amount"].get<double>(), 16.0 * 2 * 128 * 128 * 512);
   EXPECT_DOUBLE_EQ(w["peak_per_ns"].get<double>(), 2.0 * 128 * 128 * 2.8);
-  // Busy: 16 x 512 cycles, and the first matmul's weight load (128 / 4 = 32 cycles, fast LoadStationary), which
-  // no earlier matmul hides. Over the run the peak rate is reached in the 16 x 512 cycles alone.
+  // Busy: 16 x 512 cycles, and the first matmul's weight load (128 / 4 = 32 cycles, fast LoadStationary),
+  // which no earlier matmul hides. Over the run the peak rate is reached in the 16 x 512 cycles alone.
   const double total = s["total_ns"].get<double>(), busy = s["engines"]["PE"]["busy_ns"].get<double>();
-  EXPECT_NEAR(busy, (16 * 512 + 32) / 2.8, 0.01);  // each occupancy rounded to a picosecond
+  EXPECT_NEAR(busy, (16 * 512 + 32) / 2.8, 0.01); // each occupancy rounded to a picosecond
   EXPECT_NEAR(w["of_peak"].get<double>(), 16 * 512 / 2.8 / total, 1e-9);
   EXPECT_GT(w["of_peak"].get<double>(), 0.9);
 }
@@ -95,8 +98,10 @@ TEST(Analysis, AChainOfDependentInstructionsIsDependencyBound) {
   // The time split adds up: busy + waits by reason + idle = the run, and the chain waits on dependencies.
   const json &e = a["engines"]["DVE"];
   double waited = 0;
-  for (const auto &[reason, ns] : e["wait_ns"].items()) waited += ns.get<double>(), (void)reason;
-  EXPECT_NEAR(e["busy_ns"].get<double>() + waited + e["idle_ns"].get<double>(), s["total_ns"].get<double>(), 1e-6);
+  for (const auto &[reason, ns] : e["wait_ns"].items())
+    waited += ns.get<double>(), (void)reason;
+  EXPECT_NEAR(e["busy_ns"].get<double>() + waited + e["idle_ns"].get<double>(), s["total_ns"].get<double>(),
+              1e-6);
   EXPECT_GT(e["wait_ns"]["dependency"].get<double>(), e["busy_ns"].get<double>());
   // One element per instruction, 20 instructions.
   EXPECT_DOUBLE_EQ(e["work"]["amount"].get<double>(), 20);
@@ -113,8 +118,8 @@ TEST(Analysis, ALargeLoadIsDmaBandwidthBound) {
   EXPECT_DOUBLE_EQ(q["fixed_latency_ns"].get<double>(), engines::builtin_arch("trn1").dma_fixed_ns);
   // Its 16 engines' rate within the core's HBM share (sim/arch/trn1.json).
   const auto arch = engines::builtin_arch("trn1");
-  EXPECT_NEAR(q["allowed_gbps"].get<double>(), std::min(16 * arch.dma_engine_bytes_per_ns, arch.hbm_bytes_per_ns),
-              1e-9);
+  EXPECT_NEAR(q["allowed_gbps"].get<double>(),
+              std::min(16 * arch.dma_engine_bytes_per_ns, arch.hbm_bytes_per_ns), 1e-9);
   EXPECT_LE(q["achieved_gbps"].get<double>(), q["allowed_gbps"].get<double>());
 }
 
@@ -124,11 +129,13 @@ json doc(const std::string &bottleneck, double dma_crit, double dma_fixed) {
   for (const char *e : {"PE", "ACT", "POOL", "DVE", "SP"})
     engines[e] = {{"instructions", 0}, {"busy_ns", 0.0}, {"elements", 0}, {"flops", 0}};
   engines["DVE"] = {{"instructions", 4}, {"busy_ns", 600.0}, {"elements", 128 * 1000}, {"flops", 0}};
-  json q = {{"name", "q0"},          {"transfers", 2},           {"bytes", 20000},
-            {"fixed_latency_ns", 2600.0}, {"per_row_ns", 100.0},     {"transfer_ns", 700.0},
-            {"allowed_ns", 400.0},   {"first_issue_ns", 0.0},    {"last_end_ns", 1000.0}};
+  json q = {
+      {"name", "q0"},         {"transfers", 2},       {"bytes", 20000},      {"fixed_latency_ns", 2600.0},
+      {"per_row_ns", 100.0},  {"transfer_ns", 700.0}, {"allowed_ns", 400.0}, {"first_issue_ns", 0.0},
+      {"last_end_ns", 1000.0}};
   json shares = {{"DMA", dma_crit}};
-  if (bottleneck != "DMA") shares[bottleneck] = 900.0;
+  if (bottleneck != "DMA")
+    shares[bottleneck] = 900.0;
   return {{"total_ns", 1000.0},
           {"engines", engines},
           {"dma", {{"queues", json::array({q})}}},
@@ -140,8 +147,8 @@ json doc(const std::string &bottleneck, double dma_crit, double dma_fixed) {
 TEST(Analysis, RatesAndSplitFromTheDocument) {
   json d = doc("DVE", 100.0, 0.0);
   // A profile row of DVE that waited 150 ns on a dependency and 50 ns on a semaphore.
-  d["profile"]["instructions"] = json::array({{{"engine", "DVE"}, {"queue", "DVE"},
-                                               {"wait_ns", {{"dependency", 150.0}, {"semaphore", 50.0}}}}});
+  d["profile"]["instructions"] = json::array(
+      {{{"engine", "DVE"}, {"queue", "DVE"}, {"wait_ns", {{"dependency", 150.0}, {"semaphore", 50.0}}}}});
   const json a = sim::analysis_json(d, engines::builtin_arch("trn2"));
   const json &e = a["engines"]["DVE"];
   EXPECT_DOUBLE_EQ(e["idle_ns"].get<double>(), 1000.0 - 600.0 - 200.0);
@@ -150,8 +157,9 @@ TEST(Analysis, RatesAndSplitFromTheDocument) {
   // DVE busy 60% of the run: DVE-bound.
   EXPECT_EQ(a["verdict"]["text"], "DVE-bound (busy 60% of the run; 104% of peak elements/s)");
   const json &q = a["dma_queues"][0];
-  EXPECT_DOUBLE_EQ(q["achieved_gbps"].get<double>(), 20000.0 / 1000.0);  // bytes over first issue -> last end
-  EXPECT_DOUBLE_EQ(q["allowed_gbps"].get<double>(), 20000.0 / 400.0);    // bytes over their time at the allowed rate
+  EXPECT_DOUBLE_EQ(q["achieved_gbps"].get<double>(), 20000.0 / 1000.0); // bytes over first issue -> last end
+  EXPECT_DOUBLE_EQ(q["allowed_gbps"].get<double>(),
+                   20000.0 / 400.0); // bytes over their time at the allowed rate
   EXPECT_DOUBLE_EQ(q["fixed_latency_ns"].get<double>(), 2600.0);
 }
 
@@ -160,10 +168,11 @@ TEST(Analysis, DmaVerdictsByTheirShares) {
   // Fixed latency 610 of 1000 ns of DMA critical time: latency-bound, and the text says 61%.
   EXPECT_EQ(sim::analysis_json(doc("DMA", 1000.0, 610.0), trn2)["verdict"]["text"],
             "DMA latency-bound (fixed latency 61% of DMA critical time)");
-  // 20000 bytes over 1000 ns = 20 GB/s against trn2's min(16 x 27.2, 360) = 360 GB/s: 6%, not bandwidth-bound.
+  // 20000 bytes over 1000 ns = 20 GB/s against trn2's min(16 x 27.2, 360) = 360 GB/s: 6%, not
+  // bandwidth-bound.
   EXPECT_EQ(sim::analysis_json(doc("DMA", 1000.0, 100.0), trn2)["verdict"]["kind"], "dma-transfer");
   json fast = doc("DMA", 1000.0, 100.0);
-  fast["dma"]["queues"][0]["bytes"] = 300000;  // 300 GB/s: 83% of 360
+  fast["dma"]["queues"][0]["bytes"] = 300000; // 300 GB/s: 83% of 360
   const json v = sim::analysis_json(fast, trn2)["verdict"];
   EXPECT_EQ(v["kind"], "dma-bandwidth");
   EXPECT_EQ(v["text"], "DMA bandwidth-bound (300 GB/s, 83% of the 360 GB/s allowed)");
@@ -185,7 +194,8 @@ TEST(Analysis, SummaryColumnsNeverRunIntoEachOther) {
   r.queues[5].name = "qSyncIO0", r.queues[5].instructions = 8388608, r.queues[5].busy_ns = 1.376e10,
   r.queues[5].descriptors = 8388608;
   r.dma_engines.resize(16);
-  for (auto &e : r.dma_engines) e.busy_ns = 8.6e8, e.descriptors = 524288;
+  for (auto &e : r.dma_engines)
+    e.busy_ns = 8.6e8, e.descriptors = 524288;
   sim::Schedule s;
   s.dma_queues = 1;
   std::ostringstream out;
@@ -194,17 +204,20 @@ TEST(Analysis, SummaryColumnsNeverRunIntoEachOther) {
   EXPECT_NE(text.find("simulated time: 1.000 s (1000000000.0 ns)"), std::string::npos) << text;
   EXPECT_NE(text.find("  86%  8388608 desc"), std::string::npos) << text;
   EXPECT_NE(text.find("  2772000000"), std::string::npos) << text;
-  // Every row's cells are separated by at least two spaces: the header's column starts line up with each row's.
+  // Every row's cells are separated by at least two spaces: the header's column starts line up with each
+  // row's.
   std::istringstream lines(text);
   std::string line, header;
   while (std::getline(lines, line))
-    if (line.find("queue") != std::string::npos) header = line;
+    if (line.find("queue") != std::string::npos)
+      header = line;
   EXPECT_EQ(header.rfind("  queue", 0), 0u) << text;
 }
 
 TEST(Analysis, TheEtaWaitsUntilItMeansSomething) {
   sim::ProgressLine p;
-  // The first report at 0.5 s, 1% done (schedule building and start-up before it): silent for the first second.
+  // The first report at 0.5 s, 1% done (schedule building and start-up before it): silent for the first
+  // second.
   EXPECT_EQ(p.line_at(0.5, 10, 1000, 100.0), "");
   // At 1.2 s, 5% done: shown, but no ETA before a tenth of the run is done.
   const std::string early = p.line_at(1.2, 50, 1000, 500.0);
@@ -212,8 +225,9 @@ TEST(Analysis, TheEtaWaitsUntilItMeansSomething) {
   EXPECT_EQ(early.find("ETA"), std::string::npos) << early;
   // At most five lines a second.
   EXPECT_EQ(p.line_at(1.3, 60, 1000, 600.0), "");
-  // At 2.5 s, 51% done: 50% in the 2.0 s since the first report, 0.25 per second: ETA (1 - 0.51) / 0.25 = 1.96 s
-  // (the naive wall x (1 - f) / f from the start would say 2.4 s; after a slow start it is far further off).
+  // At 2.5 s, 51% done: 50% in the 2.0 s since the first report, 0.25 per second: ETA (1 - 0.51) / 0.25
+  // = 1.96 s (the naive wall x (1 - f) / f from the start would say 2.4 s; after a slow start it is far
+  // further off).
   const std::string later = p.line_at(2.5, 510, 1000, 5100.0);
   EXPECT_NE(later.find("ETA 2.0 s"), std::string::npos) << later;
 }
