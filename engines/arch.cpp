@@ -88,8 +88,12 @@ std::string range_text(const Range &r) {
 }
 template <typename T> double as_double(const T &v) { return static_cast<double>(v); }
 double as_double(const isa::CoreGen &) { return 0.0; }
-template <typename T> double value_of(const T &v) { return static_cast<double>(v); }
-double value_of(const isa::CoreGen &g) { return static_cast<int>(g); }
+template <typename T> double value_of(const T &v) {
+  return static_cast<double>(v);
+}
+double value_of(const isa::CoreGen &g) {
+  return static_cast<int>(g);
+}
 
 const char *type_name(const double &) { return "a number"; }
 const char *type_name(const int64_t &) { return "an integer"; }
@@ -97,8 +101,8 @@ const char *type_name(const int &) { return "an integer"; }
 const char *type_name(const bool &) { return "true or false"; }
 const char *type_name(const isa::CoreGen &) { return "2, 3 or 4"; }
 
-// One parameter's entry {"value": v, "source": "..."}: its type and range checked (InputError naming `file`, the
-// key and the value).
+// One parameter's entry {"value": v, "source": "..."}: its type and range checked (InputError naming `file`,
+// the key and the value).
 template <typename T>
 void read_entry(const std::string &file, const char *key, const json &e, T &member, const Range &range) {
   auto error = [&](const std::string &msg) { return InputError({file, -1, "", key}, msg); };
@@ -108,10 +112,12 @@ void read_entry(const std::string &file, const char *key, const json &e, T &memb
     throw error("the source must be a non-empty string");
   if (!read(e.at("value"), member))
     throw error(std::string("the value must be ") + type_name(member) + ", got " + e.at("value").dump());
-  if (range.all) return;
+  if (range.all)
+    return;
   const double v = as_double(member);
   if (!std::isfinite(v) || (range.lo_open ? v <= range.lo : v < range.lo) || v > range.hi)
-    throw error("the value must be in " + range_text(range) + ", got " + e.at("value").dump() + " (arch_params.def)");
+    throw error("the value must be in " + range_text(range) + ", got " + e.at("value").dump() +
+                " (arch_params.def)");
 }
 
 } // namespace
@@ -153,11 +159,13 @@ std::vector<ArchParamInfo> arch_param_info() {
 }
 
 double arch_param_value(const ArchParams &a, const std::string &key) {
-#define NS_ARCH(ctype, member, k, range, doc) \
-  if (key == k) return value_of(a.member);
+#define NS_ARCH(ctype, member, k, range, doc)                                                                \
+  if (key == k)                                                                                              \
+    return value_of(a.member);
 #include "neuronsim/engines/arch_params.def"
 #undef NS_ARCH
-  throw InputError({a.name, -1, "", key}, "unknown architecture parameter (`neuronsim arch --keys` lists them)");
+  throw InputError({a.name, -1, "", key},
+                   "unknown architecture parameter (`neuronsim arch --keys` lists them)");
 }
 
 ArchSpec split_arch_spec(const std::string &spec) {
@@ -185,9 +193,11 @@ ArchSpec split_arch_spec(const std::string &spec) {
 }
 
 std::string arch_spec_text(const ArchSpec &s) {
-  if (s.sets.empty()) return s.base;
+  if (s.sets.empty())
+    return s.base;
   std::string t = s.base + "+{";
-  for (size_t i = 0; i < s.sets.size(); ++i) t += (i ? "," : "") + s.sets[i].first + "=" + s.sets[i].second;
+  for (size_t i = 0; i < s.sets.size(); ++i)
+    t += (i ? "," : "") + s.sets[i].first + "=" + s.sets[i].second;
   return t + "}";
 }
 
@@ -201,7 +211,8 @@ std::string arch_setting_value(const std::string &where, const std::string &key,
   const json entry = {{"value", v}, {"source", "--set"}};
   bool found = false;
   auto check = [&](const char *k, auto member, const Range &range) {
-    if (key != k) return;
+    if (key != k)
+      return;
     found = true;
     read_entry(where, k, entry, member, range);
   };
@@ -209,7 +220,8 @@ std::string arch_setting_value(const std::string &where, const std::string &key,
 #include "neuronsim/engines/arch_params.def"
 #undef NS_ARCH
   if (!found)
-    throw InputError({where, -1, "", key}, "unknown architecture parameter (`neuronsim arch --keys` lists them)");
+    throw InputError({where, -1, "", key},
+                     "unknown architecture parameter (`neuronsim arch --keys` lists them)");
   return v.dump();
 }
 
@@ -230,7 +242,8 @@ ArchParams load_arch(const std::string &spec) {
   const std::string &base = s.base;
   std::string file = "sim/arch/" + base + ".json", text;
   if (!names_arch_file(base)) {
-    if (s.sets.empty()) return builtin_arch(base);
+    if (s.sets.empty())
+      return builtin_arch(base);
     text = builtin_arch_json(base);
   } else {
     // An architecture file is a few KiB; 1 MiB bounds what a mistyped path can make us read.
@@ -239,15 +252,17 @@ ArchParams load_arch(const std::string &spec) {
   }
   if (s.sets.empty()) {
     ArchParams a = parse_arch(file, text);
-    a.name = base;  // a file is named by its path: its "name" is often the built-in it was copied from
+    a.name = base; // a file is named by its path: its "name" is often the built-in it was copied from
     return a;
   }
-  // Each setting checked alone first (its key known, its value of the key's type and range), then written over
-  // the base's entry and the whole read by the same loader (the cross-checks, such as PSUM banks, included).
+  // Each setting checked alone first (its key known, its value of the key's type and range), then written
+  // over the base's entry and the whole read by the same loader (the cross-checks, such as PSUM banks,
+  // included).
   json j = isa::parse_json_text(text, file);
   std::set<std::string> seen;
   for (const auto &[key, value] : s.sets) {
-    if (!seen.insert(key).second) throw InputError({spec, -1, "", key}, "set twice");
+    if (!seen.insert(key).second)
+      throw InputError({spec, -1, "", key}, "set twice");
     j[key] = {{"value", json::parse(arch_setting_value(spec, key, value))}, {"source", "--set " + key}};
   }
   ArchParams a = parse_arch(spec, j.dump());

@@ -287,8 +287,10 @@ SC_MODULE(Core) {
       qs.fixed_ns += static_cast<double>(f.split.fixed_ps) / 1000.0;
       qs.per_row_ns += static_cast<double>(f.split.per_row_ps) / 1000.0;
       qs.transfer_ns += static_cast<double>(f.split.transfer_ps) / 1000.0;
-      if (f.split.allowed_bytes_per_ns > 0) qs.allowed_ns += static_cast<double>(f.bytes) / f.split.allowed_bytes_per_ns;
-      if (qs.instructions == 1) qs.first_issue_ns = ns(f.issue);
+      if (f.split.allowed_bytes_per_ns > 0)
+        qs.allowed_ns += static_cast<double>(f.bytes) / f.split.allowed_bytes_per_ns;
+      if (qs.instructions == 1)
+        qs.first_issue_ns = ns(f.issue);
       qs.last_end_ns = std::max(qs.last_end_ns, ns(f.done));
       TraceEvent &ev = j.new_event();
       ev.queue = q, ev.seq = seq, ev.inst = inst.index;

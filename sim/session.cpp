@@ -1,8 +1,8 @@
 #include "neuronsim/sim/session.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -10,13 +10,13 @@
 #include <sstream>
 
 #include "neuronsim/engines/arch.hpp"
-#include "neuronsim/sim/analysis.hpp"
-#include "neuronsim/sim/stats.hpp"
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/file_output.hpp"
+#include "neuronsim/sim/analysis.hpp"
+#include "neuronsim/sim/stats.hpp"
 
 namespace neuronsim::sim {
 
@@ -81,8 +81,8 @@ Kernel load_kernel(const std::string &path, KernelForms forms) {
 }
 
 SettingNames cli_setting_names() {
-  return {"--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only", "--max-instructions",
-          "--set"};
+  return {"--input/--inputs", "--inputs",      "--expect",           "--rtol",
+          "--atol",           "--timing-only", "--max-instructions", "--set"};
 }
 SettingNames python_setting_names() {
   return {"inputs", "inputs", "expect", "rtol", "atol", "timing_only", "max_instructions", "set"};
@@ -150,7 +150,8 @@ void complete_settings(const Kernel &k, RunSettings &s) {
     s.options.arch = k.streams ? arch_for_gen(*k.streams) : "trn1";
   if (!s.arch_sets.empty()) {
     s.options.arch = with_arch_sets(s.options.arch, s.arch_sets, s.names.arch_set);
-    engines::load_arch(s.options.arch);  // the whole checked now (cross-checks such as PSUM banks), before any work
+    engines::load_arch(
+        s.options.arch); // the whole checked now (cross-checks such as PSUM banks), before any work
     s.arch_sets.clear();
   }
   if (s.inputs.dir.empty())
@@ -624,14 +625,17 @@ std::string summary_text(Run &run, const nlohmann::json &doc, bool why) {
   if (run.device) {
     for (int c = 0; c < run.device->cores(); ++c) {
       const nlohmann::json &a = doc["cores"][static_cast<size_t>(c)]["analysis"];
-      out << "core " << c << " (shard " << c % run.device->lnc() << ", rank " << c / run.device->lnc() << "):\n";
+      out << "core " << c << " (shard " << c % run.device->lnc() << ", rank " << c / run.device->lnc()
+          << "):\n";
       print_summary(out, run.device_result.cores[static_cast<size_t>(c)], run.device->core(c).schedule(), &a);
-      if (why) print_why(out, a);
+      if (why)
+        print_why(out, a);
     }
     print_device_summary(out, *run.device, run.device_result);
   } else {
     print_summary(out, run.result, run.simulator->schedule(), &doc["analysis"]);
-    if (why) print_why(out, doc["analysis"]);
+    if (why)
+      print_why(out, doc["analysis"]);
   }
   return out.str();
 }
@@ -643,13 +647,16 @@ nlohmann::json run_stats(Run &run, const isa::Program &p, const std::vector<std:
 }
 
 std::string ProgressLine::line(int64_t done, int64_t total, double sim_ns) {
-  return line_at(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(), done, total, sim_ns);
+  return line_at(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(), done, total,
+                 sim_ns);
 }
 
 std::string ProgressLine::line_at(double wall, int64_t done, int64_t total, double sim_ns) {
   const double frac = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0.0;
-  if (!based_) based_ = true, base_wall_ = wall, base_frac_ = frac;
-  if (wall < 1.0 || (shown_ && wall - last_ < 0.2)) return "";
+  if (!based_)
+    based_ = true, base_wall_ = wall, base_frac_ = frac;
+  if (wall < 1.0 || (shown_ && wall - last_ < 0.2))
+    return "";
   last_ = wall;
   shown_ = true;
   char text[200];
@@ -663,8 +670,8 @@ std::string ProgressLine::line_at(double wall, int64_t done, int64_t total, doub
 }
 
 const std::vector<HeadlineParameter> &headline_parameters() {
-  // The parameters a performance engineer can ask a hardware or compiler change for, each made 2x better: a rate
-  // or clock doubled, a latency or overhead halved (arch_params.def names and units).
+  // The parameters a performance engineer can ask a hardware or compiler change for, each made 2x better: a
+  // rate or clock doubled, a latency or overhead halved (arch_params.def names and units).
   static const std::vector<HeadlineParameter> kTable = {
       {"DMA rate x2", "dma_engine_bytes_per_ns", 2.0},
       {"DMA latency /2", "dma_fixed_ns", 0.5},
@@ -687,7 +694,8 @@ std::vector<Sensitivity> sensitivity(const Kernel &k, const RunSettings &s, doub
   std::vector<Sensitivity> out;
   for (size_t i = 0; i < table.size(); ++i) {
     const HeadlineParameter &h = table[i];
-    if (progress) progress(i, table.size());
+    if (progress)
+      progress(i, table.size());
     char value[64];
     std::snprintf(value, sizeof value, "%.15g", engines::arch_param_value(base, h.key) * h.factor);
     RunSettings r;
@@ -702,15 +710,17 @@ std::vector<Sensitivity> sensitivity(const Kernel &k, const RunSettings &s, doub
     r.cores = s.cores, r.lnc = s.lnc;
     // The setting replaces the run's own value of that key, if it set one.
     engines::ArchSpec spec = engines::split_arch_spec(s.options.arch);
-    spec.sets.erase(std::remove_if(spec.sets.begin(), spec.sets.end(), [&](const auto &kv) { return kv.first == h.key; }),
-                    spec.sets.end());
+    spec.sets.erase(
+        std::remove_if(spec.sets.begin(), spec.sets.end(), [&](const auto &kv) { return kv.first == h.key; }),
+        spec.sets.end());
     spec.sets.emplace_back(h.key, engines::arch_setting_value(s.options.arch, h.key, value));
     r.options.arch = engines::arch_spec_text(spec);
     Run run = run_kernel(k, r);
     const double t = run.device ? run.device_result.total_ns : run.result.total_ns;
     out.push_back({h.label, r.options.arch, t, t > 0 ? base_ns / t : 0.0});
   }
-  std::stable_sort(out.begin(), out.end(), [](const Sensitivity &a, const Sensitivity &b) { return a.speedup > b.speedup; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Sensitivity &a, const Sensitivity &b) { return a.speedup > b.speedup; });
   return out;
 }
 
@@ -735,13 +745,16 @@ std::string parse_arch(const std::string &value, const std::string &option) {
     const std::vector<std::string> names = engines::arch_names();
     if (std::find(names.begin(), names.end(), spec.base) == names.end()) {
       std::string known;
-      for (const auto &n : names) known += (known.empty() ? "" : ", ") + n;
+      for (const auto &n : names)
+        known += (known.empty() ? "" : ", ") + n;
       throw UsageError(option + " takes " + known + " or an architecture FILE.json, got '" + spec.base + "'");
     }
   }
-  if (spec.sets.empty()) return value;
+  if (spec.sets.empty())
+    return value;
   std::vector<std::pair<std::string, std::string>> sets;
-  for (const auto &[key, v] : spec.sets) sets.push_back(parse_arch_set(key + "=" + v, option + " " + value));
+  for (const auto &[key, v] : spec.sets)
+    sets.push_back(parse_arch_set(key + "=" + v, option + " " + value));
   spec.sets.clear();
   const std::string text = with_arch_sets(engines::arch_spec_text(spec), sets, option);
   engines::load_arch(text);
@@ -751,7 +764,8 @@ std::string parse_arch(const std::string &value, const std::string &option) {
 std::pair<std::string, std::string> parse_arch_set(const std::string &setting, const std::string &option) {
   const auto eq = setting.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == setting.size())
-    throw UsageError(option + " takes KEY=VALUE (a parameter of `neuronsim arch --keys`), got '" + setting + "'");
+    throw UsageError(option + " takes KEY=VALUE (a parameter of `neuronsim arch --keys`), got '" + setting +
+                     "'");
   const std::string key = setting.substr(0, eq);
   try {
     return {key, engines::arch_setting_value(option, key, setting.substr(eq + 1))};
@@ -760,7 +774,8 @@ std::pair<std::string, std::string> parse_arch_set(const std::string &setting, c
   }
 }
 
-std::string with_arch_sets(const std::string &arch, const std::vector<std::pair<std::string, std::string>> &sets,
+std::string with_arch_sets(const std::string &arch,
+                           const std::vector<std::pair<std::string, std::string>> &sets,
                            const std::string &option) {
   engines::ArchSpec spec = engines::split_arch_spec(arch);
   for (const auto &[key, value] : sets) {

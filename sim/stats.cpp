@@ -176,14 +176,16 @@ std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult
   return shares;
 }
 
-// The time the critical path's DMA links spend in their fixed latency: of each link's span (its issue to the next
-// link's), the first dma_fixed_ns (the verdict's "fixed latency N% of DMA critical time"). A streamed run's comes
-// folded (sim/core_run.cpp, the same additions).
+// The time the critical path's DMA links spend in their fixed latency: of each link's span (its issue to the
+// next link's), the first dma_fixed_ns (the verdict's "fixed latency N% of DMA critical time"). A streamed
+// run's comes folded (sim/core_run.cpp, the same additions).
 static double critical_path_dma_fixed(const RunResult &r, const Schedule &s) {
-  if (r.streamed) return r.critical_path_dma_fixed_ns;
+  if (r.streamed)
+    return r.critical_path_dma_fixed_ns;
   double fixed = 0.0;
   critical_path_spans(r, s, [&](int64_t, int queue, double ns) {
-    if (queue >= kNumEngines) fixed += std::min(ns, r.dma_fixed_ns);
+    if (queue >= kNumEngines)
+      fixed += std::min(ns, r.dma_fixed_ns);
   });
   return fixed;
 }
@@ -275,7 +277,8 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
   j["critical_path_dma_fixed_ns"] = critical_path_dma_fixed(r, s);
   j["bottleneck"] = sh.empty() ? "" : sh.front().first;
   j["critical_path_length"] = r.streamed ? static_cast<size_t>(r.critical_path_length) : r.critical_path.size();
-  if (with_profile) j["profile"] = profile_json(r, s, p);
+  if (with_profile)
+    j["profile"] = profile_json(r, s, p);
   j["analysis"] = analysis_json(j, engines::load_arch(r.arch));
   return j;
 }
@@ -286,7 +289,8 @@ void print_top(std::ostream &out, const nlohmann::json &stats, int n) {
   std::ostringstream o;
   o << "top " << std::min<size_t>(static_cast<size_t>(std::max(0, n)), rows.size())
     << " instructions on the critical path:\n";
-  // Columns as wide as their widest cell (a full-size run's counts and times fit), times in the unit that fits.
+  // Columns as wide as their widest cell (a full-size run's counts and times fit), times in the unit that
+  // fits.
   std::vector<std::array<std::string, 7>> cells = {{"path", "path%", "execs", "busy", "wait", "engine", ""}};
   for (size_t i = 0; i < rows.size() && static_cast<int>(i) < n; ++i) {
     const auto &row = rows[i];
@@ -299,15 +303,19 @@ void print_top(std::ostream &out, const nlohmann::json &stats, int n) {
                      human_time(row["busy_ns"].get<double>()), human_time(row["wait_total_ns"].get<double>()),
                      row["engine"].get<std::string>(),
                      row["name"].get<std::string>() + " (" + row["opcode"].get<std::string>() +
-                         (row["dma_trigger"].get<bool>() ? ", trigger" : "") + ")" + (src.empty() ? "" : "  " + src)});
+                         (row["dma_trigger"].get<bool>() ? ", trigger" : "") + ")" +
+                         (src.empty() ? "" : "  " + src)});
   }
   cells[0][6] = "instruction (opcode)  source";
   std::array<size_t, 7> width{};
   for (const auto &row : cells)
-    for (size_t c = 0; c < 6; ++c) width[c] = std::max(width[c], row[c].size());
+    for (size_t c = 0; c < 6; ++c)
+      width[c] = std::max(width[c], row[c].size());
   for (const auto &row : cells) {
-    for (size_t c = 0; c < 5; ++c) o << "  " << std::setw(static_cast<int>(width[c])) << row[c];
-    o << "  " << std::left << std::setw(static_cast<int>(width[5])) << row[5] << std::right << "  " << row[6] << "\n";
+    for (size_t c = 0; c < 5; ++c)
+      o << "  " << std::setw(static_cast<int>(width[c])) << row[c];
+    o << "  " << std::left << std::setw(static_cast<int>(width[5])) << row[5] << std::right << "  " << row[6]
+      << "\n";
   }
   out << o.str();
 }
@@ -319,16 +327,16 @@ void print_summary(std::ostream &out, const RunResult &r, const Schedule &s, con
     t << std::fixed << std::setprecision(0) << (span > 0 ? 100.0 * busy / span : 0.0) << "%";
     return t.str();
   };
-  o << "simulated time: " << human_time(r.total_ns) << " (" << std::fixed << std::setprecision(1) << r.total_ns
-    << " ns)\n";
-  // The table's columns are as wide as their widest cell, so that a full-size run's counts never run into each
-  // other.
+  o << "simulated time: " << human_time(r.total_ns) << " (" << std::fixed << std::setprecision(1)
+    << r.total_ns << " ns)\n";
+  // The table's columns are as wide as their widest cell, so that a full-size run's counts never run into
+  // each other.
   std::vector<std::array<std::string, 5>> rows = {{"queue", "insts", "busy", "util", "cycles"}};
   for (int q = 0; q < kNumEngines; ++q) {
     const auto &qs = r.queues[q];
     if (qs.instructions > 0)
-      rows.push_back({qs.name, std::to_string(qs.instructions), human_time(qs.busy_ns), pct(qs.busy_ns, r.total_ns),
-                      std::to_string(qs.cycles)});
+      rows.push_back({qs.name, std::to_string(qs.instructions), human_time(qs.busy_ns),
+                      pct(qs.busy_ns, r.total_ns), std::to_string(qs.cycles)});
   }
   // DMA queues: transfers, and the DMA-engine time of their descriptors as a share of all engines' time.
   const double engine_time = r.total_ns * static_cast<double>(r.dma_engines.size());
@@ -337,8 +345,8 @@ void print_summary(std::ostream &out, const RunResult &r, const Schedule &s, con
     const auto &qs = r.queues[q];
     if (qs.instructions == 0) continue;
     transfers += qs.instructions;
-    rows.push_back({qs.name, std::to_string(qs.instructions), human_time(qs.busy_ns), pct(qs.busy_ns, engine_time),
-                    std::to_string(qs.descriptors) + " desc"});
+    rows.push_back({qs.name, std::to_string(qs.instructions), human_time(qs.busy_ns),
+                    pct(qs.busy_ns, engine_time), std::to_string(qs.descriptors) + " desc"});
   }
   if (transfers > 0) {
     int64_t desc = 0;
@@ -348,20 +356,24 @@ void print_summary(std::ostream &out, const RunResult &r, const Schedule &s, con
   }
   std::array<size_t, 5> width{};
   for (const auto &row : rows)
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (size_t c = 0; c < row.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
   for (const auto &row : rows) {
     o << "  " << std::left << std::setw(static_cast<int>(width[0])) << row[0] << std::right;
-    for (size_t c = 1; c < row.size(); ++c) o << "  " << std::setw(static_cast<int>(width[c])) << row[c];
+    for (size_t c = 1; c < row.size(); ++c)
+      o << "  " << std::setw(static_cast<int>(width[c])) << row[c];
     o << "\n";
   }
   // The bottleneck is the engine that holds the critical path longest (DMA queues counted together).
   const auto shares = critical_path_shares(r, s);
   if (!shares.empty() && r.total_ns > 0) {
     o << "critical path:";
-    for (const auto &[name, ns] : shares) o << " " << name << " " << std::setprecision(1) << 100.0 * ns / r.total_ns << "%";
+    for (const auto &[name, ns] : shares)
+      o << " " << name << " " << std::setprecision(1) << 100.0 * ns / r.total_ns << "%";
     o << "\nbottleneck: " << shares.front().first << "\n";
   }
-  if (analysis) o << verdict_line(*analysis) << "\n";
+  if (analysis)
+    o << verdict_line(*analysis) << "\n";
   out << o.str();
 }
 

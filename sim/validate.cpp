@@ -403,7 +403,8 @@ void summarize(ValidateReport &R, bool ran, int64_t compared, int64_t outputs) {
 ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir, const ValidateOptions &opt) {
   ValidateReport R;
   const Manifest m = read_manifest(dir);
-  const std::string arch = with_arch_sets(opt.arch.empty() ? arch_for_gen(m.gen) : opt.arch, opt.arch_sets, "--set");
+  const std::string arch =
+      with_arch_sets(opt.arch.empty() ? arch_for_gen(m.gen) : opt.arch, opt.arch_sets, "--set");
   const engines::ArchParams ap = engines::load_arch(arch);
 
   // The BIR as `neuronsim encode` would write it: what each bundle should carry.

@@ -377,7 +377,8 @@ Work instruction_work(const DynInst &d) {
     return w;
   }
   for (const auto &o : d.outs)
-    if (o.tensor >= 0) return w.elements = o.partitions() * o.free_elements(), w;
+    if (o.tensor >= 0)
+      return w.elements = o.partitions() * o.free_elements(), w;
   return w;
 }
 

@@ -73,9 +73,12 @@ int cmd_compare(const std::vector<std::string> &a) {
     if (o == "--fail-if-slower") fail_pct = parse_tolerance(o, need_value(a, i));
     else if (o == "--top") top = parse_count(o, need_value(a, i));
     else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--arch-b") arch_b = sim::parse_arch(need_value(a, i), "--arch-b");
-    else if (o == "--set") sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
-    else if (o == "--set-b") sets_b.push_back(sim::parse_arch_set(need_value(a, i), "--set-b"));
+    else if (o == "--arch-b")
+      arch_b = sim::parse_arch(need_value(a, i), "--arch-b");
+    else if (o == "--set")
+      sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
+    else if (o == "--set-b")
+      sets_b.push_back(sim::parse_arch_set(need_value(a, i), "--set-b"));
     else if (o == "--help" || o == "-h") {
       std::cout << kCompareHelp;
       return 0;
@@ -83,13 +86,15 @@ int cmd_compare(const std::vector<std::string> &a) {
     else files.push_back(o);
   }
   const bool two_machines = !arch_b.empty() || !sets_b.empty();
-  if (files.size() == 1 && two_machines) files.push_back(files[0]);  // one kernel under two machines
+  if (files.size() == 1 && two_machines)
+    files.push_back(files[0]); // one kernel under two machines
   if (files.size() != 2)
     throw UsageError("compare takes two files (A B), or one kernel with --arch-b / --set-b, got " +
                      std::to_string(files.size()));
-  // B's machine: A's unless --arch-b names another; --set-b goes over it (after A's own --set when B shares A's
-  // base, so that `--set-b` alone changes one parameter of the machine A ran on).
-  if (arch_b.empty()) arch_b = arch;
+  // B's machine: A's unless --arch-b names another; --set-b goes over it (after A's own --set when B shares
+  // A's base, so that `--set-b` alone changes one parameter of the machine A ran on).
+  if (arch_b.empty())
+    arch_b = arch;
   std::vector<std::pair<std::string, std::string>> b_sets = arch_b == arch ? sets : decltype(sets){};
   for (const auto &kv : sets_b) {
     const auto same = [&](const auto &x) { return x.first == kv.first; };
@@ -102,16 +107,17 @@ int cmd_compare(const std::vector<std::string> &a) {
   std::cout << std::fixed << std::setprecision(1);
   std::cout << "A: " << files[0] << " (" << A.value("arch", "?") << ")\nB: " << files[1] << " ("
             << B.value("arch", "?") << ")\n";
-  std::cout << "total     " << std::setw(12) << sim::human_time(ta) << " -> " << std::setw(12) << sim::human_time(tb)
-            << "  " << std::showpos << change << std::noshowpos << "%   (" << ta << " -> " << tb << " ns)\n";
+  std::cout << "total     " << std::setw(12) << sim::human_time(ta) << " -> " << std::setw(12)
+            << sim::human_time(tb) << "  " << std::showpos << change << std::noshowpos << "%   (" << ta
+            << " -> " << tb << " ns)\n";
   std::cout << "  engine        busy A       busy B  util A  util B\n";
   auto engine_row = [&](const std::string &name, const nlohmann::json &ea, const nlohmann::json &eb) {
     auto num = [](const nlohmann::json &e, const char *k) { return e.is_object() ? e.value(k, 0.0) : 0.0; };
     if (num(ea, "busy_ns") == 0 && num(eb, "busy_ns") == 0) return;
     std::cout << "  " << std::left << std::setw(8) << name << std::right << std::setw(12)
               << sim::human_time(num(ea, "busy_ns")) << std::setw(13) << sim::human_time(num(eb, "busy_ns"))
-              << std::setw(7) << 100 * num(ea, "utilization") << "%" << std::setw(7) << 100 * num(eb, "utilization")
-              << "%\n";
+              << std::setw(7) << 100 * num(ea, "utilization") << "%" << std::setw(7)
+              << 100 * num(eb, "utilization") << "%\n";
   };
   const nlohmann::json none = nlohmann::json::object();
   for (const char *e : {"PE", "ACT", "POOL", "DVE", "SP"})
@@ -119,7 +125,8 @@ int cmd_compare(const std::vector<std::string> &a) {
   engine_row("DMA", A.value("dma", none), B.value("dma", none));
   std::cout << "bottleneck: " << A.value("bottleneck", "") << " -> " << B.value("bottleneck", "") << "\n";
   for (const auto &[label, doc] : {std::pair<const char *, const nlohmann::json *>{"A", &A}, {"B", &B}})
-    if (doc->contains("analysis")) std::cout << "verdict " << label << ": " << sim::verdict_line((*doc)["analysis"]).substr(9) << "\n";
+    if (doc->contains("analysis"))
+      std::cout << "verdict " << label << ": " << sim::verdict_line((*doc)["analysis"]).substr(9) << "\n";
   // Static instructions (by name, engine and trigger) and source lines: the critical-path time each holds, A vs B.
   auto changes = [&](const char *list, auto key, auto label, const char *title) {
     std::map<std::string, std::pair<double, double>> m;

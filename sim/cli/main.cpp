@@ -205,10 +205,12 @@ struct Progress {
   sim::ProgressLine text;
   void operator()(int64_t done, int64_t total, double sim_ns) {
     const std::string l = text.line(done, total, sim_ns);
-    if (!l.empty()) std::cerr << "\r  " << l << "\033[K" << std::flush;
+    if (!l.empty())
+      std::cerr << "\r  " << l << "\033[K" << std::flush;
   }
   void clear() {
-    if (text.shown()) std::cerr << "\r\033[K" << std::flush;
+    if (text.shown())
+      std::cerr << "\r\033[K" << std::flush;
   }
 };
 
@@ -234,14 +236,18 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--rtol") set.rtol = parse_tolerance(o, need_value(a, i));
     else if (o == "--atol") set.atol = parse_tolerance(o, need_value(a, i));
     else if (o == "--arch") opts.arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--set") set.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
+    else if (o == "--set")
+      set.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
     else if (o == "--stats") stats = need_path(a, i);
     else if (o == "--trace") trace = need_path(a, i);
     else if (o == "--top") top = parse_count(o, need_value(a, i));
     else if (o == "--json") json = true;
-    else if (o == "--why") why = true;
-    else if (o == "--sensitivity") sensitivity = true;
-    else if (o == "--report") report = need_path(a, i);
+    else if (o == "--why")
+      why = true;
+    else if (o == "--sensitivity")
+      sensitivity = true;
+    else if (o == "--report")
+      report = need_path(a, i);
     else if (o == "--seed") set.inputs.seed = parse_seed(need_value(a, i));
     else if (o == "--save-inputs") set.save_inputs = need_path(a, i);
     else if (o == "--quiet") quiet = true;
@@ -259,7 +265,8 @@ int cmd_run(const std::vector<std::string> &a) {
     } else if (o == "--help" || o == "-h") {
       std::cout << kRunHelp;
       return 0;
-    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "' (neuronsim run --help)");
+    } else if (!o.empty() && o[0] == '-')
+      throw UsageError("unknown option '" + o + "' (neuronsim run --help)");
     else if (kernel.empty()) kernel = o;
     else throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
   }
@@ -276,10 +283,13 @@ int cmd_run(const std::vector<std::string> &a) {
   sim::complete_settings(k, set);
   const double rtol = *set.rtol, atol = *set.atol;
   // Every output path is checked (and --outdir created) before the run; no output may be a file the run reads.
-  sim::prepare_run_outputs(k, set, outdir, {stats, trace, report, opts.timing_only ? std::string() : device_print});
+  sim::prepare_run_outputs(k, set, outdir,
+                           {stats, trace, report, opts.timing_only ? std::string() : device_print});
   // The report draws the engine timeline from the run's events, which a streamed run does not keep.
-  if (!report.empty() && opts.schedule == sim::ScheduleMode::Auto) opts.schedule = sim::ScheduleMode::Whole;
-  if (!report.empty()) opts.record_dma_engine_slices = true;  // and the DMA engines' rows
+  if (!report.empty() && opts.schedule == sim::ScheduleMode::Auto)
+    opts.schedule = sim::ScheduleMode::Whole;
+  if (!report.empty())
+    opts.record_dma_engine_slices = true; // and the DMA engines' rows
 
   // DevicePrint lines: on stdout as they happen (so before the summary), or into --device-print FILE, written
   // through a temporary that only a successful run renames into place. A timing-only run prints nothing and
@@ -314,7 +324,8 @@ int cmd_run(const std::vector<std::string> &a) {
 
   out << r.dynamic_instructions << " dynamic instructions executed\n";
   for (const auto &l : run.input_lines) out << "  input  " << l << "\n";
-  for (const auto &f : run.saved_inputs) out << "  saved  " << f << "\n";
+  for (const auto &f : run.saved_inputs)
+    out << "  saved  " << f << "\n";
   std::vector<std::string> command_line{"neuronsim", "run"};
   command_line.insert(command_line.end(), a.begin(), a.end());
   // The stats document: with the profile when something shows it (--stats, --top, --why, --report), else the
@@ -339,29 +350,36 @@ int cmd_run(const std::vector<std::string> &a) {
       if (doc) std::cout << doc->dump() << "\n";
     }
   } print_json{json ? &summary : nullptr};
-  if (top > 0) sim::print_top(out, doc, top);
+  if (top > 0)
+    sim::print_top(out, doc, top);
   if (sensitivity) {
     const double base = run.device ? run.device_result.total_ns : r.total_ns;
     const bool tty = !quiet && !json && isatty(STDERR_FILENO);
     const auto rows = sim::sensitivity(k, set, base, [&](size_t i, size_t n) {
-      if (tty) std::cerr << "\r  sensitivity: rerun " << i + 1 << " of " << n << "\033[K" << std::flush;
+      if (tty)
+        std::cerr << "\r  sensitivity: rerun " << i + 1 << " of " << n << "\033[K" << std::flush;
     });
-    if (tty) std::cerr << "\r\033[K" << std::flush;
-    out << "sensitivity (timing-only reruns, one parameter made 2x better each; speed-up over " << sim::human_time(base)
-        << "):\n";
+    if (tty)
+      std::cerr << "\r\033[K" << std::flush;
+    out << "sensitivity (timing-only reruns, one parameter made 2x better each; speed-up over "
+        << sim::human_time(base) << "):\n";
     for (const auto &row : rows) {
       char line[96];
-      std::snprintf(line, sizeof line, "  %6.3fx  %12s  %-20s  ", row.speedup, sim::human_time(row.total_ns).c_str(),
-                    row.parameter.c_str());
+      std::snprintf(line, sizeof line, "  %6.3fx  %12s  %-20s  ", row.speedup,
+                    sim::human_time(row.total_ns).c_str(), row.parameter.c_str());
       out << line << row.arch << "\n";
-      if (json) summary["sensitivity"].push_back({{"parameter", row.parameter}, {"arch", row.arch},
-                                                  {"total_ns", row.total_ns}, {"speedup", row.speedup}});
+      if (json)
+        summary["sensitivity"].push_back({{"parameter", row.parameter},
+                                          {"arch", row.arch},
+                                          {"total_ns", row.total_ns},
+                                          {"speedup", row.speedup}});
     }
   }
   if (!stats.empty()) {
     sim::write_json_file(stats, doc);
     out << "stats: " << stats << "\n";
-    if (json) summary["stats"] = stats;
+    if (json)
+      summary["stats"] = stats;
   }
   if (!report.empty()) {
     // The timeline: the trace the run wrote (--trace), else the run's events replayed as one.
@@ -371,7 +389,8 @@ int cmd_run(const std::vector<std::string> &a) {
                                         : sim::trace_json(r, simulator.schedule(), prog);
     isa::write_file_atomic(report, sim::run_report_html(doc, timeline.is_null() ? nullptr : &timeline));
     out << "report: " << report << "\n";
-    if (json) summary["report"] = report;
+    if (json)
+      summary["report"] = report;
   }
   if (!trace.empty()) {
     out << "trace: " << trace << "\n";
@@ -383,7 +402,8 @@ int cmd_run(const std::vector<std::string> &a) {
       out << "  output " << p << "\n";
       if (json) summary["outputs"].push_back(p);
     }
-  if (!set.no_expected.empty()) out << "no expected outputs in " << set.no_expected << " (nothing compared)\n";
+  if (!set.no_expected.empty())
+    out << "no expected outputs in " << set.no_expected << " (nothing compared)\n";
   if (set.expect) {
     std::vector<std::string> checked;
     const auto bad = sim::check_outputs(k, run, set, &checked);
@@ -490,7 +510,8 @@ int cmd_encode(const std::vector<std::string> &a) {
     else if (o == "--lnc") lnc = parse_count(o, need_value(a, i));
     else if (o == "-o" || o == "--outdir") out = need_value(a, i);
     else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--set") sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
+    else if (o == "--set")
+      sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
     else if (o == "--help" || o == "-h") {
       std::cout << kEncodeHelp;
       return 0;
@@ -609,7 +630,8 @@ int cmd_validate(const std::vector<std::string> &a) {
     else if (o == "--rtol") vo.rtol = parse_tolerance(o, need_value(a, i));
     else if (o == "--atol") vo.atol = parse_tolerance(o, need_value(a, i));
     else if (o == "--arch") vo.arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--set") vo.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
+    else if (o == "--set")
+      vo.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
     else if (o == "--cores") vo.cores = parse_count(o, need_value(a, i));
     else if (o == "--lnc") vo.lnc = parse_count(o, need_value(a, i));
     else if (o == "--help" || o == "-h") {
@@ -644,31 +666,39 @@ int cmd_report(const std::vector<std::string> &a) {
   std::string out, baseline;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string &o = a[i];
-    if (o == "-o" || o == "--output") out = need_path(a, i);
-    else if (o == "--baseline") baseline = need_value(a, i);
+    if (o == "-o" || o == "--output")
+      out = need_path(a, i);
+    else if (o == "--baseline")
+      baseline = need_value(a, i);
     else if (o == "--help" || o == "-h") {
       std::cout << kReportHelp;
       return 0;
-    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "' (neuronsim report --help)");
-    else files.push_back(o);
+    } else if (!o.empty() && o[0] == '-')
+      throw UsageError("unknown option '" + o + "' (neuronsim report --help)");
+    else
+      files.push_back(o);
   }
   if (files.empty() || files.size() > 2)
     throw UsageError("report takes STATS.json [TRACE.json] or RESULTS.csv (neuronsim report --help)");
-  if (out.empty()) throw UsageError("report needs -o FILE.html");
+  if (out.empty())
+    throw UsageError("report needs -o FILE.html");
   const bool sweep = files[0].size() >= 4 && files[0].compare(files[0].size() - 4, 4, ".csv") == 0;
-  if (sweep && files.size() > 1) throw UsageError("report of a sweep's RESULTS.csv takes no second file");
-  if (!sweep && !baseline.empty()) throw UsageError("--baseline is for a sweep's RESULTS.csv");
+  if (sweep && files.size() > 1)
+    throw UsageError("report of a sweep's RESULTS.csv takes no second file");
+  if (!sweep && !baseline.empty())
+    throw UsageError("--baseline is for a sweep's RESULTS.csv");
   // The page is never written over an input (the check `run` makes for its outputs).
   sim::prepare_output_paths({}, {out}, files);
   std::string html;
   if (sweep) {
-    html = sim::sweep_report_html(isa::read_regular_file(files[0], isa::kMaxInputFileBytes, "sweep results"), files[0],
-                                  baseline);
+    html = sim::sweep_report_html(isa::read_regular_file(files[0], isa::kMaxInputFileBytes, "sweep results"),
+                                  files[0], baseline);
   } else {
     const nlohmann::json stats = isa::read_json_file(files[0], "stats file");
     if (!stats.is_object() || !stats.contains("total_ns") || !stats.contains("analysis"))
-      throw InputError({files[0], -1, "", "analysis"},
-                       "not a --stats document of this version (run it again with --stats to get its analysis)");
+      throw InputError(
+          {files[0], -1, "", "analysis"},
+          "not a --stats document of this version (run it again with --stats to get its analysis)");
     std::optional<nlohmann::json> trace;
     if (files.size() == 2) {
       trace = isa::read_json_file(files[1], "trace file");
@@ -735,7 +765,8 @@ int sc_main(int argc, char **argv) {
     if (args[0] == "disasm") return cmd_disasm(rest);
     if (args[0] == "validate") return cmd_validate(rest);
     if (args[0] == "sweep") return cmd_sweep(rest);
-    if (args[0] == "report") return cmd_report(rest);
+    if (args[0] == "report")
+      return cmd_report(rest);
     throw UsageError("unknown command '" + args[0] + "' (try --help)");
   } catch (const Error &e) {  // UsageError included (exit 2)
     std::cerr << "neuronsim: " << sim::one_line(e.what()) << "\n";

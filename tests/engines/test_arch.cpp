@@ -151,7 +151,7 @@ TEST(Arch, SettingsOverABuiltInAreCheckedByTheLoaderAndNameTheArch) {
   EXPECT_EQ(a.name, "trn2+{dma_fixed_ns=650,pe_ghz=4.8}");
   EXPECT_EQ(a.dma_fixed_ns, 650.0);
   EXPECT_EQ(a.pe_ghz, 4.8);
-  EXPECT_EQ(a.act_ghz, engines::builtin_arch("trn2").act_ghz);  // the rest is trn2's
+  EXPECT_EQ(a.act_ghz, engines::builtin_arch("trn2").act_ghz); // the rest is trn2's
   EXPECT_EQ(engines::arch_param_value(a, "dma_fixed_ns"), 650.0);
   EXPECT_EQ(engines::arch_param_value(a, "core_gen"), 3.0);
   // The value in canonical JSON: 650.0 and 650 are one setting.
@@ -165,8 +165,10 @@ TEST(Arch, SettingsOverABuiltInAreCheckedByTheLoaderAndNameTheArch) {
     }
     return std::string("(accepted)");
   };
-  EXPECT_EQ(field("trn2+{dma_gbps=54.4}"), "dma_gbps: unknown architecture parameter (`neuronsim arch --keys` lists them)");
-  EXPECT_EQ(field("trn2+{dma_fixed_ns=-1}"), "dma_fixed_ns: the value must be in [0, 1e+06], got -1 (arch_params.def)");
+  EXPECT_EQ(field("trn2+{dma_gbps=54.4}"),
+            "dma_gbps: unknown architecture parameter (`neuronsim arch --keys` lists them)");
+  EXPECT_EQ(field("trn2+{dma_fixed_ns=-1}"),
+            "dma_fixed_ns: the value must be in [0, 1e+06], got -1 (arch_params.def)");
   EXPECT_EQ(field("trn2+{psum_banks=2.5}"), "psum_banks: the value must be an integer, got 2.5");
   EXPECT_EQ(field("trn2+{pe_ghz=fast}"), "pe_ghz: the value must be a number or true/false, got 'fast'");
   EXPECT_EQ(field("trn2+{pe_ghz=2,pe_ghz=3}"), "pe_ghz: set twice");

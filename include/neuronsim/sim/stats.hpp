@@ -12,9 +12,9 @@
 namespace neuronsim::sim {
 
 // The simulated time (in the unit that fits, and exactly in ns), one line per engine and DMA queue that ran
-// something (instructions or transfers, busy time, utilization, cycles or descriptors; columns as wide as their
-// widest cell), the DMA engines' total, the critical-path shares, the bottleneck and, given the stats document's
-// analysis (neuronsim/sim/analysis.hpp), the verdict.
+// something (instructions or transfers, busy time, utilization, cycles or descriptors; columns as wide as
+// their widest cell), the DMA engines' total, the critical-path shares, the bottleneck and, given the stats
+// document's analysis (neuronsim/sim/analysis.hpp), the verdict.
 void print_summary(std::ostream &out, const RunResult &r, const Schedule &s,
                    const nlohmann::json *analysis = nullptr);
 
