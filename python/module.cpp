@@ -65,14 +65,14 @@ cores, lnc   NeuronCores in the run and physical cores per logical core (as --co
 schedule     "auto" (default), "whole" or "streamed", as --schedule (README "Long kernels"): how the run holds
              its dynamic schedule; every result is the same either way. auto streams a timing-only run without
              a trace of a program without data-dependent branches, so that long kernels run in bounded memory
-set          dict of architecture parameter -> value set over arch (as --set KEY=VALUE, `neuronsim arch --keys`):
-             {"dma_fixed_ns": 650} runs on "trn1+{dma_fixed_ns=650}", the name Result.arch and stats give
+set          dict of architecture parameter -> value set over arch (as --set KEY=VALUE; `neuronsim arch
+             --keys`): {"dma_fixed_ns": 650} runs on "trn1+{dma_fixed_ns=650}", the name Result.arch and stats give
 seed         seed of the generated inputs (as --seed; default 0, the documented draw)
-save_inputs  a folder: every input as used (given or generated) written there as <tensor>.npy before the run (as
-             --save-inputs; rank r's under rank<r>/ with several ranks); Result.saved_inputs lists the files
+save_inputs  a folder: every input as used (given or generated) written there as <tensor>.npy before the run
+             (as --save-inputs; rank r's under rank<r>/ with several ranks); Result.saved_inputs lists the files
 progress     a callable progress(done, total, simulated_ns), called about five times a second while the kernel
-             runs (done / total: engine instructions issued / in the run); an exception it raises stops the run
-             and is raised by run(). None: on a terminal, the CLI's progress line on stderr for runs over 1 s
+             runs (done / total: engine instructions issued / in the run); an exception it raises stops the
+             run and is raised by run(). None: on a terminal, the CLI's progress line on stderr for runs over 1 s
 report       write the run's HTML report (as --report; docs/profiling.md) to this path, timeline included
 
 The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInterrupt.

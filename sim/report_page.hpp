@@ -17,15 +17,16 @@ body { font: 14px/1.4 sans-serif; margin: 16px 24px; color: #222; background: #f
 h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 24px 0 8px; }
 .sub { color: #555; } .verdict { font-size: 17px; font-weight: bold; margin: 12px 0; padding: 8px 12px;
   background: #fff4d6; border-left: 4px solid #e0a000; }
-table { border-collapse: collapse; } td, th { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
+table { border-collapse: collapse; }
+td, th { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
 th { background: #f2f2f2; } td.l, th.l { text-align: left; }
 .bar { display: flex; height: 16px; width: 480px; background: #eee; }
 .bar span { display: block; height: 100%; }
 .legend span { display: inline-block; margin-right: 12px; } .legend i { display: inline-block; width: 12px;
   height: 12px; margin-right: 4px; vertical-align: middle; }
 #timeline-wrap { position: relative; border: 1px solid #ccc; overflow: hidden; } #timeline { display: block; }
-#tip { position: absolute; pointer-events: none; background: #333; color: #fff; padding: 3px 6px; font-size: 12px;
-  display: none; white-space: nowrap; }
+#tip { position: absolute; pointer-events: none; background: #333; color: #fff; padding: 3px 6px;
+  font-size: 12px; display: none; white-space: nowrap; }
 button { margin-right: 4px; } .err { color: #b00; font-weight: bold; } .note { color: #666; font-size: 12px; }
 </style>
 </head>
@@ -45,12 +46,15 @@ window.addEventListener("error", function (e) { fail(e.message); });
 
 var COLORS = { busy: "#3a7bd5", dependency: "#f0a030", semaphore: "#b05cc6", shared_port: "#d04040",
   psum_bank: "#40a080", dma_ring: "#8a6d3b", dma_engine: "#607d8b", idle: "#e4e4e4" };
-var ENGINE_COLORS = { PE: "#3a7bd5", ACT: "#2e9e5b", POOL: "#c0392b", DVE: "#8e44ad", SP: "#7f8c8d", DMA: "#e67e22" };
+var ENGINE_COLORS = { PE: "#3a7bd5", ACT: "#2e9e5b", POOL: "#c0392b", DVE: "#8e44ad", SP: "#7f8c8d",
+  DMA: "#e67e22" };
 
 function el(tag, attrs, children) {
   var e = document.createElement(tag);
   for (var k in (attrs || {})) e.setAttribute(k, attrs[k]);
-  (children || []).forEach(function (c) { e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+  (children || []).forEach(function (c) {
+    e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+  });
   return e;
 }
 function fmtTime(ns) {
@@ -63,9 +67,11 @@ function fmtTime(ns) {
 function pct(x) { return (100 * x).toFixed(0) + "%"; }
 function table(head, rows, left) {
   var t = el("table");
-  t.appendChild(el("tr", {}, head.map(function (h, i) { return el("th", { "class": left[i] ? "l" : "" }, [h]); })));
+  t.appendChild(el("tr", {}, head.map(function (h, i) { return el("th",
+      { "class": left[i] ? "l" : "" }, [h]); })));
   rows.forEach(function (r) {
-    t.appendChild(el("tr", {}, r.map(function (c, i) { return el("td", { "class": left[i] ? "l" : "" }, [String(c)]); })));
+    t.appendChild(el("tr", {}, r.map(function (c, i) { return el("td", { "class": left[i] ? "l" : "" },
+        [String(c)]); })));
   });
   return t;
 }
@@ -92,15 +98,18 @@ function legend(names) {
 function runPage(d, app) {
   var a = d.analysis || {};
   app.appendChild(el("h1", {}, ["neuronsim report: " + d.kernel]));
-  app.appendChild(el("div", { "class": "sub" }, ["arch " + d.arch + ", simulated time " + fmtTime(d.total_ns) +
+  app.appendChild(el("div", { "class": "sub" }, ["arch " + d.arch + ", simulated time " +
+      fmtTime(d.total_ns) +
     " (" + d.total_ns + " ns), bottleneck " + d.bottleneck + " - " + d.tool]));
-  app.appendChild(el("div", { "class": "verdict", id: "verdict" }, ["verdict: " + ((a.verdict || {}).text || "none")]));
+  app.appendChild(el("div", { "class": "verdict", id: "verdict" },
+      ["verdict: " + ((a.verdict || {}).text || "none")]));
 
   // The engine timeline.
   app.appendChild(el("h2", {}, ["Engine timeline"]));
   var fit = null;
   if (d.timeline) fit = timeline(d, app);
-  else app.appendChild(el("p", { "class": "note" }, ["no trace given: neuronsim report STATS.json TRACE.json, or run --report"]));
+  else app.appendChild(el("p", { "class": "note" },
+      ["no trace given: neuronsim report STATS.json TRACE.json, or run --report"]));
 
   // Utilization and wait reasons.
   app.appendChild(el("h2", {}, ["Where each engine's time goes: busy, waiting by reason, idle"]));
@@ -116,7 +125,8 @@ function runPage(d, app) {
     parts.push(["idle", e.idle_ns]);
     var w = e.work || {};
     rows.appendChild(el("tr", { "data-engine": name }, [el("td", { "class": "l" }, [name]),
-      el("td", { "class": "l" }, [stackedBar(parts, d.total_ns)]), el("td", {}, [pct(e.busy_ns / (d.total_ns || 1))]),
+      el("td", { "class": "l" }, [stackedBar(parts, d.total_ns)]), el("td", {},
+          [pct(e.busy_ns / (d.total_ns || 1))]),
       el("td", {}, [w.amount ? pct(w.of_peak) + " of peak " + w.unit + "/s" : "-"])]));
   });
   app.appendChild(rows);
@@ -124,16 +134,21 @@ function runPage(d, app) {
   var q = a.dma_queues || [];
   if (q.length) {
     app.appendChild(el("h2", {}, ["DMA queues"]));
-    app.appendChild(table(["queue", "transfers", "bytes", "active", "idle", "achieved", "allowed", "fixed latency",
+    app.appendChild(table(["queue", "transfers", "bytes", "active", "idle", "achieved", "allowed",
+        "fixed latency",
       "per-row", "transfer", "waiting (dep / sem / ring / engine)"], q.map(function (x) {
       var w = x.wait_ns || {};
-      var waits = ["dependency", "semaphore", "dma_ring", "dma_engine"].map(function (r) { return fmtTime(w[r] || 0); });
+      var waits = ["dependency", "semaphore", "dma_ring",
+          "dma_engine"].map(function (r) { return fmtTime(w[r] || 0); });
       return [x.name, x.transfers, x.bytes, fmtTime(x.active_ns), fmtTime(x.idle_ns),
-        x.achieved_gbps.toFixed(2) + " GB/s", x.allowed_gbps.toFixed(1) + " GB/s", fmtTime(x.fixed_latency_ns),
+        x.achieved_gbps.toFixed(2) + " GB/s", x.allowed_gbps.toFixed(1) + " GB/s",
+            fmtTime(x.fixed_latency_ns),
         fmtTime(x.per_row_ns), fmtTime(x.transfer_ns), waits.join(" / ")];
     }), [true]));
-    app.appendChild(el("p", { "class": "note" }, ["achieved: bytes over the time from the queue's first transfer " +
-      "entering its ring to its last one's end; allowed: the rate the arch gives its transfers' engines (within " +
+    app.appendChild(el("p", { "class": "note" },
+        ["achieved: bytes over the time from the queue's first transfer " +
+      "entering its ring to its last one's end; allowed: the rate the arch gives its transfers' engines " +
+      "(within " +
       "the HBM share). Fixed latency, per-row cost and transfer are summed over the queue's transfers."]));
   }
 
@@ -155,7 +170,8 @@ function runPage(d, app) {
     app.appendChild(table(["path", "path %", "execs", "busy", "wait", "engine", "instruction", "source"],
       d.top.map(function (r) {
         return [fmtTime(r.critical_path_ns), pct(r.critical_path_ns / (d.total_ns || 1)), r.executions,
-          fmtTime(r.busy_ns), fmtTime(r.wait_ns), r.engine, r.name + " (" + r.opcode + (r.trigger ? ", trigger" : "") + ")",
+          fmtTime(r.busy_ns), fmtTime(r.wait_ns), r.engine,
+          r.name + " (" + r.opcode + (r.trigger ? ", trigger" : "") + ")",
           r.line >= 0 ? (r.file ? r.file + ":" : "line ") + r.line : r.file];
       }), [false, false, false, false, false, true, true, true]));
   }
@@ -234,7 +250,8 @@ function timeline(d, app) {
     evt.preventDefault(); zoom(evt.deltaY < 0 ? 0.8 : 1.25, nsAt(evt)); draw();
   });
   var drag = null;
-  canvas.addEventListener("mousedown", function (evt) { drag = { x: evt.clientX, from: view.from, to: view.to }; });
+  canvas.addEventListener("mousedown", function (evt) { drag = { x: evt.clientX, from: view.from,
+      to: view.to }; });
   window.addEventListener("mouseup", function () { drag = null; });
   canvas.addEventListener("mousemove", function (evt) {
     if (drag) {
@@ -242,15 +259,16 @@ function timeline(d, app) {
       view.from = Math.max(0, drag.from - dns); view.to = view.from + (drag.to - drag.from); draw();
       return;
     }
-    var r = canvas.getBoundingClientRect(), track = Math.floor((evt.clientY - r.top) / H), at = nsAt(evt), hit = null;
+    var r = canvas.getBoundingClientRect(), track = Math.floor((evt.clientY - r.top) / H),
+        at = nsAt(evt), hit = null;
     t.slices.forEach(function (s) { if (s[0] === track && s[1] <= at && at <= s[1] + s[2]) hit = s; });
     if (!hit) { tip.style.display = "none"; return; }
     tip.textContent = t.labels[hit[3]] + ": " + fmtTime(hit[1]) + " + " + fmtTime(hit[2]);
     tip.style.left = (evt.clientX - r.left + 12) + "px"; tip.style.top = (evt.clientY - r.top + 12) + "px";
     tip.style.display = "block";
   });
-  // The canvas is as wide as its frame: measured once the whole page is laid out (a scroll bar may have come),
-  // and again when the window is resized.
+  // The canvas is as wide as its frame: measured once the whole page is laid out (a scroll bar may have
+  // come), and again when the window is resized.
   function fit() {
     W = Math.max(600, Math.min(1600, wrap.clientWidth || W));
     canvas.setAttribute("width", String(W));
@@ -268,11 +286,13 @@ function sweepPage(d, app) {
     if (kernels.indexOf(r.kernel) < 0) kernels.push(r.kernel);
     times[r.kernel + "\u0000" + r.arch] = r.status === "error" ? null : r.total_ns;
   });
-  var pick = el("select", { id: "baseline" }, d.archs.map(function (a) { return el("option", { value: a }, [a]); }));
+  var pick = el("select", { id: "baseline" }, d.archs.map(function (a) { return el("option",
+      { value: a }, [a]); }));
   pick.value = d.baseline;
   app.appendChild(el("p", {}, ["speed-ups against ", pick]));
   var holder = el("div"), chart = el("div", { id: "chart" });
-  app.appendChild(holder); app.appendChild(el("h2", {}, ["Speed-up against the baseline"])); app.appendChild(chart);
+  app.appendChild(holder); app.appendChild(el("h2", {},
+      ["Speed-up against the baseline"])); app.appendChild(chart);
   function render() {
     var base = pick.value;
     holder.innerHTML = ""; chart.innerHTML = "";

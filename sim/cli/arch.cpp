@@ -18,7 +18,7 @@ namespace {
 const char *kArchHelp = R"(usage: neuronsim arch --list | --keys | --show NAME|FILE.json
 
   --list                 the built-in architectures, one a line: name, NeuronCore generation, engine clocks
-  --keys                 every parameter --set KEY=VALUE takes: key, accepted range, what it is (arch_params.def)
+  --keys                 every parameter --set KEY=VALUE takes: key, range, what it is (arch_params.def)
   --show NAME            the built-in architecture's JSON, every parameter with its source (sim/arch/NAME.json)
   --show FILE.json       an architecture file, checked as --arch checks it, printed as read
 

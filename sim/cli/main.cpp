@@ -651,7 +651,8 @@ int cmd_validate(const std::vector<std::string> &a) {
 const char *kReportHelp = R"(usage: neuronsim report STATS.json [TRACE.json] -o REPORT.html
        neuronsim report RESULTS.csv -o SWEEP.html [--baseline ARCH]
 
-One self-contained HTML page to look at (docs/profiling.md): no network fetch, nothing to install, opens from a file.
+One self-contained HTML page to look at (docs/profiling.md): no network fetch, nothing to install, opens from a
+file.
   STATS.json   a `neuronsim run --stats` document: the verdict, per engine and DMA queue the busy / waiting by
                reason / idle bars and rates, the critical path, the instructions holding it longest with their
                source lines; TRACE.json (`run --trace`) adds the engine timeline (wheel zooms, drag pans)
