@@ -328,10 +328,10 @@ function sweepPage(d, app) {
         var t = times[k + "\u0000" + a], b = times[k + "\u0000" + base], s = t && b ? b / t : 0;
         var r = document.createElementNS(NS, "rect");
         r.setAttribute("x", LEFT); r.setAttribute("y", y); r.setAttribute("height", BH - 2);
-        r.setAttribute("width", Math.max(1, s / max * (W - LEFT - 120)));
+        r.setAttribute("width", Math.max(1, s / max * (W - LEFT - 260)));
         r.setAttribute("fill", palette[i % palette.length]);
         svg.appendChild(r);
-        text(LEFT + s / max * (W - LEFT - 120) + 4, y + BH - 3, (s ? s.toFixed(2) + "x " : "error ") + a);
+        text(LEFT + s / max * (W - LEFT - 260) + 4, y + BH - 3, (s ? s.toFixed(2) + "x " : "error ") + a);
         y += BH;
       });
       y += gap;

@@ -158,3 +158,16 @@ TEST(WhatIfCli, AnEmptyExpectedFolderComparesNothing) {
       << r.out;
   EXPECT_EQ(r.out.find("MISMATCH"), std::string::npos) << r.out;
 }
+
+TEST(WhatIfCli, EncodeAndValidateTakeSettingsToo) {
+  const std::string dir = clitest::temp_dir();
+  auto e = run("encode " + kKernel1 + " --gen v3 -o " + dir + "/b --set dma_ring_depth=2");
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(e.out.find("(v3, arch trn2+{dma_ring_depth=2})"), std::string::npos) << e.out;
+  auto v = run("validate --bir " + kKernel1 + " --bundles " + dir + "/b --set dma_ring_depth=2");
+  EXPECT_EQ(v.code, 0) << v.out << v.err;
+  auto bad = run("validate --bir " + kKernel1 + " --bundles " + dir + "/b --set dma_ring_depth=0");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--set dma_ring_depth=0: the value must be in [1, 1024], got 0"), std::string::npos)
+      << bad.err;
+}
