@@ -43,8 +43,9 @@ the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), t
   --grid DIMS            the launch grid kernel[...] runs with: 4x2 (the instances one after the other on one core)
                          or nc2 (an nl.nc(2) axis: 2 cores of one logical core, --lnc 2, trn2 unless --arch)
   --emit-bir FILE        also write the traced BIR JSON there
-Every `neuronsim run` option applies (--arch, --timing-only, --stats, --trace, --top, --json, --quiet, --seed,
---expect, --rtol/--atol, --outdir, --save-inputs, --max-instructions, --schedule, --device-print, --cores, --lnc).
+Every `neuronsim run` option applies (--arch, --set, --timing-only, --stats, --trace, --top, --why, --sensitivity,
+--report, --json, --quiet, --seed, --expect, --rtol/--atol, --outdir, --save-inputs, --max-instructions, --schedule,
+--device-print, --cores, --lnc).
 Outputs are named after the kernel's variables (`c = nl.ndarray(...)` -> c.npy). `neuronsim.nki.install()` serves the
 neuronxcc.nki / nki imports when no real package of that name is importable.
 exit codes: as run (0 ok, 1 outputs differ, 2 usage, 3 the kernel cannot be traced or read, 4 simulation error)
@@ -57,6 +58,8 @@ const std::set<std::string> kRunValueOptions = {"--inputs",
                                                 "--rtol",
                                                 "--atol",
                                                 "--arch",
+                                                "--set",
+                                                "--report",
                                                 "--stats",
                                                 "--trace",
                                                 "--top",
