@@ -53,7 +53,13 @@ struct Result {
   pybind11::object mismatches = pybind11::none(); // list of MismatchInfo when outputs were compared
   pybind11::list device_prints;                   // DevicePrint lines, in order
   pybind11::dict unwritten;                       // output -> elements no instruction wrote (numeric runs)
+  pybind11::list saved_inputs;                    // the files save_inputs= wrote
+  std::string summary_text;                       // as `neuronsim run` prints it (sim::summary_text)
+  std::shared_ptr<const nlohmann::json> doc;      // the stats document (report())
 };
+// Result.report(path): the run's page (sim/report.hpp), its timeline from the run's trace file when it wrote
+// one.
+void write_report(const Result &r, pybind11::handle path);
 
 struct Report {
   sim::ValidateReport report;
@@ -66,7 +72,8 @@ Result run(pybind11::handle kernel, pybind11::handle inputs, pybind11::handle ar
            pybind11::handle timing_only, pybind11::handle expect, pybind11::handle rtol,
            pybind11::handle atol, pybind11::handle kernel_sim, pybind11::handle trace,
            pybind11::handle max_instructions, pybind11::handle cores, pybind11::handle lnc,
-           pybind11::handle schedule, pybind11::handle strict);
+           pybind11::handle schedule, pybind11::handle strict, pybind11::handle set, pybind11::handle seed,
+           pybind11::handle save_inputs, pybind11::handle progress, pybind11::handle report);
 pybind11::object isa();
 // The parameters of a built-in architecture or an architecture file, {"name": ..., <key>: value, ...}.
 pybind11::object arch_params(pybind11::handle arch);
@@ -86,6 +93,9 @@ std::string output_kind(pybind11::handle path);
 // cores= / lnc=: None (0) or a whole number from 1 to sim::kMaxCores; TypeError naming the argument
 // otherwise.
 int count_arg(pybind11::handle v, const char *name);
+// neuronsim._core.builder and neuronsim._core.lowering (python/builder.cpp): the BIR builder and the lowering
+// library, for the NKI front end.
+void bind_builder(pybind11::module_ &m);
 
 // A Kernel object, or a path loaded now (with the GIL released).
 std::shared_ptr<const sim::Kernel> kernel_arg(pybind11::handle kernel, sim::KernelForms forms);

@@ -392,4 +392,19 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
 template void DmaEngines::advance<true>(Engine &, int, int64_t);
 template void DmaEngines::advance<false>(Engine &, int, int64_t);
 
+DmaTimeSplit dma_time_split(const DmaTransfer &t, const ArchParams &arch, bool device_hbm) {
+  DmaTimeSplit s;
+  s.fixed_ps = t.fixed_ps;
+  int64_t engine_ps = 0;
+  for (const auto &p : t.parts) {
+    s.per_row_ps += p.descriptors * to_ps(arch.dma_descriptor_overhead_ns) + t.transfer_overhead_ps;
+    engine_ps += p.descriptors * p.desc_ps + t.transfer_overhead_ps;
+  }
+  s.transfer_ps = std::max<int64_t>(0, engine_ps - s.per_row_ps);
+  s.allowed_bytes_per_ns = t.stream_bytes_per_ns;
+  if (t.touches_hbm && !device_hbm && s.allowed_bytes_per_ns > 0)
+    s.allowed_bytes_per_ns = std::min(s.allowed_bytes_per_ns, arch.hbm_bytes_per_ns);
+  return s;
+}
+
 } // namespace neuronsim::engines

@@ -43,7 +43,8 @@ COLUMNS = [
     ("path", str, "its absolute path, which the workers read"),
     ("group", str, "NAME of a kernel named NAME@VARIANT, else the folder it was found in, else its own name"),
     ("variant", str, "VARIANT of NAME@VARIANT, else its name in that folder; empty for a kernel on its own"),
-    ("arch", str, "trn1, trn2 or trn3, or the absolute path of an architecture file"),
+    ("arch", str, "trn1, trn2 or trn3, or the absolute path of an architecture file; with settings (--set) as "
+                  "trn2+{dma_fixed_ns=650}"),
     ("mode", str, "timing (a timing-only run) or numeric"),
     ("status", str, "ok; mismatch (outputs outside the expected values' tolerance); error"),
     ("exit_code", int, "what `neuronsim run` exits with for this run: 0 ok, 1 mismatch, 2 usage, 3 invalid input, "
@@ -207,13 +208,52 @@ def kernels_of(kernels):
     return out
 
 
-def archs_of(archs):
-    """("trn1", "trn2") or "trn1,trn2" -> the list, each checked, duplicates dropped. None: each kernel's own
-    (its folder's run.json, else trn1), as `neuronsim run` without --arch; returns None then."""
+def _split_archs(text):
+    """"trn1,trn2+{a=1,b=2}" -> ["trn1", "trn2+{a=1,b=2}"]: commas inside braces belong to the settings."""
+    out, depth, cur = [], 0, ""
+    for c in text:
+        depth += c == "{"
+        depth -= c == "}"
+        if c == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += c
+    return out + [cur]
+
+
+def _sets_of(sets):
+    """set= ({key: value}) or --set (["KEY=VALUE", ...]) as the list of "KEY=VALUE"."""
+    if sets is None:
+        return []
+    if isinstance(sets, dict):
+        return [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sets.items()]
+    if isinstance(sets, (list, tuple)) and all(isinstance(x, str) for x in sets):
+        return list(sets)
+    raise TypeError(f"set must be a dict {{parameter: value}} or None, got {type(sets).__name__}")
+
+
+def _with_sets(a, sets):
+    """An arch with `sets` over it, checked (refused naming the file, the key and the value) and named as runs
+    name it ("trn2+{dma_fixed_ns=650}")."""
+    if sets:
+        settings = ",".join(sets)
+        a = a[:-1] + "," + settings + "}" if "+{" in a else a + "+{" + settings + "}"
+    return _core.arch_params(a)["name"]
+
+
+def archs_of(archs, sets=None):
+    """("trn1", "trn2") or "trn1,trn2" -> the list, each checked, duplicates dropped. An arch may carry settings,
+    "trn2+{dma_fixed_ns=650}" (as --set); `sets` ({key: value} or ["KEY=VALUE", ...], `--set`) go over every arch.
+    None: each kernel's own (its folder's run.json, else trn1), as `neuronsim run` without --arch; returns None
+    then."""
+    sets = _sets_of(sets)
+    if sets:
+        _with_sets("trn1", sets)  # refused now, whatever archs the kernels turn out to have
     if archs is None:
         return None
     if isinstance(archs, str):
-        archs = archs.split(",")
+        archs = _split_archs(archs)
     if not isinstance(archs, (list, tuple)):
         raise TypeError(f"archs must be a str (\"trn1,trn2\"), a list of them or None, got {type(archs).__name__}")
     out = []
@@ -221,12 +261,13 @@ def archs_of(archs):
         if not isinstance(a, (str, os.PathLike)):
             raise TypeError(f"archs holds architecture names or files (str), got {type(a).__name__} {a!r}")
         a = os.fspath(a)
-        if "/" in a or a.endswith(".json"):
-            _core.arch_params(a)  # an architecture file: refused now, naming the file and the key, if bad
-            a = os.path.abspath(a)  # the workers read it at the same absolute path, as the kernels
-        elif a not in ARCHS:
+        base, brace, rest = a.partition("+{")
+        if "/" in base or base.endswith(".json"):
+            base = os.path.abspath(base)  # the workers read it at the same absolute path, as the kernels
+        elif base not in ARCHS:
             raise _error("UsageError", f"arch {a!r} is not one of {', '.join(ARCHS)} (or an architecture "
-                                       f"FILE.json){_core.did_you_mean(a, list(ARCHS))}")
+                                       f"FILE.json){_core.did_you_mean(base, list(ARCHS))}")
+        a = _with_sets(base + brace + rest, sets)
         if a not in out:
             out.append(a)
     if not out:
@@ -541,7 +582,7 @@ def _progress_bar(client, futures):
 
 
 def sweep(kernels, archs=None, *, timing_only=True, inputs=None, client=None, out=None, resume=False,
-          workers=None, progress=None, on_row=None, cores=None, lnc=None):
+          workers=None, progress=None, on_row=None, cores=None, lnc=None, set=None):
     """Runs every kernel on every architecture, one Dask task each, and returns the rows (dicts keyed by
     COLUMN_NAMES) in order: kernels as given (a folder's in name order), each on `archs` in order.
 
@@ -550,7 +591,8 @@ def sweep(kernels, archs=None, *, timing_only=True, inputs=None, client=None, ou
                  groups for rank() and best(). Every kernel given or found is a row: one that cannot be read (a
                  *.bir.json that is a FIFO, a bad run.json) is an error row.
     archs        architectures, ("trn1", "trn2") or "trn1,trn2"; None: each kernel's own (its folder's run.json,
-                 else trn1), as `neuronsim run` without --arch
+                 else trn1), as `neuronsim run` without --arch; one may carry settings, "trn2+{dma_fixed_ns=650}"
+    set          {parameter: value} set over every arch (as --set KEY=VALUE; `neuronsim arch --keys`)
     timing_only  True: the timeline only (no numerics); False: numeric runs, compared with the workload's
                  expected/ when it has one (columns expect, mismatches)
     inputs       numeric runs: one folder of <name>.npy, or {name: array or .npy path}, for every kernel; None: each
@@ -568,8 +610,13 @@ def sweep(kernels, archs=None, *, timing_only=True, inputs=None, client=None, ou
     cores, lnc   every run's NeuronCores and cores per logical core (as `neuronsim run --cores / --lnc`); None:
                  each kernel's own (run.json, else what it names)
 
-    A run that fails gives a row with status "error", its message and the CLI's exit code; the sweep goes on."""
-    return _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row, cores, lnc)[0]
+    A run that fails gives a row with status "error", its message and the CLI's exit code; the sweep goes on.
+
+    Example:
+        >>> rows = neuronsim.sweep("workloads/kernel1", ["trn1", "trn2", "trn2+{dma_fixed_ns=650}"])
+        >>> [(r["arch"], r["total_ns"]) for r in rows]"""
+    return _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row, cores, lnc,
+                  set)[0]
 
 
 def _optional_count(v, name):
@@ -592,10 +639,11 @@ def _kernel_arch(k):
 
 
 def _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row, cores=None,
-           lnc=None):
+           lnc=None, sets=None):
     """sweep(), and what the command line says of it: {"tasks", "resumed", "where", "files"}."""
     ks = kernels_of(kernels)
-    arch_list = archs_of(archs)
+    arch_list = archs_of(archs, sets)
+    sets = _sets_of(sets)
     if not isinstance(timing_only, bool):
         raise TypeError(f"timing_only must be True or False, got {type(timing_only).__name__} {timing_only!r}")
     if not isinstance(resume, bool):
@@ -617,7 +665,8 @@ def _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, pr
         if os.fspath(inputs) == "":
             raise _error("UsageError", "inputs needs a path, got an empty one")
         inputs = os.path.abspath(inputs)
-    tasks = [(k, a) for k in ks for a in (arch_list if arch_list is not None else [_kernel_arch(k)])]
+    tasks = [(k, a) for k in ks
+             for a in (arch_list if arch_list is not None else [_with_sets(_kernel_arch(k), sets)])]
     results = _Results(out, resume)
     try:
         done = results.done()
@@ -790,6 +839,9 @@ def main(argv=None):
     p.add_argument("--arch", default=None, metavar="trn1,trn2,trn3", help="architectures, comma-separated "
                    "(default: each kernel's run.json, else trn1); a name ending in .json or holding a '/' is an "
                    "architecture file")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an architecture parameter set "
+                   "over every arch (repeatable; `neuronsim arch --keys`); an arch may also carry its own, "
+                   "trn2+{dma_fixed_ns=650}")
     p.add_argument("--cores", type=int, metavar="N", help="every run on N NeuronCores (default: each kernel's own)")
     p.add_argument("--lnc", type=int, metavar="L", help="physical cores per logical core (default: each kernel's)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers")
@@ -809,7 +861,7 @@ def main(argv=None):
             rank([], a.rank_by)  # checks the column before anything runs
         start = time.perf_counter()
         rows, info = _sweep(a.kernels, a.arch, not a.numeric, a.inputs, a.scheduler, a.out, a.resume, a.workers,
-                            None, None, a.cores, a.lnc)
+                            None, None, a.cores, a.lnc, a.set)
         elapsed = time.perf_counter() - start
     except KeyboardInterrupt:
         where = f"; the rows so far are in {results_paths(a.out)[0]} (--resume continues)" if a and a.out else ""

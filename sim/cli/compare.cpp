@@ -23,6 +23,7 @@
 #include "cli.hpp"
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/sim/analysis.hpp"
 #include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/stats.hpp"
 
@@ -120,7 +121,8 @@ struct Side {
   }
 };
 
-Side side_of(const std::string &path, const std::string &arch, int cores, int lnc) {
+Side side_of(const std::string &path, const std::string &arch,
+             const std::vector<std::pair<std::string, std::string>> &sets, int cores, int lnc) {
   Side s;
   s.path = path;
   if (!fs::is_directory(path)) {
@@ -139,6 +141,7 @@ Side side_of(const std::string &path, const std::string &arch, int cores, int ln
   for (const auto &w : s.kernel->program.warnings)
     std::cerr << "neuronsim: warning: " << sim::one_line(w) << "\n";
   s.settings.options.arch = arch;
+  s.settings.arch_sets = sets;
   s.settings.options.timing_only = true;
   s.settings.cores = cores;
   s.settings.lnc = lnc;
@@ -150,8 +153,7 @@ void run_side(Side &s) {
   if (!s.kernel)
     return;
   sim::Run run = sim::run_kernel(*s.kernel, s.settings);
-  s.doc = run.device ? sim::device_stats_json(*run.device, run.device_result, s.kernel->program, {})
-                     : sim::stats_json(run.result, run.simulator->schedule(), s.kernel->program);
+  s.doc = sim::run_stats(run, s.kernel->program, {});
   check_stats_doc(s.path, s.doc); // a kernel that takes no time (no instructions) has no percentage either
 }
 
@@ -177,9 +179,11 @@ std::string mismatch(const json &a, const json &b) {
 }
 
 const char *kCompareHelp = R"(usage: neuronsim compare A B [options]
+       neuronsim compare KERNEL --arch-b NAME|FILE.json | --set-b KEY=VALUE [options]
 
-  A, B: --stats documents, or kernels (run timing-only here, on --arch or their own arch, on --cores / --lnc or
-  the cores their run.json and replica groups say, as `neuronsim run` takes them).
+  A, B                   --stats documents, or kernels (run timing-only here, on --arch or their own arch, on
+                         --cores / --lnc or the cores their run.json and replica groups say, as `run` takes them)
+  KERNEL                 one kernel run twice: on A's machine (--arch, --set) and on B's (--arch-b, --set-b)
 )";
 
 } // namespace
@@ -189,14 +193,21 @@ int cmd_compare(const std::vector<std::string> &a) {
   std::optional<double> fail_pct;
   int top = 10, cores = 0, lnc = 0;
   bool force = false;
-  std::string arch;
+  std::string arch, arch_b;
+  std::vector<std::pair<std::string, std::string>> sets, sets_b;
   const std::vector<Option> options = {
       {"--fail-if-slower", "PCT", "exit 1 when B's total time exceeds A's by more than PCT percent",
        [&](const std::string &v) { fail_pct = parse_tolerance("--fail-if-slower", v); }},
       {"--top", "N", "the N instructions and source lines whose cost changed most (10)",
        [&](const std::string &v) { top = parse_count("--top", v); }},
-      {"--arch", "NAME|FILE.json", "the architecture kernels run on here",
+      {"--arch", "NAME|FILE.json", "the architecture kernels run on here (default: their own)",
        [&](const std::string &v) { arch = sim::parse_arch(v, "--arch"); }},
+      {"--set", "KEY=VALUE", "an architecture parameter set over it (repeatable; `neuronsim arch --keys`)",
+       [&](const std::string &v) { sets.push_back(sim::parse_arch_set(v, "--set")); }},
+      {"--arch-b", "NAME|FILE.json", "B's architecture (default: A's)",
+       [&](const std::string &v) { arch_b = sim::parse_arch(v, "--arch-b"); }},
+      {"--set-b", "KEY=VALUE", "a parameter set over B's architecture (repeatable)",
+       [&](const std::string &v) { sets_b.push_back(sim::parse_arch_set(v, "--set-b")); }},
       {"--cores", "N", "kernels run here on N cores (default: as `run`)",
        [&](const std::string &v) { cores = parse_cores("--cores", v); }},
       {"--lnc", "L", "physical cores per logical core for kernels run here",
@@ -212,8 +223,23 @@ int cmd_compare(const std::vector<std::string> &a) {
     std::cout << kCompareHelp << options_help(options);
     return 0;
   }
-  if (files.size() != 2) throw UsageError("compare takes two files (A B), got " + std::to_string(files.size()));
-  Side sa = side_of(files[0], arch, cores, lnc), sb = side_of(files[1], arch, cores, lnc);
+  const bool two_machines = !arch_b.empty() || !sets_b.empty();
+  if (files.size() == 1 && two_machines)
+    files.push_back(files[0]); // one kernel under two machines
+  if (files.size() != 2)
+    throw UsageError("compare takes two files (A B), or one kernel with --arch-b / --set-b, got " +
+                     std::to_string(files.size()));
+  // B's machine: A's unless --arch-b names another; --set-b goes over it (after A's own --set when B shares
+  // A's base, so that `--set-b` alone changes one parameter of the machine A ran on).
+  if (arch_b.empty())
+    arch_b = arch;
+  std::vector<std::pair<std::string, std::string>> b_sets = arch_b == arch ? sets : decltype(sets){};
+  for (const auto &kv : sets_b) {
+    const auto same = [&](const auto &x) { return x.first == kv.first; };
+    b_sets.erase(std::remove_if(b_sets.begin(), b_sets.end(), same), b_sets.end());
+    b_sets.push_back(kv);
+  }
+  Side sa = side_of(files[0], arch, sets, cores, lnc), sb = side_of(files[1], arch_b, b_sets, cores, lnc);
   if (sa.kernel_name() != sb.kernel_name() && !force) // known before anything runs
     throw InputError({files[1], -1, "", ""}, "not the same run to compare: A is kernel " + sa.kernel_name() +
                                                  ", B is " + sb.kernel_name() +
@@ -229,22 +255,26 @@ int cmd_compare(const std::vector<std::string> &a) {
   std::cout << std::fixed << std::setprecision(1);
   std::cout << "A: " << files[0] << " (" << A.value("arch", "?") << ")\nB: " << files[1] << " ("
             << B.value("arch", "?") << ")\n";
-  std::cout << "total ns  " << std::setw(12) << ta << " -> " << std::setw(12) << tb << "  " << std::showpos << change
-            << std::noshowpos << "%\n";
-  std::cout << "  engine      busy A ns    busy B ns  util A  util B\n";
-  auto engine_row = [&](const std::string &name, const json &ea, const json &eb) {
-    auto num = [](const json &e, const char *k) { return e.is_object() ? e.value(k, 0.0) : 0.0; };
-    if (num(ea, "busy_ns") == 0 && num(eb, "busy_ns") == 0)
-      return;
-    std::cout << "  " << std::left << std::setw(8) << name << std::right << std::setw(13) << num(ea, "busy_ns")
-              << std::setw(13) << num(eb, "busy_ns") << std::setw(7) << 100 * num(ea, "utilization") << "%"
-              << std::setw(7) << 100 * num(eb, "utilization") << "%\n";
+  std::cout << "total     " << std::setw(12) << sim::human_time(ta) << " -> " << std::setw(12)
+            << sim::human_time(tb) << "  " << std::showpos << change << std::noshowpos << "%   (" << ta
+            << " -> " << tb << " ns)\n";
+  std::cout << "  engine        busy A       busy B  util A  util B\n";
+  auto engine_row = [&](const std::string &name, const nlohmann::json &ea, const nlohmann::json &eb) {
+    auto num = [](const nlohmann::json &e, const char *k) { return e.is_object() ? e.value(k, 0.0) : 0.0; };
+    if (num(ea, "busy_ns") == 0 && num(eb, "busy_ns") == 0) return;
+    std::cout << "  " << std::left << std::setw(8) << name << std::right << std::setw(12)
+              << sim::human_time(num(ea, "busy_ns")) << std::setw(13) << sim::human_time(num(eb, "busy_ns"))
+              << std::setw(7) << 100 * num(ea, "utilization") << "%" << std::setw(7)
+              << 100 * num(eb, "utilization") << "%\n";
   };
   const json none = json::object();
   for (const char *e : {"PE", "ACT", "POOL", "DVE", "SP"})
     engine_row(e, A["engines"].value(e, none), B["engines"].value(e, none));
   engine_row("DMA", A.value("dma", none), B.value("dma", none));
   std::cout << "bottleneck: " << A.value("bottleneck", "") << " -> " << B.value("bottleneck", "") << "\n";
+  for (const auto &[label, doc] : {std::pair<const char *, const nlohmann::json *>{"A", &A}, {"B", &B}})
+    if (doc->contains("analysis"))
+      std::cout << "verdict " << label << ": " << sim::verdict_line((*doc)["analysis"]).substr(9) << "\n";
   // Static instructions (by name, engine and trigger) and source lines: the critical-path time each holds, A vs B.
   auto changes = [&](const char *list, auto key, auto label, const char *title) {
     std::map<std::string, std::pair<double, double>> m;

@@ -57,6 +57,17 @@ struct DmaTransfer {
 // (engines/hbm.hpp) instead of each keeping its hbm_bytes_per_ns share (no per-transfer HBM floor).
 DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem, bool device_hbm = false);
 
+// A transfer's DMA time in three components (the stats' per-queue split, docs/profiling.md): its fixed
+// latency (entering its queue to its descriptors being available), its per-row cost (the per-descriptor and
+// per-transfer overheads, DMA-engine time summed over its engines) and its transfer (its bytes at the
+// engines' rate, likewise summed), and the rate the arch allows it: its engines' streaming rate, within its
+// HBM share when it touches HBM.
+struct DmaTimeSplit {
+  int64_t fixed_ps = 0, per_row_ps = 0, transfer_ps = 0;
+  double allowed_bytes_per_ns = 0;
+};
+DmaTimeSplit dma_time_split(const DmaTransfer &t, const ArchParams &arch, bool device_hbm = false);
+
 // What one DMA engine did over a run.
 struct DmaEngineTotals {
   int64_t busy_ps = 0;
