@@ -223,9 +223,13 @@ std::string arch_setting_value(const std::string &where, const std::string &key,
 #define NS_ARCH(ctype, member, key, range, doc) check(key, ctype{}, range);
 #include "neuronsim/engines/arch_params.def"
 #undef NS_ARCH
-  if (!found)
-    throw InputError({where, -1, "", key},
-                     "unknown architecture parameter (`neuronsim arch --keys` lists them)");
+  if (!found) {
+    std::vector<std::string> keys;
+    for (const auto &p : arch_param_info())
+      keys.push_back(p.key);
+    throw InputError({where, -1, "", key}, "unknown architecture parameter" + isa::did_you_mean(key, keys) +
+                                               " (`neuronsim arch --keys` lists them)");
+  }
   return v.dump();
 }
 

@@ -50,14 +50,16 @@ TEST(Names, NkiWordsSuggestTheBirValue) {
     parse_alu("multiply");
     FAIL();
   } catch (const InputError &e) {
-    EXPECT_NE(std::string(e.what()).find("unknown AluOpType 'multiply' (did you mean 'mult'?"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("unknown AluOpType 'multiply' (did you mean 'mult'?"),
+              std::string::npos)
         << e.what();
   }
   try {
     parse_enum<MemoryType>("SBUF");
     FAIL();
   } catch (const InputError &e) {
-    EXPECT_NE(std::string(e.what()).find("unknown MemoryType 'SBUF' (did you mean 'SB'?; valid: "), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("unknown MemoryType 'SBUF' (did you mean 'SB'?; valid: "),
+              std::string::npos)
         << e.what();
   }
   EXPECT_TRUE(enum_hints("ActivationFunctionType").empty());

@@ -940,7 +940,9 @@ for opt in ["--stats", "--trace"]:
                   "stderr": ["/dev/full", "write failed", "No space left on device"]})
 for name, args in [("isa_json", ["isa", "--json"]), ("isa_keys", ["isa", "--keys"]), ("isa_roles", ["isa", "--roles"]),
                    ("arch_show", ["arch", "--show", "trn2"]), ("arch_list", ["arch", "--list"]),
-                   ("explain", ["isa", "--explain", "Activation"]), ("help", ["run", "--help"])]:
+                   ("explain", ["isa", "--explain", "Activation"]), ("help", ["run", "--help"]),
+                   ("arch_keys", ["arch", "--keys"]), ("report_help", ["report", "--help"]),
+                   ("nki_help", ["nki", "--help"]), ("compare_help", ["compare", "--help"])]:
     cases.append({"name": "stdout_full_" + name, "why": f"`neuronsim {' '.join(args)}` into a full device",
                   "stdout": "/dev/full", "args": args, "exit": 3, "stderr": ["stdout: write failed"]})
 cases.append({"name": "after_run_stdout_full_run_json", "why": "`run --json` into a full device",
@@ -1167,6 +1169,38 @@ cli_case("name_compare_option_typo", "compare --fail-if-slowr", ["compare", K1, 
          ["unknown option '--fail-if-slowr'", "did you mean '--fail-if-slower'?"])
 arch_case("name_arch_file_key_typo", "an architecture file with pe_ghzz", lambda a: a.update(pe_ghzz=a.pop("pe_ghz")),
           ["field 'pe_ghzz'", "did you mean 'pe_ghz'?"])
+
+# Every subcommand parses by one option table (sim/cli/cli.hpp): the nearest of an unknown option, and every new
+# output path (run --report, report -o, nki --emit-bir) under the output rule (isa::output_target).
+cli_case("name_nki_option_typo", "nki --timing-olny (run's option, forwarded)",
+         ["nki", "{scratch}/k.py::f", "--timing-olny"], ["unknown option '--timing-olny'", "did you mean '--timing-only'?"])
+cli_case("name_nki_own_option_typo", "nki --emit-bri", ["nki", "{scratch}/k.py::f", "--emit-bri", "{scratch}/k.json"],
+         ["unknown option '--emit-bri'", "did you mean '--emit-bir'?"])
+cli_case("nki_emit_bir_empty", "nki --emit-bir ''", ["nki", "{scratch}/k.py::f", "--emit-bir", ""],
+         ["--emit-bir needs a path"])
+cases.append({"name": "out_nki_emit_bir_fifo", "why": "nki --emit-bir naming a FIFO: refused before tracing",
+              "setup": [{"mkfifo": "{scratch}/k.bir.json"}],
+              "args": ["nki", "{scratch}/k.py::f", "--emit-bir", "{scratch}/k.bir.json"], "exit": 3,
+              "stderr": ["k.bir.json", "a FIFO"]})
+cli_case("name_report_option_typo", "report --baselin", ["report", "{scratch}/s.json", "-o", "{scratch}/r.html",
+                                                         "--baselin", "trn1"],
+         ["unknown option '--baselin'", "did you mean '--baseline'?"])
+cli_case("report_empty_input", "report '' -o r.html", ["report", "", "-o", "{scratch}/r.html"],
+         ["an empty path"])
+cases.append({"name": "out_report_fifo", "why": "report -o naming a FIFO",
+              "setup": [{"write": ["{scratch}/s.json", "{}"]}, {"mkfifo": "{scratch}/r.html"}],
+              "args": ["report", "{scratch}/s.json", "-o", "{scratch}/r.html"], "exit": 3,
+              "stderr": ["r.html", "a FIFO"]})
+cases.append({"name": "out_run_report_fifo", "why": "run --report naming a FIFO: refused before the run",
+              "setup": [{"mkfifo": "{scratch}/r.html"}],
+              "args": ["run", K1, "--outdir", "{out}", "--report", "{scratch}/r.html"], "exit": 3,
+              "stderr": ["r.html", "a FIFO"]})
+cli_case("name_run_set_key_typo", "--set dma_fixed_nss=650", ["run", K1, "--outdir", "{out}", "--set",
+                                                              "dma_fixed_nss=650"],
+         ["unknown architecture parameter", "did you mean 'dma_fixed_ns'?"])
+cli_case("name_compare_arch_b_typo", "compare --arch-c", ["compare", K1, "--arch-c", "trn2"],
+         ["unknown option '--arch-c'", "did you mean '--arch-b'?"])
+cli_case("arch_two_actions", "arch --list --keys", ["arch", "--list", "--keys"], ["arch takes --list, --keys or --show"])
 
 # ---------------------------------------------------------------------------------------- compare
 def stats_doc(total, kernel="kernel1.bir.json", **extra):
