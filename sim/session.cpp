@@ -301,7 +301,7 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
   // destroys it with the simulator (which removes the temporary).
   std::shared_ptr<TraceWriter> trace;
   if (!s.trace.empty()) {
-    trace = TraceWriter::to_file(s.trace, k.program, engines::builtin_arch(options.arch),
+    trace = TraceWriter::to_file(s.trace, k.program, engines::load_arch(options.arch),
                                  s.cores > 1 || s.lnc > 1 ? 0 : -1);
     options.record_dma_engine_slices = true;  // the trace shows the DMA engines' activity
     options.on_event = [trace](const TraceEvent &e, const ScheduledInst &si, const RunResult &res) {

@@ -100,6 +100,28 @@ TEST(ArchCli, ArchitectureFilesWorkWhereverArchIsTaken) {
   EXPECT_EQ(v.code, 0) << v.out << v.err;
 }
 
+TEST(ArchCli, AnArchitectureFileGivesTheTraceItsTiming) {
+  // --trace with --arch FILE.json: the trace's track group names the file's architecture ("name": trn2) and its
+  // DVE slice lasts the file's clock's time: kernel1's TensorScalarPtr occupies DVE for MIN_II = 64 cycles, 33.333
+  // ns at dve_ghz 1.92 (66.667 at trn2's own 0.96).
+  const std::string dir = clitest::temp_dir();
+  const std::string fast = trn2_with(dir, "fast_dve.json", "dve_ghz", 1.92);
+  auto r = run("run " + kKernel1 + " --timing-only --quiet --arch " + fast + " --trace " + dir + "/t.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json t = json::parse(clitest::read_file(dir + "/t.json"));
+  bool named = false;
+  int dve_slices = 0;
+  for (const auto &e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") named |= e["args"]["name"] == "NeuronCore (trn2)";
+    if (e["ph"] == "X" && e["name"].get<std::string>().find("TensorScalarPtr") != std::string::npos) {
+      ++dve_slices;
+      EXPECT_NEAR(e["dur"].get<double>() * 1000.0, 64 / 1.92, 0.01) << e.dump();
+    }
+  }
+  EXPECT_TRUE(named) << t.dump().substr(0, 400);
+  EXPECT_EQ(dve_slices, 1);
+}
+
 TEST(ArchCli, RefusalsNameWhatIsWrong) {
   auto none = run("arch");
   EXPECT_EQ(none.code, 2);
