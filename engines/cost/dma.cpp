@@ -41,14 +41,15 @@ bool transposes(const isa::Inst &inst) {
 
 } // namespace
 
-DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem, bool device_hbm) {
+DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem) {
   DmaTransfer t;
-  t.fixed_ps = to_ps(arch.dma_fixed_ns);
+  t.latency_ps = to_ps(arch.dma_latency_ns);
+  t.completion_ps = to_ps(arch.dma_completion_ns);
   t.transfer_overhead_ps = to_ps(arch.dma_transfer_overhead_ns);
   for (const auto &o : d.outs)
     if (o.tensor >= 0) t.bytes += o.partitions() * o.free_elements() * isa::dtype_size(o.dtype);
   const Access *src = first_tensor(d.ins), *dst = first_tensor(d.outs);
-  if (!src && !dst) return t;  // nothing moves: the transfer is its fixed latency
+  if (!src && !dst) return t;  // nothing moves: the transfer is its latency
   const auto &tensors = mem.program().tensors;
   auto dram = [&](const Access *a) { return a && tensors[static_cast<size_t>(a->tensor)].is_dram(); };
   t.touches_hbm = dram(src) || dram(dst);
@@ -93,28 +94,25 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
   int used = 0;
   for (int e = 0; e < engines; ++e) used += rows_on[static_cast<size_t>(e)] > 0;
 
-  // The rate: the engine's, at the transpose efficiency. A transfer that touches HBM moves no faster than its
-  // share of the NeuronCore's HBM bandwidth over the engines it uses: its engine time on each engine is at least
-  // its bytes there over hbm / engines (the overheads overlap that streaming; docs/timing-model.md 2.3). With
-  // device_hbm (a multi-core run) that share is not applied: the device's HBM is shared by its cores instead
-  // (engines/hbm.hpp), the transfer a stream capped at its engines' rate.
-  double rate = arch.dma_engine_bytes_per_ns;
+  // The rate: an engine writing into HBM from on chip at its write rate (calibration.md D3), otherwise at its read
+  // rate (D1, D5; a DRAM -> DRAM copy at the slower read, INFERRED); a transpose at its efficiency [ARCH3]. No
+  // payload size moves faster ("What these say together" 1). HBM is a pool the caller shares among the transfers
+  // in flight (engines/hbm.hpp), not a per-transfer floor.
+  double rate = dram(dst) && !dram(src) ? arch.dma_engine_write_bytes_per_ns : arch.dma_engine_bytes_per_ns;
   if (t.transpose && arch.dma_transpose_hardware)
     rate *= t.touches_hbm ? arch.dma_transpose_dram_efficiency : arch.dma_transpose_sbuf_efficiency;
-  const int64_t desc_ps =
-      std::max<int64_t>(1, to_ps(arch.dma_descriptor_overhead_ns + static_cast<double>(t.desc_bytes) / rate));
+  const int64_t desc_ps = std::max<int64_t>(1, to_ps(static_cast<double>(t.desc_bytes) / rate));
   t.stream_bytes_per_ns = rate * used;
+  // The pieces start in engine order, dma_engine_stagger_ns apart (calibration.md D2).
+  const int64_t stagger_ps = to_ps(arch.dma_engine_stagger_ns);
+  int k = 0;
   for (int e = 0; e < engines; ++e) {
     const int64_t n = rows_on[static_cast<size_t>(e)] * per_row;
     if (n == 0) continue;
-    int64_t d = desc_ps;
-    if (t.touches_hbm && !device_hbm) {
-      const int64_t floor_ps = to_ps(static_cast<double>(n * t.desc_bytes) * used / arch.hbm_bytes_per_ns);
-      if (floor_ps > t.transfer_overhead_ps + n * d) d = ceil_div(floor_ps - t.transfer_overhead_ps, n);
-    }
-    t.parts.push_back(DmaPart{e, n, d});
+    t.parts.push_back(DmaPart{e, n, desc_ps, k++ * stagger_ps});
     t.descriptors += n;
   }
+  t.queue_ps = to_ps(static_cast<double>(t.descriptors) * arch.dma_queue_descriptor_ns);
   return t;
 }
 
@@ -151,12 +149,13 @@ void DmaEngines::reset(int engines, int queues, bool record_slices) {
   in_flight_ = 0;
   queue_busy_.fill(0);
   queue_desc_.fill(0);
+  queue_processed_.fill(0);
   record_ = record_slices;
   slices_.clear();
   queues_ = queues;
 }
 
-void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t) {
+int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t) {
   int slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -170,7 +169,13 @@ void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t
   x.used = true;
   x.id = id;
   x.queue = queue;
-  x.no_work_at = now + t.fixed_ps;
+  // Its queue processes its descriptors after those of the queue's earlier transfers (calibration.md D4).
+  int64_t &processed = queue_processed_[static_cast<size_t>(queue)];
+  processed = std::max(processed, now) + t.queue_ps;
+  x.queue_ps = t.queue_ps;
+  x.processed = processed;
+  x.completion_ps = t.completion_ps;
+  x.no_work_at = std::max(now + t.latency_ps, processed) + t.completion_ps;
   x.estimate = x.no_work_at;
   ++in_flight_;
   // Busy times do not depend on how descriptors interleave: counted here, once.
@@ -190,7 +195,8 @@ void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t
     advance<true>(e, p.engine, now);
     bool one_queue = true;
     for (const Run &r : e.runs) one_queue &= r.queue == queue;
-    const Run run{slot, id, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, now + t.fixed_ps, false};
+    const int64_t eligible = std::max(now + t.latency_ps + p.offset_ps, processed);
+    const Run run{slot, id, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, eligible, false};
     if (one_queue) {
       // Only this queue on the engine: the new run follows the runs already there, whose plan does not change.
       const int64_t after = e.runs.empty()
@@ -206,6 +212,10 @@ void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t
     }
   }
   refresh_estimates(t.parts);
+  // Its projected first byte: the earliest start of its pieces (a transfer with no pieces: its completion).
+  int64_t first = t.parts.empty() ? x.no_work_at : INT64_MAX;
+  for (const auto &p : t.parts) first = std::min(first, x.first[static_cast<size_t>(p.engine)]);
+  return first;
 }
 
 // A transfer's completion as projected now: the latest projected end over its engines.
@@ -216,7 +226,7 @@ void DmaEngines::refresh_estimates(const std::vector<DmaPart> &parts) {
     if (!x.used || !(x.all_engines & touched)) continue;
     int64_t c = 0;
     for (uint32_t m = x.all_engines; m; m &= m - 1) c = std::max(c, x.projected[static_cast<size_t>(__builtin_ctz(m))]);
-    x.estimate = c;
+    x.estimate = c + x.completion_ps;
   }
 }
 
@@ -234,7 +244,7 @@ void DmaEngines::take_completed(int64_t now, std::vector<Done> &out) {
     if (!x.used || x.estimate > now) continue;
     int64_t start = x.all_engines == 0 ? x.estimate : INT64_MAX;
     for (uint32_t m = x.all_engines; m; m &= m - 1) start = std::min(start, x.first[static_cast<size_t>(__builtin_ctz(m))]);
-    out.push_back(Done{x.id, start, x.estimate, x.busy});
+    out.push_back(Done{x.id, start, x.estimate - x.completion_ps, x.estimate, x.busy, x.queue_ps, x.processed});
     x.used = false;
     free_slots_.push_back(static_cast<int>(s));
     --in_flight_;

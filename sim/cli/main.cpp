@@ -98,6 +98,8 @@ run options:
                            cores (trn2, trn3: LNC=2; trn1 has no logical cores)
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
                            (so --input, --inputs and --expect cannot be given with it)
+  --include-preamble       report the total as a profiler does: with the architecture's fixed start and end
+                           of an execution (kernel_preamble_ns, 22 us; docs/timing-model.md 8)
   --max-instructions N     stop with an error (naming the instruction) when the run would execute more
                            than N dynamic instructions or loop trips (default 1000000000 = 1e9)
   --schedule MODE          auto (default), whole or streamed: how the run holds its dynamic schedule
@@ -232,6 +234,7 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--save-inputs") set.save_inputs = need_path(a, i);
     else if (o == "--quiet") quiet = true;
     else if (o == "--timing-only") opts.timing_only = true;
+    else if (o == "--include-preamble") opts.include_preamble = true;
     else if (o == "--schedule") opts.schedule = sim::parse_schedule(need_value(a, i), "--schedule");
     else if (o == "--max-instructions") opts.max_instructions = parse_instruction_count(o, need_value(a, i));
     else if (o == "--cores") set.cores = parse_count(o, need_value(a, i));

@@ -863,10 +863,10 @@ def set_value(key, value):
 
 arch_case("arch_malformed", "an architecture file cut off in the middle", None, ["parse error"],
           text=ARCH_TEXT[:200])
-arch_case("arch_missing_key", "an architecture file without dma_fixed_ns", lambda a: a.pop("dma_fixed_ns"),
-          ["field 'dma_fixed_ns'", "missing"])
-arch_case("arch_unknown_key", "a parameter the simulator does not have (a typo: dma_fixed_us)",
-          lambda a: a.update(dma_fixed_us=a.pop("dma_fixed_ns")), ["field 'dma_fixed_us'", "unknown parameter"])
+arch_case("arch_missing_key", "an architecture file without dma_latency_ns", lambda a: a.pop("dma_latency_ns"),
+          ["field 'dma_latency_ns'", "missing"])
+arch_case("arch_unknown_key", "a parameter the simulator does not have (a typo: dma_latency_us)",
+          lambda a: a.update(dma_latency_us=a.pop("dma_latency_ns")), ["field 'dma_latency_us'", "unknown parameter"])
 arch_case("arch_wrong_type", "partitions given as a string", set_value("partitions", "128"),
           ["field 'partitions'", "must be an integer", "\"128\""])
 arch_case("arch_float_for_integer", "dma_engines given as 16.5", set_value("dma_engines", 16.5),
