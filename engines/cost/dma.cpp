@@ -12,7 +12,12 @@ namespace neuronsim::engines {
 
 namespace {
 
-int64_t to_ps(double ns) { return static_cast<int64_t>(std::llround(ns * 1000.0)); }
+// Rounded to the nearest ps, halves away from zero (std::llround's rounding, without its library call: a run
+// converts a dozen times per DMA transfer).
+int64_t to_ps(double ns) {
+  const double ps = ns * 1000.0;
+  return ps >= 0 ? static_cast<int64_t>(ps + 0.5) : static_cast<int64_t>(ps - 0.5);
+}
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 const Access *first_tensor(const std::pmr::vector<Access> &v) {
@@ -85,14 +90,15 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
   const int engines = std::clamp(arch.dma_engines, 1, kMaxDmaEngines);
   const int64_t ppe = std::max<int64_t>(1, arch.dma_partitions_per_engine);
   std::array<int64_t, kMaxDmaEngines> rows_on{};
-  for (int64_t r = 0; r < P;) {
-    const int64_t p = p0 + r, block_end = (p / ppe + 1) * ppe;
-    const int64_t take = std::min(P - r, block_end - p);
-    rows_on[static_cast<size_t>((p / ppe) % engines)] += take;
-    r += take;
-  }
   int used = 0;
-  for (int e = 0; e < engines; ++e) used += rows_on[static_cast<size_t>(e)] > 0;
+  int e = static_cast<int>((p0 / ppe) % engines);
+  for (int64_t p = p0, end = p0 + P, block_end = (p0 / ppe + 1) * ppe; p < end; block_end += ppe) {
+    const int64_t take = std::min(end, block_end) - p;
+    used += rows_on[static_cast<size_t>(e)] == 0;
+    rows_on[static_cast<size_t>(e)] += take;
+    p += take;
+    if (++e == engines) e = 0;
+  }
 
   // The rate: an engine writing into HBM from on chip at its write rate (calibration.md D3), otherwise at its read
   // rate (D1, D5; a DRAM -> DRAM copy at the slower read, INFERRED); a transpose at its efficiency [ARCH3]. No
@@ -106,10 +112,10 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
   // The pieces start in engine order, dma_engine_stagger_ns apart (calibration.md D2).
   const int64_t stagger_ps = to_ps(arch.dma_engine_stagger_ns);
   int k = 0;
-  for (int e = 0; e < engines; ++e) {
-    const int64_t n = rows_on[static_cast<size_t>(e)] * per_row;
+  for (int g = 0; g < engines; ++g) {
+    const int64_t n = rows_on[static_cast<size_t>(g)] * per_row;
     if (n == 0) continue;
-    t.parts.push_back(DmaPart{e, n, desc_ps, k++ * stagger_ps});
+    t.parts.push_back(DmaPart{g, n, desc_ps, k++ * stagger_ps});
     t.descriptors += n;
   }
   t.queue_ps = to_ps(static_cast<double>(t.descriptors) * arch.dma_queue_descriptor_ns);
@@ -165,7 +171,9 @@ int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer
     xfers_.emplace_back();
   }
   Xfer &x = xfers_[static_cast<size_t>(slot)];
-  x = Xfer{};
+  // Reset field by field: `first` and `projected` are read only for the engines in all_engines, set below.
+  x.all_engines = 0;
+  x.busy = 0;
   x.used = true;
   x.id = id;
   x.queue = queue;
@@ -190,28 +198,69 @@ int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer
     queue_busy_[static_cast<size_t>(queue)] += busy;
     queue_desc_[static_cast<size_t>(queue)] += p.descriptors;
   }
+  bool replanned = false;
   for (const auto &p : t.parts) {
     Engine &e = engines_[static_cast<size_t>(p.engine)];
+    const int64_t eligible = std::max(now + t.latency_ps + p.offset_ps, processed);
+    Run run{slot, id, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, eligible, false};
+    // A planned engine (its runs back to back, each with its final `end`) takes the new run after them without
+    // replanning when no other queue's run can take a turn beside it: all its runs are of this queue, or the new
+    // run becomes available only after the last one ends. Picks before `now` need not be committed one by one:
+    // the runs that ended by `now` retire. Recording slices commits every pick.
+    if (!record_ && e.planned) {
+      while (e.head < e.runs.size() && e.runs[e.head].end <= now) {
+        e.free = e.runs[e.head].end, e.rr = e.runs[e.head].queue;
+        ++e.head;
+      }
+      if (e.head == e.runs.size()) e.runs.clear(), e.head = 0;
+      const int64_t last = e.runs.empty() ? e.free : e.runs.back().end;
+      if (e.runs.empty() || e.only == queue || run.eligible >= last) {
+        const int64_t start = std::max(last, run.eligible);
+        run.end = start + run.extra + run.n * run.d;
+        e.only = e.runs.empty() || e.only == queue ? queue : -1;
+        e.runs.push_back(run);
+        x.first[static_cast<size_t>(p.engine)] = start;
+        x.projected[static_cast<size_t>(p.engine)] = run.end;
+        continue;
+      }
+    }
+    if (e.head > 0) {
+      e.runs.erase(e.runs.begin(), e.runs.begin() + static_cast<std::ptrdiff_t>(e.head));
+      e.head = 0;
+    }
     advance<true>(e, p.engine, now);
     bool one_queue = true;
     for (const Run &r : e.runs) one_queue &= r.queue == queue;
-    const int64_t eligible = std::max(now + t.latency_ps + p.offset_ps, processed);
-    const Run run{slot, id, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, eligible, false};
     if (one_queue) {
       // Only this queue on the engine: the new run follows the runs already there, whose plan does not change.
       const int64_t after = e.runs.empty()
                                 ? e.free
                                 : xfers_[static_cast<size_t>(e.runs.back().xfer)].projected[static_cast<size_t>(p.engine)];
-      e.runs.push_back(run);
       const int64_t start = std::max(after, run.eligible);
+      // The runs left are in flight (advance retired the finished ones) and their projections final: planned.
+      for (Run &r : e.runs) r.end = xfers_[static_cast<size_t>(r.xfer)].projected[static_cast<size_t>(p.engine)];
+      run.end = start + run.extra + run.n * run.d;
+      e.planned = true;
+      e.only = queue;
+      e.runs.push_back(run);
       x.first[static_cast<size_t>(p.engine)] = start;
-      x.projected[static_cast<size_t>(p.engine)] = start + run.extra + run.n * run.d;
+      x.projected[static_cast<size_t>(p.engine)] = run.end;
     } else {
+      for (Run &r : e.runs) r.end = -1;  // round robin between queues moves the plans
+      e.planned = false;
       e.runs.push_back(run);
       project(p.engine);
+      replanned = true;
     }
   }
-  refresh_estimates(t.parts);
+  // Round robin with the new run may move the other transfers on its engines; otherwise only its own estimate is new.
+  if (replanned) {
+    refresh_estimates(t.parts);
+  } else {
+    int64_t c = 0;
+    for (uint32_t m = x.all_engines; m; m &= m - 1) c = std::max(c, x.projected[static_cast<size_t>(__builtin_ctz(m))]);
+    if (x.all_engines) x.estimate = c + x.completion_ps;
+  }
   // Its projected first byte: the earliest start of its pieces (a transfer with no pieces: its completion).
   int64_t first = t.parts.empty() ? x.no_work_at : INT64_MAX;
   for (const auto &p : t.parts) first = std::min(first, x.first[static_cast<size_t>(p.engine)]);
@@ -219,7 +268,7 @@ int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer
 }
 
 // A transfer's completion as projected now: the latest projected end over its engines.
-void DmaEngines::refresh_estimates(const std::vector<DmaPart> &parts) {
+void DmaEngines::refresh_estimates(const DmaParts &parts) {
   uint32_t touched = 0;
   for (const auto &p : parts) touched |= 1u << p.engine;
   for (auto &x : xfers_) {

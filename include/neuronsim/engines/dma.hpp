@@ -24,6 +24,9 @@
 
 #include <array>
 #include <cstdint>
+#include <algorithm>
+#include <initializer_list>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,37 @@ struct DmaPart {
   int64_t offset_ps = 0;  // its earliest start after the transfer's first byte: the stagger of its engine (D2)
 };
 
+// The parts of one transfer, at most one per engine, held inline: a run makes one set per DMA instruction.
+class DmaParts {
+public:
+  DmaParts() = default;
+  DmaParts(std::initializer_list<DmaPart> parts) {
+    for (const auto &p : parts) push_back(p);
+  }
+  DmaParts(const DmaParts &o) : n_(o.n_) { std::copy(o.begin(), o.end(), begin()); }
+  DmaParts &operator=(const DmaParts &o) {
+    n_ = o.n_;
+    std::copy(o.begin(), o.end(), begin());
+    return *this;
+  }
+  void push_back(const DmaPart &p) { begin()[n_++] = p; }  // at most kMaxDmaEngines
+  size_t size() const { return static_cast<size_t>(n_); }
+  bool empty() const { return n_ == 0; }
+  const DmaPart &operator[](size_t i) const { return begin()[i]; }
+  DmaPart &operator[](size_t i) { return begin()[i]; }
+  const DmaPart *begin() const { return reinterpret_cast<const DmaPart *>(raw_); }
+  const DmaPart *end() const { return begin() + n_; }
+  DmaPart *begin() { return reinterpret_cast<DmaPart *>(raw_); }
+  DmaPart *end() { return begin() + n_; }
+
+private:
+  // Storage for the parts, not constructed until used (DmaPart is trivially copyable): no 1 KiB to clear per
+  // transfer.
+  alignas(DmaPart) unsigned char raw_[sizeof(DmaPart) * kMaxDmaEngines];
+  int n_ = 0;
+};
+static_assert(std::is_trivially_copyable_v<DmaPart>);
+
 // One DMA transfer as the engines see it.
 struct DmaTransfer {
   int64_t bytes = 0;        // bytes written
@@ -51,7 +85,7 @@ struct DmaTransfer {
   int64_t desc_bytes = 0;   // bytes one descriptor moves (the larger element size of the two sides)
   bool touches_hbm = false;
   bool transpose = false;
-  std::vector<DmaPart> parts;        // one per engine used, by engine number
+  DmaParts parts;                    // one per engine used, by engine number
   int64_t transfer_overhead_ps = 0;  // engine time with the first descriptor on each engine (the piece's own)
   int64_t latency_ps = 0;            // from entering the queue to its first byte
   int64_t queue_ps = 0;              // its queue's descriptor processing: descriptors x dma_queue_descriptor_ns
@@ -133,9 +167,13 @@ private:
     int64_t extra = 0;  // added to the next descriptor (the per-transfer overhead, first descriptor only)
     int64_t eligible = 0;
     bool started = false;
+    int64_t end = -1;   // its last descriptor's end when the engine is planned (-1: unknown)
   };
   struct Engine {
     std::vector<Run> runs;  // arrival order; a queue's FIFO is the subsequence of its runs
+    size_t head = 0;        // runs before it have retired (a planned engine's; erased before any replanning)
+    bool planned = true;    // its runs from head on run back to back in order, each with its final `end`
+    int only = -1;          // when planned: the queue of all its runs from head on (-1: several, or none)
     int64_t free = 0;       // end of the last descriptor picked
     int rr = -1;            // the queue served last
     DmaEngineTotals totals;
@@ -157,7 +195,7 @@ private:
 
   template <bool Commit> void advance(Engine &e, int ei, int64_t until);
   void project(int ei);
-  void refresh_estimates(const std::vector<DmaPart> &parts);
+  void refresh_estimates(const DmaParts &parts);
   void record(int ei, int64_t start, int64_t end, int64_t id);
 
   std::vector<Engine> engines_;
