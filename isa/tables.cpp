@@ -300,11 +300,17 @@ const char *act_func_set_name(int index) {
 }
 
 uint32_t act_func_sets_holding(ActivationFunctionType f) {
-  uint32_t m = 0;
-  for (size_t i = 0; i < act_sets().size(); ++i)
-    for (ActivationFunctionType x : act_sets()[i].members)
-      if (x == f) m |= 1u << i;
-  return m;
+  // By ordinal, made once: a run asks once per activation instruction.
+  static const std::vector<uint32_t> by_ordinal = [] {
+    int n = 0;
+    for (const auto &e : EnumTraits<ActivationFunctionType>::entries) n = std::max(n, e.ordinal + 1);
+    std::vector<uint32_t> v(static_cast<size_t>(n), 0);
+    for (size_t i = 0; i < act_sets().size(); ++i)
+      for (ActivationFunctionType x : act_sets()[i].members) v[static_cast<size_t>(x)] |= 1u << i;
+    return v;
+  }();
+  const auto o = static_cast<size_t>(f);
+  return o < by_ordinal.size() ? by_ordinal[o] : 0;
 }
 
 } // namespace neuronsim::isa
