@@ -1,6 +1,7 @@
 // The loader of sim/arch/*.json, generated from arch_params.def together with the ArchParams struct.
 #include "neuronsim/engines/arch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -87,12 +88,37 @@ std::string range_text(const Range &r) {
 }
 template <typename T> double as_double(const T &v) { return static_cast<double>(v); }
 double as_double(const isa::CoreGen &) { return 0.0; }
+template <typename T> double value_of(const T &v) {
+  return static_cast<double>(v);
+}
+double value_of(const isa::CoreGen &g) {
+  return static_cast<int>(g);
+}
 
 const char *type_name(const double &) { return "a number"; }
 const char *type_name(const int64_t &) { return "an integer"; }
 const char *type_name(const int &) { return "an integer"; }
 const char *type_name(const bool &) { return "true or false"; }
 const char *type_name(const isa::CoreGen &) { return "2, 3 or 4"; }
+
+// One parameter's entry {"value": v, "source": "..."}: its type and range checked (InputError naming `file`,
+// the key and the value).
+template <typename T>
+void read_entry(const std::string &file, const char *key, const json &e, T &member, const Range &range) {
+  auto error = [&](const std::string &msg) { return InputError({file, -1, "", key}, msg); };
+  if (!e.is_object() || !e.contains("value") || !e.contains("source") || e.size() != 2)
+    throw error("expected {\"value\": ..., \"source\": \"...\"}");
+  if (!e.at("source").is_string() || e.at("source").get<std::string>().empty())
+    throw error("the source must be a non-empty string");
+  if (!read(e.at("value"), member))
+    throw error(std::string("the value must be ") + type_name(member) + ", got " + e.at("value").dump());
+  if (range.all)
+    return;
+  const double v = as_double(member);
+  if (!std::isfinite(v) || (range.lo_open ? v <= range.lo : v < range.lo) || v > range.hi)
+    throw error("the value must be in " + range_text(range) + ", got " + e.at("value").dump() +
+                " (arch_params.def)");
+}
 
 } // namespace
 
@@ -112,18 +138,7 @@ ArchParams parse_arch(const std::string &file, const std::string &json_text) {
     if (!known.count(kv.key())) throw error(kv.key(), "unknown parameter (not in arch_params.def)");
   auto entry = [&](const char *key, auto &member, const Range &range) {
     if (!j.contains(key)) throw error(key, "missing: every parameter of arch_params.def must be given");
-    const json &e = j.at(key);
-    if (!e.is_object() || !e.contains("value") || !e.contains("source") || e.size() != 2)
-      throw error(key, "expected {\"value\": ..., \"source\": \"...\"}");
-    if (!e.at("source").is_string() || e.at("source").get<std::string>().empty())
-      throw error(key, "the source must be a non-empty string");
-    if (!read(e.at("value"), member))
-      throw error(key, std::string("the value must be ") + type_name(member) + ", got " + e.at("value").dump());
-    if (range.all) return;
-    const double v = as_double(member);
-    if (!std::isfinite(v) || (range.lo_open ? v <= range.lo : v < range.lo) || v > range.hi)
-      throw error(key, "the value must be in " + range_text(range) + ", got " + e.at("value").dump() +
-                           " (arch_params.def)");
+    read_entry(file, key, j.at(key), member, range);
   };
 #define NS_ARCH(ctype, member, key, range, doc) entry(key, a.member, range);
 #include "neuronsim/engines/arch_params.def"
@@ -133,6 +148,81 @@ ArchParams parse_arch(const std::string &file, const std::string &json_text) {
     throw error("psum_banks", std::to_string(a.psum_banks) + " banks do not divide psum_bytes_per_partition " +
                                   std::to_string(a.psum_bytes_per_partition));
   return a;
+}
+
+std::vector<ArchParamInfo> arch_param_info() {
+  return {
+#define NS_ARCH(ctype, member, key, range, doc) {key, doc, range.all ? std::string() : range_text(range)},
+#include "neuronsim/engines/arch_params.def"
+#undef NS_ARCH
+  };
+}
+
+double arch_param_value(const ArchParams &a, const std::string &key) {
+#define NS_ARCH(ctype, member, k, range, doc)                                                                \
+  if (key == k)                                                                                              \
+    return value_of(a.member);
+#include "neuronsim/engines/arch_params.def"
+#undef NS_ARCH
+  throw InputError({a.name, -1, "", key},
+                   "unknown architecture parameter (`neuronsim arch --keys` lists them)");
+}
+
+ArchSpec split_arch_spec(const std::string &spec) {
+  ArchSpec s;
+  const auto open = spec.find("+{");
+  if (open == std::string::npos) {
+    s.base = spec;
+    return s;
+  }
+  s.base = spec.substr(0, open);
+  if (spec.back() != '}')
+    throw InputError({spec, -1, "", ""}, "an architecture with parameters set is BASE+{KEY=VALUE,...}");
+  const std::string body = spec.substr(open + 2, spec.size() - open - 3);
+  size_t at = 0;
+  while (at <= body.size()) {
+    const size_t comma = std::min(body.find(',', at), body.size());
+    const std::string item = body.substr(at, comma - at);
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw InputError({spec, -1, "", ""}, "'" + item + "' is not KEY=VALUE (BASE+{KEY=VALUE,...})");
+    s.sets.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    at = comma + 1;
+  }
+  return s;
+}
+
+std::string arch_spec_text(const ArchSpec &s) {
+  if (s.sets.empty())
+    return s.base;
+  std::string t = s.base + "+{";
+  for (size_t i = 0; i < s.sets.size(); ++i)
+    t += (i ? "," : "") + s.sets[i].first + "=" + s.sets[i].second;
+  return t + "}";
+}
+
+std::string arch_setting_value(const std::string &where, const std::string &key, const std::string &value) {
+  json v;
+  try {
+    v = json::parse(value);
+  } catch (const json::exception &) {
+    throw InputError({where, -1, "", key}, "the value must be a number or true/false, got '" + value + "'");
+  }
+  const json entry = {{"value", v}, {"source", "--set"}};
+  bool found = false;
+  auto check = [&](const char *k, auto member, const Range &range) {
+    if (key != k)
+      return;
+    found = true;
+    read_entry(where, k, entry, member, range);
+  };
+#define NS_ARCH(ctype, member, key, range, doc) check(key, ctype{}, range);
+#include "neuronsim/engines/arch_params.def"
+#undef NS_ARCH
+  if (!found)
+    throw InputError({where, -1, "", key},
+                     "unknown architecture parameter (`neuronsim arch --keys` lists them)");
+  return v.dump();
 }
 
 bool names_arch_file(const std::string &s) {
@@ -147,11 +237,37 @@ const std::string &builtin_arch_json(const std::string &name) {
   return it->second;
 }
 
-ArchParams load_arch(const std::string &name_or_file) {
-  if (!names_arch_file(name_or_file)) return builtin_arch(name_or_file);
-  // An architecture file is a few KiB; 1 MiB bounds what a mistyped path can make us read.
-  const std::string text = isa::read_regular_file(name_or_file, uint64_t(1) << 20, "architecture file");
-  return parse_arch(name_or_file, text);
+ArchParams load_arch(const std::string &spec) {
+  const ArchSpec s = split_arch_spec(spec);
+  const std::string &base = s.base;
+  std::string file = "sim/arch/" + base + ".json", text;
+  if (!names_arch_file(base)) {
+    if (s.sets.empty())
+      return builtin_arch(base);
+    text = builtin_arch_json(base);
+  } else {
+    // An architecture file is a few KiB; 1 MiB bounds what a mistyped path can make us read.
+    text = isa::read_regular_file(base, uint64_t(1) << 20, "architecture file");
+    file = base;
+  }
+  if (s.sets.empty()) {
+    ArchParams a = parse_arch(file, text);
+    a.name = base; // a file is named by its path: its "name" is often the built-in it was copied from
+    return a;
+  }
+  // Each setting checked alone first (its key known, its value of the key's type and range), then written
+  // over the base's entry and the whole read by the same loader (the cross-checks, such as PSUM banks,
+  // included).
+  json j = isa::parse_json_text(text, file);
+  std::set<std::string> seen;
+  for (const auto &[key, value] : s.sets) {
+    if (!seen.insert(key).second)
+      throw InputError({spec, -1, "", key}, "set twice");
+    j[key] = {{"value", json::parse(arch_setting_value(spec, key, value))}, {"source", "--set " + key}};
+  }
+  ArchParams a = parse_arch(spec, j.dump());
+  a.name = spec;
+  return a;
 }
 
 ArchParams builtin_arch(const std::string &name) {

@@ -61,6 +61,11 @@ InstRef &InstRef::name(const std::string &n) {
   inst().name = n;
   return *this;
 }
+InstRef &InstRef::source(const std::string &file, int line) {
+  inst().source_file = file;
+  inst().source_line = line;
+  return *this;
+}
 
 TensorHandle Builder::tensor(const std::string &name, std::vector<int64_t> shape, Dtype dt, isa::TensorKind kind,
                              isa::MemoryType mem) {

@@ -52,17 +52,24 @@ struct Result {
   pybind11::object trace_path = pybind11::none();
   pybind11::object mismatches = pybind11::none(); // list of MismatchInfo when outputs were compared
   pybind11::list device_prints;                   // DevicePrint lines, in order
+  pybind11::list saved_inputs;                    // the files save_inputs= wrote
+  std::string summary_text;                       // as `neuronsim run` prints it (sim::summary_text)
+  std::shared_ptr<const nlohmann::json> doc;      // the stats document (report())
 };
+// Result.report(path): the run's page (sim/report.hpp), its timeline from the run's trace file when it wrote
+// one.
+void write_report(const Result &r, pybind11::handle path);
 
 struct Report {
   sim::ValidateReport report;
 };
 
 KernelInfo load(pybind11::handle kernel);
-Result run(pybind11::handle kernel, pybind11::handle inputs, pybind11::handle arch,
-           bool timing_only, pybind11::handle expect, std::optional<double> rtol, std::optional<double> atol,
-           std::optional<std::string> kernel_sim, pybind11::handle trace, int64_t max_instructions, int cores, int lnc,
-           const std::string &schedule);
+Result run(pybind11::handle kernel, pybind11::handle inputs, pybind11::handle arch, bool timing_only,
+           pybind11::handle expect, std::optional<double> rtol, std::optional<double> atol,
+           std::optional<std::string> kernel_sim, pybind11::handle trace, int64_t max_instructions, int cores,
+           int lnc, const std::string &schedule, pybind11::handle set, uint64_t seed,
+           pybind11::handle save_inputs, pybind11::handle progress, pybind11::handle report);
 pybind11::object isa();
 // The parameters of a built-in architecture or an architecture file, {"name": ..., <key>: value, ...}.
 pybind11::object arch_params(pybind11::handle arch);
@@ -72,6 +79,9 @@ Report validate(pybind11::handle kernel, pybind11::handle bundles, pybind11::han
                 pybind11::handle arch, double rtol, double atol, pybind11::handle cores, pybind11::handle lnc);
 pybind11::array to_float32(pybind11::handle array, const std::string &dtype);
 pybind11::array from_float32(pybind11::handle array, const std::string &dtype);
+// neuronsim._core.builder and neuronsim._core.lowering (python/builder.cpp): the BIR builder and the lowering
+// library, for the NKI front end.
+void bind_builder(pybind11::module_ &m);
 
 // A Kernel object, or a path loaded now (with the GIL released).
 std::shared_ptr<const sim::Kernel> kernel_arg(pybind11::handle kernel, sim::KernelForms forms);

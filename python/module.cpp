@@ -65,8 +65,24 @@ cores, lnc   NeuronCores in the run and physical cores per logical core (as --co
 schedule     "auto" (default), "whole" or "streamed", as --schedule (README "Long kernels"): how the run holds
              its dynamic schedule; every result is the same either way. auto streams a timing-only run without
              a trace of a program without data-dependent branches, so that long kernels run in bounded memory
+set          dict of architecture parameter -> value set over arch (as --set KEY=VALUE; `neuronsim arch
+             --keys`): {"dma_latency_ns": 425} runs on "trn1+{dma_latency_ns=425}", the name Result.arch and stats give
+seed         seed of the generated inputs (as --seed; default 0, the documented draw)
+save_inputs  a folder: every input as used (given or generated) written there as <tensor>.npy before the run
+             (as --save-inputs; rank r's under rank<r>/ with several ranks); Result.saved_inputs lists the files
+progress     a callable progress(done, total, simulated_ns), called about five times a second while the kernel
+             runs (done / total: engine instructions issued / in the run); an exception it raises stops the
+             run and is raised by run(). None: on a terminal, the CLI's progress line on stderr for runs over 1 s
+report       write the run's HTML report (as --report; docs/profiling.md) to this path, timeline included
 
-The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInterrupt.)";
+The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInterrupt.
+
+Example:
+    >>> import neuronsim
+    >>> r = neuronsim.run("workloads/kernel1", timing_only=True, arch="trn2", set={"dma_latency_ns": 425})
+    >>> r.arch, r.verdict
+    ('trn2+{dma_latency_ns=425}', 'DMA latency-bound (...)')
+    >>> print(r.summary())       # the CLI's summary: per-engine table, critical path, verdict)";
 
 std::string tensor_repr(const TensorInfo &t) {
   std::string shape;
@@ -160,6 +176,51 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly(
           "ok", [](const Result &r) { return r.mismatches.is_none() || py::len(r.mismatches) == 0; },
           "no mismatch (True when nothing was compared)")
+      .def_readonly("saved_inputs", &Result::saved_inputs, "the files save_inputs= wrote, in order")
+      .def(
+          "summary", [](const Result &r) { return r.summary_text; },
+          "The run's summary as `neuronsim run` prints it: simulated time, a line per engine and DMA queue, "
+          "the\n"
+          "critical path's shares, the bottleneck and the verdict.\n\nExample:\n"
+          "    >>> print(neuronsim.run(\"workloads/kernel1\", timing_only=True).summary())")
+      .def(
+          "top",
+          [](const Result &r, int n) {
+            py::list out;
+            if (n < 0)
+              throw neuronsim::UsageError("top(n) needs n >= 0, got " + std::to_string(n));
+            const py::dict profile = r.stats.contains("profile") ? py::dict(r.stats["profile"]) : py::dict();
+            if (!profile.contains("critical_path"))
+              return out;
+            const py::list rows = py::dict(profile["critical_path"])["instructions"];
+            for (size_t i = 0; i < rows.size() && static_cast<int>(i) < n; ++i)
+              out.append(rows[i]);
+            return out;
+          },
+          "The n static instructions that hold the critical path longest (as --top N), each the stats' "
+          "profile\n"
+          "row: name, opcode, engine, file/line, executions, busy_ns, wait_ns, "
+          "critical_path_ns.\n\nExample:\n"
+          "    >>> [(x[\"name\"], x[\"critical_path_ns\"]) for x in r.top(3)]",
+          py::arg("n") = 10)
+      .def_property_readonly(
+          "verdict",
+          [](const Result &r) -> std::string {
+            if (!r.doc || !r.doc->contains("analysis"))
+              return "";
+            return (*r.doc)["analysis"]["verdict"].value("text", std::string());
+          },
+          "the run's verdict, e.g. 'DMA latency-bound (fixed latency 64% of DMA critical time)' (the stats'\n"
+          "analysis.verdict; docs/profiling.md)")
+      .def("report", &write_report,
+           "Writes the run's HTML report (docs/profiling.md): verdict, engine timeline (from the run's "
+           "trace=\n"
+           "file, when it wrote one; run(report=...) always has it), busy / wait / idle bars, critical path, "
+           "top\n"
+           "instructions. One self-contained file: no network.\n\nExample:\n"
+           "    >>> neuronsim.run(\"workloads/kernel1\", timing_only=True, "
+           "trace=\"t.json\").report(\"k1.html\")",
+           py::arg("path"))
       .def("__repr__", [](const Result &r) {
         std::string outs;
         for (const auto &[name, a] : r.outputs)
@@ -194,15 +255,24 @@ PYBIND11_MODULE(_core, m) {
         py::arg("arch") = py::none(), py::arg("timing_only") = false, py::arg("expect") = py::none(),
         py::arg("rtol") = py::none(), py::arg("atol") = py::none(), py::arg("kernel_sim") = py::none(),
         py::arg("trace") = py::none(), py::arg("max_instructions") = neuronsim::sim::kDefaultMaxInstructions,
-        py::arg("cores") = 1, py::arg("lnc") = 1, py::arg("schedule") = "auto");
-  m.def("load", &load, "Reads a kernel (BIR JSON path, workload folder, bundle-stream folder) into a Kernel.",
+        py::arg("cores") = 1, py::arg("lnc") = 1, py::arg("schedule") = "auto", py::arg("set") = py::none(),
+        py::arg("seed") = 0, py::arg("save_inputs") = py::none(), py::arg("progress") = py::none(),
+        py::arg("report") = py::none());
+  m.def("load", &load,
+        "Reads a kernel (BIR JSON path, workload folder, bundle-stream folder) into a Kernel.\n\nExample:\n"
+        "    >>> k = neuronsim.load(\"workloads/kernel1\")\n    >>> [t.name for t in k.inputs]\n    ['a']",
         py::arg("kernel"));
-  m.def("arch_params", &arch_params,
-        "The parameters of an architecture: a built-in name ('trn2') or an architecture file (a path ending "
-        "in .json\nor holding a '/'), checked as --arch checks it, as {'name': ..., '<key>': value, ...} "
-        "(the keys of\narch_params.def; `neuronsim arch --show NAME` prints them with their sources).",
-        py::arg("arch"));
-  m.def("isa", &isa, "Every ISA table the simulator knows: the `neuronsim isa --json` document as a dict.");
+  m.def(
+      "arch_params", &arch_params,
+      "The parameters of an architecture: a built-in name ('trn2') or an architecture file (a path ending "
+      "in .json\nor holding a '/'), checked as --arch checks it, as {'name': ..., '<key>': value, ...} "
+      "(the keys of\narch_params.def; `neuronsim arch --show NAME` prints them with their sources). Settings "
+      "as\n\"trn2+{dma_latency_ns=425}\" are applied.\n\nExample:\n"
+      "    >>> neuronsim.arch_params(\"trn2\")[\"dma_latency_ns\"]\n    850.0",
+      py::arg("arch"));
+  m.def("isa", &isa,
+        "Every ISA table the simulator knows: the `neuronsim isa --json` document as a dict.\n\nExample:\n"
+        "    >>> len(neuronsim.isa()[\"instruction_types\"])");
   m.def("encode", &encode,
         "Lowers a BIR kernel and encodes it as 64-byte bundle streams for gen 'v2', 'v3' or 'v4' (as "
         "`neuronsim\n"
@@ -211,28 +281,39 @@ PYBIND11_MODULE(_core, m) {
         "(default: the generation's). outdir: also write the files there, as the CLI does. cores, lnc: as "
         "`encode --cores N\n"
         "--lnc L`, one bundle set per physical core i (shard i % lnc, rank i // lnc): {'cores.json': bytes,\n"
-        "'core0/manifest.json': bytes, 'core0/<engine>.bin': bytes, ..., 'core<N-1>/...'} (lnc alone: that many "
-        "cores).",
+        "'core0/manifest.json': bytes, 'core0/<engine>.bin': bytes, ..., 'core<N-1>/...'} (lnc alone: that "
+        "many "
+        "cores).\n\nExample:\n    >>> files = neuronsim.encode(\"workloads/kernel1\", \"v3\")\n"
+        "    >>> sorted(files)[:2]",
         py::arg("kernel"), py::arg("gen"), py::kw_only(), py::arg("arch") = py::none(),
         py::arg("outdir") = py::none(), py::arg("cores") = py::none(), py::arg("lnc") = py::none());
-  m.def("validate", &validate,
-        "Runs a BIR kernel and the bundle streams encoded from it (a folder, or the dict encode() returns) "
-        "on the\n"
-        "same inputs, compares what every instruction wrote and lints the streams, as `neuronsim validate`.\n"
-        "A multi-core folder or dict (encode(cores=)) runs on its cores, each core compared (cores, lnc: None, "
-        "or the\n"
-        "folder's, as --cores / --lnc). Returns a Report.",
-        py::arg("kernel"), py::arg("bundles"), py::kw_only(), py::arg("inputs") = py::none(),
-        py::arg("arch") = py::none(), py::arg("rtol") = 0.0, py::arg("atol") = 0.0, py::arg("cores") = py::none(),
-        py::arg("lnc") = py::none());
+  m.def(
+      "validate", &validate,
+      "Runs a BIR kernel and the bundle streams encoded from it (a folder, or the dict encode() returns) "
+      "on the\n"
+      "same inputs, compares what every instruction wrote and lints the streams, as `neuronsim validate`.\n"
+      "A multi-core folder or dict (encode(cores=)) runs on its cores, each core compared (cores, lnc: None, "
+      "or the\n"
+      "folder's, as --cores / --lnc). Returns a Report.\n\nExample:\n"
+      "    >>> rep = neuronsim.validate(\"workloads/kernel1\", neuronsim.encode(\"workloads/kernel1\", "
+      "\"v2\"))\n"
+      "    >>> rep.ok\n    True",
+      py::arg("kernel"), py::arg("bundles"), py::kw_only(), py::arg("inputs") = py::none(),
+      py::arg("arch") = py::none(), py::arg("rtol") = 0.0, py::arg("atol") = 0.0,
+      py::arg("cores") = py::none(), py::arg("lnc") = py::none());
+  bind_builder(m);
   m.def("to_float32", &to_float32,
         "The values of an array of BIR dtype `dtype` ('bfloat16', 'float8e4', 'float16', 'int32', ...), held "
         "in its\n"
-        "container (bf16 as uint16, fp8 as uint8 raw bits), as float32: the simulator's own conversion.",
+        "container (bf16 as uint16, fp8 as uint8 raw bits), as float32: the simulator's own conversion.\n\n"
+        "Example:\n    >>> neuronsim.to_float32(np.array([0x3f80], np.uint16), \"bfloat16\")\n"
+        "    array([1.], dtype=float32)",
         py::arg("array"), py::arg("dtype"));
   m.def("from_float32", &from_float32,
         "float32 values (other arrays are cast to float32 first) stored as BIR dtype `dtype`, in its "
         "container:\n"
-        "the simulator's rounding (round to nearest even, fp8 overflow rules, integer saturation).",
+        "the simulator's rounding (round to nearest even, fp8 overflow rules, integer "
+        "saturation).\n\nExample:\n"
+        "    >>> neuronsim.from_float32(np.array([1.0]), \"bfloat16\")\n    array([16256], dtype=uint16)",
         py::arg("array"), py::arg("dtype"));
 }

@@ -1,10 +1,17 @@
 // neuronsim.load and neuronsim.run.
+#include <chrono>
+#include <cstdio>
 #include <map>
+#include <optional>
 
 #include "api.hpp"
 #include "convert.hpp"
 #include "errors.hpp"
 #include "interrupt.hpp"
+#include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/isa/file_output.hpp"
+#include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/report.hpp"
 
 namespace py = pybind11;
 
@@ -89,16 +96,31 @@ sim::InputSpec inputs_arg(py::handle inputs) {
   return spec;
 }
 
-Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_only,
-           py::handle expect, std::optional<double> rtol, std::optional<double> atol,
-           std::optional<std::string> kernel_sim, py::handle trace, int64_t max_instructions, int cores,
-           int lnc, const std::string &schedule) {
+Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_only, py::handle expect,
+           std::optional<double> rtol, std::optional<double> atol, std::optional<std::string> kernel_sim,
+           py::handle trace, int64_t max_instructions, int cores, int lnc, const std::string &schedule,
+           py::handle set, uint64_t seed, py::handle save_inputs, py::handle progress, py::handle report) {
   const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
   sim::RunSettings s;
   s.names = sim::python_setting_names();
   s.options.arch.clear(); // unset: the kernel decides (trn1, or the bundle streams' generation)
   if (!arch.is_none())
     s.options.arch = guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); });
+  if (!set.is_none()) {
+    // set={"dma_latency_ns": 425}: as --set KEY=VALUE, each checked by the arch loader's rules.
+    if (!py::isinstance<py::dict>(set))
+      throw py::type_error("set must be a dict of architecture parameter -> value");
+    for (const auto &[key, value] : py::reinterpret_borrow<py::dict>(set)) {
+      if (!py::isinstance<py::str>(key))
+        throw py::type_error("set keys must be parameter names (str)");
+      const std::string text = py::isinstance<py::bool_>(value) ? (value.cast<bool>() ? "true" : "false")
+                                                                : py::str(value).cast<std::string>();
+      s.arch_sets.push_back(
+          guarded([&] { return sim::parse_arch_set(key.cast<std::string>() + "=" + text, "set"); }));
+    }
+  }
+  if (!save_inputs.is_none())
+    s.save_inputs = path_arg(save_inputs, "save_inputs");
   s.options.timing_only = timing_only;
   s.options.max_instructions = max_instructions;
   // As the CLI's --schedule, default auto: nothing here reads the schedule's entries or the events after the run
@@ -122,6 +144,9 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
   } else {
     s.inputs = inputs_arg(inputs);
   }
+  s.inputs.seed = seed; // as --seed N: every rank's generated inputs
+  for (auto &spec : s.rank_input_list)
+    spec.seed = seed;
   if (!expect.is_none()) {
     sim::ExpectSpec e;
     if (is_path(expect))
@@ -133,26 +158,81 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
   s.rtol = rtol, s.atol = atol;
   const std::string trace_file = trace.is_none() ? "" : path_arg(trace, "trace");
   s.trace = trace_file;  // as the CLI: streamed as the run goes, with the DMA engines' slices
+  const std::string report_file = report.is_none() ? "" : path_arg(report, "report");
+  if (!report_file.empty() && s.options.schedule == sim::ScheduleMode::Auto)
+    s.options.schedule = sim::ScheduleMode::Whole; // the report's timeline needs the run's events
+  if (!report_file.empty())
+    s.options.record_dma_engine_slices = true; // and the DMA engines' rows
+  // progress=: called with (done, total, simulated ns) at most five times a second (with the GIL); None on a
+  // terminal: the CLI's progress line on stderr for a run over a second.
+  const bool tty = progress.is_none() &&
+                   PyObject_IsTrue(py::module_::import("sys").attr("stderr").attr("isatty")().ptr()) == 1;
+  py::object callback = progress.is_none() ? py::object() : py::reinterpret_borrow<py::object>(progress);
+  if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
+    throw py::type_error("progress must be callable");
+  sim::ProgressLine line;
+  std::chrono::steady_clock::time_point last{};
+  std::exception_ptr callback_error;
+  if (tty) {
+    s.options.progress = [&line](int64_t done, int64_t total, double sim_ns) {
+      const std::string l = line.line(done, total, sim_ns);
+      if (!l.empty())
+        std::fprintf(stderr, "\r  %s\033[K", l.c_str()), std::fflush(stderr);
+    };
+  } else if (callback) {
+    s.options.progress = [&](int64_t done, int64_t total, double sim_ns) {
+      const auto now = std::chrono::steady_clock::now();
+      if (callback_error || now - last < std::chrono::milliseconds(200))
+        return;
+      last = now;
+      py::gil_scoped_acquire gil;
+      try {
+        callback(done, total, sim_ns);
+      } catch (...) {
+        callback_error = std::current_exception(); // the run stops (cancelled below) and re-raises it
+      }
+    };
+  }
   std::vector<std::string> prints;
   s.options.device_print = [&prints](const std::string &line) { prints.push_back(line); };
 
   sim::Run r;
   nlohmann::json stats;
+  std::string summary;
   std::vector<sim::Mismatch> bad;
   {
     SigintWatch watch;
-    s.options.cancelled = watch.hook();
+    s.options.cancelled = [hook = watch.hook(), &callback_error] { return callback_error || hook(); };
     guarded([&] {
       py::gil_scoped_release nogil;
       std::lock_guard<std::mutex> lock(core_mutex());
       sim::complete_settings(*k, s);
-      sim::prepare_run_outputs(*k, s, "", {trace_file});
-      r = sim::run_kernel(*k, s);
-      stats = r.device ? sim::device_stats_json(*r.device, r.device_result, k->program, {})
-                       : sim::stats_json(r.result, r.simulator->schedule(), k->program);
+      sim::prepare_run_outputs(*k, s, "", {trace_file, report_file});
+      try {
+        r = sim::run_kernel(*k, s);
+      } catch (const sim::RunCancelled &) {
+        if (!callback_error)
+          throw;
+      }
+      if (callback_error)
+        return;
+      stats = sim::run_stats(r, k->program, {});
+      summary = sim::summary_text(r, stats);
+      if (!report_file.empty()) {
+        const nlohmann::json timeline = !trace_file.empty() ? isa::read_json_file(trace_file, "trace file")
+                                        : r.device || r.simulator->schedule().insts.empty()
+                                            ? nlohmann::json()
+                                            : sim::trace_json(r.result, r.simulator->schedule(), k->program);
+        isa::write_file_atomic(report_file,
+                               sim::run_report_html(stats, timeline.is_null() ? nullptr : &timeline));
+      }
       bad = sim::check_outputs(*k, r, s);
     });
   }
+  if (tty && line.shown())
+    std::fprintf(stderr, "\r\033[K"), std::fflush(stderr);
+  if (callback_error)
+    std::rethrow_exception(callback_error);
   // A SIGINT that came while the schedule was built (which is not polled) or after the last poll.
   if (PyErr_CheckSignals() != 0)
     throw py::error_already_set();
@@ -163,6 +243,10 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
   out.total_ns = r.device ? r.device_result.total_ns : r.result.total_ns;  // several cores: the device's
   out.dynamic_instructions = r.device ? r.device_result.dynamic_instructions : r.result.dynamic_instructions;
   out.stats = to_python(stats);
+  out.summary_text = summary;
+  out.doc = std::make_shared<const nlohmann::json>(std::move(stats));
+  for (const auto &f : r.saved_inputs)
+    out.saved_inputs.append(f);
   if (!trace_file.empty())
     out.trace_path = py::str(trace_file);
   for (const auto &line : prints)
@@ -191,6 +275,16 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
     }
   }
   return out;
+}
+
+void write_report(const Result &r, py::handle path) {
+  const std::string file = path_arg(path, "path");
+  guarded([&] {
+    std::optional<nlohmann::json> trace;
+    if (!r.trace_path.is_none())
+      trace = isa::read_json_file(r.trace_path.cast<std::string>(), "trace file");
+    isa::write_file_atomic(file, sim::run_report_html(*r.doc, trace ? &*trace : nullptr));
+  });
 }
 
 } // namespace neuronsim::python

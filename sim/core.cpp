@@ -281,11 +281,17 @@ SC_MODULE(Core) {
       auto &qs = j.result->queues[q];
       ++qs.instructions;
       qs.busy_ns += static_cast<double>(f.busy) / 1000.0;
-      qs.latency_ns += j.arch->dma_latency_ns + j.arch->dma_completion_ns;
-      qs.descriptor_ns += static_cast<double>(f.queue_ps) / 1000.0;
       qs.bytes += f.bytes;
       qs.descriptors += f.descriptors;
       auto ns = [&](int64_t t) { return static_cast<double>(t - j.t0) / 1000.0; };
+      qs.fixed_ns += static_cast<double>(f.split.fixed_ps) / 1000.0;
+      qs.per_row_ns += static_cast<double>(f.split.per_row_ps) / 1000.0;
+      qs.transfer_ns += static_cast<double>(f.split.transfer_ps) / 1000.0;
+      if (f.split.allowed_bytes_per_ns > 0)
+        qs.allowed_ns += static_cast<double>(f.bytes) / f.split.allowed_bytes_per_ns;
+      if (qs.instructions == 1)
+        qs.first_issue_ns = ns(f.issue);
+      qs.last_end_ns = std::max(qs.last_end_ns, ns(f.done));
       TraceEvent &ev = j.new_event();
       ev.queue = q, ev.seq = seq, ev.inst = inst.index;
       ev.issue_ns = ns(f.issue), ev.start_ns = ns(f.first), ev.end_ns = ns(f.last), ev.finish_ns = ns(finish);
@@ -615,6 +621,10 @@ SC_MODULE(Core) {
       const double busy = static_cast<double>(occupancy) / 1000.0;
       qs.busy_ns += busy;
       qs.cycles += cost.cycles + extra_cycles;
+      if (!si.trigger) {
+        const engines::Work w = engines::instruction_work(si.d);
+        qs.elements += w.elements, qs.flops += w.flops;
+      }
       TraceEvent &ev = j.new_event();
       ev.queue = q, ev.seq = seq, ev.inst = inst.index;
       ev.issue_ns = ev.start_ns = static_cast<double>(start - j.t0) / 1000.0;
@@ -674,6 +684,7 @@ SC_MODULE(Core) {
     f.gate_at = gate_at;
     f.bytes = t.bytes;
     f.descriptors = t.descriptors;
+    f.split = engines::dma_time_split(t, *j.arch, j.device_hbm());
     PosTimes &here = j.times[q].make(pos);
     here.release = now;
     here.seq = seq;

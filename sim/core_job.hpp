@@ -70,6 +70,7 @@ struct DmaInFlight {
   int64_t gate_at = -1; // the gate's path_at (streamed runs)
   int64_t bytes = 0, descriptors = 0;
   int64_t wait_dep = 0, wait_ring = 0, wait_sem = 0;  // ps, the wait reasons before it entered the ring
+  engines::DmaTimeSplit split; // its time in fixed latency, per-row cost and transfer (the stats' DMA split)
   int hbm = -1;              // its stream on its HBM pool (Job::hbm_add), or -1
   int64_t engine_done = 0;   // its engines' completion, while it waits for its HBM stream
 };

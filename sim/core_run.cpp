@@ -188,6 +188,8 @@ std::vector<int64_t> fold_critical_path(Job &j, RunResult &r) {
       if (k == static_cast<int>(e.size())) e.emplace_back(name, 0.0);
     }
     r.critical_path_engines[static_cast<size_t>(k)].second += ns;
+    if (row.queue >= kNumEngines)
+      r.critical_path_dma_fixed_ns += std::min(ns, r.dma_latency_ns);
   };
   std::vector<PathRecord> segment;
   PathRecord prev;

@@ -1,9 +1,12 @@
 // Several NeuronCores in one SystemC simulation, and the rendezvous registry of their collectives
 // (include/neuronsim/sim/device.hpp).
 #include "neuronsim/sim/device.hpp"
+#include "neuronsim/sim/analysis.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 #include <systemc>
 
 #include "neuronsim/engines/collective.hpp"
@@ -381,25 +384,34 @@ double device_dma_utilization(const DeviceResult &r) {
 }
 
 void print_device_summary(std::ostream &out, Device &device, const DeviceResult &r) {
+  // Each core's table comes before (sim::summary_text, labelled "core i (shard s, rank r):"); here the
+  // device's.
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(1);
+  o << "device: " << device.cores() << " cores (LNC=" << device.lnc() << "), " << human_time(r.total_ns)
+    << " (" << r.total_ns << " ns), " << r.dynamic_instructions << " dynamic instructions, " << r.collectives
+    << " collectives, link model " << human_time(r.link_busy_ns) << "\n";
   for (int i = 0; i < device.cores(); ++i) {
     const RunResult &c = r.cores[static_cast<size_t>(i)];
-    out << "  core " << i << " (shard " << i % device.lnc() << ", rank " << i / device.lnc() << "): " << c.total_ns
-        << " ns, " << c.dynamic_instructions << " dynamic instructions\n";
+    o << "  core " << i << " (shard " << i % device.lnc() << ", rank " << i / device.lnc()
+      << "): " << human_time(c.total_ns) << ", " << c.dynamic_instructions << " dynamic instructions\n";
   }
-  out << "device: " << device.cores() << " cores (LNC=" << device.lnc() << "), " << r.total_ns << " ns, "
-      << r.dynamic_instructions << " dynamic instructions, " << r.collectives << " collectives, link model "
-      << r.link_busy_ns << " ns\n";
-  out << "device HBM: " << r.hbm_bytes << " bytes over " << r.devices << " device" << (r.devices == 1 ? "" : "s")
-      << " of " << r.hbm_device_bytes_per_ns << " B/ns, " << 100.0 * device_hbm_utilization(r)
-      << "% utilization; DMA engines " << 100.0 * device_dma_utilization(r) << "% busy\n";
+  o << std::setprecision(2) << "device HBM: " << static_cast<int64_t>(r.hbm_bytes) << " bytes over "
+    << r.devices << " device" << (r.devices == 1 ? "" : "s") << " of " << r.hbm_device_bytes_per_ns
+    << " B/ns, " << 100.0 * device_hbm_utilization(r) << "% utilization; DMA engines "
+    << 100.0 * device_dma_utilization(r) << "% busy\n";
+  out << o.str();
 }
 
-nlohmann::json device_stats_json(Device &device, const DeviceResult &r, const isa::Program &p,
-                                 const std::vector<std::string> &command_line) {
-  nlohmann::json doc = stats_json(r.cores[0], device.core(0).schedule(), p, command_line);
+nlohmann::json device_stats_json(Device &device, const DeviceResult &r,
+                                 const std::vector<std::string> &command_line, bool with_profile) {
+  // Each core's own program: the cores of a multi-core bundle folder run programs of their own (core<i>/).
+  nlohmann::json doc =
+      stats_json(r.cores[0], device.core(0).schedule(), device.core(0).program(), command_line, with_profile);
   nlohmann::json cores = nlohmann::json::array();
   for (int i = 0; i < device.cores(); ++i) {
-    nlohmann::json c = stats_json(r.cores[static_cast<size_t>(i)], device.core(i).schedule(), p, command_line);
+    nlohmann::json c = stats_json(r.cores[static_cast<size_t>(i)], device.core(i).schedule(),
+                                  device.core(i).program(), command_line, with_profile);
     c.erase("command_line");
     c["core"] = i;
     c["shard"] = i % device.lnc();

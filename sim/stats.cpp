@@ -3,11 +3,13 @@
 // The DMA queues' busy times add up to the DMA engines' (every descriptor is counted once, on its engine and on its
 // queue), so "DMA utilization" is the engines' busy time over engines x total time.
 #include <algorithm>
+#include <array>
 #include <iomanip>
 #include <map>
 #include <sstream>
 #include <unordered_map>
 
+#include "neuronsim/sim/analysis.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/stats.hpp"
 #include "neuronsim/sim/version.hpp"
@@ -174,8 +176,22 @@ std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult
   return shares;
 }
 
+// The time the critical path's DMA links spend in their fixed latency: of each link's span (its issue to the
+// next link's), the first dma_latency_ns (the verdict's "fixed latency N% of DMA critical time"). A streamed
+// run's comes folded (sim/core_run.cpp, the same additions).
+static double critical_path_dma_fixed(const RunResult &r, const Schedule &s) {
+  if (r.streamed)
+    return r.critical_path_dma_fixed_ns;
+  double fixed = 0.0;
+  critical_path_spans(r, s, [&](int64_t, int queue, double ns) {
+    if (queue >= kNumEngines)
+      fixed += std::min(ns, r.dma_latency_ns);
+  });
+  return fixed;
+}
+
 nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p,
-                          const std::vector<std::string> &command_line) {
+                          const std::vector<std::string> &command_line, bool with_profile) {
   nlohmann::json j;
   j["tool"] = {{"name", "neuronsim"}, {"version", version()}};
   j["command_line"] = command_line;
@@ -192,7 +208,9 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
     engines[queue_name(q)] = {{"instructions", qs.instructions},
                               {"busy_ns", qs.busy_ns},
                               {"utilization", r.total_ns > 0 ? qs.busy_ns / r.total_ns : 0.0},
-                              {"cycles", qs.cycles}};
+                              {"cycles", qs.cycles},
+                              {"elements", qs.elements},
+                              {"flops", qs.flops}};
   }
   j["engines"] = engines;
   nlohmann::json queues = nlohmann::json::array();
@@ -207,7 +225,13 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
                       {"bytes", qs.bytes},
                       {"descriptors", qs.descriptors},
                       {"busy_ns", qs.busy_ns},
-                      {"utilization", engine_time > 0 ? qs.busy_ns / engine_time : 0.0}});
+                      {"utilization", engine_time > 0 ? qs.busy_ns / engine_time : 0.0},
+                      {"fixed_latency_ns", qs.fixed_ns},
+                      {"per_row_ns", qs.per_row_ns},
+                      {"transfer_ns", qs.transfer_ns},
+                      {"allowed_ns", qs.allowed_ns},
+                      {"first_issue_ns", qs.first_issue_ns},
+                      {"last_end_ns", qs.last_end_ns}});
     bytes += qs.bytes;
     descriptors += qs.descriptors;
     transfers += qs.instructions;
@@ -253,9 +277,12 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
   const auto sh = critical_path_shares(r, s);
   for (const auto &[name, ns] : sh) shares[name] = ns;
   j["critical_path_ns"] = shares;
+  j["critical_path_dma_fixed_ns"] = critical_path_dma_fixed(r, s);
   j["bottleneck"] = sh.empty() ? "" : sh.front().first;
   j["critical_path_length"] = r.streamed ? static_cast<size_t>(r.critical_path_length) : r.critical_path.size();
-  j["profile"] = profile_json(r, s, p);
+  if (with_profile)
+    j["profile"] = profile_json(r, s, p);
+  j["analysis"] = analysis_json(j, engines::load_arch(r.arch));
   return j;
 }
 
@@ -263,42 +290,59 @@ void print_top(std::ostream &out, const nlohmann::json &stats, int n) {
   const auto &rows = stats.at("profile").at("critical_path").at("instructions");
   const double total = stats.at("total_ns").get<double>() - stats.value("preamble_ns", 0.0);  // the kernel's time
   std::ostringstream o;
-  o << std::fixed;
   o << "top " << std::min<size_t>(static_cast<size_t>(std::max(0, n)), rows.size())
     << " instructions on the critical path:\n";
-  o << "   path ns  path%  execs     busy ns     wait ns  engine  instruction (opcode)  source\n";
+  // Columns as wide as their widest cell (a full-size run's counts and times fit), times in the unit that
+  // fits.
+  std::vector<std::array<std::string, 7>> cells = {{"path", "path%", "execs", "busy", "wait", "engine", ""}};
   for (size_t i = 0; i < rows.size() && static_cast<int>(i) < n; ++i) {
     const auto &row = rows[i];
     const double cp = row["critical_path_ns"].get<double>();
     std::string src = row.value("file", std::string());
     if (row.contains("line")) src += (src.empty() ? "line " : ":") + std::to_string(row["line"].get<int>());
-    o << std::setw(10) << std::setprecision(1) << cp << std::setw(6) << std::setprecision(1)
-      << (total > 0 ? 100.0 * cp / total : 0.0) << "%" << std::setw(7) << row["executions"].get<int64_t>()
-      << std::setw(12) << row["busy_ns"].get<double>() << std::setw(12) << row["wait_total_ns"].get<double>()
-      << "  " << std::left << std::setw(6) << row["engine"].get<std::string>() << "  "
-      << row["name"].get<std::string>() << " (" << row["opcode"].get<std::string>()
-      << (row["dma_trigger"].get<bool>() ? ", trigger" : "") << ")" << std::right << (src.empty() ? "" : "  " + src)
+    std::ostringstream share;
+    share << std::fixed << std::setprecision(1) << (total > 0 ? 100.0 * cp / total : 0.0) << "%";
+    cells.push_back({human_time(cp), share.str(), std::to_string(row["executions"].get<int64_t>()),
+                     human_time(row["busy_ns"].get<double>()), human_time(row["wait_total_ns"].get<double>()),
+                     row["engine"].get<std::string>(),
+                     row["name"].get<std::string>() + " (" + row["opcode"].get<std::string>() +
+                         (row["dma_trigger"].get<bool>() ? ", trigger" : "") + ")" +
+                         (src.empty() ? "" : "  " + src)});
+  }
+  cells[0][6] = "instruction (opcode)  source";
+  std::array<size_t, 7> width{};
+  for (const auto &row : cells)
+    for (size_t c = 0; c < 6; ++c)
+      width[c] = std::max(width[c], row[c].size());
+  for (const auto &row : cells) {
+    for (size_t c = 0; c < 5; ++c)
+      o << "  " << std::setw(static_cast<int>(width[c])) << row[c];
+    o << "  " << std::left << std::setw(static_cast<int>(width[5])) << row[5] << std::right << "  " << row[6]
       << "\n";
   }
   out << o.str();
 }
 
-void print_summary(std::ostream &out, const RunResult &r, const Schedule &s) {
-  const auto flags = out.flags();
-  const auto prec = out.precision();
-  auto pct = [&](double busy, double span) { return span > 0 ? 100.0 * busy / span : 0.0; };
-  out << "simulated time: " << std::fixed << std::setprecision(1) << r.total_ns + r.preamble_ns << " ns";
-  if (r.preamble_ns > 0) out << " (kernel " << r.total_ns << " ns + pre-amble " << r.preamble_ns << " ns)";
-  out << "\n";
-  out << "  queue                insts      busy ns   util     cycles\n";
-  auto line = [&](const std::string &name, int64_t n, double busy, double util, const std::string &last) {
-    out << "  " << std::left << std::setw(18) << name << std::right << std::setw(7) << n << std::setw(13)
-        << std::setprecision(1) << busy << std::setw(6) << std::setprecision(0) << util << "%" << std::setw(11) << last
-        << "\n";
+void print_summary(std::ostream &out, const RunResult &r, const Schedule &s, const nlohmann::json *analysis) {
+  std::ostringstream o;
+  auto pct = [&](double busy, double span) {
+    std::ostringstream t;
+    t << std::fixed << std::setprecision(0) << (span > 0 ? 100.0 * busy / span : 0.0) << "%";
+    return t.str();
   };
+  // With --include-preamble the total is a profiler's (calibration.md F1); utilizations stay over the kernel's.
+  o << "simulated time: " << human_time(r.total_ns + r.preamble_ns) << " (" << std::fixed << std::setprecision(1)
+    << r.total_ns + r.preamble_ns << " ns";
+  if (r.preamble_ns > 0) o << ": kernel " << r.total_ns << " ns + pre-amble " << r.preamble_ns << " ns";
+  o << ")\n";
+  // The table's columns are as wide as their widest cell, so that a full-size run's counts never run into
+  // each other.
+  std::vector<std::array<std::string, 5>> rows = {{"queue", "insts", "busy", "util", "cycles"}};
   for (int q = 0; q < kNumEngines; ++q) {
     const auto &qs = r.queues[q];
-    if (qs.instructions > 0) line(qs.name, qs.instructions, qs.busy_ns, pct(qs.busy_ns, r.total_ns), std::to_string(qs.cycles));
+    if (qs.instructions > 0)
+      rows.push_back({qs.name, std::to_string(qs.instructions), human_time(qs.busy_ns),
+                      pct(qs.busy_ns, r.total_ns), std::to_string(qs.cycles)});
   }
   // DMA queues: transfers, and the DMA-engine time of their descriptors as a share of all engines' time.
   const double engine_time = r.total_ns * static_cast<double>(r.dma_engines.size());
@@ -307,23 +351,36 @@ void print_summary(std::ostream &out, const RunResult &r, const Schedule &s) {
     const auto &qs = r.queues[q];
     if (qs.instructions == 0) continue;
     transfers += qs.instructions;
-    line(qs.name, qs.instructions, qs.busy_ns, pct(qs.busy_ns, engine_time), std::to_string(qs.descriptors) + " desc");
+    rows.push_back({qs.name, std::to_string(qs.instructions), human_time(qs.busy_ns),
+                    pct(qs.busy_ns, engine_time), std::to_string(qs.descriptors) + " desc"});
   }
   if (transfers > 0) {
     int64_t desc = 0;
     for (const auto &e : r.dma_engines) desc += e.descriptors;
-    line("DMA engines (" + std::to_string(r.dma_engines.size()) + ")", transfers, dma_busy(r),
-         100.0 * dma_utilization(r), std::to_string(desc) + " desc");
+    rows.push_back({"DMA engines (" + std::to_string(r.dma_engines.size()) + ")", std::to_string(transfers),
+                    human_time(dma_busy(r)), pct(dma_utilization(r), 1.0), std::to_string(desc) + " desc"});
+  }
+  std::array<size_t, 5> width{};
+  for (const auto &row : rows)
+    for (size_t c = 0; c < row.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
+  for (const auto &row : rows) {
+    o << "  " << std::left << std::setw(static_cast<int>(width[0])) << row[0] << std::right;
+    for (size_t c = 1; c < row.size(); ++c)
+      o << "  " << std::setw(static_cast<int>(width[c])) << row[c];
+    o << "\n";
   }
   // The bottleneck is the engine that holds the critical path longest (DMA queues counted together).
   const auto shares = critical_path_shares(r, s);
   if (!shares.empty() && r.total_ns > 0) {
-    out << "critical path:";
-    for (const auto &[name, ns] : shares) out << " " << name << " " << std::setprecision(1) << pct(ns, r.total_ns) << "%";
-    out << "\nbottleneck: " << shares.front().first << "\n";
+    o << "critical path:";
+    for (const auto &[name, ns] : shares)
+      o << " " << name << " " << std::setprecision(1) << 100.0 * ns / r.total_ns << "%";
+    o << "\nbottleneck: " << shares.front().first << "\n";
   }
-  out.flags(flags);
-  out.precision(prec);
+  if (analysis)
+    o << verdict_line(*analysis) << "\n";
+  out << o.str();
 }
 
 } // namespace neuronsim::sim

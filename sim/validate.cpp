@@ -403,7 +403,8 @@ void summarize(ValidateReport &R, bool ran, int64_t compared, int64_t outputs) {
 ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir, const ValidateOptions &opt) {
   ValidateReport R;
   const Manifest m = read_manifest(dir);
-  const std::string arch = opt.arch.empty() ? arch_for_gen(m.gen) : opt.arch;
+  const std::string arch =
+      with_arch_sets(opt.arch.empty() ? arch_for_gen(m.gen) : opt.arch, opt.arch_sets, "--set");
   const engines::ArchParams ap = engines::load_arch(arch);
 
   // The BIR as `neuronsim encode` would write it: what each bundle should carry.
@@ -463,7 +464,8 @@ ValidateReport validate_device_bundles(const isa::Program &bir, const std::strin
   auto core_dir = [&](size_t i) { return (fs::path(dir) / ("core" + std::to_string(i))).string(); };
   std::vector<Manifest> ms;
   for (size_t i = 0; i < n; ++i) ms.push_back(read_manifest(core_dir(i)));
-  const std::string arch = opt.arch.empty() ? arch_for_gen(ms[0].gen) : opt.arch;
+  const std::string arch =
+      with_arch_sets(opt.arch.empty() ? arch_for_gen(ms[0].gen) : opt.arch, opt.arch_sets, "--set");
   const engines::ArchParams ap = engines::load_arch(arch);
 
   // Each core's streams against the BIR lowered for that core (its shard and rank), as `encode --cores` does.

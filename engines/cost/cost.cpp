@@ -390,4 +390,27 @@ Cost instruction_cost(const DynInst &d, Engine engine, const ArchParams &a, cons
   return r;
 }
 
+Work instruction_work(const DynInst &d) {
+  Work w;
+  const isa::Inst &inst = *d.inst;
+  const bool matmul = inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultBase ||
+                      inst.type == InstructionType::MatmultSparse || inst.type == InstructionType::MatmultMx;
+  if (matmul && !inst.f.is_transpose && d.ins.size() > 1 && d.ins[0].tensor >= 0 && d.ins[1].tensor >= 0) {
+    w.flops = 2 * d.ins[0].partitions() * d.ins[0].free_elements() * d.ins[1].free_elements();
+    return w;
+  }
+  for (const auto &o : d.outs)
+    if (o.tensor >= 0)
+      return w.elements = o.partitions() * o.free_elements(), w;
+  return w;
+}
+
+double peak_flops_per_ns(const ArchParams &arch) {
+  return 2.0 * static_cast<double>(arch.partitions * arch.partitions) * arch.pe_ghz;
+}
+
+double peak_elements_per_ns(isa::Engine engine, const ArchParams &arch) {
+  return static_cast<double>(arch.partitions) * engine_ghz(engine, arch);
+}
+
 } // namespace neuronsim::engines

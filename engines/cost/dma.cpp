@@ -451,4 +451,22 @@ template <bool Commit> void DmaEngines::advance(Engine &e, int ei, int64_t until
 template void DmaEngines::advance<true>(Engine &, int, int64_t);
 template void DmaEngines::advance<false>(Engine &, int, int64_t);
 
+DmaTimeSplit dma_time_split(const DmaTransfer &t, const ArchParams &arch, bool device_hbm) {
+  // The calibrated components themselves (docs/timing-model.md 2): the latency to the first byte and from the last
+  // byte to the completion (dma_latency_ns + dma_completion_ns, calibration.md D1-D3); the per-row cost, its
+  // queue's processing of its descriptors (dma_queue_descriptor_ns each, D4) and each piece's own engine time
+  // (dma_transfer_overhead_ns, D5); the transfer, its bytes at its engines' read or write rate (D1, D3, D5).
+  DmaTimeSplit s;
+  s.fixed_ps = t.latency_ps + t.completion_ps;
+  s.per_row_ps = t.queue_ps;
+  for (const auto &p : t.parts) {
+    s.per_row_ps += t.transfer_overhead_ps;
+    s.transfer_ps += p.descriptors * p.desc_ps;
+  }
+  s.allowed_bytes_per_ns = t.stream_bytes_per_ns;
+  if (t.touches_hbm && !device_hbm && s.allowed_bytes_per_ns > 0)
+    s.allowed_bytes_per_ns = std::min(s.allowed_bytes_per_ns, arch.hbm_bytes_per_ns);
+  return s;
+}
+
 } // namespace neuronsim::engines

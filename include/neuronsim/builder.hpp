@@ -107,6 +107,8 @@ public:
 #undef NS_FIELD
   InstRef &engine(isa::Engine e);
   InstRef &name(const std::string &n);
+  // The user's source line it comes from: the BIR `debug` object ({filename, lineno}) the profile reads.
+  InstRef &source(const std::string &file, int line);
 
 private:
   Builder *b_;

@@ -43,7 +43,8 @@ COLUMNS = [
     ("path", str, "its absolute path, which the workers read"),
     ("group", str, "NAME of a kernel named NAME@VARIANT, else the folder it was found in, else its own name"),
     ("variant", str, "VARIANT of NAME@VARIANT, else its name in that folder; empty for a kernel on its own"),
-    ("arch", str, "trn1, trn2 or trn3, or the absolute path of an architecture file"),
+    ("arch", str, "trn1, trn2 or trn3, or the absolute path of an architecture file; with settings (--set) as "
+                  "trn2+{dma_latency_ns=425}"),
     ("mode", str, "timing (a timing-only run) or numeric"),
     ("status", str, "ok; mismatch (outputs outside the expected values' tolerance); error"),
     ("exit_code", int, "what `neuronsim run` exits with for this run: 0 ok, 1 mismatch, 2 usage, 3 invalid input, "
@@ -160,18 +161,43 @@ def kernels_of(kernels):
     return out
 
 
-def archs_of(archs):
-    """("trn1", "trn2") or "trn1,trn2" -> the list, each checked, duplicates dropped."""
+def _split_archs(text):
+    """"trn1,trn2+{a=1,b=2}" -> ["trn1", "trn2+{a=1,b=2}"]: commas inside braces belong to the settings."""
+    out, depth, cur = [], 0, ""
+    for c in text:
+        depth += c == "{"
+        depth -= c == "}"
+        if c == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += c
+    return out + [cur]
+
+
+def archs_of(archs, sets=None):
+    """("trn1", "trn2") or "trn1,trn2" -> the list, each checked, duplicates dropped. An arch may carry settings,
+    "trn2+{dma_latency_ns=425}" (as --set); `sets` ({key: value} or ["KEY=VALUE", ...], `--set`) go over every arch."""
     if isinstance(archs, str):
-        archs = archs.split(",")
+        archs = _split_archs(archs)
+    if isinstance(sets, dict):
+        sets = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sets.items()]
     out = []
     for a in archs:
-        if isinstance(a, str) and ("/" in a or a.endswith(".json")):
-            _core.arch_params(a)  # an architecture file: refused now, naming the file and the key, if bad
-            a = os.path.abspath(a)  # the workers read it at the same absolute path, as the kernels
-        elif a not in ARCHS:
+        if not isinstance(a, str):
+            a = os.fspath(a)
+        base, brace, rest = a.partition("+{")
+        if "/" in base or base.endswith(".json"):
+            base = os.path.abspath(base)  # the workers read it at the same absolute path, as the kernels
+        elif base not in ARCHS:
             raise _error("UsageError", f"arch {a!r} is not one of {', '.join(ARCHS)} (or an architecture "
                                        "FILE.json)")
+        a = base + brace + rest
+        if sets:
+            settings = ",".join(sets)
+            a = a[:-1] + "," + settings + "}" if brace else a + "+{" + settings + "}"
+        # Checked now (refused naming the file, the key and the value), and named as runs name it.
+        a = _core.arch_params(a)["name"]
         if a not in out:
             out.append(a)
     if not out:
@@ -412,14 +438,15 @@ def _progress_bar(client, futures):
 
 
 def sweep(kernels, archs=("trn1",), *, timing_only=True, inputs=None, client=None, out=None, resume=False,
-          workers=None, progress=None, on_row=None):
+          workers=None, progress=None, on_row=None, set=None):
     """Runs every kernel on every architecture, one Dask task each, and returns the rows (dicts keyed by
     COLUMN_NAMES) in order: kernels as given (a folder's in name order), each on `archs` in order.
 
     kernels      a kernel path (BIR JSON, workload folder, bundle folder), a folder of kernels, LABEL=PATH, or a
                  list of those; or a dict {label: path}. Labels NAME@VARIANT (or kernels found in one folder) make
                  groups for rank() and best().
-    archs        architectures, ("trn1", "trn2") or "trn1,trn2"
+    archs        architectures, ("trn1", "trn2") or "trn1,trn2"; one may carry settings, "trn2+{dma_latency_ns=425}"
+    set          {parameter: value} set over every arch (as --set KEY=VALUE; `neuronsim arch --keys`)
     timing_only  True: the timeline only (no numerics); False: numeric runs, compared with the workload's
                  expected/ when it has one (columns expect, mismatches)
     inputs       numeric runs: one folder of <name>.npy, or {name: array or .npy path}, for every kernel; None: each
@@ -434,8 +461,13 @@ def sweep(kernels, archs=("trn1",), *, timing_only=True, inputs=None, client=Non
     progress     Dask's progress bar on stdout; None: when stdout is a terminal
     on_row       called with each new row as it arrives
 
-    A run that fails gives a row with status "error", its message and the CLI's exit code; the sweep goes on."""
-    return _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row)[0]
+    A run that fails gives a row with status "error", its message and the CLI's exit code; the sweep goes on.
+
+    Example:
+        >>> rows = neuronsim.sweep("workloads/kernel1", ["trn1", "trn2", "trn2+{dma_latency_ns=425}"])
+        >>> [(r["arch"], r["total_ns"]) for r in rows]"""
+    return _sweep(kernels, archs_of(archs, set), timing_only, inputs, client, out, resume, workers, progress,
+                  on_row)[0]
 
 
 def _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row):
@@ -610,6 +642,9 @@ def main(argv=None):
     p.add_argument("kernels", nargs="+", metavar="KERNEL_OR_DIR")
     p.add_argument("--arch", default="trn1", metavar="trn1,trn2,trn3", help="architectures, comma-separated "
                    "(default trn1); a name ending in .json or holding a '/' is an architecture file")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an architecture parameter set "
+                   "over every arch (repeatable; `neuronsim arch --keys`); an arch may also carry its own, "
+                   "trn2+{dma_latency_ns=425}")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers")
     p.add_argument("--workers", type=int, metavar="N", help="local: worker processes (default: one per core); with "
                    "--scheduler: wait for N workers")
@@ -626,8 +661,8 @@ def main(argv=None):
         if a.rank_by:
             rank([], a.rank_by)  # checks the column before anything runs
         start = time.perf_counter()
-        rows, info = _sweep(a.kernels, a.arch, not a.numeric, a.inputs, a.scheduler, a.out, a.resume, a.workers,
-                            None, None)
+        rows, info = _sweep(a.kernels, archs_of(a.arch, a.set), not a.numeric, a.inputs, a.scheduler, a.out,
+                            a.resume, a.workers, None, None)
         elapsed = time.perf_counter() - start
     except KeyboardInterrupt:
         where = f"; the rows so far are in {results_paths(a.out)[0]} (--resume continues)" if a and a.out else ""

@@ -15,12 +15,15 @@ namespace neuronsim::cli {
 
 namespace {
 
-const char *kArchHelp = R"(usage: neuronsim arch --list | --show NAME|FILE.json
+const char *kArchHelp = R"(usage: neuronsim arch --list | --keys | --show NAME|FILE.json
 
   --list                 the built-in architectures, one a line: name, NeuronCore generation, engine clocks
+  --keys                 every parameter --set KEY=VALUE takes: key, range, what it is (arch_params.def)
   --show NAME            the built-in architecture's JSON, every parameter with its source (sim/arch/NAME.json)
   --show FILE.json       an architecture file, checked as --arch checks it, printed as read
 
+A what-if in one flag: `neuronsim run KERNEL --arch trn2 --set dma_latency_ns=425` (repeatable; the run is named
+"trn2+{dma_latency_ns=425}" in its header, stats, compare and sweep; arch="trn2+{dma_latency_ns=425}" in Python).
 An architecture of your own: `neuronsim arch --show trn2 > my.json`, edit the values (and their sources), then
 `neuronsim run KERNEL --arch my.json` (also compare, validate, encode, sweep, and arch= in Python). A name with a
 '/' or ending in .json is a file; every key of arch_params.def must be given, with a value in its range.
@@ -45,6 +48,11 @@ int cmd_arch(const std::vector<std::string> &a) {
     for (const auto &name : engines::arch_names()) std::cout << list_line(name) << "\n";
     return 0;
   }
+  if (a.size() == 1 && a[0] == "--keys") {
+    for (const auto &p : engines::arch_param_info())
+      std::cout << p.key << "  " << (p.range.empty() ? "(any)" : p.range) << "  " << p.doc << "\n";
+    return 0;
+  }
   if (a.size() == 2 && a[0] == "--show") {
     if (!engines::names_arch_file(a[1])) {
       std::cout << engines::builtin_arch_json(a[1]);
@@ -54,7 +62,7 @@ int cmd_arch(const std::vector<std::string> &a) {
     std::cout << isa::read_regular_file(a[1], uint64_t(1) << 20, "architecture file");
     return 0;
   }
-  throw UsageError("arch takes --list or --show NAME|FILE.json (neuronsim arch --help)");
+  throw UsageError("arch takes --list, --keys or --show NAME|FILE.json (neuronsim arch --help)");
 }
 
 } // namespace neuronsim::cli

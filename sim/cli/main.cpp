@@ -29,8 +29,10 @@
 #include "neuronsim/isa/dump.hpp"
 #include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/file_output.hpp"
+#include "neuronsim/sim/analysis.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/report.hpp"
 #include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/stats.hpp"
@@ -59,16 +61,33 @@ usage:
   neuronsim validate --bir KERNEL --bundles DIR [options]   run both, compare, lint the streams
   neuronsim isa [--json | --keys]     print every ISA table the simulator knows (--keys: each instruction
                                       type's BIR JSON keys, required and optional; docs/bir-format.md)
-  neuronsim arch --list | --show NAME the built-in architectures; one's JSON (a start for --arch FILE.json)
+  neuronsim arch --list | --keys | --show NAME   the built-in architectures; the parameters --set takes;
+                                      one's JSON (a start for --arch FILE.json)
   neuronsim sweep KERNEL_OR_DIR... [--arch trn1,trn2,trn3] [--scheduler tcp://HOST:PORT] [--workers N]
                   [-o RESULTS.csv] [--resume] [--rank-by COLUMN] [--numeric]
                                       one run per (kernel, arch) on Dask: a local cluster, or a scheduler's
                                       workers; a row of results per run (neuronsim sweep --help)
-  neuronsim compare A B [--fail-if-slower PCT] [--top N] [--arch NAME|FILE.json]
-                                      two --stats files (or two kernels, run timing-only) side by side
+  neuronsim nki FILE.py::FUNCTION [--input NAME=X.npy | --shape NAME=128x512[:DTYPE]]... [--emit-bir FILE]
+                  [run options]   an NKI kernel file traced to BIR and run (neuronsim nki --help)
+  neuronsim compare A B [--fail-if-slower PCT] [--top N] [--arch NAME|FILE.json] [--set KEY=VALUE]
+                  [--arch-b NAME|FILE.json] [--set-b KEY=VALUE]
+                                      two --stats files (or two kernels, run timing-only; or one kernel on two
+                                      machines) side by side
+  neuronsim report STATS.json [TRACE.json] | RESULTS.csv -o FILE.html
+                                      one self-contained HTML page of a run or a sweep (docs/profiling.md)
   neuronsim --version | --help
 
-run options:
+Each command's options: neuronsim COMMAND --help (neuronsim run --help, ...).
+
+`neuronsim sweep` is the Python package's (neuronsim.sweeps, Dask): it runs `python3 -m neuronsim sweep ARGS`
+with the interpreter the package was built for (NEURONSIM_PYTHON overrides it), the build's package first on
+PYTHONPATH. It needs Debian's python3-distributed.
+
+exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error (deadlock, fault)
+)";
+
+const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
+
   KERNEL                   a .json BIR file, or a directory holding one *.bir.json (plus optional
                            inputs/ and expected/ folders), or a bundle directory (manifest.json; its
                            generation picks --arch unless given), or a multi-core one (cores.json, encode
@@ -81,6 +100,14 @@ run options:
   --arch trn1|trn2|trn3    NeuronCore-v2 / v3 / v4 (default trn1)
   --arch FILE.json         an architecture file of the schema of `neuronsim arch --show trn2` (a name with
                            a '/' or ending in .json is a file; every parameter given, each in its range)
+  --set KEY=VALUE          an architecture parameter set over --arch (repeatable; `neuronsim arch --keys`):
+                           the run is named "trn2+{dma_latency_ns=425}" in its header, stats and tables
+  --why                    after the summary: per engine and DMA queue, busy / waiting by reason / idle, the
+                           DMA bytes, achieved and allowed GB/s and time split, work rates against peak
+  --sensitivity            rerun timing-only with each headline parameter (DMA rate, latency, per-row costs,
+                           HBM rate, each engine clock) made 2x better; print the speed-ups, largest first
+  --report FILE.html       one self-contained HTML page of the run (docs/profiling.md): verdict, timeline,
+                           busy / wait / idle bars, critical path, top instructions
   --stats FILE.json        statistics and profile: per engine, per static instruction, opcode and source
                            line (executions, busy ns, wait ns by reason), critical path (README "Profile")
   --seed N                 seed of the generated inputs (default 0: the documented deterministic draw;
@@ -109,16 +136,13 @@ run options:
                            DIR/out<i>.npy; DIR is a fresh temporary directory; README "External kernels")
   --device-print FILE      write DevicePrint lines to FILE (default: stdout, before the summary)
 
+
 Inputs that are not given are generated deterministically (floats uniform in [-1,1), integers small),
 seeded by the tensor name (and --seed N when given). bf16 and fp8 .npy files hold raw bit patterns as uint16 / uint8.
 Input and expected arrays must have exactly the tensor's shape. Outputs are written as <tensor>.npy inside
 --outdir ('/' and control characters in a name become '_'); no output may be the kernel, an input or an expected
 file, and every output path is checked before the run. A key a type does not have is warned about; a required
 key that is missing is an error (README "Bad input").
-
-`neuronsim sweep` is the Python package's (neuronsim.sweeps, Dask): it runs `python3 -m neuronsim sweep ARGS`
-with the interpreter the package was built for (NEURONSIM_PYTHON overrides it), the build's package first on
-PYTHONPATH. It needs Debian's python3-distributed.
 
 exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error (deadlock, fault)
 )";
@@ -180,27 +204,17 @@ void add_input(sim::InputSpec &spec, const std::string &v) {
     throw UsageError("--input " + name + " is given twice ('" + spec.files[name] + "' and '" + file + "')");
 }
 
-// The progress line of a long run on a terminal (stderr): dynamic instructions done / total, simulated time, wall
-// time and the estimated time left.
+// The progress line of a long run on a terminal (stderr), sim::ProgressLine's text, erased when the run ends.
 struct Progress {
-  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now(), last;
-  bool shown = false;
+  sim::ProgressLine text;
   void operator()(int64_t done, int64_t total, double sim_ns) {
-    const auto now = std::chrono::steady_clock::now();
-    const double wall = std::chrono::duration<double>(now - t0).count();
-    if (wall < 1.0 || (shown && now - last < std::chrono::milliseconds(200))) return;
-    last = now;
-    shown = true;
-    const double frac = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0.0;
-    char line[160];
-    std::snprintf(line, sizeof line, "\r  %lld/%lld instructions (%.0f%%), simulated %.1f us, wall %.1f s, ETA %.1f s ",
-                  static_cast<long long>(done), static_cast<long long>(total), 100.0 * frac, sim_ns / 1000.0, wall,
-                  frac > 0 ? wall * (1.0 - frac) / frac : 0.0);
-    std::cerr << line << std::flush;
+    const std::string l = text.line(done, total, sim_ns);
+    if (!l.empty())
+      std::cerr << "\r  " << l << "\033[K" << std::flush;
   }
   void clear() {
-    if (shown) std::cerr << "\r\033[K" << std::flush;
-    shown = false;
+    if (text.shown())
+      std::cerr << "\r\033[K" << std::flush;
   }
 };
 
@@ -209,10 +223,12 @@ void print_warnings(const isa::Program &p) {
   for (const auto &w : p.warnings) std::cerr << "neuronsim: warning: " << sim::one_line(w) << "\n";
 }
 
-int cmd_run(const std::vector<std::string> &a) {
-  std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print;
+} // namespace
+
+int neuronsim::cli::cmd_run(const std::vector<std::string> &a, const RunFrom &from) {
+  std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print, report;
   int top = 0;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, why = false, sensitivity = false;
   sim::RunSettings set;
   sim::RunOptions &opts = set.options;
   opts.arch.clear();  // unset: the kernel decides (sim::complete_settings)
@@ -226,10 +242,18 @@ int cmd_run(const std::vector<std::string> &a) {
     else if (o == "--rtol") set.rtol = parse_tolerance(o, need_value(a, i));
     else if (o == "--atol") set.atol = parse_tolerance(o, need_value(a, i));
     else if (o == "--arch") opts.arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--set")
+      set.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
     else if (o == "--stats") stats = need_path(a, i);
     else if (o == "--trace") trace = need_path(a, i);
     else if (o == "--top") top = parse_count(o, need_value(a, i));
     else if (o == "--json") json = true;
+    else if (o == "--why")
+      why = true;
+    else if (o == "--sensitivity")
+      sensitivity = true;
+    else if (o == "--report")
+      report = need_path(a, i);
     else if (o == "--seed") set.inputs.seed = parse_seed(need_value(a, i));
     else if (o == "--save-inputs") set.save_inputs = need_path(a, i);
     else if (o == "--quiet") quiet = true;
@@ -246,9 +270,10 @@ int cmd_run(const std::vector<std::string> &a) {
       device_print = need_value(a, i);
       if (device_print.empty()) throw UsageError("--device-print needs a file name");
     } else if (o == "--help" || o == "-h") {
-      std::cout << kHelp;
+      std::cout << kRunHelp;
       return 0;
-    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
+    } else if (!o.empty() && o[0] == '-')
+      throw UsageError("unknown option '" + o + "' (neuronsim run --help)");
     else if (kernel.empty()) kernel = o;
     else throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
   }
@@ -259,13 +284,20 @@ int cmd_run(const std::vector<std::string> &a) {
     throw UsageError("--timing-only runs no numerics: --save-inputs has no inputs to save");
   const bool bundled = kernel.empty();
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
-  const sim::Kernel k = sim::load_kernel(kernel);
+  sim::Kernel k = sim::load_kernel(kernel);
+  if (!from.label.empty()) k.label = from.label;
   const isa::Program &prog = k.program;
   print_warnings(prog);
   sim::complete_settings(k, set);
   const double rtol = *set.rtol, atol = *set.atol;
   // Every output path is checked (and --outdir created) before the run; no output may be a file the run reads.
-  sim::prepare_run_outputs(k, set, outdir, {stats, trace, opts.timing_only ? std::string() : device_print});
+  sim::prepare_run_outputs(k, set, outdir,
+                           {stats, trace, report, opts.timing_only ? std::string() : device_print});
+  // The report draws the engine timeline from the run's events, which a streamed run does not keep.
+  if (!report.empty() && opts.schedule == sim::ScheduleMode::Auto)
+    opts.schedule = sim::ScheduleMode::Whole;
+  if (!report.empty())
+    opts.record_dma_engine_slices = true; // and the DMA engines' rows
 
   // DevicePrint lines: on stdout as they happen (so before the summary), or into --device-print FILE, written
   // through a temporary that only a successful run renames into place. A timing-only run prints nothing and
@@ -283,7 +315,7 @@ int cmd_run(const std::vector<std::string> &a) {
   std::ostringstream discard;
   std::ostream &out = json || quiet ? static_cast<std::ostream &>(discard) : std::cout;
   // The run header, before the run (a long run is not silent about what it is doing).
-  out << "neuronsim run: " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
+  out << "neuronsim " << from.command << ": " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
   out << "arch " << set.options.arch << ", " << prog.insts.size() << " instructions"
       << (opts.timing_only ? " (timing only)" : ", input seed " + std::to_string(set.inputs.seed)) << "\n"
       << std::flush;
@@ -300,16 +332,24 @@ int cmd_run(const std::vector<std::string> &a) {
 
   out << r.dynamic_instructions << " dynamic instructions executed\n";
   for (const auto &l : run.input_lines) out << "  input  " << l << "\n";
-  for (const auto &f : run.saved_inputs) out << "  saved  " << f << "\n";
-  sim::print_summary(out, r, simulator.schedule());
-  if (run.device) sim::print_device_summary(out, *run.device, run.device_result);
-  std::vector<std::string> command_line{"neuronsim", "run"};
-  command_line.insert(command_line.end(), a.begin(), a.end());
+  for (const auto &f : run.saved_inputs)
+    out << "  saved  " << f << "\n";
+  std::vector<std::string> command_line = from.command_line;
+  if (command_line.empty()) {
+    command_line = {"neuronsim", "run"};
+    command_line.insert(command_line.end(), a.begin(), a.end());
+  }
+  // The stats document: with the profile when something shows it (--stats, --top, --why, --report), else the
+  // cheap one the summary's verdict needs.
+  const bool profile = !stats.empty() || top > 0 || why || !report.empty();
+  const nlohmann::json doc = sim::run_stats(run, prog, command_line, profile);
+  out << sim::summary_text(run, doc, why);
   nlohmann::json summary;  // --json
   if (json) {
-    summary = sim::stats_json(r, simulator.schedule(), prog, command_line);
+    summary = doc;
     summary.erase("profile");
     summary.erase("critical_path");
+    summary.erase("cores");
     summary["timing_only"] = opts.timing_only;
     summary["inputs"] = run.input_lines;
     if (!opts.timing_only) summary["seed"] = set.inputs.seed;
@@ -321,15 +361,47 @@ int cmd_run(const std::vector<std::string> &a) {
       if (doc) std::cout << doc->dump() << "\n";
     }
   } print_json{json ? &summary : nullptr};
-  if (!stats.empty() || top > 0) {
-    const nlohmann::json doc = run.device ? sim::device_stats_json(*run.device, run.device_result, prog, command_line)
-                                          : sim::stats_json(r, simulator.schedule(), prog, command_line);
-    if (top > 0) sim::print_top(out, doc, top);
-    if (!stats.empty()) {
-      sim::write_json_file(stats, doc);
-      out << "stats: " << stats << "\n";
-      if (json) summary["stats"] = stats;
+  if (top > 0)
+    sim::print_top(out, doc, top);
+  if (sensitivity) {
+    const double base = run.device ? run.device_result.total_ns : r.total_ns;
+    const bool tty = !quiet && !json && isatty(STDERR_FILENO);
+    const auto rows = sim::sensitivity(k, set, base, [&](size_t i, size_t n) {
+      if (tty)
+        std::cerr << "\r  sensitivity: rerun " << i + 1 << " of " << n << "\033[K" << std::flush;
+    });
+    if (tty)
+      std::cerr << "\r\033[K" << std::flush;
+    out << "sensitivity (timing-only reruns, one parameter made 2x better each; speed-up over "
+        << sim::human_time(base) << "):\n";
+    for (const auto &row : rows) {
+      char line[96];
+      std::snprintf(line, sizeof line, "  %6.3fx  %12s  %-20s  ", row.speedup,
+                    sim::human_time(row.total_ns).c_str(), row.parameter.c_str());
+      out << line << row.arch << "\n";
+      if (json)
+        summary["sensitivity"].push_back({{"parameter", row.parameter},
+                                          {"arch", row.arch},
+                                          {"total_ns", row.total_ns},
+                                          {"speedup", row.speedup}});
     }
+  }
+  if (!stats.empty()) {
+    sim::write_json_file(stats, doc);
+    out << "stats: " << stats << "\n";
+    if (json)
+      summary["stats"] = stats;
+  }
+  if (!report.empty()) {
+    // The timeline: the trace the run wrote (--trace), else the run's events replayed as one.
+    const nlohmann::json timeline = !trace.empty() ? isa::read_json_file(trace, "trace file")
+                                    : run.device || simulator.schedule().insts.empty()
+                                        ? nlohmann::json()
+                                        : sim::trace_json(r, simulator.schedule(), prog);
+    isa::write_file_atomic(report, sim::run_report_html(doc, timeline.is_null() ? nullptr : &timeline));
+    out << "report: " << report << "\n";
+    if (json)
+      summary["report"] = report;
   }
   if (!trace.empty()) {
     out << "trace: " << trace << "\n";
@@ -341,6 +413,8 @@ int cmd_run(const std::vector<std::string> &a) {
       out << "  output " << p << "\n";
       if (json) summary["outputs"].push_back(p);
     }
+  if (!set.no_expected.empty())
+    out << "no expected outputs in " << set.no_expected << " (nothing compared)\n";
   if (set.expect) {
     std::vector<std::string> checked;
     const auto bad = sim::check_outputs(k, run, set, &checked);
@@ -360,6 +434,8 @@ int cmd_run(const std::vector<std::string> &a) {
   return 0;
 }
 
+
+namespace {
 
 int cmd_isa(const std::vector<std::string> &a) {
   bool json = false, keys = false;
@@ -437,6 +513,7 @@ exit codes: 0 they agree, 1 divergence or lint error, 2 usage, 3 invalid input
 
 int cmd_encode(const std::vector<std::string> &a) {
   std::string kernel, out, arch;
+  std::vector<std::pair<std::string, std::string>> sets;
   std::optional<isa::CoreGen> gen;
   int cores = 0, lnc = 0;  // 0: not given (one bundle set)
   for (size_t i = 0; i < a.size(); ++i) {
@@ -446,6 +523,8 @@ int cmd_encode(const std::vector<std::string> &a) {
     else if (o == "--lnc") lnc = parse_count(o, need_value(a, i));
     else if (o == "-o" || o == "--outdir") out = need_value(a, i);
     else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--set")
+      sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
     else if (o == "--help" || o == "-h") {
       std::cout << kEncodeHelp;
       return 0;
@@ -457,6 +536,7 @@ int cmd_encode(const std::vector<std::string> &a) {
   if (!gen) throw UsageError("encode needs --gen v2|v3|v4");
   if (out.empty()) throw UsageError("encode needs -o DIR");
   if (arch.empty()) arch = sim::arch_for_gen(*gen);
+  arch = sim::with_arch_sets(arch, sets, "--set");
   const sim::Kernel k = sim::load_kernel(kernel, sim::KernelForms::BirOnly);
   print_warnings(k.program);
   if (cores > 0 || lnc > 0) {  // one bundle set per core, as `run --cores N --lnc L` counts them
@@ -563,6 +643,8 @@ int cmd_validate(const std::vector<std::string> &a) {
     else if (o == "--rtol") vo.rtol = parse_tolerance(o, need_value(a, i));
     else if (o == "--atol") vo.atol = parse_tolerance(o, need_value(a, i));
     else if (o == "--arch") vo.arch = sim::parse_arch(need_value(a, i), "--arch");
+    else if (o == "--set")
+      vo.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
     else if (o == "--cores") vo.cores = parse_count(o, need_value(a, i));
     else if (o == "--lnc") vo.lnc = parse_count(o, need_value(a, i));
     else if (o == "--help" || o == "-h") {
@@ -579,15 +661,80 @@ int cmd_validate(const std::vector<std::string> &a) {
   return r.agree ? 0 : 1;
 }
 
-// `neuronsim sweep`: the sweep is Python (python/neuronsim/sweeps.py, on Dask); this command only starts it.
-// The package of this build (build/python, beside the binary) goes first on PYTHONPATH; an installed one
-// (cmake --install) is on the interpreter's own path. Returns only when the interpreter cannot be started.
-int cmd_sweep(const std::vector<std::string> &a) {
+const char *kReportHelp = R"(usage: neuronsim report STATS.json [TRACE.json] -o REPORT.html
+       neuronsim report RESULTS.csv -o SWEEP.html [--baseline ARCH]
+
+One self-contained HTML page to look at (docs/profiling.md): no network fetch, nothing to install, opens from a
+file.
+  STATS.json   a `neuronsim run --stats` document: the verdict, per engine and DMA queue the busy / waiting by
+               reason / idle bars and rates, the critical path, the instructions holding it longest with their
+               source lines; TRACE.json (`run --trace`) adds the engine timeline (wheel zooms, drag pans)
+  RESULTS.csv  a `neuronsim sweep -o` file: a kernel x arch table of total times with speed-ups against
+               --baseline ARCH (default: the file's first arch; the page can switch it), and a bar chart
+  -o FILE      the page to write (never one of the inputs)
+`neuronsim run KERNEL --report FILE.html` writes a run's page directly, timeline included.
+)";
+
+int cmd_report(const std::vector<std::string> &a) {
+  std::vector<std::string> files;
+  std::string out, baseline;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string &o = a[i];
+    if (o == "-o" || o == "--output")
+      out = need_path(a, i);
+    else if (o == "--baseline")
+      baseline = need_value(a, i);
+    else if (o == "--help" || o == "-h") {
+      std::cout << kReportHelp;
+      return 0;
+    } else if (!o.empty() && o[0] == '-')
+      throw UsageError("unknown option '" + o + "' (neuronsim report --help)");
+    else
+      files.push_back(o);
+  }
+  if (files.empty() || files.size() > 2)
+    throw UsageError("report takes STATS.json [TRACE.json] or RESULTS.csv (neuronsim report --help)");
+  if (out.empty())
+    throw UsageError("report needs -o FILE.html");
+  const bool sweep = files[0].size() >= 4 && files[0].compare(files[0].size() - 4, 4, ".csv") == 0;
+  if (sweep && files.size() > 1)
+    throw UsageError("report of a sweep's RESULTS.csv takes no second file");
+  if (!sweep && !baseline.empty())
+    throw UsageError("--baseline is for a sweep's RESULTS.csv");
+  // The page is never written over an input (the check `run` makes for its outputs).
+  sim::prepare_output_paths({}, {out}, files);
+  std::string html;
+  if (sweep) {
+    html = sim::sweep_report_html(isa::read_regular_file(files[0], isa::kMaxInputFileBytes, "sweep results"),
+                                  files[0], baseline);
+  } else {
+    const nlohmann::json stats = isa::read_json_file(files[0], "stats file");
+    if (!stats.is_object() || !stats.contains("total_ns") || !stats.contains("analysis"))
+      throw InputError(
+          {files[0], -1, "", "analysis"},
+          "not a --stats document of this version (run it again with --stats to get its analysis)");
+    std::optional<nlohmann::json> trace;
+    if (files.size() == 2) {
+      trace = isa::read_json_file(files[1], "trace file");
+      if (!trace->is_object() || !trace->contains("traceEvents"))
+        throw InputError({files[1], -1, "", "traceEvents"}, "not a --trace document");
+    }
+    html = sim::run_report_html(stats, trace ? &*trace : nullptr);
+  }
+  isa::write_file_atomic(out, html);
+  std::cout << "report: " << out << "\n";
+  return 0;
+}
+
+} // namespace
+
+// The Python interpreter the package was built for (NEURONSIM_PYTHON overrides it), with this build's package
+// (build/python, beside the binary) first on PYTHONPATH; an installed one (cmake --install) is on the interpreter's
+// own path. `neuronsim sweep` and `neuronsim nki` run Python through it.
+std::string neuronsim::cli::python_interpreter() {
 #ifndef NEURONSIM_PYTHON
-  (void)a;
-  throw UsageError(
-      "sweep runs on the neuronsim Python package, which this build lacks (install pybind11-dev and "
-      "python3-dev, as scripts/bootstrap does, and reconfigure)");
+  throw UsageError("this command runs on the neuronsim Python package, which this build lacks (install pybind11-dev "
+                   "and python3-dev, as scripts/bootstrap does, and reconfigure)");
 #else
   const char *env = std::getenv("NEURONSIM_PYTHON");
   const std::string python = env && *env ? env : NEURONSIM_PYTHON;
@@ -598,16 +745,25 @@ int cmd_sweep(const std::vector<std::string> &a) {
     const std::string path = package.string() + (old && *old ? ":" + std::string(old) : "");
     setenv("PYTHONPATH", path.c_str(), 1);
   }
-  std::vector<std::string> words = {python, "-m", "neuronsim", "sweep"};
+  return python;
+#endif
+}
+
+namespace {
+
+// `neuronsim sweep`: the sweep is Python (python/neuronsim/sweeps.py, on Dask); this command only starts it.
+// The package of this build (build/python, beside the binary) goes first on PYTHONPATH; an installed one
+// (cmake --install) is on the interpreter's own path. Returns only when the interpreter cannot be started.
+int cmd_sweep(const std::vector<std::string> &a) {
+  std::vector<std::string> words = {python_interpreter(), "-m", "neuronsim", "sweep"};
   words.insert(words.end(), a.begin(), a.end());
   std::vector<char *> argv;
   for (auto &w : words)
     argv.push_back(w.data());
   argv.push_back(nullptr);
-  execvp(python.c_str(), argv.data());
-  throw UsageError("sweep: cannot start " + python + ": " + std::strerror(errno) +
+  execvp(words[0].c_str(), argv.data());
+  throw UsageError("sweep: cannot start " + words[0] + ": " + std::strerror(errno) +
                    " (NEURONSIM_PYTHON names the Python interpreter)");
-#endif
 }
 
 } // namespace
@@ -624,7 +780,8 @@ int sc_main(int argc, char **argv) {
       return 0;
     }
     std::vector<std::string> rest(args.begin() + 1, args.end());
-    if (args[0] == "run") return cmd_run(rest);
+    if (args[0] == "run") return cmd_run(rest, RunFrom{});
+    if (args[0] == "nki") return cmd_nki(rest);
     if (args[0] == "isa") return cmd_isa(rest);
     if (args[0] == "arch") return cmd_arch(rest);
     if (args[0] == "compare") return cmd_compare(rest);
@@ -632,6 +789,8 @@ int sc_main(int argc, char **argv) {
     if (args[0] == "disasm") return cmd_disasm(rest);
     if (args[0] == "validate") return cmd_validate(rest);
     if (args[0] == "sweep") return cmd_sweep(rest);
+    if (args[0] == "report")
+      return cmd_report(rest);
     throw UsageError("unknown command '" + args[0] + "' (try --help)");
   } catch (const Error &e) {  // UsageError included (exit 2)
     std::cerr << "neuronsim: " << sim::one_line(e.what()) << "\n";

@@ -25,9 +25,12 @@ namespace {
 const std::string kKernel = src("workloads/kernel1");
 const std::string kInputs = src("workloads/kernel1/inputs");
 
+// "simulated time: 4.27 us (4270.6 ns)": the exact ns in parentheses.
 double simulated_ns(const std::string &out) {
   auto p = out.find("simulated time: ");
-  return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 16));
+  if (p != std::string::npos)
+    p = out.find('(', p);
+  return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 1));
 }
 
 std::vector<std::string> lines(const std::string &s) {

@@ -24,9 +24,12 @@ std::vector<float> floats(const std::string &path) {
   return neuronsim::engines::npy_to_f32(a);
 }
 
+// "simulated time: 4.27 us (4270.6 ns)": the exact ns in parentheses.
 double simulated_ns(const std::string &out) {
   auto p = out.find("simulated time: ");
-  return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 16));
+  if (p != std::string::npos)
+    p = out.find('(', p);
+  return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 1));
 }
 } // namespace
 

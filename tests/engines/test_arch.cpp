@@ -140,3 +140,36 @@ TEST(Arch, AFileIsAPathEndingInJsonOrHoldingASlash) {
   EXPECT_EQ(engines::load_arch("trn2").pe_ghz, engines::builtin_arch("trn2").pe_ghz);
   EXPECT_THROW(engines::load_arch("no/such/arch.json"), InputError);
 }
+
+TEST(Arch, SettingsOverABuiltInAreCheckedByTheLoaderAndNameTheArch) {
+  const auto a = engines::load_arch("trn2+{dma_latency_ns=425,pe_ghz=4.8}");
+  EXPECT_EQ(a.name, "trn2+{dma_latency_ns=425,pe_ghz=4.8}");
+  EXPECT_EQ(a.dma_latency_ns, 650.0);
+  EXPECT_EQ(a.pe_ghz, 4.8);
+  EXPECT_EQ(a.act_ghz, engines::builtin_arch("trn2").act_ghz); // the rest is trn2's
+  EXPECT_EQ(engines::arch_param_value(a, "dma_latency_ns"), 650.0);
+  EXPECT_EQ(engines::arch_param_value(a, "core_gen"), 3.0);
+  // The value in canonical JSON: 650.0 and 650 are one setting.
+  EXPECT_EQ(engines::arch_setting_value("--set", "dma_latency_ns", "650.0"), "650.0");
+  EXPECT_EQ(engines::arch_setting_value("--set", "hwdge", "false"), "false");
+  auto field = [](const std::string &spec) {
+    try {
+      engines::load_arch(spec);
+    } catch (const InputError &e) {
+      return e.context().field + ": " + e.message();
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(field("trn2+{dma_gbps=54.4}"),
+            "dma_gbps: unknown architecture parameter (`neuronsim arch --keys` lists them)");
+  EXPECT_EQ(field("trn2+{dma_latency_ns=-1}"),
+            "dma_latency_ns: the value must be in [0, 1e+06], got -1 (arch_params.def)");
+  EXPECT_EQ(field("trn2+{psum_banks=2.5}"), "psum_banks: the value must be an integer, got 2.5");
+  EXPECT_EQ(field("trn2+{pe_ghz=fast}"), "pe_ghz: the value must be a number or true/false, got 'fast'");
+  EXPECT_EQ(field("trn2+{pe_ghz=2,pe_ghz=3}"), "pe_ghz: set twice");
+  // The cross-checks of a whole file apply too: 7 banks do not divide 16384 bytes.
+  EXPECT_EQ(field("trn2+{psum_banks=7}"), "psum_banks: 7 banks do not divide psum_bytes_per_partition 16384");
+  EXPECT_EQ(engines::split_arch_spec("my.json+{a=1,b=true}").sets,
+            (std::vector<std::pair<std::string, std::string>>{{"a", "1"}, {"b", "true"}}));
+  EXPECT_EQ(engines::arch_spec_text(engines::split_arch_spec("trn1")), "trn1");
+}

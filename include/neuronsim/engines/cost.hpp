@@ -38,6 +38,20 @@ struct Cost {
 // DMA queue (then only `bytes` is set: sim/core.cpp times the transfer with engines::DmaEngines).
 Cost instruction_cost(const DynInst &d, isa::Engine engine, const ArchParams &arch, const Memory &mem);
 
+// The work an instruction does, for the stats' achieved-against-peak rates (docs/profiling.md): a PE matmul's
+// floating-point operations, 2 K M N for a stationary [K, M] and a moving [K, N] (reference
+// neuron-arch.md 2.1); every other instruction's output elements (partitions x free elements of its first
+// output).
+struct Work {
+  int64_t elements = 0;
+  int64_t flops = 0;
+};
+Work instruction_work(const DynInst &d);
+// The peak rates the stats measure against: PE 2 x partitions x partitions FLOP per cycle (a
+// partitions-square array, one moving column per cycle, reference neuron-arch.md 2.1); ACT, POOL, DVE one
+// element per partition per cycle (the base rate: the DVE perf modes and ACT's narrow dtypes go past it).
+double peak_flops_per_ns(const ArchParams &arch);
+double peak_elements_per_ns(isa::Engine engine, const ArchParams &arch);
 // The clock of an engine in GHz (DMA queues report ns only and return 1.0).
 double engine_ghz(isa::Engine engine, const ArchParams &arch);
 

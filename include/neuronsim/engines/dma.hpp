@@ -98,6 +98,17 @@ struct DmaTransfer {
 // `outs`, `bytes` = every output's bytes. Its HBM traffic is timed by the caller (engines/hbm.hpp).
 DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem);
 
+// A transfer's DMA time in three components (the stats' per-queue split, docs/profiling.md), each one of the
+// calibrated mechanisms: its fixed latency (entering its queue to its first byte, plus its last byte to its
+// completion), its per-row cost (its queue's descriptor processing, queue time, plus each piece's own engine
+// time) and its transfer (its bytes at its engines' rate, engine time summed over its engines); and the rate the
+// arch allows it: its engines' rate, within its core's HBM share when it touches HBM (one-core runs).
+struct DmaTimeSplit {
+  int64_t fixed_ps = 0, per_row_ps = 0, transfer_ps = 0;
+  double allowed_bytes_per_ns = 0;
+};
+DmaTimeSplit dma_time_split(const DmaTransfer &t, const ArchParams &arch, bool device_hbm = false);
+
 // What one DMA engine did over a run.
 struct DmaEngineTotals {
   int64_t busy_ps = 0;

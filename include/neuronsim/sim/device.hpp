@@ -133,10 +133,11 @@ double device_hbm_utilization(const DeviceResult &r);
 double device_dma_utilization(const DeviceResult &r);
 // The CLI summary's device part: one line per core (its time, instructions, busy engines) and the device's.
 void print_device_summary(std::ostream &out, Device &device, const DeviceResult &r);
-// The --stats document of a multi-core run: core 0's document (as a single-core run writes it) plus "cores" (each
-// core's document, with its shard and rank) and "device" (cores, LNC, total time, collectives, link time, the
-// devices' HBM bytes and utilization, the DMA engines' busy time and utilization).
-nlohmann::json device_stats_json(Device &device, const DeviceResult &r, const isa::Program &p,
-                                 const std::vector<std::string> &command_line);
+// The --stats document of a multi-core run: core 0's document (as a single-core run writes it) plus "cores"
+// (each core's document, with its shard and rank) and "device" (cores, LNC, total time, collectives, link
+// time, the devices' HBM bytes and utilization, the DMA engines' busy time and utilization). Each core's
+// document is of the program that core ran (a multi-core bundle folder's cores run their own).
+nlohmann::json device_stats_json(Device &device, const DeviceResult &r,
+                                 const std::vector<std::string> &command_line, bool with_profile = true);
 
 } // namespace neuronsim::sim

@@ -135,11 +135,13 @@ std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem,
 // each critical-path instruction's start to the next one's, in ns. The bottleneck is the largest share.
 std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult &r, const Schedule &s);
 
-// The --stats document (README "Statistics and profile"): the summary, plus "tool", "command_line" (as given) and
-// "profile" (per static instruction, opcode, engine and source line: executions, busy and wait ns by reason, and
-// the critical path's share).
+// The --stats document (README "Statistics and profile"): the summary, plus "tool", "command_line" (as given)
+// and "profile" (per static instruction, opcode, engine and source line: executions, busy and wait ns by
+// reason, and the critical path's share), and "analysis" (neuronsim/sim/analysis.hpp: the time split per
+// engine and DMA queue, rates against peak, the verdict). Without `with_profile`, no "profile" (the analysis
+// then has no wait sums): the cheap document a run's summary and verdict need.
 nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p,
-                          const std::vector<std::string> &command_line = {});
+                          const std::vector<std::string> &command_line = {}, bool with_profile = true);
 // The trace of a finished run as a document (TraceWriter replayed over r.events: the same text a streamed trace has).
 nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Program &p);
 

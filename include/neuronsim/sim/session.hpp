@@ -5,7 +5,9 @@
 // presenting the results.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,21 +59,27 @@ struct SettingNames {
   std::string inputs;      // all the ways to give input data
   std::string inputs_dir;  // a folder of inputs
   std::string expect, rtol, atol, timing_only, max_instructions;
+  std::string arch_set; // parameters set over the architecture
 };
-// "--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only", "--max-instructions"
+// "--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only", "--max-instructions",
+// "--set"
 SettingNames cli_setting_names();
-// "inputs", "inputs", "expect", "rtol", "atol", "timing_only", "max_instructions"
+// "inputs", "inputs", "expect", "rtol", "atol", "timing_only", "max_instructions", "set"
 SettingNames python_setting_names();
 
 // The settings of one run. What is left unset is completed from the kernel by complete_settings, as
 // `neuronsim run` does.
 struct RunSettings {
   RunOptions options;               // options.arch empty: the bundle streams' generation's, else trn1
+  // Parameters set over the architecture (`--set KEY=VALUE`, set= in Python; each checked by parse_arch_set):
+  // complete_settings writes them into options.arch once the base is known ("trn2+{dma_latency_ns=425}").
+  std::vector<std::pair<std::string, std::string>> arch_sets;
   InputSpec inputs;                 // inputs.dir empty: the workload's inputs/ (given inputs take precedence)
   // A run of several ranks given one input set per rank (Python's inputs=[{...}, ...]): rank r's replaces
   // `inputs` (its dir empty: the workload's inputs/, rank folders included). Empty: every rank uses `inputs`.
   std::vector<InputSpec> rank_input_list;
   std::optional<ExpectSpec> expect; // unset: the workload's expected/, when it has one (not for timing only)
+  std::string no_expected; // set by complete_settings: the workload's expected/ held no output's file
   std::optional<double> rtol, atol; // neither given: the workload's tolerance.json, else the defaults below
   SettingNames names = cli_setting_names(); // how messages name the settings above
   // --save-inputs DIR: every input tensor as it was loaded or generated, as DIR/<tensor_file_name>, written before
@@ -145,6 +153,55 @@ struct Run {
 // outlive the Run (the simulator refers to its program).
 Run run_kernel(const Kernel &k, const RunSettings &s);
 
+// `--sensitivity`: the first answer to "what should I change". Each headline parameter of the run's
+// architecture (DMA rate, DMA fixed latency, DMA per-row cost, HBM rate, each engine clock) scaled 2x in its
+// favour, the kernel rerun timing-only with that one setting (`--set`), and the speed-up it gives over
+// `base_ns`, sorted fastest first (ties in the table's order). `s` is a completed run's settings (its arch
+// named as run; timing-only reruns take no inputs or expectations). `progress` is called before each rerun
+// with its index and the count.
+struct Sensitivity {
+  std::string parameter; // "DMA latency /2"
+  std::string arch;      // the rerun's architecture, "trn2+{dma_latency_ns=425}"
+  double total_ns = 0.0;
+  double speedup = 0.0; // base_ns / total_ns
+};
+std::vector<Sensitivity> sensitivity(const Kernel &k, const RunSettings &s, double base_ns,
+                                     const std::function<void(size_t, size_t)> &progress = {});
+// The headline parameters, as (label, key, factor): `sensitivity` scales each key by its factor.
+struct HeadlineParameter {
+  const char *label, *key;
+  double factor;
+};
+const std::vector<HeadlineParameter> &headline_parameters();
+
+// The run's summary as `neuronsim run` prints it after the run (print_summary with the verdict; a multi-core
+// run: one table per core, labelled "core i (shard s, rank r):", then the device's totals), and with `why`
+// each analysis's --why table. `doc`: the run's stats document (stats_json, device_stats_json).
+std::string summary_text(Run &run, const nlohmann::json &doc, bool why = false);
+// The stats document of a finished run (stats_json, or device_stats_json for several cores).
+nlohmann::json run_stats(Run &run, const isa::Program &p, const std::vector<std::string> &command_line,
+                         bool with_profile = true);
+
+// The progress line of a long run (`neuronsim run` on a terminal, neuronsim.run's default on one): dynamic
+// instructions issued and the total, simulated time, wall time, and an ETA once it means something -- from
+// the rate since the first report, once a tenth of the run is done and a second has passed since then (the
+// rate of a run's first moments, schedule building and start-up included, is far off its steady one). Silent
+// for the first second; at most five lines a second. `line` returns the text to show ("" when nothing is
+// due).
+class ProgressLine {
+public:
+  std::string line(int64_t done, int64_t total, double sim_ns);
+  // The same at `wall` seconds since the line was made (line() passes the steady clock's; tests pass their
+  // own).
+  std::string line_at(double wall, int64_t done, int64_t total, double sim_ns);
+  bool shown() const { return shown_; }
+
+private:
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  bool shown_ = false, based_ = false;
+  double last_ = 0.0, base_wall_ = 0.0, base_frac_ = 0.0;
+};
+
 // Compares the run's outputs with s.expect (compare_outputs); empty when nothing is expected or all agree.
 // `checked` receives the names of the tensors compared. With several ranks, each rank's outputs against its
 // rank_expect, a mismatch's tensor named "rank<r>/<tensor>".
@@ -186,9 +243,18 @@ ValidateReport validate_kernel(const Kernel &k, const std::string &bundle_dir, V
 std::string report_text(const ValidateReport &r);
 
 // The architectures and generations by name. An architecture is a built-in name (UsageError "<option> takes
-// trn1, trn2, trn3 or an architecture FILE.json, got 'x'") or a file (engines::names_arch_file), read and checked
-// here (InputError naming the file and the key).
+// trn1, trn2, trn3 or an architecture FILE.json, got 'x'") or a file (engines::names_arch_file), read and
+// checked here (InputError naming the file and the key). A value with settings, "trn2+{KEY=VALUE,...}", has
+// each checked as parse_arch_set does and is returned with the values in canonical form.
 std::string parse_arch(const std::string &value, const std::string &option);
+// One `--set KEY=VALUE`: (key, canonical JSON value). UsageError "<option> KEY=VALUE: <why>" for an unknown
+// key or a value of the wrong type or outside the key's range (engines::arch_setting_value, the loader's own
+// check).
+std::pair<std::string, std::string> parse_arch_set(const std::string &setting, const std::string &option);
+// `arch` with `sets` added to its settings ("trn2" + {a=1} -> "trn2+{a=1}"); UsageError for a key set twice.
+std::string with_arch_sets(const std::string &arch,
+                           const std::vector<std::pair<std::string, std::string>> &sets,
+                           const std::string &option);
 isa::CoreGen parse_gen(const std::string &value, const std::string &option);
 // How a run holds its schedule (RunOptions::schedule): "auto", "whole" or "streamed" (`--schedule`,
 // neuronsim.run(schedule=...)); UsageError "<option> takes auto, whole or streamed, got 'x'" otherwise.

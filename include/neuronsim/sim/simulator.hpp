@@ -117,11 +117,13 @@ struct QueueStats {
   int64_t cycles = 0;        // busy cycles in the engine's clock (0 for DMA queues)
   int64_t bytes = 0;         // DMA queues: bytes moved
   int64_t descriptors = 0;   // DMA queues: descriptors
-  // DMA queues, the parts of their transfers' time apart from the engines' (busy_ns), summed over the transfers
-  // (docs/timing-model.md 2): the latency from entering the queue to the first byte plus that from the last byte to
-  // the completion (dma_latency_ns + dma_completion_ns each), and the queue's descriptor processing.
-  double latency_ns = 0.0;
-  double descriptor_ns = 0.0;
+  // DMA queues: its transfers' time split (engines::dma_time_split: fixed latency, per-row cost, transfer;
+  // the latter two DMA-engine time), the time its bytes take at the rates the arch allows them, and its first
+  // transfer's entry into the ring and its last one's end (ns from the run's start).
+  double fixed_ns = 0.0, per_row_ns = 0.0, transfer_ns = 0.0, allowed_ns = 0.0;
+  double first_issue_ns = 0.0, last_end_ns = 0.0;
+  // Engines: the work of its instructions (engines::instruction_work): matmul FLOPs, other output elements.
+  int64_t elements = 0, flops = 0;
 };
 
 // One DMA engine over a run: the DMA queues' busy_ns add up to the engines' busy_ns.
@@ -266,6 +268,7 @@ struct RunResult {
   bool streamed = false;
   std::vector<ProfileSums> profile;
   std::vector<std::pair<std::string, double>> critical_path_engines;
+  double critical_path_dma_fixed_ns = 0.0; // streamed: the DMA links' time in fixed latency (stats.cpp)
   int64_t schedule_peak_held = 0;        // the most schedule entries the stream held at once (its window's bound)
   int64_t critical_path_spilled = 0;     // bytes of critical-path records it wrote to its temporary file
 };

@@ -1,0 +1,93 @@
+// The lowering library's rules (include/neuronsim/lowering.hpp).
+#include "neuronsim/lowering.hpp"
+
+namespace neuronsim::lowering {
+
+int64_t sbuf_buffers(int64_t trips, int64_t slot_bytes, int64_t fixed_bytes) {
+  for (int64_t n : {4, 2})
+    if (trips % n == 0 && trips >= n && fixed_bytes + n * slot_bytes <= kUsableSbufBytes) return n;
+  return 1;
+}
+
+int64_t psum_buffers(int64_t trips, int64_t banks_per_tile, int64_t other_banks) {
+  constexpr int64_t kBanks = 8;  // reference neuron-arch.md 1.4: 8 PSUM banks per partition
+  for (int64_t n : {8, 4, 2})
+    if (trips % n == 0 && trips >= n && other_banks + n * banks_per_tile <= kBanks) return n;
+  return 1;
+}
+
+Rotating rotating_sbuf(builder::Builder &b, const std::string &name, int64_t rows, int64_t cols, isa::Dtype dt,
+                       int64_t buffers) {
+  return Rotating{b.sbuf(name, {rows, buffers * cols}, dt), rows, cols, buffers};
+}
+
+Rotating rotating_psum(builder::Builder &b, const std::string &name, int64_t rows, int64_t cols, isa::Dtype dt,
+                       int64_t buffers) {
+  return Rotating{b.psum(name, {rows, buffers * cols}, dt), rows, cols, buffers};
+}
+
+void pipelined_loop(builder::Builder &b, const std::string &var, int64_t trips, int64_t buffers,
+                    const std::function<void(builder::Aff, int64_t)> &load,
+                    const std::function<void(builder::Aff, int64_t)> &body) {
+  const int64_t B = buffers;
+  if (B == 1) {  // one buffer: nothing to run ahead
+    b.loop(var, 0, trips, 1, [&](builder::Aff i) {
+      load(i, 0);
+      body(i, 0);
+    });
+    return;
+  }
+  for (int64_t k = 0; k + 1 < B; ++k) load(builder::Aff(k), k);
+  auto group = [&](builder::Aff base, bool last) {
+    for (int64_t k = 0; k < B; ++k) {
+      const builder::Aff i = base + builder::Aff(k);
+      if (!last || k == 0) load(i + builder::Aff(B - 1), (k + B - 1) % B);
+      body(i, k);
+    }
+  };
+  if (trips / B > 1) b.loop(var, 0, trips / B - 1, 1, [&](builder::Aff i0) { group(i0 * B, false); });
+  group(builder::Aff(trips - B), true);
+}
+
+void pipelined_loop_first(builder::Builder &b, const std::string &var, int64_t trips, int64_t buffers,
+                          const std::function<void(builder::Aff, int64_t)> &load,
+                          const std::function<void(builder::Aff, int64_t, bool)> &body) {
+  const int64_t B = buffers, groups = trips / B;
+  if (B == 1) {  // one buffer: tile 0 peeled, then a plain loop
+    load(builder::Aff(0), 0);
+    body(builder::Aff(0), 0, true);
+    if (trips > 1)
+      b.loop(var, 1, trips, 1, [&](builder::Aff i) {
+        load(i, 0);
+        body(i, 0, false);
+      });
+    return;
+  }
+  for (int64_t k = 0; k + 1 < B; ++k) load(builder::Aff(k), k);
+  auto group = [&](builder::Aff base, bool first, bool last) {
+    for (int64_t k = 0; k < B; ++k) {
+      const builder::Aff i = base + builder::Aff(k);
+      if (!last || k == 0) load(i + builder::Aff(B - 1), (k + B - 1) % B);
+      body(i, k, first && k == 0);
+    }
+  };
+  group(builder::Aff(0), true, groups == 1);
+  if (groups > 2) b.loop(var, 1, groups - 1, 1, [&](builder::Aff i0) { group(i0 * B, false, false); });
+  if (groups > 1) group(builder::Aff(trips - B), false, true);
+}
+
+builder::InstRef load(builder::Builder &b, const builder::Ap &src, const builder::Ap &dst) {
+  return b.add(isa::InstructionType::Load, {b.ap(src)}, {b.ap(dst)}).engine(isa::Engine::SP).queue("qSyncIO0");
+}
+
+builder::InstRef store(builder::Builder &b, const builder::Ap &src, const builder::Ap &dst) {
+  return b.add(isa::InstructionType::Save, {b.ap(src)}, {b.ap(dst)}).engine(isa::Engine::SP).queue("qSyncIO1");
+}
+
+std::string lowering_note(int64_t buffers) {
+  return " Lowered as the compiler lowers it (workloads/gen/workload.hpp): the loop-local tiles rotate over " +
+         std::to_string(buffers) + " buffers and the loads (SP, queue qSyncIO0) run " + std::to_string(buffers - 1) +
+         " tiles ahead of the compute that consumes them; the stores go on qSyncIO1.";
+}
+
+}  // namespace neuronsim::lowering

@@ -1,0 +1,39 @@
+"""neuronsim.nki: NKI kernels (Python, the nki.language / nki.isa API) traced to BIR and run on the simulator.
+
+    import neuronsim.nki as nki
+    import neuronsim.nki.language as nl
+
+    @nki.jit
+    def add(a, b):
+        c = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(a.shape[0] // 128):
+            x = nl.load(a[i * 128:(i + 1) * 128, :])
+            y = nl.load(b[i * 128:(i + 1) * 128, :])
+            nl.store(c[i * 128:(i + 1) * 128, :], nl.add(x, y))
+        return c
+
+    out = nki.simulate(add, a, b)           # numpy outputs, as NKI's simulate_kernel
+    # bf16 / fp8 arguments without ml_dtypes: nki.array(values, nl.bfloat16); such outputs come back as float32
+    r = nki.benchmark(add, a, b)            # a neuronsim.Result: total_ns, stats (profile in the kernel's lines)
+    doc = nki.to_bir(add, a, b)             # the BIR JSON module
+
+The kernel is called once with symbolic tensors; loops stay loops; the front end writes instructions and never
+computes a value (docs/nki-lowering.md). install() serves `neuronxcc.nki` / `nki` imports from here when no real
+package is importable, so that published kernel files run unmodified (`neuronsim nki FILE.py::FUNCTION`).
+"""
+__neuronsim__ = True
+
+from . import collectives, compiler, isa, language, typing  # noqa: E402
+from .api import (Kernel, TensorSpec, TypedArray, array, baremetal, benchmark, jit, save_bir,  # noqa: E402
+                  simulate, simulate_kernel, tensor, to_bir, trace)
+from .errors import KernelError, Unsupported  # noqa: E402
+from .install import install  # noqa: E402
+
+__all__ = ["Kernel", "KernelError", "TensorSpec", "TypedArray", "Unsupported", "array", "baremetal", "benchmark",
+           "collectives", "compiler", "install", "isa", "jit", "language", "save_bir", "simulate", "simulate_kernel",
+           "tensor", "to_bir", "trace", "typing"]
+
+
+def __getattr__(name):
+    from .errors import source_location
+    raise Unsupported(f"nki.{name} is not part of neuronsim's NKI front end", source_location())

@@ -1,0 +1,325 @@
+"""jit, simulate, benchmark, to_bir, save_bir and launch grids: a kernel traced on symbolic tensors, lowered to BIR, run
+on the simulator like any BIR kernel."""
+import functools
+import inspect
+import os
+import warnings
+
+import numpy as np
+
+from .. import _core
+from . import dtypes, tracer
+from .errors import KernelError, Unsupported
+from .lower import lower
+from .tracer import Trace, View, new_storage
+
+
+class TensorSpec:
+    """A kernel argument given by shape and dtype only (to_bir, timing-only runs): tensor((128, 512), nl.float32)."""
+
+    def __init__(self, shape, dtype=np.float32):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = dtype
+
+    def __repr__(self):
+        return f"tensor({self.shape}, {self.dtype})"
+
+
+def tensor(shape, dtype=np.float32):
+    return TensorSpec(shape, dtype)
+
+
+class TypedArray:
+    """A kernel argument of a dtype numpy has no type for (without ml_dtypes): array(values, nl.bfloat16) holds the
+    values rounded as the simulator rounds them (neuronsim.from_float32), as raw bits."""
+
+    def __init__(self, values, dtype):
+        self.bir = dtypes.bir_name(dtype)
+        if self.bir is None:
+            raise KernelError(f"unknown dtype {dtype!r}", None)
+        self.bits = _core.from_float32(np.asarray(values, dtype=np.float32), self.bir)
+        self.shape = tuple(self.bits.shape)
+
+    def values(self):
+        """The values it holds, as float32."""
+        return _core.to_float32(self.bits, self.bir)
+
+
+def array(values, dtype):
+    return TypedArray(values, dtype)
+
+
+def _arg_spec(x):
+    """(shape, BIR dtype) of an argument that is a tensor, else None."""
+    if isinstance(x, TensorSpec):
+        b = dtypes.bir_name(x.dtype)
+        if b is None:
+            raise KernelError(f"unknown dtype {x.dtype!r} for a kernel argument", None)
+        return x.shape, b
+    if isinstance(x, TypedArray):
+        return x.shape, x.bir
+    if isinstance(x, np.ndarray):
+        b = dtypes.bir_name(x.dtype)
+        if b is None:
+            raise KernelError(f"a kernel argument of numpy dtype {x.dtype} (neuronsim takes float32, float16, "
+                              "bfloat16 (ml_dtypes), the fp8 types and 8/16/32-bit integers)", None)
+        return tuple(x.shape), b
+    return None
+
+
+class Kernel:
+    """An NKI kernel: the function and, for kernel[g0, g1](...), its launch grid. Calling it runs it on the simulator
+    (simulate) and returns its outputs."""
+
+    def __init__(self, fn, grid=(), options=None):
+        self.fn = fn
+        self.grid = tuple(grid)
+        self.options = dict(options or {})
+        functools.update_wrapper(self, fn)
+
+    def __getitem__(self, grid):
+        from .language import nc
+        grid = grid if isinstance(grid, tuple) else (grid,)
+        if sum(isinstance(g, nc) for g in grid) > 1:
+            raise KernelError("a launch grid has at most one nl.nc(n) axis", None)
+        return Kernel(self.fn, tuple(g if isinstance(g, nc) else int(g) for g in grid), self.options)
+
+    @property
+    def cores(self):
+        """The physical cores the kernel runs on: an nl.nc(n) launch-grid axis's n, else 1."""
+        from .language import nc
+        return next((int(g) for g in self.grid if isinstance(g, nc)), 1)
+
+    def __call__(self, *args, **kwargs):
+        if tracer._current is not None:  # a kernel calling another: inline it
+            return self.fn(*args, **kwargs)
+        if self.options.get("benchmark"):
+            r = benchmark(self, *args, **kwargs)
+            print(f"neuronsim: {self.fn.__name__}: {r.total_ns / 1000.0:.3f} us simulated ({r.arch})")
+            return _outputs_of(self, r, None)
+        return simulate(self, *args, **kwargs)
+
+    @property
+    def label(self):
+        try:
+            f = inspect.getsourcefile(self.fn) or "<kernel>"
+        except TypeError:
+            f = "<kernel>"
+        return f"{os.path.relpath(f) if os.path.isabs(f) else f}::{self.fn.__name__}"
+
+
+def jit(fn=None, **options):
+    """@nki.jit (also @nki.jit(mode=...), @nki.baremetal, @nki.simulate_kernel's argument): the kernel as a Kernel."""
+    if fn is None:
+        return lambda f: jit(f, **options)
+    if isinstance(fn, Kernel):
+        return fn
+    return Kernel(fn, (), options)
+
+
+baremetal = jit
+trace = jit
+
+
+def _as_kernel(k):
+    if isinstance(k, Kernel):
+        return k
+    if callable(k):
+        return Kernel(k)
+    raise TypeError(f"a kernel is a function or a @nki.jit kernel, got {type(k).__name__}")
+
+
+class _Traced:
+    def __init__(self, trace, lowered, arg_storages, result, written_args):
+        self.trace, self.lowered, self.arg_storages, self.result = trace, lowered, arg_storages, result
+        self.written_args = written_args
+
+
+def trace_kernel(kernel, args, kwargs):
+    """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace. A kernel that uses
+    a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning."""
+    try:
+        return _trace_kernel(kernel, args, kwargs, False)
+    except tracer.NeedsUnroll as e:
+        warnings.warn(f"neuronsim.nki: {e}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
+                      "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
+        return _trace_kernel(kernel, args, kwargs, True)
+
+
+def _trace_kernel(kernel, args, kwargs, unroll):
+    kernel = _as_kernel(kernel)
+    fn = kernel.fn
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise KernelError(f"{fn.__name__}: {e}", None)
+    bound.apply_defaults()
+    tr = Trace(fn.__name__)
+    tr.grid = kernel.grid
+    tr.unroll = unroll
+    tr.cores = kernel.cores
+    prev, tracer._current = tracer._current, tr
+    try:
+        arg_storages = {}
+        sym = {}
+        where = (inspect.getsourcefile(fn) or "<kernel>", fn.__code__.co_firstlineno)
+        for name, val in bound.arguments.items():
+            spec = _arg_spec(val)
+            if spec is None:
+                sym[name] = val
+                continue
+            s = new_storage(spec[0], spec[1], "hbm", name=name, kind="input", where=where)
+            arg_storages[name] = s
+            sym[name] = s.view()
+        instances = _grid_ids(kernel.grid)
+        results = []
+        hbm_seen = None
+        for ids in instances:
+            tr.program_ids = ids
+            n_before = len(tr.storages)
+            if hbm_seen is not None:
+                tr.__dict__["shared_hbm"] = list(hbm_seen)
+            for n in bound.arguments:
+                bound.arguments[n] = sym[n]
+            res = fn(*bound.args, **bound.kwargs)
+            results.append(res)
+            if hbm_seen is None:
+                hbm_seen = [s for s in tr.storages[n_before:] if s.buffer == "hbm"]
+        if tr.broken is not None:
+            raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range body: the body is "
+                              "traced once as one BIR loop", tr.broken)
+        result = results[0]
+        outs = _flatten(result)
+        for v in outs:
+            if not isinstance(v, View) or v.storage.buffer != "hbm":
+                raise KernelError(f"{fn.__name__} returns {v!r}: a kernel returns HBM tensors (nl.ndarray(..., "
+                                  "buffer=nl.shared_hbm) written with nl.store)", where)
+            if not v.storage.written:
+                raise KernelError(f"{fn.__name__} returns {v.name}, which nothing writes", where)
+        written_args = [n for n, s in arg_storages.items() if s.kind == "output"]
+        lowered = lower(tr, kernel.label, list(arg_storages), outs)
+        return _Traced(tr, lowered, arg_storages, result, written_args)
+    finally:
+        tracer._current = prev
+
+
+def _grid_ids(grid):
+    """The instances traced one after the other: every index of the plain axes (an nl.nc axis is the shard id, one
+    trace for all its cores)."""
+    from .language import nc
+    ids = [()]
+    for g in grid:
+        ids = [i + (k,) for i in ids for k in ([0] if isinstance(g, nc) else range(int(g)))]
+    return ids
+
+
+def _flatten(result):
+    if result is None:
+        return []
+    if isinstance(result, (tuple, list)):
+        out = []
+        for r in result:
+            out.extend(_flatten(r))
+        return out
+    return [result]
+
+
+def _bits_in(x, bir):
+    """An argument array as neuronsim takes it (bf16 / fp8 as raw bits)."""
+    a = np.ascontiguousarray(x)
+    if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn") and a.dtype.kind == "V" or \
+            a.dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"):
+        return a.view(np.uint16 if bir == "bfloat16" else np.uint8)
+    return a
+
+
+def _value_out(a, bir):
+    """An output as the caller gets it: bf16 / fp8 as ml_dtypes arrays when ml_dtypes is there, else float32."""
+    if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn"):
+        t = dtypes.from_bir(bir)
+        if not isinstance(t, dtypes._Marker):
+            return a.view(t)
+        return _core.to_float32(a, bir)
+    return a
+
+
+def _inputs(traced, args, kwargs, kernel):
+    bound = inspect.signature(_as_kernel(kernel).fn).bind(*args, **kwargs)
+    ins = dict(traced.lowered.constants)
+    for name, s in traced.arg_storages.items():
+        if s.kind == "input" or name in traced.lowered.inputs:
+            v = bound.arguments[name]
+            if isinstance(v, TypedArray):
+                ins[name] = v.bits
+            elif isinstance(v, np.ndarray):
+                ins[name] = _bits_in(v, s.dtype)
+    return ins
+
+
+def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None, **kwargs):
+    """Runs the kernel on the simulator and returns the neuronsim.Result (outputs, stats with the profile in the
+    kernel's source lines, total_ns). Arguments are numpy arrays (or neuronsim.nki.tensor(shape, dtype) with
+    timing_only=True). As a decorator, @nki.benchmark(warmup=..., iters=...), it makes a kernel whose call prints
+    its simulated time (warmup and iters have no meaning in a deterministic simulation)."""
+    if kernel is None or (not callable(kernel) and not isinstance(kernel, Kernel)):
+        return lambda f: Kernel(f, (), {"benchmark": True})
+    traced = trace_kernel(kernel, arrays, kwargs)
+    k = traced.lowered.builder.kernel(traced.lowered.label)
+    inputs = None if timing_only else _inputs(traced, arrays, kwargs, kernel)
+    return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace)
+
+
+def _placement(kernel, arch):
+    """arch= and the cores of the run: an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2
+    and trn3 have (the default arch is then trn2; trn1's cores are not grouped)."""
+    n = _as_kernel(kernel).cores
+    if n == 1:
+        return {"arch": arch or "trn1"}
+    return {"arch": arch or "trn2", "cores": n, "lnc": n}
+
+
+def _outputs_of(kernel, r, traced):
+    return r.outputs
+
+
+def simulate(kernel, *arrays, arch=None, **kwargs):
+    """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
+    the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
+    those arrays are updated in place and None is returned."""
+    traced = trace_kernel(kernel, arrays, kwargs)
+    k = traced.lowered.builder.kernel(traced.lowered.label)
+    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch))
+    outs = {}
+    for s in traced.trace.storages:
+        if s.buffer == "hbm" and s.name in r.outputs:
+            outs[s.id] = _value_out(r.outputs[s.name], s.dtype)
+    if traced.result is None:
+        bound = inspect.signature(_as_kernel(kernel).fn).bind(*arrays, **kwargs)
+        for name in traced.written_args:
+            target = bound.arguments[name]
+            got = outs[traced.arg_storages[name].id]
+            np.copyto(target, got.astype(target.dtype) if got.dtype != target.dtype else got)
+        return None
+
+    def build(x):
+        if isinstance(x, (tuple, list)):
+            return type(x)(build(e) for e in x)
+        return outs[x.storage.id]
+    return build(traced.result)
+
+
+simulate_kernel = simulate
+
+
+def to_bir(kernel, *arrays_or_shapes, **kwargs):
+    """The kernel's BIR JSON module (a dict). Arguments: numpy arrays or neuronsim.nki.tensor(shape, dtype)."""
+    return trace_kernel(kernel, arrays_or_shapes, kwargs).lowered.builder.to_bir()
+
+
+def save_bir(kernel, *arrays_or_shapes, path, **kwargs):
+    """Writes the kernel's BIR JSON to path (the form `neuronsim run` reads) and returns path."""
+    text = trace_kernel(kernel, arrays_or_shapes, kwargs).lowered.builder.to_bir_text()
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+

@@ -1,0 +1,162 @@
+"""The tracing half of `neuronsim nki FILE.py::FUNCTION` (sim/cli/main.cpp runs it as `python3 -m neuronsim
+nki-trace ...`, then runs the BIR it writes as `neuronsim run` would):
+
+    python3 -m neuronsim nki-trace FILE.py::FUNCTION -o OUT.bir.json [--input NAME=X.npy]... [--shape NAME=SPEC]...
+                                  [--grid DIMS]
+
+Each tensor parameter of FUNCTION is given by --input (the shape and dtype of the .npy file) or --shape
+(NAME=128x512 or NAME=128x512:bfloat16; float32 when no dtype is given); a --shape beside an --input names the dtype
+of the file's bits (bf16 arrays are held as uint16). Parameters with defaults may be left out. Exit codes as `neuronsim
+run`: 2 usage, 3 the kernel cannot be traced (KernelError / Unsupported, the message naming the kernel's file:line).
+"""
+import importlib.util
+import inspect
+import os
+import sys
+
+import numpy as np
+
+from .. import _core
+from . import dtypes
+from .api import Kernel, TensorSpec, _as_kernel, trace_kernel
+from .install import install
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the neuronsim package's files
+
+
+class _Usage(Exception):
+    pass
+
+
+def _parse_shape(text):
+    name, eq, spec = text.partition("=")
+    if not eq or not name or not spec:
+        raise _Usage(f"--shape takes NAME=DIMS[:DTYPE] (e.g. a=128x512:float32), got '{text}'")
+    dims, _, dt = spec.partition(":")
+    try:
+        shape = tuple(int(d) for d in dims.lower().split("x"))
+    except ValueError:
+        raise _Usage(f"--shape {name}: dims are integers joined by 'x' (128x512), got '{dims}'")
+    if any(d <= 0 for d in shape):
+        raise _Usage(f"--shape {name}: dims must be positive, got '{dims}'")
+    dtype = dt or "float32"
+    if dtypes.bir_name(dtype) is None:
+        raise _Usage(f"--shape {name}: unknown dtype '{dtype}' (float32, bfloat16, float16, int32, ...)")
+    return name, shape, dtype
+
+
+def _parse_grid(text):
+    """--grid 4x2 (instances one after the other) or nc2 / nc2x4 (an axis on 2 cores): the launch grid."""
+    from .language import nc
+    out = []
+    for d in text.lower().split("x"):
+        try:
+            out.append(nc(int(d[2:])) if d.startswith("nc") else int(d))
+        except ValueError:
+            raise _Usage(f"--grid takes dims joined by 'x', each a number or nc<N> (4x2, nc2), got '{text}'")
+        if int(out[-1]) <= 0:
+            raise _Usage(f"--grid dims must be positive, got '{text}'")
+    return tuple(out)
+
+
+def load_function(target):
+    """FILE.py::FUNCTION -> the kernel, the file imported as a module with the NKI names installed."""
+    path, sep, func = target.rpartition("::")
+    if not sep or not path or not func:
+        raise _Usage(f"nki takes FILE.py::FUNCTION, got '{target}'")
+    if not os.path.isfile(path):
+        raise _core.InvalidInput(f"{path}: no such file")
+    install()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0] + "_nki_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    if not hasattr(mod, func):
+        raise _core.InvalidInput(f"{path}: no function '{func}'")
+    return _as_kernel(getattr(mod, func))
+
+
+def main(argv):
+    try:
+        target, out, inputs, shapes, grid = None, None, {}, {}, None
+        i = 0
+        while i < len(argv):
+            a = argv[i]
+            if a in ("-o", "--input", "--shape", "--grid"):
+                if i + 1 >= len(argv):
+                    raise _Usage(f"option {a} needs a value")
+                v = argv[i + 1]
+                i += 2
+                if a == "-o":
+                    out = v
+                elif a == "--grid":
+                    grid = _parse_grid(v)
+                elif a == "--input":
+                    name, eq, f = v.partition("=")
+                    if not eq or not name or not f:
+                        raise _Usage(f"--input takes NAME=FILE.npy, got '{v}'")
+                    inputs[name] = f
+                else:
+                    name, shape, dt = _parse_shape(v)
+                    shapes[name] = (shape, dt)
+                continue
+            if a.startswith("-"):
+                raise _Usage(f"unknown option '{a}'")
+            if target is not None:
+                raise _Usage(f"more than one FILE.py::FUNCTION given ('{target}', '{a}')")
+            target = a
+            i += 1
+        if target is None or out is None:
+            raise _Usage("nki-trace needs FILE.py::FUNCTION and -o OUT.bir.json")
+        kernel = load_function(target)
+        params = inspect.signature(kernel.fn).parameters
+        args = {}
+        for name, p in params.items():
+            if name in inputs:
+                try:
+                    arr = np.load(inputs[name], mmap_mode="r", allow_pickle=False)
+                except (OSError, ValueError) as e:
+                    raise _core.InvalidInput(f"--input {name}={inputs[name]}: {e}")
+                dt = shapes[name][1] if name in shapes else arr.dtype
+                if name in shapes and tuple(shapes[name][0]) != tuple(arr.shape):
+                    raise _Usage(f"--shape {name} {list(shapes[name][0])} differs from --input {name} "
+                                 f"{list(arr.shape)}")
+                args[name] = TensorSpec(arr.shape, dt)
+            elif name in shapes:
+                args[name] = TensorSpec(*shapes[name])
+            elif p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise _Usage(f"kernel parameter '{name}' needs --input {name}=FILE.npy or --shape {name}=DIMS[:DTYPE]")
+        for name in list(inputs) + list(shapes):
+            if name not in params:
+                raise _Usage(f"{target} has no parameter '{name}' (it has: {', '.join(params)})")
+        if grid is not None:
+            kernel = kernel[grid]
+        traced = trace_kernel(kernel, (), args)
+        text = traced.lowered.builder.to_bir_text()
+        with open(out, "w") as f:
+            f.write(text)
+        # The run's placement beside the BIR (run.json): an nl.nc(n) grid runs on n cores of one logical core.
+        with open(os.path.join(os.path.dirname(os.path.abspath(out)), "run.json"), "w") as f:
+            f.write('{"lnc": %d}\n' % kernel.cores)
+        # nl.shared_constant data beside the BIR, as <name>.const.npy: `neuronsim nki` gives each to the run.
+        for name, data in traced.lowered.constants.items():
+            np.save(os.path.join(os.path.dirname(os.path.abspath(out)), f"{name}.const.npy"), data)
+        return 0
+    except _Usage as e:
+        sys.stderr.write(f"neuronsim: {e}\n")
+        return 2
+    except _core.Error as e:
+        sys.stderr.write(f"neuronsim: {_one_line(str(e))}\n")
+        return getattr(e, "exit_code", 3)
+    except Exception as e:  # the kernel file's own error (an assert, a TypeError...): exit 3, naming its line
+        import traceback
+        frames = traceback.extract_tb(e.__traceback__)
+        where = next((f for f in reversed(frames) if not f.filename.startswith(_PACKAGE)), frames[-1] if frames else None)
+        at = f"{where.filename}:{where.lineno}: " if where else ""
+        sys.stderr.write(f"neuronsim: {at}{type(e).__name__}: {_one_line(str(e))}\n")
+        return 3
+
+
+def _one_line(s):
+    return " ".join(s.split("\n"))

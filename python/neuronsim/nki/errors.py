@@ -1,0 +1,53 @@
+"""The NKI front end's errors, in the kernel's terms: each names the kernel file and line (and the tensor) it is about.
+
+KernelError is a neuronsim.InvalidInput (the kernel cannot run as written: CLI exit 3); Unsupported is a KernelError
+for a call or construct of NKI that the front end does not lower (it never approximates one silently).
+"""
+import os
+import sys
+
+from .. import _core
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class KernelError(_core.InvalidInput):
+    """The kernel cannot run as written: a shape mismatch, an index out of range, a tile in the wrong buffer, an SBUF
+    or PSUM overflow... str(e) names the kernel's file:line and the tensor; e.file and e.line say where."""
+
+    def __init__(self, message, where=None):
+        where = where if where is not None else source_location()
+        self.line = where[1] if where else None
+        text = f"{where[0]}:{where[1]}: {message}" if where else message
+        super().__init__(text)
+        self.exit_code = 3
+        self.file = where[0] if where else None
+        self.inst_index = None
+        self.inst_name = None
+        self.field = None
+        self.source = f"{where[0]}:{where[1]}" if where else None
+
+
+class Unsupported(KernelError):
+    """A call or construct of NKI that neuronsim's front end does not lower; str(e) names the call and the kernel's
+    file:line."""
+
+
+_OURS = {}  # code filename -> whether it is a file of this package
+
+
+def _ours(name):
+    r = _OURS.get(name)
+    if r is None:
+        r = _OURS[name] = os.path.abspath(name).startswith(_PACKAGE_DIR + os.sep) or name.startswith("<frozen")
+    return r
+
+
+def source_location():
+    """(file, line) of the innermost frame outside this package: the kernel's line that made the current call."""
+    f = sys._getframe(1)
+    while f is not None:
+        if not _ours(f.f_code.co_filename):
+            return (f.f_code.co_filename, f.f_lineno)
+        f = f.f_back
+    return None

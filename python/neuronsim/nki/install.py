@@ -1,0 +1,66 @@
+"""neuronsim.nki.install(): the NKI module names a kernel file imports, served by neuronsim.nki when no real package of
+that name is importable (a machine with the Neuron SDK keeps its own)."""
+import importlib.util
+import sys
+import types
+
+# name -> the neuronsim module that stands in for it ("" for a bare package holding `nki`)
+_NAMES = {
+    "neuronxcc": "",
+    "neuronxcc.nki": "neuronsim.nki",
+    "neuronxcc.nki.language": "neuronsim.nki.language",
+    "neuronxcc.nki.isa": "neuronsim.nki.isa",
+    "neuronxcc.nki.typing": "neuronsim.nki.typing",
+    "neuronxcc.nki.compiler": "neuronsim.nki.compiler",
+    "neuronxcc.nki.collectives": "neuronsim.nki.collectives",
+    "nki": "neuronsim.nki",
+    "nki.language": "neuronsim.nki.language",
+    "nki.isa": "neuronsim.nki.isa",
+    "nki.typing": "neuronsim.nki.typing",
+    "nki.compiler": "neuronsim.nki.compiler",
+    "nki.collectives": "neuronsim.nki.collectives",
+}
+
+
+def _importable(name):
+    if name in sys.modules:
+        return getattr(sys.modules[name], "__neuronsim__", False) is False
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def install(verbose=False):
+    """Registers neuronxcc, neuronxcc.nki, neuronxcc.nki.language / .isa / .typing, nki, nki.language / .isa /
+    .typing as neuronsim.nki's modules, each only when no real package of that name is importable. Returns
+    {name: "neuronsim" | "real"}, what it did for each; verbose=True also prints it (stderr)."""
+    import importlib
+    done = {}
+    for name, target in _NAMES.items():
+        root = name.split(".")[0]
+        # A root package decides for its names: a real neuronxcc (or nki) keeps all of them; once the root is
+        # ours, its submodules resolve inside neuronsim.nki and are ours too.
+        if done.get(root) == "real" or (name == root and _importable(name)):
+            done[name] = "real"
+            continue
+        if target:
+            mod = importlib.import_module(target)
+        else:
+            mod = types.ModuleType(name, "neuronsim's stand-in for the Neuron compiler package (neuronsim.nki)")
+            mod.__path__ = []
+            mod.__neuronsim__ = True
+        sys.modules[name] = mod
+        parent, _, leaf = name.rpartition(".")
+        if parent and parent in sys.modules:
+            setattr(sys.modules[parent], leaf, mod)
+        done[name] = "neuronsim"
+    if verbose:
+        ours = [n for n, w in done.items() if w == "neuronsim"]
+        real = [n for n, w in done.items() if w == "real"]
+        if ours:
+            sys.stderr.write("neuronsim.nki: serving " + ", ".join(ours) + "\n")
+        if real:
+            sys.stderr.write("neuronsim.nki: a real package is importable for " + ", ".join(real) +
+                             " (left as it is)\n")
+    return done

@@ -1,0 +1,416 @@
+"""nki.isa (nisa) on the neuronsim tracer: one BIR instruction per call, on the engine the NKI ISA page gives (or the
+one the call names). Each function is a small definition of its own; public NKI docs, nki.isa pages, are the source
+of each signature and operand order (summarised in reference neuron-arch.md 3)."""
+import functools
+
+import numpy as np
+
+from . import dtypes
+from . import language as nl
+from .errors import KernelError, Unsupported, source_location
+from .language import _api, _bir, _emit, _imm, _is_num, _mask, _new_tile, _tile
+from .tracer import Idx, Pred, View
+
+# Engines (nki.isa engine constants) -> BIR engine names (isa/tables/enums.def).
+tensor_engine, vector_engine, scalar_engine, gpsimd_engine, sync_engine = "PE", "DVE", "Activation", "Pool", "SP"
+unknown_engine = None
+
+
+class reduce_cmd:
+    """nki.isa.reduce_cmd -> BIR EngineAccumulationType (reference neuron-arch.md 3.2; engines/ops/accumulator.cpp)."""
+    idle, reset, reduce, reset_reduce, load_reduce = "Idle", "Zero", "Accumulate", "ZeroAccumulate", "LoadAccumulate"
+
+
+# The op= arguments NKI takes (nl functions, or numpy's) -> BIR ALU op names (isa/tables/alu_ops.def).
+_ALU = {
+    nl.add: "add", nl.subtract: "subtract", nl.multiply: "mult", nl.divide: "divide", nl.maximum: "max",
+    nl.minimum: "min", nl.power: "pow", nl.equal: "is_equal", nl.not_equal: "not_equal", nl.greater: "is_gt",
+    nl.greater_equal: "is_ge", nl.less: "is_lt", nl.less_equal: "is_le", nl.logical_and: "logical_and",
+    nl.logical_or: "logical_or", nl.logical_xor: "logical_xor", nl.bitwise_and: "bitwise_and",
+    nl.bitwise_or: "bitwise_or", nl.bitwise_xor: "bitwise_xor", nl.left_shift: "logical_shift_left",
+    nl.right_shift: "logical_shift_right", nl.rsqrt: "rsqrt", nl.abs: "abs",
+    np.add: "add", np.subtract: "subtract", np.multiply: "mult", np.divide: "divide", np.maximum: "max",
+    np.minimum: "min", np.power: "pow", np.equal: "is_equal", np.not_equal: "not_equal", np.greater: "is_gt",
+    np.greater_equal: "is_ge", np.less: "is_lt", np.less_equal: "is_le", np.logical_and: "logical_and",
+    np.logical_or: "logical_or", np.logical_xor: "logical_xor", np.bitwise_and: "bitwise_and",
+    np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor", np.left_shift: "logical_shift_left",
+    np.right_shift: "logical_shift_right", np.abs: "abs", np.mod: "mod",
+    nl.max: "max", nl.min: "min", nl.sum: "add", nl.prod: "mult", np.max: "max", np.min: "min", np.sum: "add",
+    np.prod: "mult",
+}
+# The activation functions (reference neuron-arch.md 3.5) -> BIR ActivationFunctionType names.
+_ACT = {
+    nl.exp: "Exp", nl.log: "Ln", nl.tanh: "Tanh", nl.sigmoid: "Sigmoid", nl.relu: "Relu", nl.gelu: "Gelu",
+    nl.gelu_apprx_tanh: "Gelu_apprx_tanh", nl.silu: "Silu", nl.softplus: "Softplus", nl.mish: "Mish",
+    nl.sqrt: "Sqrt", nl.rsqrt: "Rsqrt", nl.erf: "Erf", nl.sin: "Sin", nl.arctan: "Arctan", nl.sign: "Sign",
+    nl.square: "Square", nl.abs: "Abs", nl.copy: "Identity", nl.reciprocal: "Reciprocal",
+    np.exp: "Exp", np.log: "Ln", np.tanh: "Tanh", np.sqrt: "Sqrt", np.sin: "Sin", np.arctan: "Arctan",
+    np.sign: "Sign", np.square: "Square", np.abs: "Abs", np.reciprocal: "Reciprocal",
+}
+_CMP = {">=": "is_ge", ">": "is_gt", "<=": "is_le", "<": "is_lt", "==": "is_equal", "!=": "not_equal"}
+
+
+def _alu(op, what):
+    if isinstance(op, str):
+        return op
+    try:
+        return _ALU[op]
+    except (KeyError, TypeError):
+        raise Unsupported(f"{what}: op={getattr(op, '__name__', op)!r} is not an ALU operator neuronsim lowers",
+                          source_location())
+
+
+def _act(op, what):
+    try:
+        return _ACT[op]
+    except (KeyError, TypeError):
+        raise Unsupported(f"{what}: op={getattr(op, '__name__', op)!r} is not an activation function neuronsim "
+                          "lowers", source_location())
+
+
+def _scalar(x, what, arg):
+    return _imm(x) if _is_num(x) else _tile(x, what, arg)
+
+
+def _out(shape, bir, buffer="sbuf"):
+    t = _new_tile(shape, bir, buffer)
+    t.storage.__dict__["temp"] = True
+    return t
+
+
+# ---------------------------------------------------------------------------------------------------- the dst= form
+# NKI's newer namespace (`import nki.isa`, NKI 0.7) passes the destination first: nisa.tensor_copy(dst=t, src=x)
+# where neuronxcc.nki.isa returned t = nisa.tensor_copy(x). Both forms are served by one definition: the dst= form
+# computes the result as the returning form does and writes it into dst (the instruction writes dst directly:
+# language._assign). Each function says how a positional call of the dst= form looks.
+def _dst_form(is_dst_call):
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, **kw):
+            if "dst" in kw:
+                dst, rest = kw.pop("dst"), args
+            elif is_dst_call(args):
+                dst, rest = args[0], args[1:]
+            else:
+                return fn(*args, **kw)
+            if not isinstance(dst, View):
+                raise KernelError(f"nisa.{fn.__name__}: dst must be a tile, got {dst!r}")
+            nl._assign(dst, fn(*rest, **kw))
+            return dst
+        return call
+    return wrap
+
+
+def _views(args, *positions):
+    return all(len(args) > i and isinstance(args[i], View) for i in positions)
+
+
+
+@_api
+def nc_matmul(*args, accumulate=None, mask=None, **kw):
+    """PSUM [M, N] = stationary[K, M].T @ moving[K, N] (PE). nc_matmul(stationary, moving) returns a new PSUM tile
+    (accumulate into one with psum_tile += ...); nc_matmul(dst, stationary, moving, accumulate=None) writes dst, a
+    PSUM tile, in an accumulation group (language._matmul_into)."""
+    dst = kw.pop("dst", None)
+    if dst is None and len(args) >= 3:
+        dst, args = args[0], args[1:]
+    names = ("stationary", "moving")
+    ops = dict(zip(names, args))
+    for n in names:
+        if n in kw:
+            ops[n] = kw.pop(n)
+    if set(ops) != set(names):
+        raise KernelError("nisa.nc_matmul takes stationary and moving tiles")
+    st, mv = _mask([ops["stationary"], ops["moving"]], mask, "nisa.nc_matmul")
+    res = nl.matmul_op(st, mv, "nisa.nc_matmul")
+    if dst is None:
+        return res
+    if not isinstance(dst, View):
+        raise KernelError(f"nisa.nc_matmul: dst must be a PSUM tile, got {dst!r}")
+    p = nl._fresh(res)
+    return nl._matmul_into(dst, res, p, accumulate, "nisa.nc_matmul")
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def nc_transpose(data, *, engine=None, mask=None, dtype=None, **kw):
+    """data [P, F] -> [F, P]: on PE (an identity matmul into PSUM, up to 128 x 128). The VectorE 32 x 32 form is not
+    lowered."""
+    if engine == vector_engine:
+        raise Unsupported("nisa.nc_transpose on the vector engine (32x32 blocks) is not lowered; use the tensor "
+                          "engine", source_location())
+    x = _tile(data, "nisa.nc_transpose", "data")
+    (x,) = _mask([x], mask, "nisa.nc_transpose")
+    out = nl._pe_transpose(x, "nisa.nc_transpose")
+    return out if dtype is None or _bir(dtype) == x.bir_dtype else nl.tensor_copy_to(out, _bir(dtype),
+                                                                                     "nisa.nc_transpose")
+
+
+def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask, what):
+    x = _tile(data, what, "data")
+    (x,) = _mask([x], mask, what)
+    func = _act(op, what)
+    out = _out(x.shape, _bir(dtype, x.bir_dtype if dtypes.is_float(x.bir_dtype) else "float32"))
+    ins = [x, _scalar(scale, what, "scale")]
+    if bias is not None:
+        ins.append(_scalar(bias, what, "bias"))
+    fields = {"func": func}
+    outs = [out]
+    if reduce_res is not None or rcmd not in (None, reduce_cmd.idle):
+        if reduce_op is not None and _alu(reduce_op, what) != "add":
+            raise KernelError(f"{what}: reduce_op must be add on ScalarE (reference neuron-arch.md 3.2)")
+        fields["acc"] = rcmd if rcmd not in (None, reduce_cmd.idle) else reduce_cmd.reset_reduce
+        if reduce_res is not None:
+            r = _tile(reduce_res, what, "reduce_res")
+            if r.shape[0] != x.shape[0] or any(n != 1 for n in r.shape[1:]):
+                raise KernelError(f"{what}: reduce_res {r.name} must be [{x.shape[0]}, 1], it is {list(r.shape)}")
+            if len(ins) < 3:
+                ins.append(_imm(0.0))
+            outs.append(r)
+    _emit("Activation", ins, outs, what, fields)
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0))
+def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, dtype=None,
+               mask=None, **kw):
+    """op(data * scale + bias) on ScalarE; with reduce_res, the row sums go to reduce_res as well."""
+    return _activation(op, data, bias, scale, reduce_op, reduce_res, reduce_cmd, dtype, mask, "nisa.activation")
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0))
+def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, dtype=None, mask=None, **kw):
+    """op(data * scale + bias) on ScalarE, and its row reduction (add) into reduce_res."""
+    return _activation(op, data, bias, scale, reduce_op, reduce_res, reduce_cmd.reset_reduce, dtype, mask,
+                       "nisa.activation_reduce")
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1, 2))
+def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=None, **kw):
+    """data1 op data2, element-wise (VectorE; GpSimd when engine= says so)."""
+    x, y = _tile(data1, "nisa.tensor_tensor", "data1"), _tile(data2, "nisa.tensor_tensor", "data2")
+    x, y = _mask([x, y], mask, "nisa.tensor_tensor")
+    nl._same_shape(x, y, "nisa.tensor_tensor", "data1", "data2")
+    if x.storage.buffer == "psum" and y.storage.buffer == "psum":
+        raise KernelError("nisa.tensor_tensor: data1 and data2 cannot both be in PSUM (NKI nki.isa.tensor_tensor)")
+    out = _out(x.shape, _bir(dtype, dtypes.promote(x.bir_dtype, y.bir_dtype)))
+    _emit("TensorTensor", [x, y], [out], "nisa.tensor_tensor", {"op": _alu(op, "nisa.tensor_tensor")}, engine)
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def tensor_scalar(data, op0, operand0, *, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
+                  mask=None, engine=None, **kw):
+    """(data op0 operand0) op1 operand1; each operand a number or a [P, 1] tile (VectorE by default)."""
+    what = "nisa.tensor_scalar"
+    x = _tile(data, what, "data")
+    (x,) = _mask([x], mask, what)
+    ins = [x, _scalar(operand0, what, "operand0")]
+    fields = {"op0": _alu(op0, what)}
+    if reverse0:
+        fields["reverse0"] = True
+    if op1 is not None:
+        ins.append(_scalar(operand1, what, "operand1"))
+        fields["op1"] = _alu(op1, what)
+        if reverse1:
+            fields["reverse1"] = True
+    for v in ins[1:]:
+        if isinstance(v, View) and (v.shape[0] != x.shape[0] or any(n != 1 for n in v.shape[1:])):
+            raise KernelError(f"{what}: scalar operand {v.name} must be [{x.shape[0]}, 1], it is {list(v.shape)}")
+    out = _out(x.shape, _bir(dtype, x.bir_dtype))
+    _emit("TensorScalarPtr", ins, [out], what, fields, engine)
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def scalar_tensor_tensor(data, op0, operand0, op1, operand1, *, reverse0=False, reverse1=False, dtype=None, mask=None,
+                         **kw):
+    """(data op0 operand0) op1 operand1, operand0 a number or [P, 1], operand1 a full tile (VectorE; TensorScalarPtr
+    is_scalar_tensor_tensor)."""
+    what = "nisa.scalar_tensor_tensor"
+    x, t1 = _tile(data, what, "data"), _tile(operand1, what, "operand1")
+    nl._same_shape(x, t1, what, "data", "operand1")
+    if x.storage.buffer == "psum" and t1.storage.buffer == "psum":
+        raise KernelError(f"{what}: data and operand1 cannot both be in PSUM (NKI nki.isa.scalar_tensor_tensor)")
+    fields = {"is_scalar_tensor_tensor": True, "op0": _alu(op0, what), "op1": _alu(op1, what)}
+    if reverse0:
+        fields["reverse0"] = True
+    if reverse1:
+        fields["reverse1"] = True
+    out = _out(x.shape, _bir(dtype, x.bir_dtype))
+    _emit("TensorScalarPtr", [x, _scalar(operand0, what, "operand0"), t1], [out], what, fields)
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, *, reverse0=False, reduce_res_negate=False,
+                         dtype=None, mask=None, **kw):
+    """data op0 operand0, and its row reduction with reduce_op into reduce_res [P, 1] (VectorE; TensorScalarPtr with
+    the accumulator: acc ZeroAccumulate, op1 the reduce op, outs[1] the registers, engines/ops/tensor_scalar.cpp)."""
+    what = "nisa.tensor_scalar_reduce"
+    x = _tile(data, what, "data")
+    r = _tile(reduce_res, what, "reduce_res")
+    if r.shape[0] != x.shape[0] or any(n != 1 for n in r.shape[1:]):
+        raise KernelError(f"{what}: reduce_res {r.name} must be [{x.shape[0]}, 1], it is {list(r.shape)}")
+    fields = {"op0": _alu(op0, what), "op1": _alu(reduce_op, what), "acc": reduce_cmd.reset_reduce}
+    if reverse0:
+        fields["reverse0"] = True
+    if reduce_res_negate:
+        fields["negate_second_output"] = True
+    out = _out(x.shape, _bir(dtype, x.bir_dtype))
+    _emit("TensorScalarPtr", [x, _scalar(operand0, what, "operand0")], [out, r], what, fields)
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0))
+def tensor_reduce(op, data, axis, *, negate=False, keepdims=False, dtype=None, mask=None, **kw):
+    """A reduction of the trailing free axes (VectorE); negate multiplies the result by -1."""
+    return nl._reduce(_alu(op, "nisa.tensor_reduce"), data, axis, dtype, mask, keepdims, "nisa.tensor_reduce",
+                      negate)
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def tensor_copy(src, *, dtype=None, mask=None, engine=None, **kw):
+    x = _tile(src, "nisa.tensor_copy", "src")
+    (x,) = _mask([x], mask, "nisa.tensor_copy")
+    return nl.tensor_copy_to(x, _bir(dtype, x.bir_dtype), "nisa.tensor_copy", engine)
+
+
+@_api
+@_dst_form(lambda a: len(a) >= 6)
+def tensor_tensor_scan(data0, data1, initial, op0, op1, *, reverse0=False, reverse1=False, dtype=None, mask=None,
+                       **kw):
+    """r[i] = op1(op0(data0[i], r[i-1]), data1[i]) along the free axis, r[-1] = initial (VectorE; reference
+    neuron-arch.md 3.1)."""
+    what = "nisa.tensor_tensor_scan"
+    x, y = _tile(data0, what, "data0"), _tile(data1, what, "data1")
+    x, y = _mask([x, y], mask, what)
+    nl._same_shape(x, y, what, "data0", "data1")
+    fields = {"is_tensor_tensor_scan": True, "op0": _alu(op0, what), "op1": _alu(op1, what)}
+    if reverse0:
+        fields["reverse0"] = True
+    if reverse1:
+        fields["reverse1"] = True
+    out = _out(x.shape, _bir(dtype, dtypes.promote(x.bir_dtype, y.bir_dtype)))
+    _emit("TensorScalarPtr", [x, y, _scalar(initial, what, "initial")], [out], what, fields)
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0))
+def iota(expr, dtype, *, mask=None, **kw):
+    """The values of an index expression (nl.arange / nl.mgrid arithmetic) as a tile (GpSimd): base + partition *
+    channel_multiplier + the free dims' steps (engines/ops/iota.cpp)."""
+    e = Idx.of(expr)
+    if e.loop:
+        raise Unsupported("nisa.iota of an expression with a loop variable", source_location())
+    shape = e.shape or (1,)
+    n = len(shape)
+    cm = e.axes.get(-n, 0) if n > 1 else 0
+    pattern = [[e.axes.get(p - n, 0), shape[p]] for p in range(1, n)] or [[0, 1]]
+    if n == 1:
+        shape, pattern, cm = (shape[0], 1), [[0, 1]], e.axes.get(-1, 0)
+    out = _out(shape, _bir(dtype))
+    _emit("Iota", [], [out], "nisa.iota", {"base": int(e.c), "channel_multiplier": int(cm), "pattern": pattern})
+    return out
+
+
+@_api
+def memset(shape=None, value=None, dtype=None, *, dst=None, mask=None, engine=None, **kw):
+    """A constant fill: memset(shape, value, dtype) returns a new tile; memset(dst=t, value=v) fills t."""
+    if dst is None and isinstance(shape, View):
+        dst, shape = shape, None
+    if dst is not None:
+        _emit("Memset", [], [dst], "nisa.memset", {"mode": "Const", "constant": float(value)}, engine)
+        return dst
+    out = _out(tuple(shape), _bir(dtype))
+    _emit("Memset", [], [out], "nisa.memset", {"mode": "Const", "constant": float(value)}, engine)
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def bn_stats(data, *, dtype=None, mask=None, **kw):
+    """Per-partition mean/variance statistics of up to 512 elements: [P, 6] (VectorE)."""
+    x = _tile(data, "nisa.bn_stats", "data")
+    (x,) = _mask([x], mask, "nisa.bn_stats")
+    if len(x.shape) != 2 or x.shape[1] > 512:
+        raise KernelError(f"nisa.bn_stats takes [P, N <= 512] (nl.tile_size.bn_stats_fmax), {x.name} is "
+                          f"{list(x.shape)}")
+    out = _out((x.shape[0], 6), _bir(dtype, "float32"))
+    _emit("BNStats", [x], [out], "nisa.bn_stats")
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def bn_aggr(data, *, dtype=None, mask=None, **kw):
+    """(mean, variance) per partition from bn_stats results [P, 6k]: [P, 2] (VectorE)."""
+    x = _tile(data, "nisa.bn_aggr", "data")
+    if x.shape[-1] % 6 and x.shape[-1] % 3:
+        raise KernelError(f"nisa.bn_aggr reads bn_stats triples, {x.name} is {list(x.shape)}")
+    out = _out((x.shape[0], 2), _bir(dtype, "float32"))
+    _emit("BNStatsAggregate", [x], [out], "nisa.bn_aggr")
+    return out
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def reciprocal(data, *, dtype=None, mask=None, **kw):
+    return nl.reciprocal(data, dtype=dtype, mask=mask)
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0))
+def affine_select(pred, on_true_tile, on_false_value, *, dtype=None, mask=None, **kw):
+    """Keeps on_true_tile where an affine comparison of the element's (partition, free) indices holds, else
+    on_false_value (GpSimd; TensorScalarAffineSelect): pred is e.g. (i_p - i_f >= 0) with i_p, i_f from nl.mgrid."""
+    what = "nisa.affine_select"
+    if not isinstance(pred, Pred) or len(pred.terms) != 1:
+        raise KernelError(f"{what}: pred is one comparison of an affine index expression with a constant")
+    e, op = pred.terms[0]
+    if e.loop:
+        raise Unsupported(f"{what} on a loop variable", source_location())
+    x = _tile(on_true_tile, what, "on_true_tile")
+    n = len(x.shape)
+    cm = e.axes.get(-n, 0)
+    pattern = [[e.axes.get(p - n, 0), x.shape[p]] for p in range(1, n)]
+    out = _out(x.shape, _bir(dtype, x.bir_dtype))
+    _emit("TensorScalarAffineSelect", [x], [out], what,
+          {"base": int(e.c), "channel_multiplier": int(cm), "pattern": pattern, "compare_op": _CMP[op],
+           "fill_value": float(on_false_value)})
+    return out
+
+
+@_api
+@_dst_form(lambda a: len(a) >= 4)
+def select(pred, on_true, on_false, *, dtype=None, mask=None, **kw):
+    """pred ? on_true : on_false (VectorE Select)."""
+    return nl.where(pred, on_true, on_false, dtype=dtype, mask=mask)
+
+
+@_api
+def dma_copy(*, dst, src, mask=None, **kw):
+    """One DMA: HBM -> SBUF (Load), SBUF -> HBM (Save), or between two SBUF or two HBM tensors (DMACopy)."""
+    if not isinstance(dst, View) or not isinstance(src, View):
+        raise KernelError("nisa.dma_copy copies a tensor to a tensor (dst=, src=)")
+    if dst.storage.buffer == "psum" or src.storage.buffer == "psum":
+        raise KernelError("nisa.dma_copy: DMAs move HBM and SBUF, not PSUM")
+    dst, src = _mask([dst, src], mask, "nisa.dma_copy")
+    nl._dma(src, dst, "nisa.dma_copy")
+
+
+def __getattr__(name):
+    """Every nki.isa name not defined above: Unsupported naming the call and the kernel's line."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise Unsupported(f"nisa.{name} is not lowered by neuronsim's NKI front end (docs/nki-lowering.md lists what is)",
+                      source_location())

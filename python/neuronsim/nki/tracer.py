@@ -1,0 +1,709 @@
+"""The tracer: a kernel is called once with symbolic tensors and records instructions; it never computes a value.
+
+- Idx: an index expression, c + sum(coef * loop variable) + sum(coef * arange axis). Arange axes are numbered by
+  their broadcast position counted from the end (-1 the last), so that nl.arange(128)[:, None] + nl.arange(64)[None, :]
+  has the shape (128, 64) by numpy's rules.
+- Storage: a tensor the kernel declares or is given (HBM, SBUF or PSUM), with the loop it was declared in.
+- View: a storage seen through an index: a start offset (symbolic in the loop variables) and [step, num] dims, the
+  partition dim marked. Every tile a kernel holds is a View; indexing a View gives a View.
+- Trace: the instruction tree (ops and loops) being recorded; nl.affine_range / nl.sequential_range bodies are traced
+  once with a symbolic loop variable and become one BIR loop (docs/nki-lowering.md).
+"""
+import linecache
+import re
+
+from . import dtypes
+from .errors import KernelError, Unsupported, source_location
+
+_current = None  # the Trace being recorded
+
+
+def current(what="this call"):
+    if _current is None:
+        raise Unsupported(f"{what} is only available while a kernel is traced (inside a function run by "
+                          "neuronsim.nki.simulate / benchmark / to_bir or `neuronsim nki`)")
+    return _current
+
+
+# The loop-variable key of the running core's shard id in an Idx (program_id along an nl.nc(n) launch-grid axis);
+# lowered to the builder's ShardIDKind term (builder::Aff::shard, BIR `{kind: ShardIDKind, ub}`).
+SHARD = -1
+
+
+class NeedsUnroll(Unsupported):
+    """The kernel uses a loop variable as a Python value (a list index, an `if`): api.trace_kernel traces it again
+    with its nl.affine_range / nl.sequential_range loops unrolled, as NKI 0.7 runs them (docs/nki-lowering.md 1)."""
+
+
+# ---------------------------------------------------------------------------------------------------- expressions
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool) or type(x).__name__ in ("int64", "int32")
+
+
+class Idx:
+    """c + sum(loop[v] * v) + sum(axes[pos] * arange(sizes[pos]) at position pos)."""
+    __slots__ = ("c", "loop", "axes", "sizes")
+
+    def __init__(self, c=0, loop=None, axes=None, sizes=None):
+        self.c = int(c)
+        self.loop = {k: v for k, v in (loop or {}).items() if v}
+        self.axes = {k: v for k, v in (axes or {}).items() if v}
+        self.sizes = dict(sizes or {})
+
+    @staticmethod
+    def of(x):
+        if isinstance(x, Idx):
+            return x
+        if _is_int(x):
+            return Idx(int(x))
+        raise Unsupported(f"an index must be an integer or an index expression (loop variable, nl.arange), got "
+                          f"{type(x).__name__} {x!r}")
+
+    # shape of the index (numpy broadcasting of its aranges)
+    @property
+    def ndim(self):
+        return max([-p for p in self.sizes] + [0])
+
+    @property
+    def shape(self):
+        n = self.ndim
+        return tuple(self.sizes.get(i - n, 1) for i in range(n))
+
+    def is_const(self):
+        return not self.loop and not self.axes
+
+    def is_scalar(self):  # loop-affine, no arange axis
+        return not self.axes
+
+    def __add__(self, o):
+        if isinstance(o, slice) or not (isinstance(o, Idx) or _is_int(o)):
+            return NotImplemented
+        o = Idx.of(o)
+        loop = dict(self.loop)
+        for k, v in o.loop.items():
+            loop[k] = loop.get(k, 0) + v
+        axes = dict(self.axes)
+        for k, v in o.axes.items():
+            axes[k] = axes.get(k, 0) + v
+        return Idx(self.c + o.c, loop, axes, _broadcast_sizes(self.sizes, o.sizes))
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return self * -1
+
+    def __sub__(self, o):
+        if not (isinstance(o, Idx) or _is_int(o)):
+            return NotImplemented
+        return self + (-Idx.of(o))
+
+    def __rsub__(self, o):
+        return Idx.of(o) + (-self)
+
+    def __mul__(self, o):
+        if isinstance(o, Idx):
+            if o.is_const():
+                o = o.c
+            elif self.is_const():
+                return o * self.c
+            else:
+                raise Unsupported("a product of two index expressions is not affine (index expressions are "
+                                  "c + sum(coef * loop variable) + sum(coef * nl.arange))")
+        if not _is_int(o):
+            return NotImplemented
+        k = int(o)
+        return Idx(self.c * k, {v: c * k for v, c in self.loop.items()}, {p: c * k for p, c in self.axes.items()},
+                   self.sizes)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o):
+        if self.is_const() and _is_int(o):
+            return Idx(self.c // int(o))
+        if self.loop and not self.axes:
+            raise NeedsUnroll("// of a loop variable (not affine)")
+        raise Unsupported("// of a loop variable or an nl.arange index is not affine: the front end lowers affine "
+                          "index expressions only (use nl.static_range for an unrolled loop)")
+
+    def __mod__(self, o):
+        if self.is_const() and _is_int(o):
+            return Idx(self.c % int(o))
+        if self.loop and not self.axes:
+            raise NeedsUnroll("% of a loop variable (not affine)")
+        raise Unsupported("% of a loop variable or an nl.arange index is not affine: the front end lowers affine "
+                          "index expressions only (use nl.static_range for an unrolled loop)")
+
+    def __index__(self):
+        if self.is_const():
+            return self.c
+        if self.loop and not self.axes:
+            raise NeedsUnroll("a loop variable used as a Python integer (a list index, a loop bound, a shape)")
+        raise Unsupported("an nl.arange index used as a Python integer (a list index, a loop bound, a shape): its "
+                          "value is symbolic while the kernel is traced")
+
+    __int__ = __index__
+
+    def __bool__(self):
+        if self.is_const():
+            return bool(self.c)
+        if self.loop and not self.axes:
+            raise NeedsUnroll("Python control flow on a loop variable (if / while on it)")
+        raise Unsupported("Python control flow on an nl.arange index (if/while on it): its value is symbolic while "
+                          "the kernel is traced; use mask=")
+
+    def _cmp(self, o, op):
+        return Pred(self - Idx.of(o), op)
+
+    def __lt__(self, o):
+        return self._cmp(o, "<")
+
+    def __le__(self, o):
+        return self._cmp(o, "<=")
+
+    def __gt__(self, o):
+        return self._cmp(o, ">")
+
+    def __ge__(self, o):
+        return self._cmp(o, ">=")
+
+    def __eq__(self, o):
+        if isinstance(o, (Idx, int)) and not isinstance(o, bool):
+            return self._cmp(o, "==")
+        return NotImplemented
+
+    def __ne__(self, o):
+        if isinstance(o, (Idx, int)) and not isinstance(o, bool):
+            return self._cmp(o, "!=")
+        return NotImplemented
+
+    __hash__ = object.__hash__
+
+    def __getitem__(self, key):
+        """nl.arange(n)[:, None], [None, :]: places the index's dims, None adding a dim of size 1."""
+        key = key if isinstance(key, tuple) else (key,)
+        n = self.ndim
+        colons = [i for i, k in enumerate(key) if isinstance(k, slice)]
+        if any(not (k is None or (isinstance(k, slice) and k == slice(None))) for k in key) or len(colons) != n:
+            raise Unsupported(f"an index expression of {n} dims takes {n} ':' and any None, got {key!r}")
+        m = len(key)
+        remap = {old - n: new - m for old, new in zip(range(n), colons)}
+        sizes = {i - m: 1 for i, k in enumerate(key) if k is None}  # the new dims, of size 1
+        sizes.update({remap[p]: s for p, s in self.sizes.items()})
+        return Idx(self.c, self.loop, {remap[p]: c for p, c in self.axes.items()}, sizes)
+
+    def __repr__(self):
+        parts = [str(self.c)] if self.c or not (self.loop or self.axes) else []
+        parts += [f"{c}*i{v}" for v, c in self.loop.items()] + [f"{c}*ax{p}" for p, c in self.axes.items()]
+        return "Idx(" + " + ".join(parts) + ")"
+
+    def bounds(self):
+        """(min, max) over the loop variables' ranges and the aranges' extents."""
+        lo = hi = self.c
+        tr = _current
+        for v, c in self.loop.items():
+            vlo, vhi = tr.var_range(v) if tr else (0, 0)
+            lo += min(c * vlo, c * vhi)
+            hi += max(c * vlo, c * vhi)
+        for p, c in self.axes.items():
+            n = self.sizes.get(p, 1) - 1
+            lo += min(0, c * n)
+            hi += max(0, c * n)
+        return lo, hi
+
+
+def _broadcast_sizes(a, b):
+    out = dict(a)
+    for p, s in b.items():
+        if p in out and out[p] != s and 1 not in (out[p], s):
+            raise KernelError(f"index expressions of sizes {out[p]} and {s} at the same position do not broadcast")
+        out[p] = max(out.get(p, 1), s) if p in out else s
+    return out
+
+
+class Pred:
+    """A comparison of an index expression with 0 (e - rhs op 0), for mask=; combine with &."""
+
+    def __init__(self, e, op):
+        self.terms = [(e, op)]
+
+    def __and__(self, o):
+        p = Pred(Idx(0), "==")
+        p.terms = self.terms + o.terms
+        return p
+
+    __rand__ = __and__
+
+    def __bool__(self):
+        if all(not e.axes for e, _ in self.terms):
+            raise NeedsUnroll("Python control flow on a comparison of loop variables (if / while on it)")
+        raise Unsupported("Python control flow on a comparison of index expressions: use it as mask=")
+
+
+def arange(*args):
+    """nl.arange(n) / nl.arange(start, stop[, step]): a 1-D index expression."""
+    if len(args) == 1:
+        start, stop, step = 0, args[0], 1
+    elif len(args) in (2, 3):
+        start, stop, step = args[0], args[1], args[2] if len(args) == 3 else 1
+    else:
+        raise Unsupported(f"nl.arange takes (stop) or (start, stop[, step]), got {len(args)} arguments")
+    start, stop, step = int(start), int(stop), int(step)
+    n = max(0, (stop - start + step - 1) // step)
+    return Idx(start, None, {-1: step}, {-1: n})
+
+
+class _MGrid:
+    """nl.mgrid[0:128, 0:512]: one index expression per dim, each along its own position."""
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        m = len(key)
+        out = []
+        for i, k in enumerate(key):
+            if not isinstance(k, slice):
+                raise Unsupported("nl.mgrid takes slices: nl.mgrid[0:128, 0:512]")
+            start, stop, step = k.start or 0, k.stop, k.step or 1
+            n = max(0, (stop - start + step - 1) // step)
+            out.append(Idx(start, None, {i - m: step}, {i - m: n}))
+        return out[0] if m == 1 else tuple(out)
+
+
+mgrid = _MGrid()
+
+
+def ds(start, size):
+    """nl.ds(start, size): the slice start:start+size (start may be a loop expression)."""
+    return slice(start, start + size) if isinstance(start, Idx) else slice(int(start), int(start) + int(size))
+
+
+# ---------------------------------------------------------------------------------------------------- storage
+class ParDim(int):
+    """nl.par_dim(n): a shape entry marking the partition dim."""
+_BUFFERS = {"hbm", "shared_hbm", "private_hbm", "sbuf", "psum"}
+
+
+class Storage:
+    def __init__(self, trace, name, buffer, shape, dtype, kind="internal", where=None):
+        self.trace = trace
+        self.id = len(trace.storages)
+        self.name = name
+        self.buffer = "hbm" if buffer in ("hbm", "shared_hbm", "private_hbm") else buffer
+        # The partition dim: the one marked nl.par_dim (NKI's block layout (blocks, par_dim(P), free)), else dim 0.
+        self.pdim = next((d for d, s in enumerate(shape) if isinstance(s, ParDim)), 0)
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = dtype  # BIR name
+        self.kind = kind  # input / output / internal
+        self.scope = trace.stack[-1].loop if trace.stack else None
+        self.where = where
+        self.zero_op = None  # the Memset of an nl.zeros PSUM tile, until something else writes it
+        self.written = False
+        trace.storages.append(self)
+        if self.onchip and not self.shape:
+            raise KernelError(f"an {self.buffer.upper()} tile needs at least one (partition) dim: {self.name}")
+        if self.onchip and self.partitions > 128:
+            raise KernelError(f"tile {self.name}: partition dim {self.partitions} > 128 (nl.tile_size.pmax)", where)
+
+    @property
+    def onchip(self):
+        return self.buffer in ("sbuf", "psum")
+
+    @property
+    def partitions(self):
+        return self.shape[self.pdim] if self.onchip else 1
+
+    @property
+    def row(self):
+        """Elements per partition (on chip) or in all (HBM)."""
+        r = 1
+        for d, s in enumerate(self.shape):
+            if not (self.onchip and d == self.pdim):
+                r *= s
+        return r
+
+    @property
+    def bytes_per_partition(self):
+        return self.row * dtypes.size(self.dtype)
+
+    def view(self):
+        """The whole tensor: the partition dim steps partitions, the others row-major over the free elements."""
+        dims, acc = [None] * len(self.shape), 1
+        for d in reversed(range(len(self.shape))):
+            if self.onchip and d == self.pdim:
+                dims[d] = (1, self.shape[d], True)
+            else:
+                dims[d] = (acc, self.shape[d], False)
+                acc *= self.shape[d]
+        return View(self, Idx(0), Idx(0), dims, self.dtype)
+
+    def __repr__(self):
+        return f"<{self.buffer} tensor {self.name} {list(self.shape)} {self.dtype}>"
+
+
+class View:
+    """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims."""
+    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype")
+
+    def __init__(self, storage, off_p, off_f, dims, bir_dtype):
+        self.storage, self.off_p, self.off_f, self.dims, self.bir_dtype = storage, off_p, off_f, dims, bir_dtype
+
+    # --- what NKI code reads
+    @property
+    def shape(self):
+        return tuple(d[1] for d in self.dims)
+
+    @property
+    def dtype(self):
+        return dtypes.from_bir(self.bir_dtype)
+
+    @property
+    def ndim(self):
+        return len(self.dims)
+
+    @property
+    def buffer(self):
+        return self.storage.buffer
+
+    @property
+    def name(self):
+        return self.storage.name
+
+    def __len__(self):
+        return self.dims[0][1] if self.dims else 0
+
+    def __iter__(self):
+        raise Unsupported(f"iterating over tensor {self.name} in Python: index it with a loop variable instead")
+
+    def __bool__(self):
+        raise Unsupported(f"the truth value of tensor {self.name}: its values exist only on the simulated device")
+
+    def __repr__(self):
+        return f"<{self.buffer} tile of {self.name} {list(self.shape)} {self.bir_dtype}>"
+
+    def is_whole(self):
+        return self.off_p.is_const() and self.off_p.c == 0 and self.off_f.is_const() and self.off_f.c == 0 and \
+            self.shape == self.storage.shape
+
+    # --- indexing
+    def __getitem__(self, key):
+        return index_view(self, key)
+
+    def __setitem__(self, key, value):
+        from . import language
+        language._assign(self[key], value)
+
+    def broadcast_to(self, shape):
+        """An HBM view broadcast along its size-1 dims (step 0: a DMA reads the same elements again, as NKI's
+        tensor.broadcast_to before a load); a tile: nl.broadcast_to."""
+        from . import language
+        if self.storage.buffer != "hbm":
+            return language.broadcast_to(self, shape)
+        shape = tuple(int(s) for s in shape)
+        if len(shape) != len(self.dims) or any(n != m and n != 1 for (_, n, _), m in zip(self.dims, shape)):
+            raise KernelError(f"{self.name} {list(self.shape)} does not broadcast to {list(shape)}")
+        dims = [(st if n == m else 0, m, p) for (st, n, p), m in zip(self.dims, shape)]
+        return View(self.storage, self.off_p, self.off_f, dims, self.bir_dtype)
+
+    def reshape(self, shape):
+        from . import language
+        return language.reshape(self, shape)
+
+    # --- operators: the nl functions
+    def _op(self, name, other, reverse=False):
+        from . import language
+        f = getattr(language, name)
+        return f(other, self) if reverse else f(self, other)
+
+    def __add__(self, o):
+        return self._op("add", o)
+
+    def __radd__(self, o):
+        return self._op("add", o, True)
+
+    def __sub__(self, o):
+        return self._op("subtract", o)
+
+    def __rsub__(self, o):
+        return self._op("subtract", o, True)
+
+    def __mul__(self, o):
+        return self._op("multiply", o)
+
+    def __rmul__(self, o):
+        return self._op("multiply", o, True)
+
+    def __truediv__(self, o):
+        return self._op("divide", o)
+
+    def __rtruediv__(self, o):
+        return self._op("divide", o, True)
+
+    def __pow__(self, o):
+        return self._op("power", o)
+
+    def __neg__(self):
+        from . import language
+        return language.negative(self)
+
+    def __lt__(self, o):
+        return self._op("less", o)
+
+    def __le__(self, o):
+        return self._op("less_equal", o)
+
+    def __gt__(self, o):
+        return self._op("greater", o)
+
+    def __ge__(self, o):
+        return self._op("greater_equal", o)
+
+    def __and__(self, o):
+        return self._op("bitwise_and", o)
+
+    def __or__(self, o):
+        return self._op("bitwise_or", o)
+
+    def __xor__(self, o):
+        return self._op("bitwise_xor", o)
+
+    def __matmul__(self, o):
+        from . import language
+        return language.matmul(self, o)
+
+    def __iadd__(self, o):
+        from . import language
+        return language._accumulate(self, o)
+
+    def __isub__(self, o):
+        from . import language
+        language._assign(self, language.subtract(self, o))
+        return self
+
+    def __imul__(self, o):
+        from . import language
+        language._assign(self, language.multiply(self, o))
+        return self
+
+    __hash__ = object.__hash__
+
+
+def _slice_size(k, n, what):
+    start = Idx.of(0 if k.start is None else k.start)
+    stop = Idx.of(n if k.stop is None else k.stop)
+    step = 1 if k.step is None else int(k.step)
+    if step <= 0:
+        raise Unsupported(f"a slice step must be positive, got {step} ({what})")
+    extent = stop - start
+    if not extent.is_const():
+        raise KernelError(f"the slice {k.start}:{k.stop} of {what} has a size that depends on a loop variable; "
+                          "tile sizes are static")
+    if start.axes:
+        raise Unsupported(f"an nl.arange index inside a slice of {what}")
+    return start, max(0, (extent.c + step - 1) // step), step
+
+
+def _check_range(e, n, what, dim):
+    lo, hi = e.bounds()
+    if lo < 0 or hi >= n:
+        raise KernelError(f"index out of range on {what}: dim {dim} has size {n}, the index reaches [{lo}, {hi}]")
+
+
+def index_view(v, key):
+    what = f"tensor {v.name}"
+    key = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis for k in key):
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (len(v.dims) - len(key) + 1) + key[i + 1:]
+    if len(key) > len(v.dims):
+        raise KernelError(f"{len(key)} indices for {what} of {len(v.dims)} dims {list(v.shape)}")
+    advanced = any(isinstance(k, Idx) and k.axes for k in key)
+    off_p, off_f = v.off_p, v.off_f
+
+    def move(step, part, e):
+        nonlocal off_p, off_f
+        if part:
+            off_p = off_p + e * step
+        else:
+            off_f = off_f + e * step
+
+    dims = []
+    if not advanced:
+        key = key + (slice(None),) * (len(v.dims) - len(key))
+        for d, (k, (step, num, part)) in enumerate(zip(key, v.dims)):
+            if isinstance(k, slice):
+                start, size, sstep = _slice_size(k, num, what)
+                if size > 0:
+                    lo, hi = start.bounds()[0], (start + (size - 1) * sstep).bounds()[1]
+                    if lo < 0 or hi >= num:
+                        raise KernelError(f"index out of range on {what}: dim {d} has size {num}, the index reaches "
+                                          f"[{lo}, {hi}]")
+                move(step, part, start)
+                dims.append((step * sstep, size, part))
+            else:
+                e = Idx.of(k)
+                _check_range(e, num, what, d)
+                move(step, part, e)
+        return View(v.storage, off_p, off_f, dims, v.bir_dtype)
+    # Advanced: every index an expression; the result has their broadcast shape, then the dims not indexed.
+    if any(isinstance(k, slice) for k in key):
+        raise Unsupported(f"mixing slices and nl.arange / nl.mgrid indices on {what}: give every dim as an "
+                          "nl.arange expression (or every dim as a slice)")
+    idx = [Idx.of(k) for k in key]
+    sizes = {}
+    for e in idx:
+        sizes = _broadcast_sizes(sizes, e.sizes)
+    R = max([-p for p in sizes] + [0])
+    res = [[0, sizes.get(r - R, 1), None] for r in range(R)]
+    for d, (e, (step, num, part)) in enumerate(zip(idx, v.dims)):
+        _check_range(e, num, what, d)
+        move(step, part, Idx(e.c, e.loop))
+        for p, c in e.axes.items():
+            r = res[p + R]
+            if r[2] is not None and r[2] != part:
+                raise Unsupported(f"one index dim of {what} runs over both its partition and a free dim")
+            r[0] += c * step
+            r[2] = part
+    dims = [(s, n, bool(p)) for s, n, p in res]
+    dims += list(v.dims[len(key):])
+    return View(v.storage, off_p, off_f, dims, v.bir_dtype)
+
+
+# ---------------------------------------------------------------------------------------------------- trace tree
+class Op:
+    """One instruction: its BIR type, operands (View or ("imm", value)), fields, engine, and the kernel line."""
+    __slots__ = ("type", "ins", "outs", "fields", "engine", "where", "what", "kind", "scope", "first_of", "extra")
+
+    def __init__(self, type_, ins, outs, fields, engine, where, what, kind="compute"):
+        self.type, self.ins, self.outs, self.fields, self.engine = type_, ins, outs, fields, engine
+        self.where, self.what, self.kind = where, what, kind
+        self.scope = None
+        self.first_of = None  # a Loop whose first trip starts this matmul's accumulation group
+        self.extra = {}
+
+
+class Block:
+    def __init__(self, loop=None):
+        self.loop = loop
+        self.items = []
+
+
+class Loop:
+    def __init__(self, trace, kind, start, stop, step, where):
+        self.trace = trace
+        self.var = len(trace.loops)
+        self.kind, self.start, self.stop, self.step, self.where = kind, start, stop, step, where
+        self.trips = max(0, (stop - start + step - 1) // step)
+        self.body = Block(self)
+        self.parent = trace.stack[-1].loop
+        trace.loops.append(self)
+
+
+class Trace:
+    def __init__(self, kernel_name):
+        self.kernel_name = kernel_name
+        self.root = Block(None)
+        self.stack = [self.root]
+        self.loops = []
+        self.storages = []
+        self.names = set()
+        self.next_suffix = {}  # base name -> the next suffix to try (names stay O(1) each)
+        self.broken = None  # a loop left by break / return
+        self.grid = ()
+        self.program_ids = ()
+        self.unroll = False  # nl.affine_range / sequential_range as Python ranges (NeedsUnroll)
+        self.cores = 1  # a launch grid's nl.nc(n) axis: the kernel runs on n cores, its program_id the shard id
+
+    def var_range(self, v):
+        if v == SHARD:
+            return 0, self.cores - 1
+        L = self.loops[v]
+        return L.start, L.start + L.step * max(L.trips - 1, 0)
+
+    def unique(self, base):
+        base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "t"
+        name, k = base, self.next_suffix.get(base, 1)
+        while name in self.names:
+            name = f"{base}_{k}"
+            k += 1
+        self.next_suffix[base] = k
+        self.names.add(name)
+        return name
+
+    def emit(self, op):
+        if self.broken is not None:
+            raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range body: the body is "
+                              "traced once as one BIR loop", self.broken)
+        op.scope = self.stack[-1].loop
+        self.stack[-1].items.append(op)
+        return op
+
+
+def name_from_source(where, default):
+    """The variable a line assigns (`x_tile = nl.load(...)` -> x_tile), for tensor names in BIR and messages."""
+    if where:
+        text = linecache.getline(where[0], where[1])
+        m = re.match(r"\s*([A-Za-z_]\w*)\s*(\[[^=]*\])?\s*(\+|-|\*)?=(?!=)", text)
+        if m:
+            return m.group(1)
+    return default
+
+
+def new_storage(shape, bir_dtype, buffer, name=None, kind="internal", where=None):
+    tr = current("creating a tensor")
+    where = where or source_location()
+    if buffer not in _BUFFERS:
+        raise Unsupported(f"buffer {buffer!r}: the front end places tensors in nl.sbuf, nl.psum, nl.hbm, "
+                          "nl.shared_hbm or nl.private_hbm")
+    shape = tuple(shape)
+    for s in shape:
+        if not _is_int(s) or int(s) <= 0:
+            raise KernelError(f"a tensor shape holds positive integers, got {list(shape)}", where)
+    shared = tr.__dict__.get("shared_hbm")
+    if shared and buffer in ("hbm", "shared_hbm", "private_hbm") and kind == "internal":
+        # A launch-grid instance after the first: its n-th HBM allocation is the first instance's (one shared
+        # tensor that every instance writes its part of).
+        s = shared.pop(0)
+        if s.shape != shape or s.dtype != bir_dtype:
+            raise KernelError(f"launch-grid instances allocate different HBM tensors ({list(shape)} here, "
+                              f"{list(s.shape)} in instance 0)", where)
+        return s
+    base = name or name_from_source(where, buffer)
+    s = Storage(tr, tr.unique(base), buffer, shape, bir_dtype, kind, where)
+    return s
+
+
+# ---------------------------------------------------------------------------------------------------- loops
+def loop_range(kind, args, where=None):
+    """The iterator of nl.affine_range / nl.sequential_range: one trip, the loop variable symbolic."""
+    if len(args) == 1:
+        start, stop, step = 0, args[0], 1
+    elif len(args) in (2, 3):
+        start, stop, step = args[0], args[1], args[2] if len(args) == 3 else 1
+    else:
+        raise Unsupported(f"nl.{kind} takes (stop) or (start, stop[, step])")
+    try:
+        start, stop, step = int(start), int(stop), int(step)
+    except Unsupported:
+        raise Unsupported(f"nl.{kind} with a bound that depends on a loop variable: trip counts are static")
+    if step <= 0:
+        raise Unsupported(f"nl.{kind} with step {step}: steps are positive")
+    where = where or source_location()
+    if current(f"nl.{kind}").unroll:
+        return iter(range(start, stop, step))
+    return _loop_gen(kind, start, stop, step, where)
+
+
+def _loop_gen(kind, start, stop, step, where):
+    tr = current(f"nl.{kind}")
+    L = Loop(tr, kind, start, stop, step, where)
+    if L.trips == 0:
+        return
+    tr.stack[-1].items.append(L)
+    tr.stack.append(L.body)
+    try:
+        yield Idx(0, {L.var: 1})
+    except GeneratorExit:
+        tr.broken = where
+        if tr.stack and tr.stack[-1] is L.body:
+            tr.stack.pop()
+        raise
+    tr.stack.pop()

@@ -1,0 +1,224 @@
+// `neuronsim nki FILE.py::FUNCTION [options]`: an NKI kernel file, as published, traced and run in one
+// command. The Python package traces it (`python3 -m neuronsim nki-trace`, python/neuronsim/nki/cli.py: the
+// kernel called on symbolic tensors, lowered to BIR) into a temporary folder; the BIR then runs exactly as
+// `neuronsim run` runs it, with every run option, the kernel named FILE.py::FUNCTION and the profile in the
+// kernel file's lines (the BIR's debug information). Exit codes as `run`: 3 when the kernel cannot be traced
+// (the message names its file:line).
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "neuronsim/error.hpp"
+#include "neuronsim/isa/file_output.hpp"
+
+#include "cli.hpp"
+
+namespace fs = std::filesystem;
+
+namespace neuronsim::cli {
+
+namespace {
+
+const char *kNkiHelp =
+    R"(usage: neuronsim nki FILE.py::FUNCTION [--input NAME=X.npy | --shape NAME=128x512[:DTYPE]]...
+                     [--grid DIMS] [--emit-bir OUT.bir.json] [run options]
+
+Runs an NKI kernel file (nki.language / nki.isa, the neuronxcc.nki or nki namespace, unmodified) on the simulator:
+the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), then run as `neuronsim run` runs BIR.
+  FILE.py::FUNCTION      the kernel (a plain function or an @nki.jit one)
+  --input NAME=X.npy     data for parameter NAME; its shape and dtype come from the file
+  --shape NAME=DIMS[:DTYPE]   a parameter by shape (128x512, dtype float32 unless given: bfloat16, float16, int32,
+                         ...); its data is generated as `run` generates inputs. With --input, the dtype of the file's
+                         bits (a bf16 array is held as uint16)
+  --grid DIMS            the launch grid kernel[...] runs with: 4x2 (the instances one after the other on one core)
+                         or nc2 (an nl.nc(2) axis: 2 cores of one logical core, --lnc 2, trn2 unless --arch)
+  --emit-bir FILE        also write the traced BIR JSON there
+Every `neuronsim run` option applies (--arch, --set, --timing-only, --stats, --trace, --top, --why, --sensitivity,
+--report, --json, --quiet, --seed, --expect, --rtol/--atol, --outdir, --save-inputs, --max-instructions, --schedule,
+--device-print, --cores, --lnc).
+Outputs are named after the kernel's variables (`c = nl.ndarray(...)` -> c.npy). `neuronsim.nki.install()` serves the
+neuronxcc.nki / nki imports when no real package of that name is importable.
+exit codes: as run (0 ok, 1 outputs differ, 2 usage, 3 the kernel cannot be traced or read, 4 simulation error)
+)";
+
+// run's options that take a value (sim/cli/main.cpp cmd_run), so that the arguments split without guessing.
+const std::set<std::string> kRunValueOptions = {"--inputs",
+                                                "--outdir",
+                                                "--expect",
+                                                "--rtol",
+                                                "--atol",
+                                                "--arch",
+                                                "--set",
+                                                "--report",
+                                                "--stats",
+                                                "--trace",
+                                                "--top",
+                                                "--seed",
+                                                "--save-inputs",
+                                                "--schedule",
+                                                "--max-instructions",
+                                                "--cores",
+                                                "--lnc",
+                                                "--kernel-sim",
+                                                "--device-print"};
+
+// A fresh folder under the system's temporary directory, removed with what it holds when it goes out of
+// scope.
+class TempDir {
+public:
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "neuronsim-nki-XXXXXX").string();
+    if (!mkdtemp(t.data()))
+      throw SimulationError(ErrorContext{},
+                            "cannot create a temporary directory: " + std::string(std::strerror(errno)));
+    path_ = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  const fs::path &path() const { return path_; }
+
+private:
+  fs::path path_;
+};
+
+// Runs the command and returns its exit code (stdout and stderr are the caller's); 4 when it dies of a
+// signal.
+int run_process(std::vector<std::string> words) {
+  std::vector<char *> argv;
+  for (auto &w : words)
+    argv.push_back(w.data());
+  argv.push_back(nullptr);
+  std::cout << std::flush;
+  std::cerr << std::flush;
+  const pid_t pid = fork();
+  if (pid < 0)
+    throw SimulationError(ErrorContext{}, std::string("cannot start Python: ") + std::strerror(errno));
+  if (pid == 0) {
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr,
+                 "neuronsim: nki: cannot start %s: %s (NEURONSIM_PYTHON names the Python interpreter)\n",
+                 argv[0], std::strerror(errno));
+    _exit(2);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      throw SimulationError(ErrorContext{}, std::string("waitpid: ") + std::strerror(errno));
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  return 4;
+}
+
+std::string read_text(const fs::path &p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream o;
+  o << f.rdbuf();
+  return o.str();
+}
+
+} // namespace
+
+int cmd_nki(const std::vector<std::string> &a) {
+  std::string target, emit;
+  std::vector<std::string> trace_args, run_args;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string &o = a[i];
+    if (o == "--help" || o == "-h") {
+      std::cout << kNkiHelp;
+      return 0;
+    } else if (o == "--shape" || o == "--grid") {
+      trace_args.push_back(o);
+      trace_args.push_back(need_value(a, i));
+    } else if (o == "--input") { // the tracer reads its shape, the run its data
+      const std::string v = need_value(a, i);
+      trace_args.push_back(o);
+      trace_args.push_back(v);
+      run_args.push_back(o);
+      run_args.push_back(v);
+    } else if (o == "--emit-bir") {
+      emit = need_value(a, i);
+      if (emit.empty())
+        throw UsageError("option --emit-bir needs a path, got an empty one");
+    } else if (kRunValueOptions.count(o)) {
+      run_args.push_back(o);
+      run_args.push_back(need_value(a, i));
+    } else if (!o.empty() && o[0] == '-') {
+      run_args.push_back(o); // a flag of run's (run refuses one it does not know)
+    } else if (target.empty()) {
+      target = o;
+    } else {
+      throw UsageError("more than one FILE.py::FUNCTION given ('" + target + "', '" + o + "')");
+    }
+  }
+  if (target.empty())
+    throw UsageError("nki needs FILE.py::FUNCTION (try neuronsim nki --help)");
+  const std::string py_file = target.substr(0, target.rfind("::"));
+  if (!emit.empty()) {
+    std::error_code ec;
+    if (fs::exists(emit, ec) && fs::exists(py_file, ec) && fs::equivalent(emit, py_file, ec))
+      throw UsageError("--emit-bir " + emit + " is the kernel file itself");
+  }
+  TempDir tmp;
+  const std::string bir = (tmp.path() / "kernel.bir.json").string();
+  std::vector<std::string> words = {python_interpreter(), "-m", "neuronsim", "nki-trace", target, "-o", bir};
+  words.insert(words.end(), trace_args.begin(), trace_args.end());
+  const int rc = run_process(words);
+  if (rc != 0)
+    return rc; // the tracer printed why
+  if (!emit.empty()) {
+    isa::AtomicFile f(emit);
+    f.write(read_text(bir));
+    f.commit();
+  }
+  // The placement the trace asks for (run.json): an nl.nc(n) launch grid runs on n cores of one logical core,
+  // on trn2 unless --arch says otherwise; --cores / --lnc given on the command line win.
+  const auto given = [&](const char *opt) {
+    return std::find(run_args.begin(), run_args.end(), opt) != run_args.end();
+  };
+  const std::string placement = read_text(tmp.path() / "run.json");
+  const auto colon = placement.find(':');
+  const int lnc = colon == std::string::npos ? 1 : std::atoi(placement.c_str() + colon + 1);
+  if (lnc > 1 && !given("--lnc") && !given("--cores")) {
+    run_args.insert(run_args.end(), {"--lnc", std::to_string(lnc)});
+    if (!given("--arch"))
+      run_args.insert(run_args.end(), {"--arch", "trn2"});
+  }
+  std::vector<std::string> args = {bir};
+  // nl.shared_constant data the tracer wrote beside the BIR (<name>.const.npy): inputs of the run (a
+  // timing-only run takes none).
+  if (std::find(run_args.begin(), run_args.end(), "--timing-only") == run_args.end()) {
+    std::vector<std::string> consts;
+    for (const auto &e : fs::directory_iterator(tmp.path())) {
+      const std::string f = e.path().filename().string();
+      const std::string suffix = ".const.npy";
+      if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
+        consts.push_back(f.substr(0, f.size() - suffix.size()) + "=" + e.path().string());
+    }
+    std::sort(consts.begin(), consts.end());
+    for (const auto &c : consts)
+      args.insert(args.end(), {"--input", c});
+  }
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  RunFrom from;
+  from.command = "nki";
+  from.label = target;
+  from.command_line = {"neuronsim", "nki"};
+  from.command_line.insert(from.command_line.end(), a.begin(), a.end());
+  return cmd_run(args, from);
+}
+
+} // namespace neuronsim::cli
