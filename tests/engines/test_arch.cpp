@@ -144,13 +144,13 @@ TEST(Arch, AFileIsAPathEndingInJsonOrHoldingASlash) {
 TEST(Arch, SettingsOverABuiltInAreCheckedByTheLoaderAndNameTheArch) {
   const auto a = engines::load_arch("trn2+{dma_latency_ns=425,pe_ghz=4.8}");
   EXPECT_EQ(a.name, "trn2+{dma_latency_ns=425,pe_ghz=4.8}");
-  EXPECT_EQ(a.dma_latency_ns, 650.0);
+  EXPECT_EQ(a.dma_latency_ns, 425.0);
   EXPECT_EQ(a.pe_ghz, 4.8);
   EXPECT_EQ(a.act_ghz, engines::builtin_arch("trn2").act_ghz); // the rest is trn2's
-  EXPECT_EQ(engines::arch_param_value(a, "dma_latency_ns"), 650.0);
+  EXPECT_EQ(engines::arch_param_value(a, "dma_latency_ns"), 425.0);
   EXPECT_EQ(engines::arch_param_value(a, "core_gen"), 3.0);
-  // The value in canonical JSON: 650.0 and 650 are one setting.
-  EXPECT_EQ(engines::arch_setting_value("--set", "dma_latency_ns", "650.0"), "650.0");
+  // The value in canonical JSON: 425.0 and 425 are one setting.
+  EXPECT_EQ(engines::arch_setting_value("--set", "dma_latency_ns", "425.0"), "425.0");
   EXPECT_EQ(engines::arch_setting_value("--set", "hwdge", "false"), "false");
   auto field = [](const std::string &spec) {
     try {
