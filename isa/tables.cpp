@@ -308,4 +308,53 @@ std::optional<L3Header> parse_l3_word(uint16_t word) {
   return std::nullopt;
 }
 
+namespace {
+struct ActSet {
+  const char *name;
+  std::vector<ActivationFunctionType> members;
+};
+const std::vector<ActSet> &act_sets() {
+  static const std::vector<ActSet> t = [] {
+    std::vector<ActSet> v;
+    auto add = [&](const char *name, std::string_view members) {
+      ActSet s{name, {}};
+      while (!members.empty()) {
+        const size_t sp = members.find(' ');
+        const std::string_view word = members.substr(0, sp);
+        const auto f = enum_from_name<ActivationFunctionType>(word);
+        if (!f) throw std::logic_error("act_func_sets.def: no ActivationFunctionType '" + std::string(word) + "'");
+        s.members.push_back(*f);
+        members = sp == std::string_view::npos ? std::string_view() : members.substr(sp + 1);
+      }
+      v.push_back(std::move(s));
+    };
+#define NS_ACT_SET(name, members) add(#name, members);
+#include "neuronsim/isa/tables/act_func_sets.def"
+#undef NS_ACT_SET
+    return v;
+  }();
+  return t;
+}
+} // namespace
+
+int act_func_set_count() { return static_cast<int>(act_sets().size()); }
+
+const char *act_func_set_name(int index) {
+  return index >= 0 && index < act_func_set_count() ? act_sets()[static_cast<size_t>(index)].name : nullptr;
+}
+
+uint32_t act_func_sets_holding(ActivationFunctionType f) {
+  // By ordinal, made once: a run asks once per activation instruction.
+  static const std::vector<uint32_t> by_ordinal = [] {
+    int n = 0;
+    for (const auto &e : EnumTraits<ActivationFunctionType>::entries) n = std::max(n, e.ordinal + 1);
+    std::vector<uint32_t> v(static_cast<size_t>(n), 0);
+    for (size_t i = 0; i < act_sets().size(); ++i)
+      for (ActivationFunctionType x : act_sets()[i].members) v[static_cast<size_t>(x)] |= 1u << i;
+    return v;
+  }();
+  const auto o = static_cast<size_t>(f);
+  return o < by_ordinal.size() ? by_ordinal[o] : 0;
+}
+
 } // namespace neuronsim::isa

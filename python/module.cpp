@@ -70,7 +70,7 @@ schedule     "auto" (default), "whole" or "streamed", as --schedule (README "Lon
 strict       an output element no instruction wrote raises SimulationError (as --strict); otherwise it is a
              UserWarning, and Result.unwritten counts them per output
 set          dict of architecture parameter -> value set over arch (as --set KEY=VALUE; `neuronsim arch
-             --keys`): {"dma_fixed_ns": 650} runs on "trn1+{dma_fixed_ns=650}", the name Result.arch and stats give
+             --keys`): {"dma_latency_ns": 425} runs on "trn1+{dma_latency_ns=425}", the name Result.arch and stats give
 seed         seed of the generated inputs (as --seed; default 0, the documented draw)
 save_inputs  a folder: every input as used (given or generated) written there as <tensor>.npy before the run
              (as --save-inputs; rank r's under rank<r>/ with several ranks); Result.saved_inputs lists the files
@@ -83,9 +83,9 @@ The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInt
 
 Example:
     >>> import neuronsim
-    >>> r = neuronsim.run("workloads/kernel1", timing_only=True, arch="trn2", set={"dma_fixed_ns": 650})
+    >>> r = neuronsim.run("workloads/kernel1", timing_only=True, arch="trn2", set={"dma_latency_ns": 425})
     >>> r.arch, r.verdict
-    ('trn2+{dma_fixed_ns=650}', 'DMA latency-bound (...)')
+    ('trn2+{dma_latency_ns=425}', 'DMA latency-bound (...)')
     >>> print(r.summary())       # the CLI's summary: per-engine table, critical path, verdict)";
 
 std::string tensor_repr(const TensorInfo &t) {
@@ -293,8 +293,8 @@ PYBIND11_MODULE(_core, m) {
       "The parameters of an architecture: a built-in name ('trn2') or an architecture file (a path ending "
       "in .json\nor holding a '/'), checked as --arch checks it, as {'name': ..., '<key>': value, ...} "
       "(the keys of\narch_params.def; `neuronsim arch --show NAME` prints them with their sources). Settings "
-      "as\n\"trn2+{dma_fixed_ns=650}\" are applied.\n\nExample:\n"
-      "    >>> neuronsim.arch_params(\"trn2\")[\"dma_fixed_ns\"]\n    1300.0",
+      "as\n\"trn2+{dma_latency_ns=425}\" are applied.\n\nExample:\n"
+      "    >>> neuronsim.arch_params(\"trn2\")[\"dma_latency_ns\"]\n    850.0",
       py::arg("arch"));
   m.def("isa", &isa,
         "Every ISA table the simulator knows: the `neuronsim isa --json` document as a dict.\n\nExample:\n"

@@ -117,7 +117,7 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
   if (!arch.is_none())
     s.options.arch = guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); });
   if (!set.is_none()) {
-    // set={"dma_fixed_ns": 650}: as --set KEY=VALUE, each checked by the arch loader's rules.
+    // set={"dma_latency_ns": 425}: as --set KEY=VALUE, each checked by the arch loader's rules.
     if (!py::isinstance<py::dict>(set))
       throw py::type_error("set must be a dict of architecture parameter -> value, got " + type_name(set));
     for (const auto &[key, value] : py::reinterpret_borrow<py::dict>(set)) {

@@ -294,14 +294,15 @@ SC_MODULE(Core) {
       qs.last_end_ns = std::max(qs.last_end_ns, ns(f.done));
       TraceEvent &ev = j.new_event();
       ev.queue = q, ev.seq = seq, ev.inst = inst.index;
-      ev.issue_ns = ns(f.issue), ev.start_ns = ns(f.first), ev.end_ns = ns(f.done), ev.finish_ns = ns(finish);
+      ev.issue_ns = ns(f.issue), ev.start_ns = ns(f.first), ev.end_ns = ns(f.last), ev.finish_ns = ns(finish);
       ev.gate = f.gate;
       ev.busy_ns = static_cast<double>(f.busy) / 1000.0;
       ev.wait_ns[static_cast<size_t>(WaitReason::Dependency)] = static_cast<double>(f.wait_dep) / 1000.0;
       ev.wait_ns[static_cast<size_t>(WaitReason::DmaRing)] = static_cast<double>(f.wait_ring) / 1000.0;
       ev.wait_ns[static_cast<size_t>(WaitReason::Semaphore)] = static_cast<double>(f.wait_sem) / 1000.0;
-      // After entering the ring: the fixed latency (part of the transfer), then the wait for a DMA engine.
-      const int64_t engine_wait = f.first - f.issue - to_ps(j.arch->dma_fixed_ns);
+      // After entering the ring: the latency (part of the transfer), then the wait for its queue's descriptor
+      // processing or a DMA engine.
+      const int64_t engine_wait = f.first - f.issue - to_ps(j.arch->dma_latency_ns);
       ev.wait_ns[static_cast<size_t>(WaitReason::DmaEngine)] =
           static_cast<double>(std::max<int64_t>(0, engine_wait)) / 1000.0;
       if (j.stream && !j.recorded(ev, false, pos, f.gate_at)) abort_run(j, j.record_error);
@@ -321,7 +322,7 @@ SC_MODULE(Core) {
       const uint64_t gen = generation;
       Job &j = *job;
       int64_t t = j.engines.next_completion();
-      for (const auto &w : j.hbm_wait) t = std::min(t, j.device->hbm_finish_ps(j.core, j.dma[w.first][w.second].hbm));
+      for (const auto &w : j.hbm_wait) t = std::min(t, j.hbm_finish_ps(j.dma[w.first][w.second].hbm));
       j.dma_target = t;
       if (t > now_ps()) {
         wait(sc_time(static_cast<double>(t - now_ps()), SC_PS), dma_kick);
@@ -344,7 +345,9 @@ SC_MODULE(Core) {
         DmaInFlight &f = j.dma[q][pos];
         f.first = d.first_start;
         f.busy = d.busy_ps;
-        if (f.hbm >= 0) {  // it completes when its bytes have also passed the device's HBM
+        f.queue_ps = d.queue_ps;
+        f.last = d.last_byte;
+        if (f.hbm >= 0) {  // it completes when its bytes have also passed the HBM pool
           f.engine_done = d.completion;
           j.hbm_wait.emplace_back(q, pos);
           continue;
@@ -355,13 +358,14 @@ SC_MODULE(Core) {
       for (size_t i = 0; i < j.hbm_wait.size();) {
         const int q = j.hbm_wait[i].first;
         DmaInFlight &f = j.dma[q][j.hbm_wait[i].second];
-        const int64_t h = j.device->hbm_finish_ps(j.core, f.hbm);
+        const int64_t h = j.hbm_finish_ps(f.hbm);
         if (h > now_ps()) {
           ++i;
           continue;
         }
-        f.done = std::max(f.engine_done, h);
-        j.device->hbm_release(j.core, f.hbm);
+        f.done = std::max(f.engine_done, h + to_ps(j.arch->dma_completion_ns));  // its last byte, then completion
+        f.last = std::max(f.last, h);
+        j.hbm_release(f.hbm);
         f.hbm = -1;
         queues |= 1u << q;
         j.hbm_wait.erase(j.hbm_wait.begin() + static_cast<std::ptrdiff_t>(i));
@@ -444,6 +448,12 @@ SC_MODULE(Core) {
       for (const auto &w : si.waits) {
         while (!(stale = generation != gen) && !j.aborted && j.known[w.queue] < w.count) wait(issued[w.queue]);
         if (stale || j.aborted) break;
+        // A streamed run dropped the times of positions older than its window: a completion at or before both the
+        // present and the gate so far cannot move the start nor become the gate (completions stay in queue order,
+        // so the dropped ones end by trimmed_finish).
+        if (!j.times[w.queue].has(w.count - 1) && w.count - 1 < j.times[w.queue].base() &&
+            j.trimmed_finish[w.queue] <= std::min(now_ps(), gate_t))
+          continue;
         const PosTimes *p = times_of(j, w.queue, w.count - 1);
         if (!p) break;
         const int64_t t = p->finish;
@@ -484,21 +494,51 @@ SC_MODULE(Core) {
       const int64_t sem_ready_at = start;  // the waits' reasons: [queue_free, ready) dependency, then semaphore
       // TensorE LoadStationary (reference neuron-arch.md 2.1 [ARCH2, PERF Opt #7]): the weights stay in the array
       // for a matmul with the same stationary operand; a new one loads in the background of the previous
-      // MultiplyMoving when the array runs back to back, and is paid in full after an idle gap.
+      // MultiplyMoving when the array runs back to back, and is paid in full after an idle gap. A matmul after an
+      // idle gap also fills and drains the array, its MultiplyMoving starting at least ~26 ns after its
+      // LoadStationary (calibration.md E4).
       int64_t occupancy = to_ps(cost.ns), extra_cycles = 0;
       const bool matmul = q == kPeQueue && !si.trigger && is_matmul(inst.type) && !inst.f.is_transpose;
       if (matmul && cost.weight_load_ns > 0) {
+        const bool idle = j.pe_end == INT64_MIN || start > j.pe_end + j.pe_other_ps;
         const bool same = j.pe_stationary && !si.d.ins.empty() && same_access(*j.pe_stationary, si.d.ins[0]);
         int64_t exposed = 0;
         if (!same) {
           const int64_t ls = to_ps(cost.weight_load_ns);
-          exposed = start <= j.pe_end ? std::max<int64_t>(0, ls - j.pe_mm_ps) : ls;
+          if (!idle) {
+            exposed = std::max<int64_t>(0, ls - j.pe_mm_ps);
+            extra_cycles = static_cast<int64_t>(static_cast<double>(cost.weight_load_cycles) * exposed /
+                                                    static_cast<double>(ls) + 0.5);
+          } else {
+            // After an idle array: at least pe_isolated_ls_cycles; it loads behind the PE instructions that do not
+            // use the array run just before (a sync carrier's slot).
+            const bool iso = cost.isolated_ls_ns > cost.weight_load_ns;
+            const int64_t full = iso ? to_ps(cost.isolated_ls_ns) : ls;
+            const int64_t full_cycles = iso ? cost.isolated_ls_cycles : cost.weight_load_cycles;
+            const int64_t behind = start == j.pe_other_end ? std::min(full, j.pe_other_run) : 0;
+            exposed = full - behind;
+            extra_cycles = static_cast<int64_t>(static_cast<double>(full_cycles) * exposed / static_cast<double>(full) + 0.5);
+          }
         }
+        if (idle) exposed += to_ps(cost.fill_drain_ns), extra_cycles += cost.fill_drain_cycles;
         occupancy += exposed;
-        extra_cycles = cost.weight_load_ns > 0 ? static_cast<int64_t>(
-                                                     static_cast<double>(cost.weight_load_cycles) * exposed /
-                                                         static_cast<double>(to_ps(cost.weight_load_ns)) + 0.5)
-                                               : 0;
+      }
+      // ScalarE holds one activation-function set (reference neuronx-cc/arch/activation-engine.md): an activation
+      // whose function the resident set lacks loads the first set that holds it (the compiler's set order), for
+      // act_table_load_ns of ACT (calibration.md E1); a LoadActFuncSet makes its set resident.
+      if (q == kActQueue && !si.trigger) {
+        if (inst.type == isa::InstructionType::LoadActFuncSet) {
+          j.act_set = static_cast<int>(inst.f.act_func_set_id);
+        } else if (inst.type == isa::InstructionType::Activation || inst.type == isa::InstructionType::Exponential) {
+          const uint32_t holding = isa::act_func_sets_holding(
+              inst.type == isa::InstructionType::Exponential ? isa::ActivationFunctionType::Exp : inst.f.act_func);
+          if (holding && !(j.act_set >= 0 && j.act_set < 32 && (holding >> j.act_set & 1u))) {
+            occupancy += to_ps(j.arch->act_table_load_ns);
+            extra_cycles += static_cast<int64_t>(j.arch->act_table_load_ns * j.arch->act_ghz + 0.5);
+            j.act_set = __builtin_ctz(holding);
+            ++j.result->act_table_loads;
+          }
+        }
       }
       int64_t end = start + occupancy;
       int limiting = -1;
@@ -515,8 +555,15 @@ SC_MODULE(Core) {
         wait_until(start);
       }
       if (q == kPeQueue && !si.trigger) {
-        j.pe_end = end;
-        j.pe_mm_ps = to_ps(cost.ns);
+        // The array's last use: a PE instruction that does not use it (a semaphore carrier, a sequencer
+        // instruction) leaves it idle for its own occupancy, and makes no gap by itself.
+        if (is_matmul(inst.type)) {
+          j.pe_end = end, j.pe_mm_ps = to_ps(cost.ns), j.pe_other_ps = 0;
+        } else {
+          j.pe_other_ps += occupancy;
+          j.pe_other_run = start == j.pe_other_end ? j.pe_other_run + occupancy : occupancy;
+          j.pe_other_end = end;
+        }
         j.pe_stationary = matmul && !si.d.ins.empty() ? &si.d.ins[0] : nullptr;
         j.pe_stationary_pos = j.pe_stationary ? pos : INT64_MAX;
       }
@@ -627,18 +674,17 @@ SC_MODULE(Core) {
     f.wait_dep = std::max<int64_t>(0, dep_ready - queue_free);
     f.wait_ring = std::max<int64_t>(0, ready - std::max(dep_ready, queue_free));
     f.wait_sem = std::max<int64_t>(0, now - std::max(ready, queue_free));
-    const bool shared = j.device && j.device->cores() > 1;  // several cores share the device's HBM (device.hpp)
-    const engines::DmaTransfer t = engines::dma_transfer(si.d, *j.arch, *j.memory, shared);
-    j.engines.submit(seq, q - kNumEngines, now, t);
+    const engines::DmaTransfer t = engines::dma_transfer(si.d, *j.arch, *j.memory);
+    const int64_t first_byte = j.engines.submit(seq, q - kNumEngines, now, t);
     f.hbm = -1;
-    if (shared && t.touches_hbm && t.bytes > 0)
-      f.hbm = j.device->hbm_add(j.core, now, now + t.fixed_ps, static_cast<double>(t.bytes), t.stream_bytes_per_ns);
+    if (t.touches_hbm && t.bytes > 0)  // its bytes pass the HBM pool from its first byte on (docs/timing-model.md 2.3)
+      f.hbm = j.hbm_add(now, first_byte, static_cast<double>(t.bytes), t.stream_bytes_per_ns);
     f.issue = now;
     f.gate = gate;
     f.gate_at = gate_at;
     f.bytes = t.bytes;
     f.descriptors = t.descriptors;
-    f.split = engines::dma_time_split(t, *j.arch, shared);
+    f.split = engines::dma_time_split(t, *j.arch, j.device_hbm());
     PosTimes &here = j.times[q].make(pos);
     here.release = now;
     here.seq = seq;
@@ -736,7 +782,9 @@ void Job::done_with(int q, int64_t pos) {
   if (!stream) return;
   stream->release(q, pos);
   dma[q].trim(known[q]);
-  times[q].trim(known[q] - kStreamHorizon);
+  const int64_t base = known[q] - kStreamHorizon;
+  if (base > times[q].base() && times[q].has(base - 1)) trimmed_finish[q] = times[q][base - 1].finish;
+  times[q].trim(base);
 }
 
 std::string describe_wait(const Job &j, int q) {

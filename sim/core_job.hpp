@@ -2,11 +2,13 @@
 // result): private to sim/.
 #pragma once
 
+#include <cmath>
 #include <deque>
 #include <exception>
 #include <memory>
 
 #include "neuronsim/engines/dma.hpp"
+#include "neuronsim/engines/hbm.hpp"
 #include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "sim/path_log.hpp"
@@ -59,16 +61,18 @@ struct Claim {
 struct DmaInFlight {
   int64_t seq = 0;
   int64_t issue = 0;    // entered the ring (ps)
-  int64_t done = -1;    // completion (last descriptor's end), -1 until final
+  int64_t done = -1;    // completion (after its last byte), -1 until final
+  int64_t last = 0;     // its last byte (the engines' and the HBM pool's)
   int64_t first = 0;    // first descriptor's start
   int64_t busy = 0;     // DMA-engine time of its descriptors
+  int64_t queue_ps = 0; // its queue's descriptor processing time
   int64_t gate = -1;
   int64_t gate_at = -1; // the gate's path_at (streamed runs)
   int64_t bytes = 0, descriptors = 0;
   int64_t wait_dep = 0, wait_ring = 0, wait_sem = 0;  // ps, the wait reasons before it entered the ring
   engines::DmaTimeSplit split; // its time in fixed latency, per-row cost and transfer (the stats' DMA split)
-  int hbm = -1;              // its stream on the device's HBM (a multi-core run; sim/device.hpp), or -1
-  int64_t engine_done = 0;   // its last descriptor's end, while it waits for its HBM stream
+  int hbm = -1;              // its stream on its HBM pool (Job::hbm_add), or -1
+  int64_t engine_done = 0;   // its engines' completion, while it waits for its HBM stream
 };
 
 // What a queue position leaves for later readers: its completion time (dependents), the end of its occupancy or
@@ -133,6 +137,7 @@ struct Job {
   // thread, in queue order). Dependents wait on this.
   std::array<int64_t, kMaxQueues> known{};
   std::array<PosRing<PosTimes>, kMaxQueues> times;    // per queue position (PosTimes)
+  std::array<int64_t, kMaxQueues> trimmed_finish{};  // a streamed run: the latest completion of the dropped times
   std::array<PosRing<DmaInFlight>, kMaxQueues> dma;   // DMA queues: per position entered in the ring
   // Made on a queue's first executed instruction: 21 fresh states (RNG state tables) per run were most of the
   // cost of a short run.
@@ -146,6 +151,7 @@ struct Job {
   int64_t dma_target = INT64_MAX;                 // when the DMA thread next wakes by itself
   std::vector<engines::DmaEngines::Done> done_scratch;
   std::vector<std::pair<int, int64_t>> hbm_wait;  // (queue, position): its engines are done, its HBM stream not
+  engines::HbmShare hbm_local;                    // a one-core run's HBM: the core's share, hbm_bytes_per_ns
   bool dve_pool_psum_writers = false;             // some DVE/POOL instruction writes PSUM (v2 ACT fence in use)
   // Per resource, whether two or more queues use it: a resource only one in-order queue uses never delays anything,
   // so claiming it (a SystemC context switch) is skipped.
@@ -154,7 +160,10 @@ struct Job {
   // TensorE: the weights loaded in the array and the previous matmul, for the LoadStationary hiding.
   const engines::Access *pe_stationary = nullptr;  // the previous matmul's stationary operand (in the schedule)
   int64_t pe_stationary_pos = INT64_MAX;           // its PE position (a streamed run keeps that entry)
-  int64_t pe_end = INT64_MIN, pe_mm_ps = 0;
+  int64_t pe_end = INT64_MIN, pe_mm_ps = 0;  // the last matmul's end and occupancy
+  int64_t pe_other_ps = 0;                   // PE occupancy since then by instructions that do not use the array
+  int64_t pe_other_end = INT64_MIN, pe_other_run = 0;  // the last of those: its end, and the back-to-back run it ends
+  int act_set = -1;  // ScalarE: the resident activation-function set (isa::act_func_set_name), -1 before any
   RunResult *result = nullptr;
   std::exception_ptr error;
   bool aborted = false;
@@ -187,6 +196,22 @@ struct Job {
   // `pos`: the event's queue position; `gate_at`: its gate's path_at (-1: none). False when the path log could
   // not take its record (the run stops with record_error).
   bool recorded(const TraceEvent &ev, bool trigger, int64_t pos, int64_t gate_at);
+  // The HBM pool a DMA transfer's bytes pass (docs/timing-model.md 2.3): the device's, shared by its cores, in a
+  // multi-core run (sim/device.hpp); the core's share of it, hbm_bytes_per_ns, shared by the core's transfers in
+  // flight, in a one-core run. A stream of `bytes` from `start_ps` moving at most `cap` B/ns; returns its handle.
+  bool device_hbm() const { return device && device->cores() > 1; }
+  int hbm_add(int64_t now_ps, int64_t start_ps, double bytes, double cap) {
+    if (device_hbm()) return device->hbm_add(core, now_ps, start_ps, bytes, cap);
+    return hbm_local.add(static_cast<double>(now_ps) / 1000.0, static_cast<double>(start_ps) / 1000.0, bytes, cap);
+  }
+  int64_t hbm_finish_ps(int handle) {
+    if (device_hbm()) return device->hbm_finish_ps(core, handle);
+    return static_cast<int64_t>(std::ceil(hbm_local.finish_ns(handle) * 1000.0 - 1e-6));
+  }
+  void hbm_release(int handle) {
+    if (device_hbm()) return device->hbm_release(core, handle);
+    hbm_local.release(handle);
+  }
   // Queue q's positions before pos are read no more (a streamed run frees their entries); the completion times
   // stay for kStreamHorizon positions.
   void done_with(int q, int64_t pos);

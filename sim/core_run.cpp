@@ -189,7 +189,7 @@ std::vector<int64_t> fold_critical_path(Job &j, RunResult &r) {
     }
     r.critical_path_engines[static_cast<size_t>(k)].second += ns;
     if (row.queue >= kNumEngines)
-      r.critical_path_dma_fixed_ns += std::min(ns, r.dma_fixed_ns);
+      r.critical_path_dma_fixed_ns += std::min(ns, r.dma_latency_ns);
   };
   std::vector<PathRecord> segment;
   PathRecord prev;
@@ -249,6 +249,7 @@ void set_up_job(Job &j, RunResult &res, bool hooks, const RunOptions &o, engines
   j.t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
   j.resource_free.fill(j.t0);
   j.engines.reset(arch.dma_engines, std::max(1, schedule.dma_queues), hooks && o.record_dma_engine_slices);
+  j.hbm_local.reset(arch.hbm_bytes_per_ns);  // a one-core run's HBM pool (Job::hbm_add)
   for (int q = 0; q < kMaxQueues; ++q) {
     // A whole run keeps every position; a streamed one grows its windows as it needs.
     if (!streamed) j.times[q].reserve(j.length[q]);
@@ -311,7 +312,8 @@ void Simulator::begin_run(Device *device, int core_index) {
   result.arch = arch_.name;
   result.dynamic_instructions = entries - schedule().triggers;
   result.dma_ring_depth = std::max(1, arch_.dma_ring_depth);
-  result.dma_fixed_ns = arch_.dma_fixed_ns;
+  result.dma_latency_ns = arch_.dma_latency_ns;
+  result.preamble_ns = options_.include_preamble ? arch_.kernel_preamble_ns : 0.0;
   for (int q = 0; q < kMaxQueues; ++q) {
     const std::string &bir = q >= kNumEngines ? schedule().dma_queue_names[static_cast<size_t>(q - kNumEngines)] : "";
     result.queues[q].name = bir.empty() ? queue_name(q) : bir;

@@ -355,6 +355,7 @@ private:
 
   // The issuing engine for naming a queue: without triggers (lowering) HWDGE is not refused here.
   Engine dma_issuer_or_sp(const isa::Inst &inst) const;
+  bool is_store(const isa::Inst &inst) const;
 
   void add(const isa::Inst &inst);
   // is_dma(inst.type), looked up once per static instruction (its family name compared per entry showed in

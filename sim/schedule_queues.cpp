@@ -5,9 +5,12 @@
 namespace neuronsim::sim::schedule_detail {
 
 // The engine whose sequencer triggers a DMA instruction (reference neuron-arch.md 1.5 [DMA, DGE]): any engine
-// may trigger a transfer with prebuilt descriptors (the instruction's engine; SP, the Sync engine "most commonly
-// used to trigger DMA transfers" [ARCH2], when it names none); GpSimd builds SWDGE descriptors, so it issues
-// them; HWDGE is triggered from ACT or SP and exists from NeuronCore-v3 on.
+// may trigger a transfer with prebuilt descriptors (the instruction's engine); GpSimd builds SWDGE descriptors, so
+// it issues them; HWDGE is triggered from ACT or SP and exists from NeuronCore-v3 on. A DMA that names no engine
+// goes where the compiler's kernels put it (docs/timing-model.md 2.4): a store (on chip -> DRAM) is triggered from
+// GpSimd, every other transfer from SP, the Sync engine "most commonly used to trigger DMA transfers" [ARCH2] --
+// calibration.md D1/D3 profiles show the load's trigger on SP and the store's on GpSimd. Their queues then differ
+// too, and a store whose trigger waits for its data holds no load behind it on SP.
 Engine Builder::dma_issuer(const isa::Inst &inst) const {
   switch (inst.f.dge_type) {
   case isa::DGEType::HWDGE:
@@ -34,9 +37,21 @@ Engine Builder::dma_issuer(const isa::Inst &inst) const {
   case Engine::SP: return inst.engine;
   case Engine::Unassigned:
   case Engine::DMA:
-  case Engine::ALL: return Engine::SP;
+  case Engine::ALL: return is_store(inst) ? Engine::Pool : Engine::SP;
   }
   return Engine::SP;
+}
+
+// A transfer from on chip (SBUF, PSUM) into DRAM.
+bool Builder::is_store(const isa::Inst &inst) const {
+  auto first_tensor = [&](const std::vector<isa::Arg> &v) -> const isa::Arg * {
+    for (const auto &a : v)
+      if (a.kind == isa::ArgKind::AccessPattern && a.tensor >= 0) return &a;
+    return nullptr;
+  };
+  const isa::Arg *src = first_tensor(inst.ins), *dst = first_tensor(inst.outs);
+  auto dram = [&](const isa::Arg *a) { return a && prog_.tensors[static_cast<size_t>(a->tensor)].is_dram(); };
+  return dram(dst) && src && !dram(src);
 }
 
 // A DMA queue id for a BIR queue name: ids are handed out in order of first use, and wrap when a program names

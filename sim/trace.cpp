@@ -27,9 +27,9 @@ constexpr int kRingTid = 100, kEngineTid = 10000;
 constexpr size_t kFlushBytes = size_t(1) << 20;
 } // namespace
 
-TraceWriter::TraceWriter(const isa::Program &p, const std::string &arch, int dma_ring_depth, double dma_fixed_ns,
+TraceWriter::TraceWriter(const isa::Program &p, const std::string &arch, int dma_ring_depth, double dma_latency_ns,
                          int core)
-    : prog_(p), depth_(std::max(1, dma_ring_depth)), dma_fixed_ns_(dma_fixed_ns),
+    : prog_(p), depth_(std::max(1, dma_ring_depth)), dma_latency_ns_(dma_latency_ns),
       pid_(std::to_string(core < 0 ? 1 : core + 1)) {
   buf_.reserve(kFlushBytes + 4096);
   buf_ += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
@@ -41,7 +41,7 @@ TraceWriter::TraceWriter(const isa::Program &p, const std::string &arch, int dma
 
 std::unique_ptr<TraceWriter> TraceWriter::to_file(const std::string &path, const isa::Program &p,
                                                   const engines::ArchParams &arch, int core) {
-  auto w = std::unique_ptr<TraceWriter>(new TraceWriter(p, arch.name, arch.dma_ring_depth, arch.dma_fixed_ns, core));
+  auto w = std::unique_ptr<TraceWriter>(new TraceWriter(p, arch.name, arch.dma_ring_depth, arch.dma_latency_ns, core));
   w->file_ = std::make_unique<isa::AtomicFile>(path);
   return w;
 }
@@ -208,7 +208,7 @@ void TraceWriter::write_event(const TraceEvent &e, const ScheduledInst &si, cons
     key("queue");
     str(r.queues[static_cast<size_t>(e.queue)].name);
     key("descriptors_available_ns");
-    num(e.issue_ns + dma_fixed_ns_);
+    num(e.issue_ns + dma_latency_ns_);
     key("first_descriptor_ns");
     num(e.start_ns);
     key("last_descriptor_ns");
@@ -341,13 +341,13 @@ std::string TraceWriter::finish(const RunResult &r) {
 }
 
 nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Program &p) {
-  TraceWriter w(p, r.arch, r.dma_ring_depth, r.dma_fixed_ns);
+  TraceWriter w(p, r.arch, r.dma_ring_depth, r.dma_latency_ns);
   for (const auto &e : r.events) w.event(e, s.insts[static_cast<size_t>(e.seq)], r);
   return nlohmann::json::parse(w.finish(r));
 }
 
 void TraceWriter::add_core(const RunResult &r, const Schedule &s, const isa::Program &p, int core) {
-  TraceWriter w(p, r.arch, r.dma_ring_depth, r.dma_fixed_ns, core);
+  TraceWriter w(p, r.arch, r.dma_ring_depth, r.dma_latency_ns, core);
   for (const auto &e : r.events) w.event(e, s.insts[static_cast<size_t>(e.seq)], r);
   std::string doc = w.finish(r);
   const std::string head = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", tail = "]}\n";

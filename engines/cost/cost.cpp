@@ -277,10 +277,24 @@ Cost matmul(const Ctx &c) {
   Cost r = cycles(std::max(moving, c.a.pe_mm_init_cycles) * passes);
   const int64_t ls = (n_stat + c.a.pe_fast_weight_load_speedup - 1) / c.a.pe_fast_weight_load_speedup;
   r.weight_load_cycles = ls * passes;
+  // calibration.md E4: a lone MultiplyMoving lasts its moving columns + one cycle per stationary column + the
+  // array's fill and drain; its LoadStationary starts ~26 ns before it.
+  r.fill_drain_cycles = (c.a.pe_fill_drain_cycles + std::min<int64_t>(n_stat, 128)) * passes;
+  r.isolated_ls_cycles = c.a.pe_isolated_ls_cycles;
   return r;
 }
 
 Cost sequencer(const Ctx &c) { return cycles(c.a.sequencer_instruction_cycles); }
+
+// calibration.md E1: loading the activation table (a LoadActFuncSet) takes ~1287 ns of ACT. The core charges the
+// same occupancy to an activation whose function the resident set lacks (sim/core.cpp).
+Cost act_table_load(const Ctx &c) {
+  if (c.engine != Engine::Activation) return stream(c);
+  Cost r;
+  r.ns = c.a.act_table_load_ns;
+  r.cycles = static_cast<int64_t>(r.ns * c.a.act_ghz + 0.5);
+  return r;
+}
 
 Cost dma_transfer(const Ctx &c) {
   if (c.engine != Engine::DMA) return stream(c);  // not reached: the scheduler puts DMA types on DMA queues
@@ -294,17 +308,17 @@ Cost host_transfer(const Ctx &c) {
   // No documented cost: an external kernel (CustomOp / BIRKernel / NKIKLIRKernel, run out of process by
   // engines/ops/kernel.cpp) and a device print (its tensor copied out to a host-visible buffer). neuronsim's
   // ESTIMATE: the engine the instruction names is occupied for one DMA transfer of every operand byte it reads
-  // and writes -- the fixed latency per transfer plus the bytes over the 16 engines' documented saturated rate,
-  // capped by HBM -- and completes with that engine's usual latency. The kernel's own compute is not modelled.
+  // and writes -- the DMA latency plus the bytes over the DMA engines' read rate, capped by the core's HBM share --
+  // and completes with that engine's usual latency. The kernel's own compute is not modelled.
   int64_t bytes = 0;
   for (const auto &x : c.d.ins)
     if (x.tensor >= 0) bytes += x.partitions() * x.free_elements() * isa::dtype_size(x.dtype);
   if (c.inst().type != InstructionType::DevicePrint)
     for (const auto &o : c.d.outs)
       if (o.tensor >= 0) bytes += o.partitions() * o.free_elements() * isa::dtype_size(o.dtype);
-  const double bw = std::min(c.a.dma_engine_saturated_bytes_per_ns * c.a.dma_engines, c.a.hbm_bytes_per_ns);
+  const double bw = std::min(c.a.dma_engine_bytes_per_ns * c.a.dma_engines, c.a.hbm_bytes_per_ns);
   Cost r;
-  r.ns = c.a.dma_fixed_ns + static_cast<double>(bytes) / bw;
+  r.ns = c.a.dma_latency_ns + static_cast<double>(bytes) / bw;
   r.cycles = static_cast<int64_t>(r.ns * engine_ghz(c.engine, c.a) + 0.5);
   return r;
 }
@@ -361,14 +375,23 @@ Cost instruction_cost(const DynInst &d, Engine engine, const ArchParams &a, cons
     c.n *= a.sbuf_wide_stride_slowdown;
   Cost r = row->fn(c);
   const double ghz = engine_ghz(engine, a);
-  if (!host) r.ns = static_cast<double>(r.cycles) / ghz;
+  // calibration.md E1 / E3: every ACT data-path instruction occupies ACT for a fixed time besides its stream (its
+  // access start-up included): a lone exp on 128 elements lasts 400 ns on trn2, a lone 1-element ACTIVATE 159 ns
+  // on NC-v2. Sequencer instructions and the table load have their own rules.
+  const bool act_fixed = engine == Engine::Activation && !host && row->fn != &sequencer && row->fn != &act_table_load;
+  if (act_fixed) r.cycles += a.act_fixed_cycles;
+  if (!host && row->fn != &act_table_load) r.ns = static_cast<double>(r.cycles) / ghz;
   r.weight_load_ns = static_cast<double>(r.weight_load_cycles) / ghz;
+  r.fill_drain_ns = static_cast<double>(r.fill_drain_cycles) / ghz;
+  r.isolated_ls_ns = static_cast<double>(r.isolated_ls_cycles) / ghz;
   // Completion latency seen by a dependent instruction: the tensor-access start-up (~60 cycles on v2 [ARCH2]) plus
-  // the static overhead of a dependent instruction ([ARCH2] ~100 cycles; on ACT derived from the documented
-  // 264-cycle interval of dependent 1-element instructions, docs/timing-model.md 4).
-  if (engine != Engine::SP) {
-    const int64_t overhead = engine == Engine::Activation ? a.act_dependent_overhead_cycles : a.dependent_overhead_cycles;
-    r.latency_ns = static_cast<double>(a.sbuf_access_startup_cycles + overhead) / ghz;
+  // the static overhead of a dependent instruction ([ARCH2] ~100 cycles). ACT's fixed occupancy holds its access
+  // start-up, so its latency is what the interval of dependent 1-element instructions shows beyond their
+  // occupancy (calibration.md E3: 264 cycles = 64 + 159 + 41; docs/timing-model.md 4).
+  if (engine == Engine::Activation) {
+    r.latency_ns = static_cast<double>(a.act_dependent_overhead_cycles) / ghz;
+  } else if (engine != Engine::SP) {
+    r.latency_ns = static_cast<double>(a.sbuf_access_startup_cycles + a.dependent_overhead_cycles) / ghz;
   }
   return r;
 }

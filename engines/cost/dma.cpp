@@ -12,7 +12,12 @@ namespace neuronsim::engines {
 
 namespace {
 
-int64_t to_ps(double ns) { return static_cast<int64_t>(std::llround(ns * 1000.0)); }
+// Rounded to the nearest ps, halves away from zero (std::llround's rounding, without its library call: a run
+// converts a dozen times per DMA transfer).
+int64_t to_ps(double ns) {
+  const double ps = ns * 1000.0;
+  return ps >= 0 ? static_cast<int64_t>(ps + 0.5) : static_cast<int64_t>(ps - 0.5);
+}
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 const Access *first_tensor(const std::pmr::vector<Access> &v) {
@@ -41,14 +46,15 @@ bool transposes(const isa::Inst &inst) {
 
 } // namespace
 
-DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem, bool device_hbm) {
+DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory &mem) {
   DmaTransfer t;
-  t.fixed_ps = to_ps(arch.dma_fixed_ns);
+  t.latency_ps = to_ps(arch.dma_latency_ns);
+  t.completion_ps = to_ps(arch.dma_completion_ns);
   t.transfer_overhead_ps = to_ps(arch.dma_transfer_overhead_ns);
   for (const auto &o : d.outs)
     if (o.tensor >= 0) t.bytes += o.partitions() * o.free_elements() * isa::dtype_size(o.dtype);
   const Access *src = first_tensor(d.ins), *dst = first_tensor(d.outs);
-  if (!src && !dst) return t;  // nothing moves: the transfer is its fixed latency
+  if (!src && !dst) return t;  // nothing moves: the transfer is its latency
   const auto &tensors = mem.program().tensors;
   auto dram = [&](const Access *a) { return a && tensors[static_cast<size_t>(a->tensor)].is_dram(); };
   t.touches_hbm = dram(src) || dram(dst);
@@ -84,37 +90,35 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
   const int engines = std::clamp(arch.dma_engines, 1, kMaxDmaEngines);
   const int64_t ppe = std::max<int64_t>(1, arch.dma_partitions_per_engine);
   std::array<int64_t, kMaxDmaEngines> rows_on{};
-  for (int64_t r = 0; r < P;) {
-    const int64_t p = p0 + r, block_end = (p / ppe + 1) * ppe;
-    const int64_t take = std::min(P - r, block_end - p);
-    rows_on[static_cast<size_t>((p / ppe) % engines)] += take;
-    r += take;
-  }
   int used = 0;
-  for (int e = 0; e < engines; ++e) used += rows_on[static_cast<size_t>(e)] > 0;
+  int e = static_cast<int>((p0 / ppe) % engines);
+  for (int64_t p = p0, end = p0 + P, block_end = (p0 / ppe + 1) * ppe; p < end; block_end += ppe) {
+    const int64_t take = std::min(end, block_end) - p;
+    used += rows_on[static_cast<size_t>(e)] == 0;
+    rows_on[static_cast<size_t>(e)] += take;
+    p += take;
+    if (++e == engines) e = 0;
+  }
 
-  // The rate: the engine's, at the transpose efficiency. A transfer that touches HBM moves no faster than its
-  // share of the NeuronCore's HBM bandwidth over the engines it uses: its engine time on each engine is at least
-  // its bytes there over hbm / engines (the overheads overlap that streaming; docs/timing-model.md 2.3). With
-  // device_hbm (a multi-core run) that share is not applied: the device's HBM is shared by its cores instead
-  // (engines/hbm.hpp), the transfer a stream capped at its engines' rate.
-  double rate = arch.dma_engine_bytes_per_ns;
+  // The rate: an engine writing into HBM from on chip at its write rate (calibration.md D3), otherwise at its read
+  // rate (D1, D5; a DRAM -> DRAM copy at the slower read, INFERRED); a transpose at its efficiency [ARCH3]. No
+  // payload size moves faster ("What these say together" 1). HBM is a pool the caller shares among the transfers
+  // in flight (engines/hbm.hpp), not a per-transfer floor.
+  double rate = dram(dst) && !dram(src) ? arch.dma_engine_write_bytes_per_ns : arch.dma_engine_bytes_per_ns;
   if (t.transpose && arch.dma_transpose_hardware)
     rate *= t.touches_hbm ? arch.dma_transpose_dram_efficiency : arch.dma_transpose_sbuf_efficiency;
-  const int64_t desc_ps =
-      std::max<int64_t>(1, to_ps(arch.dma_descriptor_overhead_ns + static_cast<double>(t.desc_bytes) / rate));
+  const int64_t desc_ps = std::max<int64_t>(1, to_ps(static_cast<double>(t.desc_bytes) / rate));
   t.stream_bytes_per_ns = rate * used;
-  for (int e = 0; e < engines; ++e) {
-    const int64_t n = rows_on[static_cast<size_t>(e)] * per_row;
+  // The pieces start in engine order, dma_engine_stagger_ns apart (calibration.md D2).
+  const int64_t stagger_ps = to_ps(arch.dma_engine_stagger_ns);
+  int k = 0;
+  for (int g = 0; g < engines; ++g) {
+    const int64_t n = rows_on[static_cast<size_t>(g)] * per_row;
     if (n == 0) continue;
-    int64_t d = desc_ps;
-    if (t.touches_hbm && !device_hbm) {
-      const int64_t floor_ps = to_ps(static_cast<double>(n * t.desc_bytes) * used / arch.hbm_bytes_per_ns);
-      if (floor_ps > t.transfer_overhead_ps + n * d) d = ceil_div(floor_ps - t.transfer_overhead_ps, n);
-    }
-    t.parts.push_back(DmaPart{e, n, d});
+    t.parts.push_back(DmaPart{g, n, desc_ps, k++ * stagger_ps});
     t.descriptors += n;
   }
+  t.queue_ps = to_ps(static_cast<double>(t.descriptors) * arch.dma_queue_descriptor_ns);
   return t;
 }
 
@@ -151,12 +155,13 @@ void DmaEngines::reset(int engines, int queues, bool record_slices) {
   in_flight_ = 0;
   queue_busy_.fill(0);
   queue_desc_.fill(0);
+  queue_processed_.fill(0);
   record_ = record_slices;
   slices_.clear();
   queues_ = queues;
 }
 
-void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t) {
+int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t) {
   int slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -166,11 +171,19 @@ void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t
     xfers_.emplace_back();
   }
   Xfer &x = xfers_[static_cast<size_t>(slot)];
-  x = Xfer{};
+  // Reset field by field: `first` and `projected` are read only for the engines in all_engines, set below.
+  x.all_engines = 0;
+  x.busy = 0;
   x.used = true;
   x.id = id;
   x.queue = queue;
-  x.no_work_at = now + t.fixed_ps;
+  // Its queue processes its descriptors after those of the queue's earlier transfers (calibration.md D4).
+  int64_t &processed = queue_processed_[static_cast<size_t>(queue)];
+  processed = std::max(processed, now) + t.queue_ps;
+  x.queue_ps = t.queue_ps;
+  x.processed = processed;
+  x.completion_ps = t.completion_ps;
+  x.no_work_at = std::max(now + t.latency_ps, processed) + t.completion_ps;
   x.estimate = x.no_work_at;
   ++in_flight_;
   // Busy times do not depend on how descriptors interleave: counted here, once.
@@ -185,38 +198,84 @@ void DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer &t
     queue_busy_[static_cast<size_t>(queue)] += busy;
     queue_desc_[static_cast<size_t>(queue)] += p.descriptors;
   }
+  bool replanned = false;
   for (const auto &p : t.parts) {
     Engine &e = engines_[static_cast<size_t>(p.engine)];
+    const int64_t eligible = std::max(now + t.latency_ps + p.offset_ps, processed);
+    Run run{slot, id, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, eligible, false};
+    // A planned engine (its runs back to back, each with its final `end`) takes the new run after them without
+    // replanning when no other queue's run can take a turn beside it: all its runs are of this queue, or the new
+    // run becomes available only after the last one ends. Picks before `now` need not be committed one by one:
+    // the runs that ended by `now` retire. Recording slices commits every pick.
+    if (!record_ && e.planned) {
+      while (e.head < e.runs.size() && e.runs[e.head].end <= now) {
+        e.free = e.runs[e.head].end, e.rr = e.runs[e.head].queue;
+        ++e.head;
+      }
+      if (e.head == e.runs.size()) e.runs.clear(), e.head = 0;
+      const int64_t last = e.runs.empty() ? e.free : e.runs.back().end;
+      if (e.runs.empty() || e.only == queue || run.eligible >= last) {
+        const int64_t start = std::max(last, run.eligible);
+        run.end = start + run.extra + run.n * run.d;
+        e.only = e.runs.empty() || e.only == queue ? queue : -1;
+        e.runs.push_back(run);
+        x.first[static_cast<size_t>(p.engine)] = start;
+        x.projected[static_cast<size_t>(p.engine)] = run.end;
+        continue;
+      }
+    }
+    if (e.head > 0) {
+      e.runs.erase(e.runs.begin(), e.runs.begin() + static_cast<std::ptrdiff_t>(e.head));
+      e.head = 0;
+    }
     advance<true>(e, p.engine, now);
     bool one_queue = true;
     for (const Run &r : e.runs) one_queue &= r.queue == queue;
-    const Run run{slot, id, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, now + t.fixed_ps, false};
     if (one_queue) {
       // Only this queue on the engine: the new run follows the runs already there, whose plan does not change.
       const int64_t after = e.runs.empty()
                                 ? e.free
                                 : xfers_[static_cast<size_t>(e.runs.back().xfer)].projected[static_cast<size_t>(p.engine)];
-      e.runs.push_back(run);
       const int64_t start = std::max(after, run.eligible);
+      // The runs left are in flight (advance retired the finished ones) and their projections final: planned.
+      for (Run &r : e.runs) r.end = xfers_[static_cast<size_t>(r.xfer)].projected[static_cast<size_t>(p.engine)];
+      run.end = start + run.extra + run.n * run.d;
+      e.planned = true;
+      e.only = queue;
+      e.runs.push_back(run);
       x.first[static_cast<size_t>(p.engine)] = start;
-      x.projected[static_cast<size_t>(p.engine)] = start + run.extra + run.n * run.d;
+      x.projected[static_cast<size_t>(p.engine)] = run.end;
     } else {
+      for (Run &r : e.runs) r.end = -1;  // round robin between queues moves the plans
+      e.planned = false;
       e.runs.push_back(run);
       project(p.engine);
+      replanned = true;
     }
   }
-  refresh_estimates(t.parts);
+  // Round robin with the new run may move the other transfers on its engines; otherwise only its own estimate is new.
+  if (replanned) {
+    refresh_estimates(t.parts);
+  } else {
+    int64_t c = 0;
+    for (uint32_t m = x.all_engines; m; m &= m - 1) c = std::max(c, x.projected[static_cast<size_t>(__builtin_ctz(m))]);
+    if (x.all_engines) x.estimate = c + x.completion_ps;
+  }
+  // Its projected first byte: the earliest start of its pieces (a transfer with no pieces: its completion).
+  int64_t first = t.parts.empty() ? x.no_work_at : INT64_MAX;
+  for (const auto &p : t.parts) first = std::min(first, x.first[static_cast<size_t>(p.engine)]);
+  return first;
 }
 
 // A transfer's completion as projected now: the latest projected end over its engines.
-void DmaEngines::refresh_estimates(const std::vector<DmaPart> &parts) {
+void DmaEngines::refresh_estimates(const DmaParts &parts) {
   uint32_t touched = 0;
   for (const auto &p : parts) touched |= 1u << p.engine;
   for (auto &x : xfers_) {
     if (!x.used || !(x.all_engines & touched)) continue;
     int64_t c = 0;
     for (uint32_t m = x.all_engines; m; m &= m - 1) c = std::max(c, x.projected[static_cast<size_t>(__builtin_ctz(m))]);
-    x.estimate = c;
+    x.estimate = c + x.completion_ps;
   }
 }
 
@@ -234,7 +293,7 @@ void DmaEngines::take_completed(int64_t now, std::vector<Done> &out) {
     if (!x.used || x.estimate > now) continue;
     int64_t start = x.all_engines == 0 ? x.estimate : INT64_MAX;
     for (uint32_t m = x.all_engines; m; m &= m - 1) start = std::min(start, x.first[static_cast<size_t>(__builtin_ctz(m))]);
-    out.push_back(Done{x.id, start, x.estimate, x.busy});
+    out.push_back(Done{x.id, start, x.estimate - x.completion_ps, x.estimate, x.busy, x.queue_ps, x.processed});
     x.used = false;
     free_slots_.push_back(static_cast<int>(s));
     --in_flight_;
@@ -393,14 +452,17 @@ template void DmaEngines::advance<true>(Engine &, int, int64_t);
 template void DmaEngines::advance<false>(Engine &, int, int64_t);
 
 DmaTimeSplit dma_time_split(const DmaTransfer &t, const ArchParams &arch, bool device_hbm) {
+  // The calibrated components themselves (docs/timing-model.md 2): the latency to the first byte and from the last
+  // byte to the completion (dma_latency_ns + dma_completion_ns, calibration.md D1-D3); the per-row cost, its
+  // queue's processing of its descriptors (dma_queue_descriptor_ns each, D4) and each piece's own engine time
+  // (dma_transfer_overhead_ns, D5); the transfer, its bytes at its engines' read or write rate (D1, D3, D5).
   DmaTimeSplit s;
-  s.fixed_ps = t.fixed_ps;
-  int64_t engine_ps = 0;
+  s.fixed_ps = t.latency_ps + t.completion_ps;
+  s.per_row_ps = t.queue_ps;
   for (const auto &p : t.parts) {
-    s.per_row_ps += p.descriptors * to_ps(arch.dma_descriptor_overhead_ns) + t.transfer_overhead_ps;
-    engine_ps += p.descriptors * p.desc_ps + t.transfer_overhead_ps;
+    s.per_row_ps += t.transfer_overhead_ps;
+    s.transfer_ps += p.descriptors * p.desc_ps;
   }
-  s.transfer_ps = std::max<int64_t>(0, engine_ps - s.per_row_ps);
   s.allowed_bytes_per_ns = t.stream_bytes_per_ns;
   if (t.touches_hbm && !device_hbm && s.allowed_bytes_per_ns > 0)
     s.allowed_bytes_per_ns = std::min(s.allowed_bytes_per_ns, arch.hbm_bytes_per_ns);

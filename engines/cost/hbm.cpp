@@ -20,6 +20,7 @@ void HbmShare::reset(double bytes_per_ns) {
   streams_.clear();
   free_.clear();
   live_.clear();
+  alone_ = true;
 }
 
 int HbmShare::add(double now_ns, double start_ns, double bytes, double cap_bytes_per_ns) {
@@ -41,8 +42,12 @@ int HbmShare::add(double now_ns, double start_ns, double bytes, double cap_bytes
   s.finish = s.start;
   bytes_ += s.bytes;
   ++added_;
-  if (s.bytes > 0) live_.push_back(h);
-  else s.done = s.start <= committed_;
+  if (s.bytes > 0) {
+    live_.push_back(h);
+    if (alone_) alone_ = fits(h);
+  } else {
+    s.done = s.start <= committed_;
+  }
   projected_ = false;
   return h;
 }
@@ -71,11 +76,84 @@ void HbmShare::project() {
   projected_ = true;
 }
 
+// With every other live stream at its cap from its start (alone_), whether stream h at its cap too keeps the caps
+// of the streams moving at any one time within the bandwidth. Only the times it moves change: the sum there is
+// largest at its own start or at another stream's start within its interval.
+bool HbmShare::fits(int h) {
+  const Stream &n = streams_[static_cast<size_t>(h)];
+  const double a = std::max(n.start, committed_), b = a + n.left / n.cap;
+  auto interval = [&](const Stream &s) {
+    const double from = std::max(s.start, committed_);
+    return std::make_pair(from, from + s.left / s.cap);
+  };
+  auto caps_at = [&](double t) {
+    double sum = 0;
+    for (int k : live_) {
+      const Stream &s = streams_[static_cast<size_t>(k)];
+      const auto [from, to] = interval(s);
+      if (from <= t && t < to) sum += s.cap;  // a stream finishing at t has made way for one starting at t
+    }
+    return sum;
+  };
+  if (caps_at(a) > capacity_) return false;
+  for (int k : live_) {
+    const double from = interval(streams_[static_cast<size_t>(k)]).first;
+    if (from > a && from < b && caps_at(from) > capacity_) return false;
+  }
+  return true;
+}
+
+// Whether, each stream moving at its cap from its start, the caps of the streams moving at any one time never sum
+// above the bandwidth: then that is what the water-filling gives (a sweep over their starts and finishes).
+bool HbmShare::alone_at_caps() {
+  double caps = 0;
+  for (int h : live_) caps += streams_[static_cast<size_t>(h)].cap;
+  if (caps <= capacity_) return true;
+  std::vector<std::pair<double, double>> &ev = sweep_;  // (time, +cap at a start / -cap at a finish)
+  ev.clear();
+  for (int h : live_) {
+    const Stream &s = streams_[static_cast<size_t>(h)];
+    const double from = std::max(s.start, committed_);
+    ev.emplace_back(from, s.cap);
+    ev.emplace_back(from + s.left / s.cap, -s.cap);
+  }
+  std::sort(ev.begin(), ev.end());  // at one time, finishes (negative) before starts
+  double sum = 0;
+  for (const auto &e : ev)
+    if ((sum += e.second) > capacity_) return false;
+  return true;
+}
+
 void HbmShare::simulate(double until, bool commit) {
   const size_t n = live_.size();
-  std::vector<double> left(n), rate(n);
-  std::vector<char> fin(n, 0), cont(n, 0);
-  std::vector<size_t> active;
+  // The streams that overlap in time at their caps stay within the bandwidth together: each moves at its cap from
+  // its start (the water-filling below would give each its cap at every step).
+  if (alone_ || (alone_ = alone_at_caps())) {
+    std::vector<int> &still = still_;
+    still.clear();
+    for (int h : live_) {
+      Stream &s = streams_[static_cast<size_t>(h)];
+      const double from = std::max(s.start, committed_);
+      s.finish = from + s.left / s.cap;
+      s.proj_contended = s.contended;
+      if (!commit) continue;
+      if (s.finish <= until) {
+        s.left = 0;
+        s.done = true;
+        if (s.released) s.used = false, free_.push_back(h);
+      } else {
+        if (until > from) s.left -= s.cap * (until - from);
+        still.push_back(h);
+      }
+    }
+    if (commit) live_.swap(still), committed_ = until;
+    return;
+  }
+  // Scratch kept by the object: a run calls this once or twice per DMA transfer.
+  std::vector<double> &left = left_, &rate = rate_;
+  std::vector<char> &fin = fin_, &cont = cont_;
+  std::vector<size_t> &active = active_;
+  left.assign(n, 0.0), rate.assign(n, 0.0), fin.assign(n, 0), cont.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const Stream &s = streams_[static_cast<size_t>(live_[i])];
     left[i] = s.left;
@@ -132,7 +210,8 @@ void HbmShare::simulate(double until, bool commit) {
     for (size_t i = 0; i < n; ++i) streams_[static_cast<size_t>(live_[i])].proj_contended = cont[i];
     return;
   }
-  std::vector<int> still;
+  std::vector<int> &still = still_;
+  still.clear();
   for (size_t i = 0; i < n; ++i) {
     Stream &s = streams_[static_cast<size_t>(live_[i])];
     s.left = left[i];
@@ -148,7 +227,7 @@ void HbmShare::simulate(double until, bool commit) {
       free_.push_back(live_[i]);
     }
   }
-  live_ = std::move(still);
+  live_.swap(still);
   committed_ = until;
 }
 

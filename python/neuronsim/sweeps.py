@@ -44,7 +44,7 @@ COLUMNS = [
     ("group", str, "NAME of a kernel named NAME@VARIANT, else the folder it was found in, else its own name"),
     ("variant", str, "VARIANT of NAME@VARIANT, else its name in that folder; empty for a kernel on its own"),
     ("arch", str, "trn1, trn2 or trn3, or the absolute path of an architecture file; with settings (--set) as "
-                  "trn2+{dma_fixed_ns=650}"),
+                  "trn2+{dma_latency_ns=425}"),
     ("mode", str, "timing (a timing-only run) or numeric"),
     ("status", str, "ok; mismatch (outputs outside the expected values' tolerance); error"),
     ("exit_code", int, "what `neuronsim run` exits with for this run: 0 ok, 1 mismatch, 2 usage, 3 invalid input, "
@@ -235,7 +235,7 @@ def _sets_of(sets):
 
 def _with_sets(a, sets):
     """An arch with `sets` over it, checked (refused naming the file, the key and the value) and named as runs
-    name it ("trn2+{dma_fixed_ns=650}")."""
+    name it ("trn2+{dma_latency_ns=425}")."""
     if sets:
         settings = ",".join(sets)
         a = a[:-1] + "," + settings + "}" if "+{" in a else a + "+{" + settings + "}"
@@ -244,7 +244,7 @@ def _with_sets(a, sets):
 
 def archs_of(archs, sets=None):
     """("trn1", "trn2") or "trn1,trn2" -> the list, each checked, duplicates dropped. An arch may carry settings,
-    "trn2+{dma_fixed_ns=650}" (as --set); `sets` ({key: value} or ["KEY=VALUE", ...], `--set`) go over every arch.
+    "trn2+{dma_latency_ns=425}" (as --set); `sets` ({key: value} or ["KEY=VALUE", ...], `--set`) go over every arch.
     None: each kernel's own (its folder's run.json, else trn1), as `neuronsim run` without --arch; returns None
     then."""
     sets = _sets_of(sets)
@@ -591,7 +591,7 @@ def sweep(kernels, archs=None, *, timing_only=True, inputs=None, client=None, ou
                  groups for rank() and best(). Every kernel given or found is a row: one that cannot be read (a
                  *.bir.json that is a FIFO, a bad run.json) is an error row.
     archs        architectures, ("trn1", "trn2") or "trn1,trn2"; None: each kernel's own (its folder's run.json,
-                 else trn1), as `neuronsim run` without --arch; one may carry settings, "trn2+{dma_fixed_ns=650}"
+                 else trn1), as `neuronsim run` without --arch; one may carry settings, "trn2+{dma_latency_ns=425}"
     set          {parameter: value} set over every arch (as --set KEY=VALUE; `neuronsim arch --keys`)
     timing_only  True: the timeline only (no numerics); False: numeric runs, compared with the workload's
                  expected/ when it has one (columns expect, mismatches)
@@ -613,7 +613,7 @@ def sweep(kernels, archs=None, *, timing_only=True, inputs=None, client=None, ou
     A run that fails gives a row with status "error", its message and the CLI's exit code; the sweep goes on.
 
     Example:
-        >>> rows = neuronsim.sweep("workloads/kernel1", ["trn1", "trn2", "trn2+{dma_fixed_ns=650}"])
+        >>> rows = neuronsim.sweep("workloads/kernel1", ["trn1", "trn2", "trn2+{dma_latency_ns=425}"])
         >>> [(r["arch"], r["total_ns"]) for r in rows]"""
     return _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row, cores, lnc,
                   set)[0]
@@ -841,7 +841,7 @@ def main(argv=None):
                    "architecture file")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an architecture parameter set "
                    "over every arch (repeatable; `neuronsim arch --keys`); an arch may also carry its own, "
-                   "trn2+{dma_fixed_ns=650}")
+                   "trn2+{dma_latency_ns=425}")
     p.add_argument("--cores", type=int, metavar="N", help="every run on N NeuronCores (default: each kernel's own)")
     p.add_argument("--lnc", type=int, metavar="L", help="physical cores per logical core (default: each kernel's)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers")

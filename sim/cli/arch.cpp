@@ -22,8 +22,8 @@ const char *kArchHelp = R"(usage: neuronsim arch --list | --keys | --show NAME|F
   --show NAME            the built-in architecture's JSON, every parameter with its source (sim/arch/NAME.json)
   --show FILE.json       an architecture file, checked as --arch checks it, printed as read
 
-A what-if in one flag: `neuronsim run KERNEL --arch trn2 --set dma_fixed_ns=650` (repeatable; the run is named
-"trn2+{dma_fixed_ns=650}" in its header, stats, compare and sweep; arch="trn2+{dma_fixed_ns=650}" in Python).
+A what-if in one flag: `neuronsim run KERNEL --arch trn2 --set dma_latency_ns=425` (repeatable; the run is named
+"trn2+{dma_latency_ns=425}" in its header, stats, compare and sweep; arch="trn2+{dma_latency_ns=425}" in Python).
 An architecture of your own: `neuronsim arch --show trn2 > my.json`, edit the values (and their sources), then
 `neuronsim run KERNEL --arch my.json` (also compare, validate, encode, sweep, and arch= in Python). A name with a
 '/' or ending in .json is a file; every key of arch_params.def must be given, with a value in its range.

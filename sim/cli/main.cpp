@@ -107,7 +107,7 @@ const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
   --arch FILE.json         an architecture file of the schema of `neuronsim arch --show trn2` (a name with
                            a '/' or ending in .json is a file; every parameter given, each in its range)
   --set KEY=VALUE          an architecture parameter set over --arch (repeatable; `neuronsim arch --keys`):
-                           the run is named "trn2+{dma_fixed_ns=650}" in its header, stats and tables
+                           the run is named "trn2+{dma_latency_ns=425}" in its header, stats and tables
   --why                    after the summary: per engine and DMA queue, busy / waiting by reason / idle, the
                            DMA bytes, achieved and allowed GB/s and time split, work rates against peak
   --sensitivity            rerun timing-only with each headline parameter (DMA rate, latency, per-row costs,
@@ -134,6 +134,8 @@ const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
   --strict                 an output element no instruction wrote is an error (exit 4), not a warning
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
                            (so --input, --inputs and --expect cannot be given with it)
+  --include-preamble       report the total as a profiler does: with the architecture's fixed start and end
+                           of an execution (kernel_preamble_ns, 22 us; docs/timing-model.md 8)
   --max-instructions N     stop with an error (naming the instruction) when the run would execute more
                            than N dynamic instructions or loop trips (default 1000000000 = 1e9)
   --schedule MODE          auto (default), whole or streamed: how the run holds its dynamic schedule
@@ -279,6 +281,8 @@ std::vector<Option> run_options(RunArgs &r) {
       {"--quiet", "", "nothing on success", [&r](const std::string &) { r.quiet = true; }},
       {"--timing-only", "", "timeline and statistics only",
        [&r](const std::string &) { r.set.options.timing_only = true; }},
+      {"--include-preamble", "", "the total with the execution's fixed start and end, as a profiler shows it",
+       [&r](const std::string &) { r.set.options.include_preamble = true; }},
       {"--schedule", "MODE", "auto, whole or streamed",
        [&r](const std::string &v) { r.set.options.schedule = sim::parse_schedule(v, "--schedule"); }},
       {"--max-instructions", "N", "stop past N dynamic instructions",

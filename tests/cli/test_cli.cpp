@@ -340,3 +340,22 @@ TEST(Cli, RanksReadTheirOwnInputsAndWriteTheirOwnOutputs) {
   EXPECT_EQ(many.code, 3) << many.out << many.err;
   EXPECT_NE(many.err.find(out + "/e/rank2: the run has 2 ranks"), std::string::npos) << many.err;
 }
+
+TEST(Cli, IncludePreambleAddsTheFixedStartAndEndOfAnExecution) {
+  // calibration.md F1: a profiler's kernel latency includes ~17 us before the first engine work and ~5 us after the
+  // last (trn1): kernel_preamble_ns = 22000 in sim/arch/trn1.json, added to the total only with --include-preamble;
+  // the engines' utilizations stay over the kernel's own time.
+  const std::string dir = clitest::temp_dir();
+  auto a = run("run " + kKernel + " --timing-only --stats " + dir + "/a.json");
+  auto b = run("run " + kKernel + " --timing-only --include-preamble --stats " + dir + "/b.json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  const auto ja = nlohmann::json::parse(clitest::read_file(dir + "/a.json"));
+  const auto jb = nlohmann::json::parse(clitest::read_file(dir + "/b.json"));
+  EXPECT_EQ(ja["preamble_ns"].get<double>(), 0.0);
+  EXPECT_EQ(jb["preamble_ns"].get<double>(), 22000.0);
+  EXPECT_NEAR(jb["total_ns"].get<double>() - ja["total_ns"].get<double>(), 22000.0, 1e-6);
+  EXPECT_EQ(ja["engines"]["DVE"]["utilization"], jb["engines"]["DVE"]["utilization"]);
+  EXPECT_NEAR(simulated_ns(b.out) - simulated_ns(a.out), 22000.0, 0.1);
+  EXPECT_NE(b.out.find("+ pre-amble 22000.0 ns)"), std::string::npos) << b.out;
+}

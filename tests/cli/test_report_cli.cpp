@@ -37,11 +37,12 @@ TEST(ReportCli, ARunsPageCarriesItsAnalysisTimelineAndTopInstructions) {
   const json d = page_data(html);
   EXPECT_EQ(d["kind"], "run");
   EXPECT_EQ(d["analysis"]["verdict"]["kind"], "dma-latency");
-  // The five engines (idle ones too), the two DMA queues' ring slots and the two DMA engines that worked
-  // (rows 0-7 and 8-9 of the [10, 10] tile); 9 slices: 2 triggers (SP), DVE, 2 transfers, and 2 per transfer
-  // on the engines.
+  // The five engines (idle ones too), the two DMA queues' ring slots -- the load's on SP's qSyncIO0, the store's
+  // on GpSimd's qGpSimdIO1 (a store naming no engine triggers from GpSimd, docs/timing-model.md 2.4) -- and the
+  // two DMA engines that worked (rows 0-7 and 8-9 of the [10, 10] tile); 9 slices: 2 triggers (SP, POOL), DVE,
+  // 2 transfers, and 2 per transfer on the engines.
   EXPECT_EQ(d["timeline"]["tracks"], (json{"PE", "ACT", "POOL", "DVE", "SP", "qSyncIO0 ring 0",
-                                           "qSyncIO1 ring 0", "DMA engine 0", "DMA engine 1"}));
+                                           "qGpSimdIO1 ring 0", "DMA engine 0", "DMA engine 1"}));
   EXPECT_EQ(d["timeline"]["slices"].size(), 9u);
   EXPECT_EQ(d["top"][0]["file"], "/home/ec2-user/bug/kernel1.py");
   // The same page from the files: the same data.

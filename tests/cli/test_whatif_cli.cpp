@@ -30,31 +30,30 @@ double total_of(const std::string &args) {
 
 TEST(WhatIfCli, SetMovesTheTotalByTheHandComputedAmount) {
   const double base = total_of("");
-  // dma_fixed_ns 1300 -> 650 on trn1: two transfers on the path, each 650 ns sooner: 1300 ns.
-  EXPECT_NEAR(base - total_of("--set dma_fixed_ns=650"), 2 * (1300.0 - 650.0), 1e-6);
-  // The DMA engines' rate 27.2 -> 54.4 B/ns: each transfer's busiest engine (partitions 0-7 of 10) moves 8
-  // descriptors of one 40-byte row each, so each transfer ends 8 x 40 x (1/27.2 - 1/54.4) = 5.882 ns sooner;
-  // two transfers: 11.765 ns (each descriptor's time is rounded to a picosecond in both runs: 2 x 16 x 0.5
-  // ps, so within 0.016 ns).
-  EXPECT_NEAR(base - total_of("--set dma_engine_bytes_per_ns=54.4"), 2 * 8 * 40 * (1 / 27.2 - 1 / 54.4),
-              0.016);
+  // dma_latency_ns 850 -> 425 on trn1: two transfers on the path (the load, then the store), each 425 ns sooner.
+  EXPECT_NEAR(base - total_of("--set dma_latency_ns=425"), 2 * (850.0 - 425.0), 1e-6);
+  // The engines' read rate 17 -> 34 B/ns moves only the load (the store writes to HBM at the write rate). Its last
+  // piece is on the second engine (partitions 8-9: 2 descriptors of one 40-byte row, starting a stagger of 21.5
+  // ns after the first engine, whose 8 descriptors end sooner): it ends 2 x 40 x (1/17 - 1/34) = 2.353 ns sooner
+  // (each descriptor's time is rounded to a picosecond in both runs: within 0.002 ns).
+  EXPECT_NEAR(base - total_of("--set dma_engine_bytes_per_ns=34"), 2 * 40 * (1 / 17.0 - 1 / 34.0), 0.002);
   // Two settings at once add up here (the rate only shortens the transfers, the latency only delays them).
-  EXPECT_NEAR(base - total_of("--set dma_fixed_ns=650 --set dma_engine_bytes_per_ns=54.4"),
-              1300.0 + 2 * 8 * 40 * (1 / 27.2 - 1 / 54.4), 0.016);
+  EXPECT_NEAR(base - total_of("--set dma_latency_ns=425 --set dma_engine_bytes_per_ns=34"),
+              850.0 + 2 * 40 * (1 / 17.0 - 1 / 34.0), 0.002);
 }
 
 TEST(WhatIfCli, TheArchIsNamedWithItsSettingsEverywhere) {
   const std::string dir = clitest::temp_dir();
-  auto r = run("run " + kKernel1 + " --timing-only --arch trn2 --set dma_fixed_ns=650.0 --stats " + dir +
+  auto r = run("run " + kKernel1 + " --timing-only --arch trn2 --set dma_latency_ns=425.0 --stats " + dir +
                "/s.json");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("arch trn2+{dma_fixed_ns=650.0}, 3 instructions"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("arch trn2+{dma_latency_ns=425.0}, 3 instructions"), std::string::npos) << r.out;
   const json s = json::parse(clitest::read_file(dir + "/s.json"));
-  EXPECT_EQ(s["arch"], "trn2+{dma_fixed_ns=650.0}");
+  EXPECT_EQ(s["arch"], "trn2+{dma_latency_ns=425.0}");
   // --arch takes the same form, and a file is named by its path (never by the "name" inside it).
-  auto same = run("run " + kKernel1 + " --timing-only --arch 'trn2+{dma_fixed_ns=650}' --json");
+  auto same = run("run " + kKernel1 + " --timing-only --arch 'trn2+{dma_latency_ns=425}' --json");
   ASSERT_EQ(same.code, 0) << same.err;
-  EXPECT_EQ(json::parse(same.out)["arch"], "trn2+{dma_fixed_ns=650}");
+  EXPECT_EQ(json::parse(same.out)["arch"], "trn2+{dma_latency_ns=425}");
   const std::string file = dir + "/mine.json";
   std::ofstream(file) << clitest::read_file(clitest::src("sim/arch/trn2.json"));
   auto f = run("run " + kKernel1 + " --timing-only --arch " + file + " --set pe_ghz=3 --json");
@@ -68,10 +67,10 @@ TEST(WhatIfCli, BadSettingsAreRefusedNamingTheKey) {
   EXPECT_EQ(unknown.err,
             "neuronsim: --set dma_gbps=54.4: unknown architecture parameter (`neuronsim arch --keys` "
             "lists them)\n");
-  auto range = run("run " + kKernel1 + " --set dma_fixed_ns=-1");
+  auto range = run("run " + kKernel1 + " --set dma_latency_ns=-1");
   EXPECT_EQ(range.code, 2);
   EXPECT_EQ(range.err,
-            "neuronsim: --set dma_fixed_ns=-1: the value must be in [0, 1e+06], got -1 (arch_params.def)\n");
+            "neuronsim: --set dma_latency_ns=-1: the value must be in [0, 1e+06], got -1 (arch_params.def)\n");
   auto twice = run("run " + kKernel1 + " --arch 'trn2+{pe_ghz=2}' --set pe_ghz=3");
   EXPECT_EQ(twice.code, 2);
   EXPECT_NE(twice.err.find("pe_ghz is set twice"), std::string::npos) << twice.err;
@@ -80,16 +79,16 @@ TEST(WhatIfCli, BadSettingsAreRefusedNamingTheKey) {
   EXPECT_NE(shape.err.find("--set takes KEY=VALUE"), std::string::npos) << shape.err;
   auto keys = run("arch --keys");
   ASSERT_EQ(keys.code, 0);
-  EXPECT_NE(keys.out.find("dma_fixed_ns  [0, 1e+06]  trigger to first descriptor"), std::string::npos)
+  EXPECT_NE(keys.out.find("dma_latency_ns  [0, 1e+06]  latency from a transfer entering its queue to its first byte"), std::string::npos)
       << keys.out;
 }
 
 TEST(WhatIfCli, CompareOneKernelUnderTwoMachines) {
-  auto r = run("compare " + kKernel1 + " --set-b dma_fixed_ns=650");
+  auto r = run("compare " + kKernel1 + " --set-b dma_latency_ns=425");
   ASSERT_EQ(r.code, 0) << r.err;
-  // 4270.6 -> 2970.6 ns (SetMovesTheTotalByTheHandComputedAmount): -1300 / 4270.6 = -30.4%.
-  EXPECT_NE(r.out.find("B: " + kKernel1 + " (trn1+{dma_fixed_ns=650})"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("-30.4%"), std::string::npos) << r.out;
+  // 1987.8 -> 1137.8 ns (SetMovesTheTotalByTheHandComputedAmount): -850 / 1987.8 = -42.8%.
+  EXPECT_NE(r.out.find("B: " + kKernel1 + " (trn1+{dma_latency_ns=425})"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-42.8%"), std::string::npos) << r.out;
   auto arch_b = run("compare " + kKernel1 + " --arch trn2 --arch-b trn1");
   ASSERT_EQ(arch_b.code, 0) << arch_b.err;
   EXPECT_NE(arch_b.out.find("A: " + kKernel1 + " (trn2)\nB: " + kKernel1 + " (trn1)"), std::string::npos)
@@ -104,23 +103,27 @@ TEST(WhatIfCli, LatencyDominatedKernelGetsTheLatencyVerdictAndSensitivityRanksLa
   EXPECT_EQ(j["analysis"]["verdict"]["kind"], "dma-latency");
   EXPECT_EQ(j["analysis"]["verdict"]["text"].get<std::string>().rfind("DMA latency-bound (fixed latency ", 0),
             0u);
-  // Halving the fixed latency saves 1300 ns of 4270.6: 4270.6 / 2970.6 = 1.4376x, the largest speed-up.
+  // Halving the latency saves 850 ns of 1987.8: 1987.8 / 1137.8 = 1.747x, the largest speed-up.
   const json &s = j["sensitivity"];
-  ASSERT_EQ(s.size(), 10u);
+  ASSERT_EQ(s.size(), 11u);
   EXPECT_EQ(s[0]["parameter"], "DMA latency /2");
-  EXPECT_EQ(s[0]["arch"], "trn1+{dma_fixed_ns=650}");
+  EXPECT_EQ(s[0]["arch"], "trn1+{dma_latency_ns=425}");
   EXPECT_NEAR(s[0]["speedup"].get<double>(),
-              j["total_ns"].get<double>() / (j["total_ns"].get<double>() - 1300.0), 1e-9);
+              j["total_ns"].get<double>() / (j["total_ns"].get<double>() - 850.0), 1e-9);
   for (size_t i = 1; i < s.size(); ++i)
     EXPECT_LE(s[i]["speedup"].get<double>(), s[i - 1]["speedup"].get<double>());
   // The text form: the verdict after the summary and the sorted table.
   auto text = run("run " + kKernel1 + " --timing-only --sensitivity --why");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("verdict: DMA latency-bound"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("   1.438x       2.97 us  DMA latency /2"), std::string::npos) << text.out;
-  // --why: the DMA queue line with its bytes (10 x 10 fp32) and one fixed latency (1.30 us) per transfer.
-  EXPECT_NE(text.out.find("qSyncIO0                1        400"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("1.30 us"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("   1.747x       1.14 us  DMA latency /2"), std::string::npos) << text.out;
+  // --why: the DMA queue line with its bytes (10 x 10 fp32), one fixed latency per transfer (850 ns to the first
+  // byte + 10 ns to the completion), its per-row cost (10 descriptors x 6.625 ns on the queue + 2 pieces x 7 ns =
+  // 80.25 ns) and its transfer (10 rows of 40 B at 17 B/ns = 23.5 ns).
+  EXPECT_NE(text.out.find("qSyncIO0                1        400   0.45 GB/s   34.0 GB/s    860.0 ns     80.2 ns     "
+                          "23.5 ns"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST(WhatIfCli, EveryCommandsHelpListsItsOwnOptions) {

@@ -27,21 +27,33 @@ struct Times {
   int64_t first = INT64_MAX, end = 0;
 };
 
-// The rule of docs/timing-model.md 2.1, one descriptor at a time: a free engine picks, among the queues whose head
-// run is available (submitted by now, eligible by now), the next one after the queue it served last.
+// The rule of docs/timing-model.md 2.1, one descriptor at a time: a queue processes its transfers' descriptors in
+// submission order (queue_ps each transfer); a transfer's piece on an engine is available from the later of its
+// submission + latency + the piece's offset and that processing's end; a free engine picks, among the queues whose
+// head run is available (submitted by now, eligible by now), the next one after the queue it served last; a
+// transfer completes completion_ps after its last descriptor.
 std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int queues) {
   struct Run {
     int64_t id, submit, eligible, n, d, extra;
     int queue;
   };
   std::map<int64_t, Times> out;
-  for (const auto &s : subs)
-    if (s.t.parts.empty()) out[s.id] = Times{s.now + s.t.fixed_ps, s.now + s.t.fixed_ps};
+  std::map<int64_t, int64_t> processed;  // per transfer id
+  std::vector<int64_t> queue_free(static_cast<size_t>(queues), 0);
+  for (const auto &s : subs) {
+    int64_t &f = queue_free[static_cast<size_t>(s.queue)];
+    f = std::max(f, s.now) + s.t.queue_ps;
+    processed[s.id] = f;
+    const int64_t none = std::max(s.now + s.t.latency_ps, f) + s.t.completion_ps;
+    if (s.t.parts.empty()) out[s.id] = Times{none, none};
+  }
   for (int e = 0; e < engines; ++e) {
     std::vector<Run> runs;  // submission order
     for (const auto &s : subs)
       for (const auto &p : s.t.parts)
-        if (p.engine == e) runs.push_back({s.id, s.now, s.now + s.t.fixed_ps, p.descriptors, p.desc_ps, s.t.transfer_overhead_ps, s.queue});
+        if (p.engine == e)
+          runs.push_back({s.id, s.now, std::max(s.now + s.t.latency_ps + p.offset_ps, processed[s.id]), p.descriptors,
+                          p.desc_ps, s.t.transfer_overhead_ps, s.queue});
     int64_t t = 0;
     int rr = -1;
     for (;;) {
@@ -82,6 +94,8 @@ std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int q
       if (r.n == 0) tm.end = std::max(tm.end, t);
     }
   }
+  for (const auto &s : subs)
+    if (!s.t.parts.empty()) out[s.id].end += s.t.completion_ps;
   return out;
 }
 
@@ -97,11 +111,14 @@ TEST(DmaEngines, LazyRoundRobinAgreesWithADescriptorByDescriptorOracle) {
     for (int i = 0; i < n; ++i) {
       now += static_cast<int64_t>(rng() % 60);
       Sub s{i, now, static_cast<int>(rng() % static_cast<uint64_t>(queues)), {}};
-      s.t.fixed_ps = static_cast<int64_t>(rng() % 80);
+      s.t.latency_ps = static_cast<int64_t>(rng() % 80);
       s.t.transfer_overhead_ps = static_cast<int64_t>(rng() % 30);
-      const int64_t d = 1 + static_cast<int64_t>(rng() % 15);
+      s.t.queue_ps = static_cast<int64_t>(rng() % 40);
+      s.t.completion_ps = static_cast<int64_t>(rng() % 5);
+      const int64_t d = 1 + static_cast<int64_t>(rng() % 15), stagger = static_cast<int64_t>(rng() % 6);
+      int k = 0;
       for (int e = 0; e < engines; ++e)
-        if (rng() % 2 == 0) s.t.parts.push_back(DmaPart{e, 1 + static_cast<int64_t>(rng() % 12), d});
+        if (rng() % 2 == 0) s.t.parts.push_back(DmaPart{e, 1 + static_cast<int64_t>(rng() % 12), d, k++ * stagger});
       subs.push_back(s);
     }
     DmaEngines m;

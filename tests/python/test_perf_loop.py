@@ -18,13 +18,13 @@ def test_set_runs_a_what_if_named_as_the_cli_names_it():
     with pytest.raises(neuronsim.UsageError, match=r"set dma_gbps=54.4: unknown architecture parameter"):
         neuronsim.run(K1, timing_only=True, set={"dma_gbps": 54.4})
     with pytest.raises(neuronsim.UsageError, match=r"the value must be in \[0, 1e\+06\], got -1"):
-        neuronsim.run(K1, timing_only=True, set={"dma_fixed_ns": -1})
+        neuronsim.run(K1, timing_only=True, set={"dma_latency_ns": -1})
     base = neuronsim.run(K1, timing_only=True)
-    r = neuronsim.run(K1, timing_only=True, set={"dma_fixed_ns": 650})
-    assert r.arch == r.stats["arch"] == "trn1+{dma_fixed_ns=650}"
+    r = neuronsim.run(K1, timing_only=True, set={"dma_latency_ns": 425})
+    assert r.arch == r.stats["arch"] == "trn1+{dma_latency_ns=425}"
     # Two transfers on the critical path, each 650 ns sooner (tests/cli/test_whatif_cli.cpp works it out).
-    assert base.total_ns - r.total_ns == pytest.approx(1300.0, abs=1e-6)
-    assert neuronsim.run(K1, timing_only=True, arch="trn1+{dma_fixed_ns=650}").total_ns == r.total_ns
+    assert base.total_ns - r.total_ns == pytest.approx(850.0, abs=1e-6)  # two transfers, each 425 ns sooner
+    assert neuronsim.run(K1, timing_only=True, arch="trn1+{dma_latency_ns=425}").total_ns == r.total_ns
     assert neuronsim.arch_params("trn2+{hwdge=false}")["hwdge"] is False
 
 
@@ -93,13 +93,13 @@ def test_every_public_function_has_a_docstring_with_an_example():
     doc = neuronsim.run.__doc__
     for arg in ("set", "seed", "save_inputs", "progress", "report", "arch", "timing_only"):
         assert f"{arg}: " in doc.splitlines()[0] or f"{arg}=" in doc.splitlines()[0], arg
-    assert 'set={"dma_fixed_ns": 650}' in doc
+    assert 'set={"dma_latency_ns": 425}' in doc
 
 
 def test_sweep_archs_carry_settings():
     from neuronsim.sweeps import archs_of
     # Commas inside the braces belong to the settings; --set goes over every arch, and each is named as runs name it.
-    assert archs_of("trn1,trn2+{dma_fixed_ns=650,pe_ghz=3}") == ["trn1", "trn2+{dma_fixed_ns=650,pe_ghz=3}"]
+    assert archs_of("trn1,trn2+{dma_latency_ns=425,pe_ghz=3}") == ["trn1", "trn2+{dma_latency_ns=425,pe_ghz=3}"]
     assert archs_of(["trn1", "trn2+{pe_ghz=3}"], ["sp_ghz=2.0"]) == ["trn1+{sp_ghz=2.0}", "trn2+{pe_ghz=3,sp_ghz=2.0}"]
     assert archs_of("trn2", {"hwdge": False}) == ["trn2+{hwdge=false}"]
     with pytest.raises(neuronsim.UsageError, match="unknown architecture parameter"):

@@ -62,7 +62,8 @@ void fill_dram(sim::Simulator &s, int tensor, float v, int n) {
 } // namespace
 
 // DVE memset t1 (done at 600 ns) and ACT memset t2 (done at 508.57 ns) run in parallel; then ACT memset t3, which
-// depends on neither. Without a Drain it follows t2 on ACT's in-order queue: it starts when ACT frees, at 365.71 ns.
+// depends on neither. Without a Drain it follows t2 on ACT's in-order queue: it starts when ACT frees, at 479.29 ns
+// (act_fixed_cycles 159 + 512 cycles at 1.4 GHz; t2's results are visible 41 cycles later, at 508.57 ns).
 // With a Drain between them the Drain (SP) waits for everything issued before it -- it starts at 600 ns, after
 // the later of the two completions -- and t3 starts after the Drain completes, 600 + 0.714 ns; the run ends
 // 508.57 ns later at 1109.29 ns. The Drain touches no memory: t1, t2, t3 hold 1, 2, 3.
@@ -80,7 +81,7 @@ TEST(ControlSync, DrainOrdersEveryQueueLikeAllEngineBarrier) {
   };
   isa::Program free_p = build(false), drain_p = build(true);
   auto r0 = sim::Simulator(free_p, {}).run();
-  EXPECT_NEAR(event_of(r0, 2).start_ns, 512 / 1.4, 0.01);  // 365.71: right behind t2 on ACT
+  EXPECT_NEAR(event_of(r0, 2).start_ns, (159 + 512) / 1.4, 0.01);  // 479.29: right behind t2 on ACT
 
   sim::Simulator s(drain_p, {});
   EXPECT_EQ(s.schedule().insts[2].queue, 4);  // Drain runs on SP, queue 4 (engine_policy.cpp default for sync types)

@@ -285,12 +285,12 @@ TEST(Device, TwoRankAllReduceTimeIsTheRingClosedForm) {
 
 namespace {
 
-// One [128, 4096] fp32 DRAM -> SBUF load per core: 2 MiB, each of trn2's 16 DMA engines moving 8 rows of
-// 16384 B (one descriptor per row). Returns each core's transfer time, from entering its ring to its completion.
-std::vector<double> load_2mib(int cores, const char *arch = "trn2") {
+// One [128, 32768] fp32 DRAM -> SBUF load per core: 16 MiB, each of trn2's 16 DMA engines moving 8 rows of
+// 131072 B (one descriptor per row). Returns each core's transfer time, from entering its ring to its last byte.
+std::vector<double> load_16mib(int cores, const char *arch = "trn2") {
   Builder b("load");
-  auto a = b.input("a", {128, 4096});
-  auto t = b.sbuf("t", {128, 4096});
+  auto a = b.input("a", {128, 32768});
+  auto t = b.sbuf("t", {128, 32768});
   b.add(InstructionType::Load, {Builder::ap(a.all())}, {Builder::ap(t.all())});
   isa::Program p = b.finish();
   std::vector<double> out;
@@ -310,23 +310,24 @@ std::vector<double> load_2mib(int cores, const char *arch = "trn2") {
 
 } // namespace
 
-// trn2 (sim/arch/trn2.json). Engine time of the load on each engine: the transfer overhead 202.598 ns plus 8
-// descriptors of 2.174 + 16384 / 27.2 = 604.527 ns (integer ps: 604527) = 5038.814 ns, after the fixed 1300 ns.
-//  - A one-core run keeps the core's share of the device's HBM, hbm_bytes_per_ns = 360 B/ns, as a floor on each
-//    engine: 8 x 16384 B x 16 engines / 360 = 5825.422 ns, so 1300 + 5825.422 = 7125.422 ns.
-//  - In a multi-core run the cores share the device's 2900 B/ns instead: a core's stream is capped by its
-//    engines, 16 x 27.2 = 435.2 B/ns (2097152 / 435.2 = 4818.75 ns, under the engine time). Two cores at once ask
-//    for 870.4 <= 2900 B/ns: each takes its engine time, 1300 + 5038.814 = 6338.814 ns.
-//  - Eight cores at once ask for 3481.6 > 2900 B/ns: each gets 2900 / 8 = 362.5 B/ns and its bytes take
-//    2097152 / 362.5 = 5785.247 ns, longer than its engines: 1300 + 5785.247 = 7085.247 ns.
+// trn2 (sim/arch/trn2.json). The load's piece on each engine: dma_transfer_overhead_ns 7 + 8 descriptors of 131072 /
+// 23 ns (integer ps: 5698783) = 45597.264 ns; the last engine starts 15 x 21.5 = 322.5 ns after the first byte,
+// which follows the ring entry by dma_latency_ns 850: the engines end at 850 + 322.5 + 45597.264 = 46769.764 ns.
+// Its 16 MiB pass an HBM pool from the first byte at most at the engines' 16 x 23 = 368 B/ns:
+//  - a one-core run: the core's share of the device's HBM, hbm_bytes_per_ns = 360 B/ns: 16777216 / 360 =
+//    46603.378 ns, so 850 + 46603.378 = 47453.378 ns (its bytes, not its engines, end it);
+//  - two cores of a multi-core run share the device's 2900 B/ns: 736 B/ns asked, each stream at 368 B/ns
+//    (45590.26 ns): the engines end it, 46769.764 ns;
+//  - eight cores ask for 2944 > 2900 B/ns: each gets 2900 / 8 = 362.5 B/ns, 16777216 / 362.5 = 46281.975 ns,
+//    longer than its engines: 850 + 46281.975 = 47131.975 ns.
 TEST(DeviceHbm, EightCoresLoadingAtOnceShareTheDevicesBandwidth) {
-  const std::vector<double> one = load_2mib(0), two = load_2mib(2), eight = load_2mib(8);
+  const std::vector<double> one = load_16mib(0), two = load_16mib(2), eight = load_16mib(8);
   ASSERT_EQ(one.size(), 1u);
-  EXPECT_NEAR(one[0], 1300.0 + 8 * 16384.0 * 16 / 360.0, 1e-3);
+  EXPECT_NEAR(one[0], 850.0 + 16777216.0 / 360.0, 2e-3);
   ASSERT_EQ(two.size(), 2u);
-  for (double x : two) EXPECT_NEAR(x, 1300.0 + 202.598 + 8 * 604.527, 1e-3);
+  for (double x : two) EXPECT_NEAR(x, 850.0 + 322.5 + 7.0 + 8 * 5698.783, 1e-3);
   ASSERT_EQ(eight.size(), 8u);
-  for (double x : eight) EXPECT_NEAR(x, 1300.0 + 2097152.0 / 362.5, 1e-3);
+  for (double x : eight) EXPECT_NEAR(x, 850.0 + 16777216.0 / 362.5, 2e-3);
 }
 
 namespace {
@@ -360,22 +361,20 @@ std::pair<double, double> load_and_allreduce(bool load, bool allreduce) {
 // sim/arch/trn1.json). The AllReduce of 1 MiB on 2 ranks is 2 steps of 524288 B per member: 2 members x 2 steps x
 // 524288 = 2 MiB through the HBM at most at 2 x 410 = 820 B/ns (link_intra_bytes_per_ns per member).
 //  - Alone: the link model's closed form, 2 x (1300 + 524288 / 410) = 5157.502 ns.
-//  - The loads alone: two streams capped at 16 x 27.2 = 435.2 B/ns get 820 / 2 = 410 each, 2097152 / 410 =
-//    5115.005 ns, under the engine time 705.432 + 8 x 604.527 = 5541.648 ns: 1300 + 5541.648 = 6841.648 ns.
-//  - Together: the collective's stream runs alone at 820 B/ns for the loads' fixed 1300 ns (820 x 1300 =
-//    1066000 B), then three streams (caps 820, 435.2, 435.2) share 820 / 3 B/ns each: the collective's remaining
-//    2097152 - 1066000 = 1031152 B take 1031152 x 3 / 820 = 3772.507 ns; each load moved 1031152 B meanwhile and
-//    moves its last 1066000 B at 410 B/ns in 2600 ns. The load: 1300 + 3772.507 + 2600 = 7672.507 ns (its bytes,
-//    not its engines, now end it); the collective: its 2 step latencies 2600 + its stream's 1300 + 3772.507 =
-//    7672.507 ns.
-TEST(DeviceHbm, ACollectiveOverlappingLoadsSlowsThemAndItself) {
+//  - The loads alone: their engines end them: 850 + 15 x 21.5 + 7 + 8 x 16384 / 17 (integer ps 963765) =
+//    8889.62 ns; their streams, capped at 16 x 17 = 272 B/ns each, would pass in 850 + 7710.12 ns.
+//  - Together: the collective's stream runs alone at 820 B/ns for the loads' 850 ns latency (697000 B), then
+//    three streams (caps 272, 272, 820) share 820 B/ns: the loads keep their caps, the collective gets 276 B/ns
+//    and moves its other 1400152 B in 5072.99 ns: 2 step latencies 2600 + 850 + 5072.99 = 8522.99 ns. The loads,
+//    bound by their engines, are not slowed.
+TEST(DeviceHbm, ACollectiveOverlappingLoadsSharesTheDevicesHbmWithThem) {
   const auto alone = load_and_allreduce(false, true), loads = load_and_allreduce(true, false),
              both = load_and_allreduce(true, true);
   EXPECT_NEAR(alone.second, 2 * (1300.0 + 524288.0 / 410.0), 1e-3);
-  EXPECT_NEAR(loads.first, 1300.0 + 705.432 + 8 * 604.527, 1e-3);
-  const double shared = (2097152.0 - 820.0 * 1300.0) * 3.0 / 820.0;  // 3772.507
-  EXPECT_NEAR(both.first, 1300.0 + shared + (2097152.0 - (2097152.0 - 820.0 * 1300.0)) / 410.0, 2e-3);
-  EXPECT_NEAR(both.second, 2 * 1300.0 + 1300.0 + shared, 2e-3);
+  const double engines = 850.0 + 322.5 + 7.0 + 8 * 963.765;
+  EXPECT_NEAR(loads.first, engines, 1e-3);
+  EXPECT_NEAR(both.first, engines, 1e-3);
+  EXPECT_NEAR(both.second, 2 * 1300.0 + 850.0 + (2097152.0 - 820.0 * 850.0) / 276.0, 2e-3);
 }
 
 // ---- The six kinds with semantics from the public NKI docs (engines/ops/collective.cpp) ---------------------

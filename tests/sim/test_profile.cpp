@@ -53,14 +53,14 @@ isa::Program psum_readers(int64_t a_col, int64_t b_col) {
 
 TEST(Profile, SharedPsumPortWaitIsTheOtherEnginesOccupancyOnV2) {
   // reference neuron-arch.md 1.4 [ARCH2]: ACT and DVE cannot access PSUM in parallel on v2. ACT copies 512 fp32
-  // elements per partition: 512 cycles at 1.4 GHz = 365.714 ns; the independent DVE copy waits exactly that, on the
-  // shared port, and nothing else.
+  // elements per partition: act_fixed_cycles 159 + 512 cycles at 1.4 GHz = 479.286 ns (calibration.md E3); the
+  // independent DVE copy waits exactly that, on the shared port, and nothing else.
   isa::Program p = psum_readers(0, 512);
   auto r = sim::Simulator(p, opts("trn1")).run();
-  EXPECT_NEAR(wait(work(r, 1), WaitReason::SharedPort), 512 / 1.4, 1e-3);
-  EXPECT_NEAR(total_wait(work(r, 1)), 512 / 1.4, 1e-3);
+  EXPECT_NEAR(wait(work(r, 1), WaitReason::SharedPort), (159 + 512) / 1.4, 1e-3);
+  EXPECT_NEAR(total_wait(work(r, 1)), (159 + 512) / 1.4, 1e-3);
   EXPECT_NEAR(total_wait(work(r, 0)), 0.0, 1e-9);
-  EXPECT_NEAR(work(r, 0).busy_ns, 512 / 1.4, 1e-3);
+  EXPECT_NEAR(work(r, 0).busy_ns, (159 + 512) / 1.4, 1e-3);
 }
 
 TEST(Profile, PsumBankCollisionIsAPsumBankWaitOnV3) {
@@ -126,8 +126,8 @@ TEST(Profile, TheFifthTransferOnAQueueWaitsForARingSlot) {
 
 TEST(Profile, StatsSumPerInstructionOpcodeEngineAndSourceLine) {
   // The two-instruction PSUM-port kernel with source lines 7 and 9: each static instruction ran once; DVE's
-  // wait is 365.714 ns on the shared port. The critical path follows completions, not shared-resource grants, so
-  // it is DVE alone: from DVE's start (365.714) to the total time, and the sums by instruction and by line say so.
+  // wait is 479.286 ns on the shared port. The critical path follows completions, not shared-resource grants, so
+  // it is DVE alone: from DVE's start (479.286) to the total time, and the sums by instruction and by line say so.
   isa::Program p = psum_readers(0, 512);
   p.insts[0].source_file = "k.py", p.insts[0].source_line = 7;
   p.insts[1].source_file = "k.py", p.insts[1].source_line = 9;
@@ -145,19 +145,19 @@ TEST(Profile, StatsSumPerInstructionOpcodeEngineAndSourceLine) {
   EXPECT_EQ(dve["file"], "k.py");
   EXPECT_EQ(dve["line"], 9);
   EXPECT_EQ(dve["executions"], 1);
-  EXPECT_NEAR(dve["wait_ns"]["shared_port"].get<double>(), 512 / 1.4, 1e-3);
-  EXPECT_NEAR(dve["wait_total_ns"].get<double>(), 512 / 1.4, 1e-3);
-  EXPECT_NEAR(prof["engines"]["DVE"]["wait_ns"]["shared_port"].get<double>(), 512 / 1.4, 1e-3);
-  EXPECT_NEAR(prof["opcodes"]["Activation"]["busy_ns"].get<double>(), 512 / 1.4, 1e-3);
+  EXPECT_NEAR(dve["wait_ns"]["shared_port"].get<double>(), (159 + 512) / 1.4, 1e-3);
+  EXPECT_NEAR(dve["wait_total_ns"].get<double>(), (159 + 512) / 1.4, 1e-3);
+  EXPECT_NEAR(prof["engines"]["DVE"]["wait_ns"]["shared_port"].get<double>(), (159 + 512) / 1.4, 1e-3);
+  EXPECT_NEAR(prof["opcodes"]["Activation"]["busy_ns"].get<double>(), (159 + 512) / 1.4, 1e-3);
   ASSERT_EQ(prof["source_lines"].size(), 2u);
   EXPECT_EQ(prof["source_lines"][0]["line"], 7);
   double cp = 0;
   for (const auto &row : prof["critical_path"]["instructions"]) cp += row["critical_path_ns"].get<double>();
   ASSERT_EQ(r.critical_path.size(), 1u);
-  EXPECT_NEAR(cp, r.total_ns - 512 / 1.4, 1e-3);
+  EXPECT_NEAR(cp, r.total_ns - (159 + 512) / 1.4, 1e-3);
   double lines = 0;
   for (const auto &row : prof["critical_path"]["source_lines"]) lines += row["critical_path_ns"].get<double>();
-  EXPECT_NEAR(lines, r.total_ns - 512 / 1.4, 1e-3);
+  EXPECT_NEAR(lines, r.total_ns - (159 + 512) / 1.4, 1e-3);
   // --top 1: the instruction holding the path longest, with its source line.
   std::ostringstream top;
   sim::print_top(top, j, 1);

@@ -213,16 +213,17 @@ TEST(Simulator, AddKernelEndToEnd) {
   EXPECT_GE(event_of(r, 3).start_ns, event_of(r, 2).finish_ns - 1e-6);
   // Both loads read kernel inputs from SP: one queue (qSyncIO0), in order on every DMA engine
   // (docs/timing-model.md 2). Each is 128 partitions x 256 B: 8 descriptors of 256 B on each of the 16 engines.
-  // trn1 (sim/arch/trn1.json): an engine takes t_x = 705.432 ns per transfer plus, per descriptor,
-  // t_d 2.174 + 256 B / 27.2 B/ns = 11.586 ns: 705.432 + 8 x 11.586 = 798.12 ns (the HBM floor, 8 x 256 B over
-  // 410 / 16 B/ns = 79.9 ns, does not bind). Load 0's trigger ends at 1 SP cycle = 0.714 ns, its descriptors are
-  // available 1300 ns later; load 1 follows it on every engine.
-  const double engine_ns = 705.432 + 8 * 11.586, start0 = 1 / 1.4 + 1300.0;
+  // trn1 (sim/arch/trn1.json): a piece is dma_transfer_overhead_ns 7 + 8 x 256 B / 17 B/ns (integer ps 15059) =
+  // 127.472 ns. Load 0's trigger ends at 1 SP cycle = 0.714 ns; its first byte follows dma_latency_ns 850 later, and
+  // its pieces start dma_engine_stagger_ns 21.5 apart: the last ends at 0.714 + 850 + 15 x 21.5 + 127.472. The queue
+  // processes each transfer's 128 descriptors in 128 x 6.625 = 848 ns, one transfer after the other: load 1's
+  // (entered at 1.429 ns) are processed at 0.714 + 848 + 848 = 1696.714 ns, when all its pieces start.
+  const double piece = 7 + 8 * 15.059, start0 = 1 / 1.4 + 850.0, start1 = 1 / 1.4 + 2 * 848.0;
   EXPECT_NEAR(event_of(r, 0).issue_ns, 1 / 1.4, 1e-3);
   EXPECT_NEAR(event_of(r, 0).start_ns, start0, 1e-3);
-  EXPECT_NEAR(event_of(r, 0).end_ns, start0 + engine_ns, 1e-3);
-  EXPECT_NEAR(event_of(r, 1).start_ns, start0 + engine_ns, 1e-3);
-  EXPECT_NEAR(event_of(r, 1).end_ns, start0 + 2 * engine_ns, 1e-3);
+  EXPECT_NEAR(event_of(r, 0).end_ns, start0 + 15 * 21.5 + piece, 1e-3);
+  EXPECT_NEAR(event_of(r, 1).start_ns, start1, 1e-3);
+  EXPECT_NEAR(event_of(r, 1).end_ns, start1 + piece, 1e-3);
 }
 
 TEST(Simulator, LoopVariableDrivesAccessPatterns) {

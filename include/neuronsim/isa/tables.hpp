@@ -197,4 +197,11 @@ struct L3Header {
 // Decodes a header word: high byte 0x10, or 0x11 with the QuantizeMx opcode 0xE3. nullopt otherwise.
 std::optional<L3Header> parse_l3_word(uint16_t word);
 
+// The ACT engine's activation-function sets (tables/act_func_sets.def): their number, a set's name by index (the
+// `act_func_set_id` of LoadActFuncSet), and the sets holding function `f` as a bit mask over the indices -- 0 for a
+// hardwired function, which every set holds and which needs no table.
+int act_func_set_count();
+const char *act_func_set_name(int index);
+uint32_t act_func_sets_holding(ActivationFunctionType f);
+
 } // namespace neuronsim::isa

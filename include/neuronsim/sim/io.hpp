@@ -154,7 +154,7 @@ class TraceWriter {
 public:
   // Into a string, which finish() returns.
   // `core` >= 0: a core of a multi-core run (sim/device.hpp), its track group (pid) core + 1, "NeuronCore <core>".
-  TraceWriter(const isa::Program &p, const std::string &arch, int dma_ring_depth, double dma_fixed_ns, int core = -1);
+  TraceWriter(const isa::Program &p, const std::string &arch, int dma_ring_depth, double dma_latency_ns, int core = -1);
   // Into `path`, through a temporary next to it (isa::AtomicFile) that finish() renames into place; destroyed
   // before finish(), the temporary is removed.
   static std::unique_ptr<TraceWriter> to_file(const std::string &path, const isa::Program &p,
@@ -197,7 +197,7 @@ private:
 
   const isa::Program &prog_;
   int depth_;
-  double dma_fixed_ns_;
+  double dma_latency_ns_;
   std::unique_ptr<isa::AtomicFile> file_;
   std::string buf_, label_;
   std::vector<FlowEnd> flow_;  // by dynamic instruction number

@@ -77,7 +77,7 @@ SettingNames python_setting_names();
 struct RunSettings {
   RunOptions options; // options.arch empty: run.json's, the bundle streams' generation's, else trn1
   // Parameters set over the architecture (`--set KEY=VALUE`, set= in Python; each checked by parse_arch_set):
-  // complete_settings writes them into options.arch once the base is known ("trn2+{dma_fixed_ns=650}").
+  // complete_settings writes them into options.arch once the base is known ("trn2+{dma_latency_ns=425}").
   std::vector<std::pair<std::string, std::string>> arch_sets;
   InputSpec inputs;                 // inputs.dir empty: the workload's inputs/ (given inputs take precedence)
   // A run of several ranks given one input set per rank (Python's inputs=[{...}, ...]): rank r's replaces
@@ -191,7 +191,7 @@ Run run_kernel(const Kernel &k, const RunSettings &s);
 // with its index and the count.
 struct Sensitivity {
   std::string parameter; // "DMA latency /2"
-  std::string arch;      // the rerun's architecture, "trn2+{dma_fixed_ns=650}"
+  std::string arch;      // the rerun's architecture, "trn2+{dma_latency_ns=425}"
   double total_ns = 0.0;
   double speedup = 0.0; // base_ns / total_ns
 };

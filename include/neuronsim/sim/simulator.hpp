@@ -178,6 +178,9 @@ enum class ScheduleMode { Auto, Whole, Streamed };
 struct RunOptions {
   std::string arch = "trn1";
   bool timing_only = false;   // skip the numeric work: same timeline, no outputs
+  // Report the total with the architecture's fixed start and end of an execution (kernel_preamble_ns, calibration.md
+  // F1), as a profiler's kernel latency includes it: RunResult::preamble_ns, added to the stats' and summary's total.
+  bool include_preamble = false;
   // Called right after each dynamic instruction's semantics ran (not in timing-only runs), with the memory as it
   // left it: `neuronsim validate` reads back what each instruction wrote. Unset: no cost.
   std::function<void(const ScheduledInst &, const engines::Memory &)> after_instruction;
@@ -254,7 +257,9 @@ struct RunResult {
   std::vector<TraceEvent> events;
   std::vector<engines::DmaSlice> dma_slices;  // with RunOptions::record_dma_engine_slices (ids are event seqs)
   int dma_ring_depth = 1;      // transfers a DMA queue holds at once (the trace draws one track per ring slot)
-  double dma_fixed_ns = 0.0;   // from entering the ring to the descriptors being available
+  double dma_latency_ns = 0.0;  // from entering the ring to the first byte (dma_latency_ns)
+  double preamble_ns = 0.0;     // RunOptions::include_preamble: kernel_preamble_ns (not in total_ns), else 0
+  int64_t act_table_loads = 0;  // activation-table loads ScalarE made for functions the resident set lacked
   // A streamed run (ScheduleMode): `events` holds the events of the critical path's listed links (the stats'
   // critical-path list); the profile's sums, each row's time on the critical path included, come in `profile`
   // (indexed by profile_row), and the critical path's time per engine (DMA queues together as "DMA", in the order

@@ -864,10 +864,10 @@ def set_value(key, value):
 
 arch_case("arch_malformed", "an architecture file cut off in the middle", None, ["parse error"],
           text=ARCH_TEXT[:200])
-arch_case("arch_missing_key", "an architecture file without dma_fixed_ns", lambda a: a.pop("dma_fixed_ns"),
-          ["field 'dma_fixed_ns'", "missing"])
-arch_case("arch_unknown_key", "a parameter the simulator does not have (a typo: dma_fixed_us)",
-          lambda a: a.update(dma_fixed_us=a.pop("dma_fixed_ns")), ["field 'dma_fixed_us'", "unknown parameter"])
+arch_case("arch_missing_key", "an architecture file without dma_latency_ns", lambda a: a.pop("dma_latency_ns"),
+          ["field 'dma_latency_ns'", "missing"])
+arch_case("arch_unknown_key", "a parameter the simulator does not have (a typo: dma_latency_us)",
+          lambda a: a.update(dma_latency_us=a.pop("dma_latency_ns")), ["field 'dma_latency_us'", "unknown parameter"])
 arch_case("arch_wrong_type", "partitions given as a string", set_value("partitions", "128"),
           ["field 'partitions'", "must be an integer", "\"128\""])
 arch_case("arch_float_for_integer", "dma_engines given as 16.5", set_value("dma_engines", 16.5),
@@ -1195,9 +1195,9 @@ cases.append({"name": "out_run_report_fifo", "why": "run --report naming a FIFO:
               "setup": [{"mkfifo": "{scratch}/r.html"}],
               "args": ["run", K1, "--outdir", "{out}", "--report", "{scratch}/r.html"], "exit": 3,
               "stderr": ["r.html", "a FIFO"]})
-cli_case("name_run_set_key_typo", "--set dma_fixed_nss=650", ["run", K1, "--outdir", "{out}", "--set",
-                                                              "dma_fixed_nss=650"],
-         ["unknown architecture parameter", "did you mean 'dma_fixed_ns'?"])
+cli_case("name_run_set_key_typo", "--set dma_latency_nss=425", ["run", K1, "--outdir", "{out}", "--set",
+                                                              "dma_latency_nss=425"],
+         ["unknown architecture parameter", "did you mean 'dma_latency_ns'?"])
 cli_case("name_compare_arch_b_typo", "compare --arch-c", ["compare", K1, "--arch-c", "trn2"],
          ["unknown option '--arch-c'", "did you mean '--arch-b'?"])
 cli_case("arch_two_actions", "arch --list --keys", ["arch", "--list", "--keys"], ["arch takes --list, --keys or --show"])
