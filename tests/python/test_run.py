@@ -359,12 +359,12 @@ def test_schedule():
     assert "more than 100 dynamic instructions (--max-instructions)" in str(e.value)
 
 
-def test_readme_python_example(tmp):
-    # The README's "Python" example block, as written, from a folder holding the checkout's workloads/ (it writes
+def test_the_python_guide_example(tmp):
+    # The example block of docs/python.md, as written, from a folder holding the checkout's workloads/ (it writes
     # t.json there).
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("\n## Python\n"):]
-    block = section[section.index("```python\n") + len("```python\n"):]
+    section = (ROOT / "docs/python.md").read_text()
+    opening = "```python tested-by=tests/python/test_run.py\n"
+    block = section[section.index(opening) + len(opening):]
     block = block[:block.index("```")]
     assert 'schedule="whole"' in block
     (tmp / "workloads").symlink_to(ROOT / "workloads")
@@ -378,13 +378,13 @@ def test_readme_python_example(tmp):
             pid = os.fork()
             if pid == 0:
                 try:
-                    exec(compile("import neuronsim\nper_core = " + tail, "README.md (Python)", "exec"), {})
+                    exec(compile("import neuronsim\nper_core = " + tail, "docs/python.md", "exec"), {})
                     os._exit(0)
                 except BaseException:
                     os._exit(1)
             assert os.waitpid(pid, 0)[1] == 0
             block = head
-        exec(compile(block, "README.md (Python)", "exec"), {})
+        exec(compile(block, "docs/python.md", "exec"), {})
     finally:
         os.chdir(cwd)
     assert (tmp / "t.json").is_file()
