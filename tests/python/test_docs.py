@@ -78,7 +78,9 @@ def checkout_like(folder):
         (folder / name).symlink_to(ROOT / name)
     (folder / "build").symlink_to(BUILD)
     env = dict(os.environ)
-    env["PATH"] = f"{CLI.resolve().parent}{os.pathsep}{env.get('PATH', '')}"
+    # `neuronsim` is the build's, `python3` the interpreter the module was built for (the suite's: Debian's).
+    python = pathlib.Path(sys.executable).parent
+    env["PATH"] = os.pathsep.join([str(CLI.resolve().parent), str(python), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join([str(BUILD / "python")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
                                                                     if p])
     return env
