@@ -1,4 +1,4 @@
-"""How the module is reached (README "Python"): `cmake --install` puts it where Debian's python3 looks, and a virtual
+"""How the module is reached (docs/python.md): `cmake --install` puts it where Debian's python3 looks, and a virtual
 environment finds the build tree's module through a .pth file."""
 import pathlib
 import subprocess

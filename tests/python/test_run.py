@@ -257,7 +257,7 @@ def test_repr():
         "TensorInfo(name='a', shape=(10, 10), dtype=float32, bir_dtype='float32', kind='ExternalInput', memory='DRAM')")
 
 
-# cores= / lnc= (README "Multi-core runs"): workloads/multicore/collectives on a logical core of 2 (trn2). The
+# cores= / lnc= (docs/multicore.md): workloads/multicore/collectives on a logical core of 2 (trn2). The
 # numpy reference: gathered = x (the two row shards concatenated in rank order), scattered = y[:64] + y[64:]
 # (the ReduceScatter sum, each core's half of its rows).
 def test_cores_and_lnc():
@@ -334,7 +334,7 @@ def test_inputs_per_rank_as_a_list():
 
 
 def test_schedule():
-    # schedule= is --schedule (README "Long kernels"): the same run whichever way the schedule is held, so the
+    # schedule= is --schedule (docs/cli.md "Long kernels"): the same run whichever way the schedule is held, so the
     # same total and the same stats document (matmul_tiled at trn1: 1,120 dynamic instructions; the default, auto,
     # streams a timing-only run without a trace)
     runs = {mode: neuronsim.run("workloads/matmul_tiled", timing_only=True, schedule=mode)

@@ -66,7 +66,8 @@ void execute(const DynInst &d, Memory &mem, EngineState &st);
 // Whether `execute` implements this instruction type (the `executes` column of `neuronsim isa --json`).
 bool executes(isa::InstructionType t);
 
-// Why an instruction type is not executed (empty when it is): one line for error messages and the README.
+// Why an instruction type is not executed (empty when it is): one line for error messages and
+// docs/modelled.md.
 const char *not_executed_reason(isa::InstructionType t);
 
 // The engine an instruction runs on when the BIR says "Unassigned" (the NKI documentation's choice per
