@@ -195,3 +195,53 @@ def test_every_link_between_pages_resolves():
                 broken.append(f"{page_id(page)}: {target}")
     assert not broken, broken
     assert not [p for p in PENDING if p.exists()], "a pending page exists now: take it out of PENDING"
+
+
+def table(text, first_header):
+    """The Markdown table whose header row starts with `| first_header |`: a list of {column: cell}."""
+    lines = text[text.index(f"| {first_header} |"):].splitlines()
+    names = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = []
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(dict(zip(names, (c.strip() for c in line.strip("|").split("|")))))
+    return rows
+
+
+def latency_us(total_ns):
+    """As scripts/fidelity_table writes it: awk prints ns / 1000 with %.6g, then printf rounds that to %.1f."""
+    return f"{float(f'{total_ns / 1000:.6g}'):.1f}"
+
+
+def test_the_fidelity_table_is_what_the_simulator_gives(tmp):
+    """docs/modelled.md "Fidelity": the rows of every workload but the four full-size matmuls (seconds each; the
+    others take well under one), rerun as scripts/fidelity_table runs them, give the page's figures."""
+    import json
+    gen = BUILD / "neuronsim_workload_gen"
+    rows = [r for r in table((ROOT / "docs/modelled.md").read_text(), "workload") if not r["workload"].startswith("matmul")]
+    assert len({r["workload"] for r in rows}) >= 7 and {r["arch"] for r in rows} == {"trn1", "trn2", "trn3"}
+    for row in rows:
+        folder = tmp / row["workload"]
+        if not folder.exists():
+            subprocess.run([str(gen), row["workload"], "--size", "full", "--bir-only", "-o", str(folder)], check=True,
+                           capture_output=True)
+        stats = tmp / "stats.json"
+        r = subprocess.run([str(CLI), "run", str(folder), "--arch", row["arch"], "--timing-only", "--quiet", "--stats",
+                            str(stats)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        s = json.loads(stats.read_text())
+        util = {e: f"{round(100 * s['engines'][e]['utilization'])}%" for e in ("PE", "ACT", "POOL", "DVE")}
+        got = {"dyn. insts": str(s["dynamic_instructions"]), "simulated latency (us)": latency_us(s["total_ns"]),
+               **util, "DMA engines": f"{round(100 * s['dma']['utilization'])}%", "bottleneck": s["bottleneck"]}
+        assert got == {k: row[k] for k in got}, (row["workload"], row["arch"])
+
+
+def test_the_dma_efficiency_table_is_the_programs_output():
+    """docs/modelled.md "DMA efficiency" is what build/neuronsim_dma_curve prints, row for row."""
+    text = (ROOT / "docs/modelled.md").read_text()
+    lines = text[text.index("| bytes per partition |"):].splitlines()
+    page = lines[:next((i for i, line in enumerate(lines) if not line.startswith("|")), len(lines))]
+    r = subprocess.run([str(BUILD / "neuronsim_dma_curve")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert page == r.stdout.strip().splitlines()
