@@ -27,7 +27,7 @@ import sys
 
 import pytest
 
-from conftest import BUILD, CLI, ROOT
+from conftest import BUILD, CLI, ROOT, SANITIZED
 
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
 CODE = {"sh", "bash", "console", "python"}
@@ -221,6 +221,8 @@ def test_the_fidelity_table_is_what_the_simulator_gives(tmp):
     gen = BUILD / "neuronsim_workload_gen"
     rows = [r for r in table((ROOT / "docs/modelled.md").read_text(), "workload") if not r["workload"].startswith("matmul")]
     assert len({r["workload"] for r in rows}) >= 7 and {r["arch"] for r in rows} == {"trn1", "trn2", "trn3"}
+    if SANITIZED:  # the figures do not depend on the build; the instrumented tree runs one workload's rows
+        rows = [r for r in rows if r["workload"] == "softmax"]
     for row in rows:
         folder = tmp / row["workload"]
         if not folder.exists():
