@@ -1,10 +1,9 @@
-// The DMA efficiency curve (issue 13 item 9; docs/modelled.md "DMA efficiency"): for each architecture and
-// payload size, 64 back-to-back HBM -> SBUF loads of [128 partitions, B bytes] fp32 on one DMA queue
-// (qSyncIO0, triggered from SP with prebuilt descriptors, into four rotating SBUF buffers), timed by the same
-// core as `neuronsim run --timing-only`. Throughput is the steady state: the bytes of loads 2..64 over the
-// time between the first and the last completion. Columns: B per partition, GB/s, and that rate per engine
-// against the documented saturated per-engine rate (sim/arch/<arch>.json dma_engine_saturated_bytes_per_ns,
-// [DMABW]).
+// The DMA efficiency curve (issue 13 item 9; README "DMA efficiency"): for each architecture and payload size,
+// 64 back-to-back HBM -> SBUF loads of [128 partitions, B bytes] fp32 on one DMA queue (qSyncIO0, triggered from SP
+// with prebuilt descriptors, into four rotating SBUF buffers), timed by the same core as `neuronsim run
+// --timing-only`. Throughput is the steady state: the bytes of loads 2..64 over the time between the first and the
+// last completion. Columns: B per partition, GB/s, and that rate per engine against the documented saturated
+// per-engine rate (sim/arch/<arch>.json dma_engine_saturated_bytes_per_ns, [DMABW]).
 //
 //   build/neuronsim_dma_curve            (Markdown table on stdout)
 #include <iomanip>

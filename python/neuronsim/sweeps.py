@@ -1,4 +1,4 @@
-"""Sweeps: one simulation per (kernel, architecture), run on a Dask cluster (project issue 19; docs/sweeps.md).
+"""Sweeps: one simulation per (kernel, architecture), run on a Dask cluster (project issue 19; README "Sweeps").
 
     import neuronsim
     rows = neuronsim.sweep(["workloads/softmax", "workloads/rmsnorm"], ("trn1", "trn2"), out="results.csv")
@@ -35,7 +35,7 @@ from . import _core
 ARCHS = ("trn1", "trn2", "trn3")
 ENGINES = ("PE", "ACT", "POOL", "DVE", "SP")
 
-# The columns of a row, in the order the CSV and each JSON line give them. docs/sweeps.md lists them (a test holds
+# The columns of a row, in the order the CSV and each JSON line give them. README "Sweeps" lists them (a test holds
 # the two together). The type says how a CSV cell reads back; an empty cell (JSON null) is "no value".
 COLUMNS = [
     ("kernel", str, "the kernel as named: the path as given (a folder's kernels: FOLDER/NAME), or LABEL of "
@@ -612,10 +612,10 @@ core), one thread each. With --scheduler tcp://HOST:PORT they run on that schedu
 `dask-scheduler` and `dask-worker tcp://HOST:PORT --nthreads 1`; each needs the neuronsim package importable and
 the kernels at the same paths; --workers N waits for N of them).
 
--o results.csv appends one row per task to results.csv and results.jsonl as tasks finish (columns:
-docs/sweeps.md); existing files are refused unless --resume, which keeps their rows and runs only the missing
-tasks. A failed run is a row with status error, its message and the exit code `neuronsim run` gives. Dask's
-progress bar shows when stdout is a terminal. Without -o or --rank-by the rows are printed as a table in task order.
+-o results.csv appends one row per task to results.csv and results.jsonl as tasks finish (columns: README
+"Sweeps"); existing files are refused unless --resume, which keeps their rows and runs only the missing tasks. A
+failed run is a row with status error, its message and the exit code `neuronsim run` gives. Dask's progress bar
+shows when stdout is a terminal. Without -o or --rank-by the rows are printed as a table in task order.
 
 columns, in order: {columns}
 

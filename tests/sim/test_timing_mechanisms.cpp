@@ -42,7 +42,7 @@ const sim::TraceEvent &trigger(const sim::RunResult &r, int inst) {
 }
 
 // Steady-state HBM -> SBUF throughput (B/ns) of back-to-back [128, bpp] fp32 loads on one queue from SP, as
-// bench/tools/dma_curve.cpp measures it for docs/modelled.md ("DMA efficiency").
+// bench/tools/dma_curve.cpp measures it for the README.
 double steady_rate(const std::string &arch, int64_t bpp) {
   constexpr int kLoads = 32;
   const int64_t cols = bpp / 4;
