@@ -261,8 +261,8 @@ void BM_ScheduleStream_whole(benchmark::State &state) {
   state.counters["entries_per_s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
 }
 
-// Each pause of a walk is two thread switches, a scheduler time slice each when the machine is loaded: a window of a
-// few thousand entries makes those switches most of the time (README, performance).
+// Each pause of a walk is two thread switches, a scheduler time slice each when the machine is loaded: a
+// window of a few thousand entries makes those switches most of the time (docs/dev/performance.md).
 constexpr int64_t kStreamWindow = 16384;
 
 void BM_ScheduleStream_stream(benchmark::State &state) {

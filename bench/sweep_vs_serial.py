@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The sweep's speed-up (project issue 19, README "Sweeps"): the same (kernel, arch) runs one after the other and as
+"""The sweep's speed-up (project issue 19, docs/sweeps.md): the same (kernel, arch) runs one after the other and as
 a sweep on a local Dask cluster.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/sweep_vs_serial.py BUILD_DIR [REPS]     (default REPS = 5)

@@ -1,6 +1,6 @@
 // The extension of the `neuronsim` Python package (project issue 15), neuronsim._core, re-exported by
 // python/neuronsim/__init__.py: run kernels on numpy arrays and get outputs, statistics
-// and the timeline, in process. The functions are in python/run.cpp and python/tools.cpp; README "Python" is
+// and the timeline, in process. The functions are in python/run.cpp and python/tools.cpp; docs/python.md is
 // the guide.
 #include <cstdlib>
 #include <systemc>
@@ -58,13 +58,13 @@ kernel_sim   the program that runs CustomOp / BIRKernel instructions (as --kerne
 trace        write the Perfetto timeline (as --trace) to this path; Result.trace_path names it
 max_instructions  the run stops with an error naming the instruction when it would execute more dynamic
              instructions or loop trips than this (as --max-instructions; default 1e9)
-cores, lnc   NeuronCores in the run and physical cores per logical core (as --cores / --lnc; README
-             "Multi-core runs"; None: the workload's run.json, else what the kernel's replica groups, peers and
+cores, lnc   NeuronCores in the run and physical cores per logical core (as --cores / --lnc; docs/multicore.md
+             ; None: the workload's run.json, else what the kernel's replica groups, peers and
              ShardIDKind ub name, else 1): total_ns and dynamic_instructions are then the device's, stats holds
              "cores" (one document per core) and "device". Each rank has its own DRAM: with several ranks
              every output is the ranks' arrays stacked, outputs["y"][r] rank r's; an expect folder's rank<r>/
              subfolders hold rank r's expected outputs, and mismatches name "rank<r>/<tensor>"
-schedule     "auto" (default), "whole" or "streamed", as --schedule (README "Long kernels"): how the run holds
+schedule     "auto" (default), "whole" or "streamed", as --schedule (docs/cli.md "Long kernels"): how the run holds
              its dynamic schedule; every result is the same either way. auto streams a timing-only run without
              a trace of a program without data-dependent branches, so that long kernels run in bounded memory
 strict       an output element no instruction wrote raises SimulationError (as --strict); otherwise it is a
@@ -275,7 +275,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("given"), py::arg("candidates"));
   m.def("run_config", &run_config,
         "A workload folder's run.json as a dict ({} when it has none): cores, lnc, arch, rtol, atol, checked "
-        "as a run\nchecks them (README \"Bad input\").\n\nExample:\n"
+        "as a run\nchecks them (docs/bad-input.md).\n\nExample:\n"
         "    >>> neuronsim.run_config(\"workloads/multicore/tp_mlp_4ranks\")\n"
         "    {'cores': 4, 'lnc': 1, 'arch': 'trn2'}",
         py::arg("kernel"));

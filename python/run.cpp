@@ -147,7 +147,7 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
   if (!kernel_sim.is_none())
     s.options.kernel_sim = path_arg(kernel_sim, "kernel_sim");
   if (py::isinstance<py::list>(inputs) || py::isinstance<py::tuple>(inputs)) {
-    // One input set per rank (README "Multi-core runs"); complete_settings checks the count.
+    // One input set per rank (docs/multicore.md); complete_settings checks the count.
     for (const auto &item : inputs) {
       if (!(item.is_none() || is_path(item) || py::isinstance<py::dict>(item)))
         throw py::type_error(

@@ -111,7 +111,7 @@ Device::Device(const std::vector<const isa::Program *> &programs, const RunOptio
       if (!why.empty()) throw InputError(where, why);
     }
     // DRAM per rank: the physical cores of one logical core share its DRAM (shard s > 0 reads and writes its
-    // shard 0's tensors); each rank has its own copy of the kernel's tensors (README "Multi-core runs").
+    // shard 0's tensors); each rank has its own copy of the kernel's tensors (docs/multicore.md).
     if (i == 0) primary_ = sims_.back().get();
     if (i % lnc != 0) sims_.back()->memory().share_dram(&core(i - i % lnc).memory());
   }

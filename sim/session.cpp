@@ -303,7 +303,7 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
   if (!k.tolerance_file.empty())
     read_files.push_back(k.tolerance_file);
   if (!s.save_inputs.empty()) {
-    // Several ranks: each rank's inputs in DIR/rank<r>/, the per-rank layout --inputs reads (README "Per-rank
+    // Several ranks: each rank's inputs in DIR/rank<r>/, the per-rank layout --inputs reads (docs/multicore.md "Per-rank
     // data"), so that the folder fed back as --inputs gives every rank the same data.
     for (int r = 0; r < ranks; ++r) {
       const std::string dir = rank_outdir(s.save_inputs, r, ranks);
@@ -419,7 +419,7 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
   }
   if (!s.options.timing_only) {
     const int ranks = r.ranks();
-    for (int rank = 0; rank < ranks; ++rank) {  // each rank's DRAM gets its inputs (README "Multi-core runs")
+    for (int rank = 0; rank < ranks; ++rank) {  // each rank's DRAM gets its inputs (docs/multicore.md)
       const auto lines = load_inputs(k.program, r.rank_memory(rank), run_rank_inputs(k.program, s, rank, ranks));
       for (const auto &l : lines) r.input_lines.push_back(ranks > 1 ? "rank" + std::to_string(rank) + " " + l : l);
     }

@@ -1,4 +1,4 @@
-// The DMA efficiency curve (README "DMA efficiency"; docs/timing-model.md 2.7): for each architecture and payload
+// The DMA efficiency curve (docs/modelled.md "DMA efficiency"; docs/timing-model.md 2.7): for each architecture and payload
 // size, back-to-back HBM -> SBUF loads of [128 partitions, B bytes] fp32 on one DMA queue (qSyncIO0, triggered from
 // SP with prebuilt descriptors, into four rotating SBUF buffers), timed by the same core as `neuronsim run
 // --timing-only`. Throughput: all the loads' bytes over the time from the first byte to the last completion (the
@@ -7,7 +7,7 @@
 // hbm_bytes_per_ns); trn2's rate relative to its 32 KiB point beside the silicon curve of calibration.md D4.
 //
 //   build/neuronsim_dma_curve                  the Markdown table on stdout
-//   build/neuronsim_dma_curve --check FILE     exit 1 unless FILE (README.md) holds exactly this table (a ctest)
+//   build/neuronsim_dma_curve --check FILE     exit 1 unless FILE (docs/modelled.md) holds exactly this table (a ctest)
 #include <algorithm>
 #include <fstream>
 #include <iomanip>

@@ -1,8 +1,8 @@
-// The collectives' link model (README "Multi-core runs"): a ring over the ranks of a group. Each step moves one
+// The collectives' link model (docs/multicore.md): a ring over the ranks of a group. Each step moves one
 // chunk between neighbours and costs the link's fixed latency plus its bytes over the link's bandwidth; the
-// parameters are the arch JSON's link_* keys, each with its source (most are documented assumptions: there is no
-// public figure for the core-to-core path inside a device). Ring step counts: AllReduce 2(N-1) steps of size/N
-// (reduce-scatter then all-gather), AllGather and ReduceScatter N-1 steps of size/N.
+// parameters are the arch JSON's link_* keys, each with its source (most are documented assumptions: there is
+// no public figure for the core-to-core path inside a device). Ring step counts: AllReduce 2(N-1) steps of
+// size/N (reduce-scatter then all-gather), AllGather and ReduceScatter N-1 steps of size/N.
 #include "neuronsim/engines/collective.hpp"
 
 namespace neuronsim::engines {

@@ -25,7 +25,7 @@ namespace {
 [[noreturn]] void multi_rank(const Memory &m, const char *field, const std::string &what) {
   unsupported(m, field,
               what + ": this run has one NeuronCore (rank 0); a multi-rank collective needs the other ranks' "
-                     "cores: run it with --cores N (README \"Multi-core runs\")");
+                     "cores: run it with --cores N (docs/multicore.md)");
 }
 
 } // namespace

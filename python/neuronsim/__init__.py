@@ -1,5 +1,5 @@
 """The neuronsim package: the simulator in process (the extension neuronsim._core, python/*.cpp) and sweeps over
-many kernels and architectures on Dask (neuronsim.sweeps). README "Python" and "Sweeps" are the guides."""
+many kernels and architectures on Dask (neuronsim.sweeps). docs/python.md and docs/sweeps.md are the guides."""
 from . import _core
 from ._core import (Error, InvalidInput, Kernel, Mismatch, Report, Result, SimulationError, TensorInfo, UsageError,
                     __version__, arch_params, encode, from_float32, isa, load, run, run_config, to_float32,

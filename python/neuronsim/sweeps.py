@@ -1,4 +1,4 @@
-"""Sweeps: one simulation per (kernel, architecture), run on a Dask cluster (project issue 19; README "Sweeps").
+"""Sweeps: one simulation per (kernel, architecture), run on a Dask cluster (project issue 19; docs/sweeps.md).
 
     import neuronsim
     rows = neuronsim.sweep(["workloads/softmax", "workloads/rmsnorm"], ("trn1", "trn2"), out="results.csv")
@@ -35,7 +35,7 @@ from . import _core
 ARCHS = ("trn1", "trn2", "trn3")
 ENGINES = ("PE", "ACT", "POOL", "DVE", "SP")
 
-# The columns of a row, in the order the CSV and each JSON line give them. README "Sweeps" lists them (a test holds
+# The columns of a row, in the order the CSV and each JSON line give them. docs/sweeps.md lists them (a test holds
 # the two together). The type says how a CSV cell reads back; an empty cell (JSON null) is "no value".
 COLUMNS = [
     ("kernel", str, "the kernel as named: the path as given (a folder's kernels: FOLDER/NAME), or LABEL of "
@@ -808,8 +808,7 @@ processes (default one per core, at most four per core and one per 300 MB of ava
 the kernels at the same paths; --workers N waits for N of them, 120 s at most). The results files are written
 once the cluster answers.
 
--o results.csv appends one row per task to results.csv and results.jsonl as tasks finish (columns: README
-"Sweeps"); existing files are refused unless --resume, which keeps their rows and runs only the missing tasks. A
+-o results.csv appends one row per task to results.csv and results.jsonl as tasks finish (columns: docs/sweeps.md); existing files are refused unless --resume, which keeps their rows and runs only the missing tasks. A
 failed run is a row with status error, its message and the exit code `neuronsim run` gives. Dask's progress bar
 shows when stdout is a terminal. Without -o or --rank-by the rows are printed as a table in task order.
 

@@ -1,6 +1,6 @@
 // `neuronsim arch`: the built-in architectures (sim/arch/*.json, compiled in). --list gives one line per name
 // (generation and engine clocks); --show prints one's JSON, which `--arch FILE.json` reads back unchanged -- the
-// starting point of a hypothetical part (README "Architectures").
+// starting point of a hypothetical part (docs/architectures.md).
 #include <iostream>
 #include <sstream>
 #include <string>

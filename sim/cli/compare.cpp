@@ -1,6 +1,6 @@
 // `neuronsim compare A B`: two --stats documents (or two kernels, run timing-only here) side by side -- total
 // time, per-engine busy time and utilization, bottleneck, and the instructions and source lines whose
-// critical-path time changed most (README "Compare"). Exit 0, or 1 with --fail-if-slower PCT when B is
+// critical-path time changed most (docs/profiling.md). Exit 0, or 1 with --fail-if-slower PCT when B is
 // slower.
 //
 // What it refuses (exit 3, naming the file and the key): a document whose keys have the wrong JSON type, a

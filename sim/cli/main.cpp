@@ -115,7 +115,7 @@ const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
   --report FILE.html       one self-contained HTML page of the run (docs/profiling.md): verdict, timeline,
                            busy / wait / idle bars, critical path, top instructions
   --stats FILE.json        statistics and profile: per engine, per static instruction, opcode and source
-                           line (executions, busy ns, wait ns by reason), critical path (README "Profile")
+                           line (executions, busy ns, wait ns by reason), critical path (docs/profiling.md)
   --seed N                 seed of the generated inputs (default 0: the documented deterministic draw;
                            printed in the run header)
   --save-inputs DIR        write every input as used (given or generated) to DIR/<tensor>.npy; a run of
@@ -126,7 +126,7 @@ const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
   --top N                  after the run, the N static instructions that hold the critical path longest
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
   --cores N                N NeuronCores (1..8) running the kernel in one simulation, sharing the
-                           device's DRAM; collectives meet across them (README "Multi-core runs").
+                           device's DRAM; collectives meet across them (docs/multicore.md).
                            Default: run.json's, else what the kernel names (replica groups, peers,
                            ShardIDKind ub); a number that contradicts the kernel is refused
   --lnc L                  physical cores per logical core (shard ids 0..L-1); --lnc 2 alone runs 2
@@ -139,10 +139,10 @@ const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
   --max-instructions N     stop with an error (naming the instruction) when the run would execute more
                            than N dynamic instructions or loop trips (default 1000000000 = 1e9)
   --schedule MODE          auto (default), whole or streamed: how the run holds its dynamic schedule
-                           (README "Long kernels"); auto streams a --timing-only run without --trace
+                           (docs/cli.md "Long kernels"); auto streams a --timing-only run without --trace
   --kernel-sim PROG        run CustomOp / BIRKernel instructions with the external program PROG, as
                            `PROG DIR/config.json` (operands as DIR/in<i>.npy, results read from
-                           DIR/out<i>.npy; DIR is a fresh temporary directory; README "External kernels")
+                           DIR/out<i>.npy; DIR is a fresh temporary directory; docs/cli.md "External kernels")
   --device-print FILE      write DevicePrint lines to FILE (default: stdout, before the summary)
 
 Output files (--outdir's, --stats, --trace, --report, --device-print, --save-inputs) are regular files,
@@ -154,7 +154,7 @@ seeded by the tensor name (and --seed N when given). bf16 and fp8 .npy files hol
 Input and expected arrays must have exactly the tensor's shape. Outputs are written as <tensor>.npy inside
 --outdir ('/' and control characters in a name become '_'); no output may be the kernel, an input or an expected
 file, and every output path is checked before the run. A key a type does not have is warned about; a required
-key that is missing is an error (README "Bad input").
+key that is missing is an error (docs/bad-input.md).
 
 exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error (deadlock, fault)
 )";
@@ -498,7 +498,7 @@ int neuronsim::cli::cmd_run(const std::vector<std::string> &a, const RunFrom &fr
     if (json) summary["trace"] = trace;
   }
   if (opts.timing_only) return 0;
-  for (int r = 0; r < run.ranks(); ++r)  // several ranks: OUTDIR/rank<r>/ each (README "Multi-core runs")
+  for (int r = 0; r < run.ranks(); ++r)  // several ranks: OUTDIR/rank<r>/ each (docs/multicore.md)
     for (const auto &p : sim::write_outputs(prog, run.rank_memory(r), sim::rank_outdir(outdir, r, run.ranks()))) {
       out << "  output " << p << "\n";
       if (json) summary["outputs"].push_back(p);
@@ -602,7 +602,7 @@ writes one <engine>.bin stream of 64-byte bundles per engine plus DIR/manifest.j
   -o DIR     output directory; created if missing. A non-empty DIR is refused unless it holds a previous
              `neuronsim encode` output (manifest.json and *.bin only), which is replaced.
   --arch     the architecture whose scheduler (DMA queues) is lowered for (default: the generation's)
-  --cores N  --lnc L   one bundle set per physical core (README "Multi-core runs"): core i lowered with shard id
+  --cores N  --lnc L   one bundle set per physical core (docs/multicore.md): core i lowered with shard id
              i % L and rank i / L into DIR/core<i>/, indexed by DIR/cores.json; `neuronsim run DIR` runs them
              on N cores, `validate` compares each core with the BIR's run on N cores
 )";

@@ -1,5 +1,6 @@
-// `neuronsim arch` and `--arch FILE.json` (README "Architectures"): the built-in architectures listed and shown,
-// a shown one read back unchanged, and hypothetical parts whose timing moves by what the cost formulas say.
+// `neuronsim arch` and `--arch FILE.json` (docs/architectures.md): the built-in architectures listed and
+// shown, a shown one read back unchanged, and hypothetical parts whose timing moves by what the cost formulas
+// say.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -381,9 +381,10 @@ TEST(BundlesCli, CallsAndDmaTriggersEncodeAndValidate) {
   fs::remove_all(tmp);
 }
 
-// Multi-core (issue 17): `encode --cores N` writes one bundle set per core (DIR/core<i>, DIR/cores.json); `run DIR`
-// runs them on N cores with each rank's outputs byte-identical to the BIR's N-core run; `validate` compares every
-// core. tp_mlp_2ranks: rank r reads inputs/rank<r>/ (its W1 / W2 blocks), one AllReduce (README "Multi-core runs").
+// Multi-core (issue 17): `encode --cores N` writes one bundle set per core (DIR/core<i>, DIR/cores.json);
+// `run DIR` runs them on N cores with each rank's outputs byte-identical to the BIR's N-core run; `validate`
+// compares every core. tp_mlp_2ranks: rank r reads inputs/rank<r>/ (its W1 / W2 blocks), one AllReduce
+// (docs/multicore.md).
 TEST(BundlesCli, MultiCoreEncodeRunAndValidatePerCore) {
   const std::string tmp = clitest::temp_dir(), w = src("workloads/multicore/tp_mlp_2ranks");
   auto e = run("encode " + w + " --gen v3 -o " + tmp + "/enc --cores 2 --lnc 1");

@@ -247,7 +247,7 @@ TEST(Cli, OutputNamesStayInsideTheOutdir) {
   fs::remove_all(dir);
 }
 
-// Multi-core runs (README "Multi-core runs"): the LNC=2 matmul on trn2 matches its numpy-independent reference
+// Multi-core runs (docs/multicore.md): the LNC=2 matmul on trn2 matches its numpy-independent reference
 // (workloads/multicore/matmul_lnc2/expected), prints a line per core and the device's, and --stats has one
 // document per core; trn1 has no logical cores.
 TEST(Cli, LncTwoMatmulSplitsBetweenTheCores) {
@@ -293,9 +293,10 @@ TEST(Cli, LncTwoMatmulSplitsBetweenTheCores) {
   EXPECT_NE(bad.err.find("LNC=2"), std::string::npos) << bad.err;
 }
 
-// Per-rank data (README "Multi-core runs"): with --cores 2 --lnc 1 each rank has its own DRAM; tp_mlp_2ranks reads
-// inputs/rank<r>/w1.npy, w2.npy for rank r and the replicated inputs/xT.npy for both, and writes OUTDIR/rank<r>/y.npy
-// (the AllReduce gives both ranks the same y). An --expect folder with rank folders is compared per rank.
+// Per-rank data (docs/multicore.md): with --cores 2 --lnc 1 each rank has its own DRAM; tp_mlp_2ranks reads
+// inputs/rank<r>/w1.npy, w2.npy for rank r and the replicated inputs/xT.npy for both, and writes
+// OUTDIR/rank<r>/y.npy (the AllReduce gives both ranks the same y). An --expect folder with rank folders is
+// compared per rank.
 TEST(Cli, RanksReadTheirOwnInputsAndWriteTheirOwnOutputs) {
   const std::string out = clitest::temp_dir();
   const std::string w = clitest::src("workloads/multicore/tp_mlp_2ranks");
@@ -322,7 +323,8 @@ TEST(Cli, RanksReadTheirOwnInputsAndWriteTheirOwnOutputs) {
   EXPECT_EQ(m.code, 1) << m.out << m.err;
   EXPECT_NE(m.out.find("MISMATCH rank1/y[5]"), std::string::npos) << m.out;
   EXPECT_EQ(m.out.find("MISMATCH rank0/"), std::string::npos) << m.out;
-  // The README's example: the 4-rank MLP, every rank's y written under OUTDIR/rank<r>/ and matching expected/.
+  // The example of docs/multicore.md: the 4-rank MLP, every rank's y written under OUTDIR/rank<r>/ and
+  // matching expected/.
   auto four = run("run " + clitest::src("workloads/multicore/tp_mlp_4ranks") + " --arch trn2 --cores 4 --lnc 1 "
                   "--outdir " + out + "/o4");
   EXPECT_EQ(four.code, 0) << four.out << four.err;

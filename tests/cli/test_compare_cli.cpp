@@ -1,4 +1,4 @@
-// neuronsim compare A B (README "Profile"): two --stats documents, or two kernels run on the spot.
+// neuronsim compare A B (docs/profiling.md): two --stats documents, or two kernels run on the spot.
 #include <gtest/gtest.h>
 
 #include <fstream>

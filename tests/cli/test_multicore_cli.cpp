@@ -1,4 +1,4 @@
-// Runs of several ranks (README "Multi-core runs"): --save-inputs writes each rank's inputs in the per-rank layout
+// Runs of several ranks (docs/multicore.md): --save-inputs writes each rank's inputs in the per-rank layout
 // --inputs reads, and data-dependent control flow runs when each core's path depends on its own data alone.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,6 @@
-// neuronsim run --top / --json / --quiet and the --stats profile (README "Profile"), on the bundled kernel1
-// (workloads/kernel1: Load a, TensorScalarPtr, Save b; its BIR carries debug.filename and debug.lineno 9, 10, 12).
+// neuronsim run --top / --json / --quiet and the --stats profile (docs/profiling.md), on the bundled kernel1
+// (workloads/kernel1: Load a, TensorScalarPtr, Save b; its BIR carries debug.filename and debug.lineno 9, 10,
+// 12).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -66,8 +67,8 @@ TEST(ProfileCli, JsonPrintsOneObjectAndQuietNothing) {
 }
 
 TEST(ProfileCli, ScheduleStreamedAndWholeGiveTheSameStatsAndSummary) {
-  // `--schedule` (README "Long kernels"): auto streams this --timing-only run; the stats document (but its
-  // command line) and the printed summary are those of the materialised schedule.
+  // `--schedule` (docs/cli.md "Long kernels"): auto streams this --timing-only run; the stats document (but
+  // its command line) and the printed summary are those of the materialised schedule.
   const std::string dir = clitest::temp_dir();
   std::string out[3];
   nlohmann::json doc[3];

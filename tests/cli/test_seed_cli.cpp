@@ -1,4 +1,4 @@
-// --seed N and --save-inputs DIR (README "Using it"): generated inputs are reproducible and can be saved.
+// --seed N and --save-inputs DIR (docs/cli.md): generated inputs are reproducible and can be saved.
 #include <gtest/gtest.h>
 
 #include "cli_run.hpp"

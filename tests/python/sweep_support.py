@@ -1,4 +1,4 @@
-"""What the sweep tests share: the README's "Sweeps" examples, made runnable here, and background processes (a
+"""What the sweep tests share: the examples of docs/sweeps.md, made runnable here, and background processes (a
 Dask scheduler and its workers) that are always stopped."""
 import os
 import re
@@ -11,16 +11,14 @@ import time
 from conftest import BUILD, ROOT
 
 
-def readme_sweeps():
-    """The README's "Sweeps" section and its fenced blocks as (language, text), in order."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("\n## Sweeps\n"):]
-    section = section[: section.index("\n## ", 1)]
-    return section, re.findall(r"```(\w*)\n(.*?)```", section, re.S)
+def sweeps_page():
+    """docs/sweeps.md and its fenced blocks as (language, text), in order."""
+    text = (ROOT / "docs/sweeps.md").read_text()
+    return text, re.findall(r"```(\w*)[^\n]*\n(.*?)```", text, re.S)
 
 
-def in_readme_folder(tmp):
-    """tmp made to look like the checkout for the README's commands: build/ and workloads/ link to the real ones."""
+def in_checkout_folder(tmp):
+    """tmp made to look like the checkout for the page's commands: build/ and workloads/ link to the real ones."""
     os.symlink(BUILD, tmp / "build")
     os.symlink(ROOT / "workloads", tmp / "workloads")
     return tmp
@@ -37,10 +35,10 @@ def normalized(out):
     return re.sub(r"a local cluster of \d+ workers?", "a local cluster of N workers", out)
 
 
-def readme_cluster_commands(port):
-    """The README's three cluster lines (scheduler, workers, sweep), for a scheduler on 127.0.0.1:port and this
+def page_cluster_commands(port):
+    """The three cluster lines of docs/sweeps.md (scheduler, workers, sweep), for a scheduler on 127.0.0.1:port and this
     build."""
-    _, blocks = readme_sweeps()
+    _, blocks = sweeps_page()
     (block,) = [text for lang, text in blocks if lang == "sh" and "dask-scheduler" in text]
     lines = [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
     assert [line.split()[0] for line in lines] == ["dask-scheduler", "PYTHONPATH=/path/to/neuronsim/build/python",

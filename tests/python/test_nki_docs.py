@@ -8,7 +8,7 @@ from conftest import CLI, ROOT
 
 
 def blocks(text, lang):
-    return re.findall(r"```" + lang + r"\n(.*?)```", text, re.S)
+    return re.findall(r"```" + lang + r"[^\n]*\n(.*?)```", text, re.S)
 
 
 def section(text, title):

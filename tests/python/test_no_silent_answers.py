@@ -1,4 +1,4 @@
-"""The Python side of issue 28 (README "Bad input"; docs/bad-input.md): arrays checked from their header before any
+"""The Python side of issue 28 (docs/bad-input.md): arrays checked from their header before any
 copy, TypeErrors that name the argument, a workload's cores from its run.json or from the kernel itself, output
 elements no instruction wrote (a warning, strict=True an error), and the output rule of the sweeps' results files.
 The refusals shared with the CLI are the catalogue's (test_errors.py)."""

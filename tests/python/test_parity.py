@@ -31,7 +31,7 @@ def same_outputs(result, folder, kernel):
 
 
 def same_stats(py, cli):
-    """The documents are the same but for the command line, which only the CLI has (README "Profile")."""
+    """The documents are the same but for the command line, which only the CLI has (docs/profiling.md)."""
     assert py["command_line"] == [] and cli["command_line"][:2] == ["neuronsim", "run"]
     return {k: v for k, v in py.items() if k != "command_line"} == {k: v for k, v in cli.items() if k != "command_line"}
 

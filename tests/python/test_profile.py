@@ -1,4 +1,4 @@
-"""Result.stats carries the --stats profile (README "Profile") on kernel1: Load a (line 9), TensorScalarPtr
+"""Result.stats carries the --stats profile (docs/profiling.md) on kernel1: Load a (line 9), TensorScalarPtr
 (line 10), Save b (line 12) of /home/ec2-user/bug/kernel1.py, as its BIR's debug objects say."""
 import neuronsim
 from conftest import ROOT

@@ -257,7 +257,7 @@ def test_repr():
         "TensorInfo(name='a', shape=(10, 10), dtype=float32, bir_dtype='float32', kind='ExternalInput', memory='DRAM')")
 
 
-# cores= / lnc= (README "Multi-core runs"): workloads/multicore/collectives on a logical core of 2 (trn2). The
+# cores= / lnc= (docs/multicore.md): workloads/multicore/collectives on a logical core of 2 (trn2). The
 # numpy reference: gathered = x (the two row shards concatenated in rank order), scattered = y[:64] + y[64:]
 # (the ReduceScatter sum, each core's half of its rows).
 def test_cores_and_lnc():
@@ -336,7 +336,7 @@ def test_inputs_per_rank_as_a_list():
 
 
 def test_schedule():
-    # schedule= is --schedule (README "Long kernels"): the same run whichever way the schedule is held, so the
+    # schedule= is --schedule (docs/cli.md "Long kernels"): the same run whichever way the schedule is held, so the
     # same total and the same stats document (matmul_tiled at trn1: 1,120 dynamic instructions; the default, auto,
     # streams a timing-only run without a trace)
     runs = {mode: neuronsim.run("workloads/matmul_tiled", timing_only=True, schedule=mode)
@@ -361,12 +361,12 @@ def test_schedule():
     assert "more than 100 dynamic instructions (--max-instructions)" in str(e.value)
 
 
-def test_readme_python_example(tmp):
-    # The README's "Python" example block, as written, from a folder holding the checkout's workloads/ (it writes
+def test_the_python_guide_example(tmp):
+    # The example block of docs/python.md, as written, from a folder holding the checkout's workloads/ (it writes
     # t.json there).
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("\n## Python\n"):]
-    block = section[section.index("```python\n") + len("```python\n"):]
+    section = (ROOT / "docs/python.md").read_text()
+    opening = "```python tested-by=tests/python/test_run.py\n"
+    block = section[section.index(opening) + len(opening):]
     block = block[:block.index("```")]
     assert 'schedule="whole"' in block
     (tmp / "workloads").symlink_to(ROOT / "workloads")
@@ -380,13 +380,13 @@ def test_readme_python_example(tmp):
             pid = os.fork()
             if pid == 0:
                 try:
-                    exec(compile("import neuronsim\nper_core = " + tail, "README.md (Python)", "exec"), {})
+                    exec(compile("import neuronsim\nper_core = " + tail, "docs/python.md", "exec"), {})
                     os._exit(0)
                 except BaseException:
                     os._exit(1)
             assert os.waitpid(pid, 0)[1] == 0
             block = head
-        exec(compile(block, "README.md (Python)", "exec"), {})
+        exec(compile(block, "docs/python.md", "exec"), {})
     finally:
         os.chdir(cwd)
     assert (tmp / "t.json").is_file()

@@ -1,5 +1,5 @@
-"""Sweeps without a standing cluster (README "Sweeps"): which kernels an argument names and how they group, the
-ranking, the results files read back, the command line's refusals, and the README's local examples run as written
+"""Sweeps without a standing cluster (docs/sweeps.md): which kernels an argument names and how they group, the
+ranking, the results files read back, the command line's refusals, and the page's local examples run as written
 (on the LocalCluster they start). test_sweep_cluster.py runs sweeps on a real scheduler and workers,
 test_sweep_fault.py loses a worker in the middle of one."""
 import json
@@ -15,7 +15,7 @@ import neuronsim
 from conftest import CLI, ROOT, SANITIZED
 from neuronsim import sweeps
 from neuronsim.sweeps import COLUMN_NAMES
-from sweep_support import in_readme_folder, normalized, readme_sweeps, run_sh
+from sweep_support import in_checkout_folder, normalized, sweeps_page, run_sh
 
 # Under the sanitizers (build-asan) the sweeps are not run: they add only Python around neuronsim.run, which the
 # rest of the suite runs there, and Dask's processes under the ASan runtime would add minutes, nothing it could find.
@@ -204,10 +204,10 @@ def test_help_names_every_option_and_column():
                                                                  text=True).stdout
 
 
-# ---- The README
+# ---- docs/sweeps.md
 
-def test_readme_lists_the_columns_in_order():
-    section, _ = readme_sweeps()
+def test_the_page_lists_the_columns_in_order():
+    section, _ = sweeps_page()
     table = section[section.index("| column"):]
     names = []
     for line in table.splitlines()[2:]:
@@ -217,12 +217,12 @@ def test_readme_lists_the_columns_in_order():
     assert names == COLUMN_NAMES
 
 
-def test_readme_local_examples(tmp):
-    """The local examples, as written, from a folder laid out like the checkout: their output is the README's."""
-    _, blocks = readme_sweeps()
+def test_the_page_local_examples(tmp):
+    """The local examples, as written, from a folder laid out like the checkout: their output is the page's."""
+    _, blocks = sweeps_page()
     (rank_lang, rank_cmd), (_, rank_out), (resume_lang, resume_cmds), (py_lang, py_code), (_, py_out) = blocks[:5]
     assert (rank_lang, resume_lang, py_lang) == ("sh", "sh", "python")
-    in_readme_folder(tmp)
+    in_checkout_folder(tmp)
 
     r = run_sh(rank_cmd, tmp)
     assert r.returncode == 0, r.stderr

@@ -1,5 +1,5 @@
 """Sweeps on a real Dask cluster: a dask-scheduler and two dask-worker processes on localhost, started with the
-README's commands ("Sweeps", "On a cluster") on a free port. Every workload on three architectures gives exactly
+commands of docs/sweeps.md ("On a cluster") on a free port. Every workload on three architectures gives exactly
 what the serial CLI gives; failures and mismatches are rows with the CLI's messages; --resume runs only what is
 missing; the progress bar shows on a terminal only."""
 import json
@@ -20,7 +20,7 @@ from distributed import Client
 import neuronsim
 from conftest import BUILD, CLI, ROOT, SANITIZED, WORKLOADS, cli, cli_error
 from neuronsim import sweeps
-from sweep_support import free_port, in_readme_folder, readme_cluster_commands, run_sh, start, stop, wait_for_port
+from sweep_support import free_port, in_checkout_folder, page_cluster_commands, run_sh, start, stop, wait_for_port
 
 # Under the sanitizers (build-asan) the sweeps are not run: they add only Python around neuronsim.run, which the
 # rest of the suite runs there, and Dask's processes under the ASan runtime would add minutes, nothing it could find.
@@ -32,10 +32,10 @@ ARCHS = ["trn1", "trn2", "trn3"]
 
 @pytest.fixture(scope="module")
 def cluster():
-    """(scheduler address, the README's sweep line for it). The scheduler and the two workers are stopped after
+    """(scheduler address, the page's sweep line for it). The scheduler and the two workers are stopped after
     the module's tests, also when one fails."""
     port = free_port()
-    scheduler_line, workers_line, sweep_line = readme_cluster_commands(port)
+    scheduler_line, workers_line, sweep_line = page_cluster_commands(port)
     logdir = pathlib.Path(tempfile.mkdtemp(prefix="neuronsim-pytest-cluster-"))
     procs = []
     log = open(logdir / "cluster.log", "w")
@@ -75,9 +75,9 @@ def same_as_cli(row, stats):
 
 
 def test_every_workload_on_three_archs_equals_the_serial_cli(cluster, tmp):
-    """The README's cluster sweep, run as written: 12 workloads x 3 archs, each row exactly the CLI's."""
+    """The cluster sweep of docs/sweeps.md, run as written: 12 workloads x 3 archs, each row exactly the CLI's."""
     _, sweep_line = cluster
-    in_readme_folder(tmp)
+    in_checkout_folder(tmp)
     r = run_sh(sweep_line, tmp)
     assert r.returncode == 0, r.stderr
     n = 3 * len(WORKLOADS)

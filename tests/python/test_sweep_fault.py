@@ -1,4 +1,4 @@
-"""A worker dies in the middle of a sweep (README "Sweeps", "On a cluster"): the sweep still completes, with every
+"""A worker dies in the middle of a sweep (docs/sweeps.md, "On a cluster"): the sweep still completes, with every
 row present once and right. A real dask-scheduler and two dask-worker processes without nannies (so a killed worker
 stays dead) run every workload at full size (neuronsim_workload_gen; timing-only runs of up to a few tenths of a
 second) on three architectures; when rows have started to arrive, one worker is stopped, the task it holds is

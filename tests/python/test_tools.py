@@ -124,7 +124,7 @@ def test_arch_files(tmp):
         sweeps.archs_of([str(tmp / "bad.json")])
 
 
-# Multi-core bundles (README "Multi-core runs"): encode(cores=, lnc=) is `encode --cores N --lnc L` over the same
+# Multi-core bundles (docs/multicore.md): encode(cores=, lnc=) is `encode --cores N --lnc L` over the same
 # library call, its dict names every file by its path in the folder (cores.json, core<i>/<file>).
 TP2 = "workloads/multicore/tp_mlp_2ranks"
 

@@ -281,7 +281,7 @@ TEST(Device, TwoRankAllReduceTimeIsTheRingClosedForm) {
               3 * (1300.0 + 1024.0 / 360.0), 1e-9);  // N-1 = 3 steps of 4096 / 4 B
 }
 
-// ---- The device's shared HBM (README "Multi-core runs", engines/hbm.hpp) -------------------------------------
+// ---- The device's shared HBM (docs/multicore.md, engines/hbm.hpp) -------------------------------------
 
 namespace {
 

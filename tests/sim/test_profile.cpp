@@ -1,5 +1,5 @@
-// The profile (README "Profile"): wait reasons decided in sim/core.cpp and the per-instruction / opcode / engine /
-// source-line sums of stats_json, on hand-built kernels whose waits are known by construction.
+// The profile (docs/profiling.md): wait reasons decided in sim/core.cpp and the per-instruction / opcode /
+// engine / source-line sums of stats_json, on hand-built kernels whose waits are known by construction.
 #include <gtest/gtest.h>
 
 #include "neuronsim/builder.hpp"

@@ -34,7 +34,7 @@ ArchParams parse_arch(const std::string &file, const std::string &json_text);
 bool names_arch_file(const std::string &name_or_file);
 // An architecture as every command names it (--arch, --set, arch= in Python): a built-in name or a file
 // (names_arch_file), optionally with parameters set over it as "BASE+{KEY=VALUE,KEY=VALUE}" (`--set
-// KEY=VALUE`, README "Architectures"). Its ArchParams::name is the text itself ("trn2+{dma_latency_ns=425}",
+// KEY=VALUE`, docs/architectures.md). Its ArchParams::name is the text itself ("trn2+{dma_latency_ns=425}",
 // "my.json"), so that the stats, the run header, compare and sweep name what ran, never the base alone.
 struct ArchSpec {
   std::string base;                                      // "trn2" or a file

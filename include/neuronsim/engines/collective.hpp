@@ -1,5 +1,5 @@
 // Collectives between cores (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md 4): the numerics of one
-// collective over every rank of its group, and the link model that times it (README "Multi-core runs").
+// collective over every rank of its group, and the link model that times it (docs/multicore.md).
 #pragma once
 
 #include <cstdint>

@@ -1,14 +1,14 @@
-// A device's HBM as one resource shared by the cores of a multi-core run (README "Multi-core runs"): a fluid model.
-// Each stream (one DMA transfer that touches HBM, or one collective's ring traffic on this device) has its bytes,
-// a start time and a cap: the rate its own engines could move it at. At every instant the device's bandwidth is
-// split max-min fairly among the streams that have started and not finished (water-filling: a stream whose cap
-// is below the equal share keeps its cap and the rest is shared equally by the others), so a stream alone moves
-// at its cap, and streams together slow each other once their caps sum above the device's bandwidth. The rates
-// only change when a stream starts or finishes; a stream's finish is projected assuming no further arrivals, and
-// an arrival can only make the other streams' projected finishes later.
+// A device's HBM as one resource shared by the cores of a multi-core run (docs/multicore.md): a fluid model.
+// Each stream (one DMA transfer that touches HBM, or one collective's ring traffic on this device) has its
+// bytes, a start time and a cap: the rate its own engines could move it at. At every instant the device's
+// bandwidth is split max-min fairly among the streams that have started and not finished (water-filling: a
+// stream whose cap is below the equal share keeps its cap and the rest is shared equally by the others), so a
+// stream alone moves at its cap, and streams together slow each other once their caps sum above the device's
+// bandwidth. The rates only change when a stream starts or finishes; a stream's finish is projected assuming
+// no further arrivals, and an arrival can only make the other streams' projected finishes later.
 //
-// Plain C++, times in ns as doubles (projected finishes are converted to integer ps by the caller), independent of
-// SystemC's thread order: the result depends only on the set of streams and their start times.
+// Plain C++, times in ns as doubles (projected finishes are converted to integer ps by the caller),
+// independent of SystemC's thread order: the result depends only on the set of streams and their start times.
 #pragma once
 
 #include <cstddef>

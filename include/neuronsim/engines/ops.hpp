@@ -69,7 +69,8 @@ bool executes(isa::InstructionType t);
 // operands have roles in isa/tables/inst_keys.def (tests/isa/test_inst_rules.cpp).
 bool reads_or_writes_data(isa::InstructionType t);
 
-// Why an instruction type is not executed (empty when it is): one line for error messages and the README.
+// Why an instruction type is not executed (empty when it is): one line for error messages and
+// docs/modelled.md.
 const char *not_executed_reason(isa::InstructionType t);
 
 // The engine an instruction runs on when the BIR says "Unassigned" (the NKI documentation's choice per

@@ -1,4 +1,4 @@
-// How many NeuronCores a kernel needs, read from the kernel itself before any run (README "Multi-core runs"),
+// How many NeuronCores a kernel needs, read from the kernel itself before any run (docs/multicore.md),
 // and the check every command makes of a run's cores against it, so that a kernel written for several cores
 // never runs (numerically or timing-only) on fewer with a single-core answer:
 //   - the collectives' replica groups, a CollectiveSend/Recv's peer_id and a CoreBarrier's cores name

@@ -1,20 +1,21 @@
-// Several NeuronCores in one run (README "Multi-core runs"): N physical cores, each with its own engines, SBUF,
-// PSUM, semaphores and DMA engines (its own Simulator), all in the same SystemC simulation so their timing interacts.
-// DRAM per rank: the shards of one logical core share its DRAM tensors (shard s > 0's memory reads and writes its
-// shard 0's), while each rank (logical core) has its own copy of the kernel's tensors, as the Neuron runtime
-// loads each rank's inputs; rank r's DRAM is the memory of core r * lnc (rank_memory).
+// Several NeuronCores in one run (docs/multicore.md): N physical cores, each with its own engines, SBUF,
+// PSUM, semaphores and DMA engines (its own Simulator), all in the same SystemC simulation so their timing
+// interacts. DRAM per rank: the shards of one logical core share its DRAM tensors (shard s > 0's memory reads
+// and writes its shard 0's), while each rank (logical core) has its own copy of the kernel's tensors, as the
+// Neuron runtime loads each rank's inputs; rank r's DRAM is the memory of core r * lnc (rank_memory).
 //
 // Cores, shards and ranks (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md 4.1): on a logical core of
 // `lnc` physical cores, physical core i has shard id i % lnc (ShardIDKind) and rank i / lnc (GetGlobalRankId,
-// birsim's getRankIdforCore). A collective's replica groups name physical cores (birsim's single-LNC model walks
-// the per-core buffers of cores 0..numReplicas-1); an empty list is every core. A core outside every group skips it.
+// birsim's getRankIdforCore). A collective's replica groups name physical cores (birsim's single-LNC model
+// walks the per-core buffers of cores 0..numReplicas-1); an empty list is every core. A core outside every
+// group skips it.
 //
-// A collective is a rendezvous: each core's k-th collective with a group lines up with the other members' k-th
-// (getCollectiveComputeInstIdx). It executes (engines/collective.hpp) when the last member reaches it, and completes
-// on every member at that time plus the link model's time. CollectiveSend(peer p) on core a pairs with
-// CollectiveRecv(peer a) on core p; CoreBarrier with the cores it lists (empty: all). A run that starves with a
-// core waiting at one is a deadlock: SimulationError naming every blocked core, its instruction, and the cores the
-// rendezvous waits for.
+// A collective is a rendezvous: each core's k-th collective with a group lines up with the other members'
+// k-th (getCollectiveComputeInstIdx). It executes (engines/collective.hpp) when the last member reaches it,
+// and completes on every member at that time plus the link model's time. CollectiveSend(peer p) on core a
+// pairs with CollectiveRecv(peer a) on core p; CoreBarrier with the cores it lists (empty: all). A run that
+// starves with a core waiting at one is a deadlock: SimulationError naming every blocked core, its
+// instruction, and the cores the rendezvous waits for.
 #pragma once
 
 #include <exception>
@@ -51,7 +52,7 @@ struct Rendezvous {
   bool done = false;
   int64_t finish_ps = 0;            // when it completes on every member
   double link_ns = 0;               // the link model's part (the ring's closed form)
-  // Its ring traffic on each device's HBM (device, stream; README "Multi-core runs"): it completes at the last
+  // Its ring traffic on each device's HBM (device, stream; docs/multicore.md): it completes at the last
   // arrival + the ring's latencies + the time its bytes take there (the closed form when nothing contends).
   std::vector<std::pair<int, int>> hbm;
   int64_t last_ps = 0;
@@ -65,7 +66,7 @@ struct DeviceResult {
   int64_t dynamic_instructions = 0; // over all cores
   int64_t collectives = 0;          // rendezvous completed
   double link_busy_ns = 0;          // the link model's time summed over collectives
-  // The devices' HBM (README "Multi-core runs"): devices the cores fill (device_cores each), the bytes DMA
+  // The devices' HBM (docs/multicore.md): devices the cores fill (device_cores each), the bytes DMA
   // transfers and collectives moved through their HBM, and each device's bandwidth (hbm_device_bytes_per_ns).
   int devices = 1;
   double hbm_bytes = 0;

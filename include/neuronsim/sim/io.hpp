@@ -135,7 +135,7 @@ std::vector<float> tensor_f32(const isa::Program &p, const engines::Memory &mem,
 // each critical-path instruction's start to the next one's, in ns. The bottleneck is the largest share.
 std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult &r, const Schedule &s);
 
-// The --stats document (README "Statistics and profile"): the summary, plus "tool", "command_line" (as given)
+// The --stats document (docs/profiling.md): the summary, plus "tool", "command_line" (as given)
 // and "profile" (per static instruction, opcode, engine and source line: executions, busy and wait ns by
 // reason, and the critical path's share), and "analysis" (neuronsim/sim/analysis.hpp: the time split per
 // engine and DMA queue, rates against peak, the verdict). Without `with_profile`, no "profile" (the analysis

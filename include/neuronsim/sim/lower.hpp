@@ -21,8 +21,8 @@ struct LowerOptions {
   // queue; each carrier costs its engine one instruction slot, so the simulated time can then grow slightly.
   // When false, every wait stays on its instruction: exact timing, but not always encodable.
   bool fit_bundles = true;
-  // The core the stream is lowered for (sim/device.hpp): its shard id (ShardIDKind expressions in addresses and
-  // loop bounds resolve to it) and rank. A multi-core encode lowers once per core (README "Multi-core runs").
+  // The core the stream is lowered for (sim/device.hpp): its shard id (ShardIDKind expressions in addresses
+  // and loop bounds resolve to it) and rank. A multi-core encode lowers once per core (docs/multicore.md).
   int64_t shard = 0, rank = 0;
 };
 

@@ -34,7 +34,7 @@ namespace neuronsim::sim {
 //     tolerance.json ({"rtol": R, "atol": A}, the tolerance the workload's dtypes justify);
 //   - a bundle-stream folder written by `neuronsim encode` (manifest.json + <engine>.bin);
 //   - a multi-core bundle folder written by `neuronsim encode --cores N` (cores.json + core<i>/, one stream folder
-//     per core: shard ids resolve per core when lowering, README "Multi-core runs").
+//     per core: shard ids resolve per core when lowering, docs/multicore.md).
 struct Kernel {
   std::string path;  // as given
   std::string label; // how a run names it: the BIR file, or "DIR (bundle streams, v3)"
@@ -137,7 +137,7 @@ void resolve_cores(const Kernel &k, RunSettings &s);
 void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::string &outdir,
                          const std::vector<std::string> &files);
 
-// Per-rank data of a multi-core run (README "Multi-core runs"); a single-core run never looks for rank folders.
+// Per-rank data of a multi-core run (docs/multicore.md); a single-core run never looks for rank folders.
 // The ranks of a run: its logical cores (1 for a single-core run).
 int run_ranks(const RunSettings &s);
 // A folder of per-rank data: DIR holds rank0 .. rank<R-1> folders (then every one of them, and no rank<k> with

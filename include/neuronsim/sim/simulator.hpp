@@ -184,7 +184,7 @@ struct RunOptions {
   // Called right after each dynamic instruction's semantics ran (not in timing-only runs), with the memory as it
   // left it: `neuronsim validate` reads back what each instruction wrote. Unset: no cost.
   std::function<void(const ScheduledInst &, const engines::Memory &)> after_instruction;
-  // CustomOp / BIRKernel run out of process (engines/ops/kernel.cpp, README "External kernels"): the program run
+  // CustomOp / BIRKernel run out of process (engines/ops/kernel.cpp, docs/cli.md "External kernels"): the program run
   // as `kernel_sim <tmpdir>/config.json`. Empty: a program containing them is refused (not in timing-only runs).
   std::string kernel_sim;
   // DevicePrint: receives one line per execution, in each queue's program order (not in timing-only runs).

@@ -38,10 +38,11 @@ struct ValidateReport {
 // InputError only when the manifest itself is unreadable; a stream that does not decode is a lint error.
 ValidateReport validate_bundles(const isa::Program &bir, const std::string &bundle_dir, const ValidateOptions &opt);
 
-// The same for a multi-core bundle folder (`bundle_dir`/core<i>, encode --cores): the BIR runs on `cores` cores
+// The same for a multi-core bundle folder (`bundle_dir`/core<i>, encode --cores): the BIR runs on `cores`
+// cores
 // (`lnc` per logical core) and core i's streams on core i, in one device each; every core's lint, its
-// instructions (the first divergence is named with its core) and every rank's outputs are compared. `inputs` of
-// rank r: per tensor inputs.dir/rank<r>/ when present, else inputs.dir (README "Multi-core runs").
+// instructions (the first divergence is named with its core) and every rank's outputs are compared. `inputs`
+// of rank r: per tensor inputs.dir/rank<r>/ when present, else inputs.dir (docs/multicore.md).
 ValidateReport validate_device_bundles(const isa::Program &bir, const std::string &bundle_dir, int cores, int lnc,
                                        const ValidateOptions &opt);
 

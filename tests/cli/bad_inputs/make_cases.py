@@ -836,7 +836,7 @@ for name, why, step, stderr in [
                   "exit": 3, "stderr": stderr})
 
 # ---------------------------------------------------------------------------------------- architecture files
-# `--arch FILE.json` (README "Architectures"): sim/arch/trn2.json, as `neuronsim arch --show trn2` prints it, with
+# `--arch FILE.json` (docs/architectures.md): sim/arch/trn2.json, as `neuronsim arch --show trn2` prints it, with
 # one mistake each. The loader (engines/arch.cpp) checks every key of arch_params.def, its type and its range.
 with open(os.path.join(ROOT, "sim", "arch", "trn2.json")) as f:
     ARCH_TEXT = f.read()
