@@ -11,6 +11,7 @@
 
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/isa/names.hpp"
 
 namespace neuronsim::engines {
 
@@ -135,7 +136,10 @@ ArchParams parse_arch(const std::string &file, const std::string &json_text) {
   std::set<std::string> known = {"name", "description"};
   for (const auto &k : arch_param_keys()) known.insert(k);
   for (const auto &kv : j.items())
-    if (!known.count(kv.key())) throw error(kv.key(), "unknown parameter (not in arch_params.def)");
+    if (!known.count(kv.key()))
+      throw error(kv.key(),
+                  "unknown parameter (not in arch_params.def)" +
+                      isa::did_you_mean(kv.key(), std::vector<std::string>(known.begin(), known.end())));
   auto entry = [&](const char *key, auto &member, const Range &range) {
     if (!j.contains(key)) throw error(key, "missing: every parameter of arch_params.def must be given");
     read_entry(file, key, j.at(key), member, range);
@@ -219,9 +223,13 @@ std::string arch_setting_value(const std::string &where, const std::string &key,
 #define NS_ARCH(ctype, member, key, range, doc) check(key, ctype{}, range);
 #include "neuronsim/engines/arch_params.def"
 #undef NS_ARCH
-  if (!found)
-    throw InputError({where, -1, "", key},
-                     "unknown architecture parameter (`neuronsim arch --keys` lists them)");
+  if (!found) {
+    std::vector<std::string> keys;
+    for (const auto &p : arch_param_info())
+      keys.push_back(p.key);
+    throw InputError({where, -1, "", key}, "unknown architecture parameter" + isa::did_you_mean(key, keys) +
+                                               " (`neuronsim arch --keys` lists them)");
+  }
   return v.dump();
 }
 
@@ -276,8 +284,12 @@ ArchParams builtin_arch(const std::string &name) {
   if (it == texts.end()) {
     std::string known;
     for (const auto &kv : texts) known += (known.empty() ? "" : ", ") + kv.first;
+    std::vector<std::string> names;
+    for (const auto &kv : texts)
+      names.push_back(kv.first);
     throw InputError({}, "unknown architecture '" + name + "' (built in: " + known +
-                             "; a file of your own is named by a path ending in .json)");
+                             "; a file of your own is named by a path ending in .json)" +
+                             isa::did_you_mean(name, names));
   }
   return parse_arch("sim/arch/" + name + ".json", it->second);
 }

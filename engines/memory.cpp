@@ -34,6 +34,7 @@ Memory::Memory(const isa::Program &program, const ArchParams &arch) : program_(p
   const auto &ts = program_.tensors;
   dram_.resize(ts.size());
   dram_bytes_.assign(ts.size(), 0);
+  dram_written_.resize(ts.size());
   place_.resize(ts.size());
   const int64_t psum_bank = arch_.psum_banks > 0 ? arch_.psum_bytes_per_partition / arch_.psum_banks : 0;
 
@@ -259,6 +260,34 @@ int64_t count_unwritten(const uint8_t *shadow, int64_t n, int64_t esz) {
 }
 } // namespace
 
+bool Memory::in_dram_shadow(const uint8_t *shadow) const {
+  const Memory &d = dram_owner_ ? *dram_owner_ : *this;
+  const auto p = reinterpret_cast<uintptr_t>(shadow);
+  for (const auto &v : d.dram_written_) {
+    const auto b = reinterpret_cast<uintptr_t>(v.data());
+    if (!v.empty() && p >= b && p - b < v.size())
+      return true;
+  }
+  return false;
+}
+
+int64_t Memory::unwritten_elements(int tensor) const {
+  const Memory &d = dram_owner_ ? *dram_owner_ : *this;
+  if (tensor < 0 || tensor >= static_cast<int>(dram_.size()))
+    return -1;
+  const isa::Tensor &t = program_.tensors[static_cast<size_t>(tensor)];
+  if (!t.is_dram() || !t.is_output())
+    return -1;
+  const int64_t esz = isa::dtype_size(t.dtype), n = t.num_elements();
+  const auto &sh = d.dram_written_[static_cast<size_t>(tensor)];
+  if (sh.size() < static_cast<size_t>(n * esz))
+    return n; // never touched
+  // The usual case, every byte written, is one memchr; the count runs only when some byte is not.
+  if (!std::memchr(sh.data(), 0, static_cast<size_t>(n * esz)))
+    return 0;
+  return count_unwritten(sh.data(), n, esz);
+}
+
 void Memory::mark_written(uint8_t *shadow, int64_t bytes) {
   if (!shadow || bytes <= 0) return;
   const auto in = [&](const Bytes &v) {
@@ -266,7 +295,13 @@ void Memory::mark_written(uint8_t *shadow, int64_t bytes) {
     return p >= b && p - b < v.size();
   };
   const bool psum = in(psum_written_);
-  if (!psum && !in(sbuf_written_)) throw std::logic_error("Memory::mark_written: not a shadow pointer");
+  if (!psum && !in(sbuf_written_)) {
+    // An output DRAM tensor's shadow: no line summary (its writes are a kernel's last stores, written once).
+    if (!in_dram_shadow(shadow))
+      throw std::logic_error("Memory::mark_written: not a shadow pointer");
+    std::memset(shadow, 1, static_cast<size_t>(bytes));
+    return;
+  }
   uint8_t *base = psum ? psum_written_.data() : sbuf_written_.data();
   uint8_t *lines = psum ? psum_lines_.data() : sbuf_lines_.data();
   const int64_t b0 = shadow - base, b1 = b0 + bytes;
@@ -294,7 +329,10 @@ bool Memory::rect_of(const Chunk &c, int64_t esz, Rect &r) const {
   if (!c.shadow || c.count < 1 || c.n * esz * c.count < kRectMinBytes) return false;
   const auto p = reinterpret_cast<uintptr_t>(c.shadow);
   const auto ps = reinterpret_cast<uintptr_t>(psum_written_.data());
+  const auto ss = reinterpret_cast<uintptr_t>(sbuf_written_.data());
   const bool psum = p >= ps && p - ps < psum_written_.size();
+  if (!psum && !(p >= ss && p - ss < sbuf_written_.size()))
+    return false; // a DRAM shadow: no rectangles
   const int64_t row = psum ? psum_row_ : sbuf_row_;
   const int64_t off = c.shadow - (psum ? psum_written_.data() : sbuf_written_.data());
   if (row <= 0 || (c.count > 1 && c.stride != row)) return false;

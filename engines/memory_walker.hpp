@@ -272,10 +272,13 @@ struct MemoryWalker {
       const Memory &d = m.dram_owner_ ? *m.dram_owner_ : m;  // a device's cores share one DRAM
       d.materialize(static_cast<size_t>(a.tensor));
       uint8_t *base = const_cast<uint8_t *>(d.dram_[static_cast<size_t>(a.tensor)].data());
+      uint8_t *shadow =
+          d.dram_shadow(static_cast<size_t>(a.tensor)); // outputs only (Memory::unwritten_elements)
       for (int64_t i0 = 0; i0 < nparts; ++i0) {
         const int64_t pe = a.start + i0 * pstep_e;
         for (const auto &r : runs) {
-          fn(base + (pe + r.first) * esz, static_cast<uint8_t *>(nullptr), r.second, pos);
+          const int64_t o = (pe + r.first) * esz;
+          fn(base + o, shadow ? shadow + o : nullptr, r.second, pos);
           pos += r.second;
         }
       }
@@ -321,7 +324,9 @@ struct MemoryWalker {
       const Memory &d = m.dram_owner_ ? *m.dram_owner_ : m;  // a device's cores share one DRAM
       d.materialize(static_cast<size_t>(a.tensor));
       uint8_t *base = const_cast<uint8_t *>(d.dram_[static_cast<size_t>(a.tensor)].data());
-      c = Memory::Chunk{base + (a.start + first) * esz, nullptr, len, nparts, pstep_e * esz};
+      uint8_t *shadow = d.dram_shadow(static_cast<size_t>(a.tensor));
+      const int64_t o = (a.start + first) * esz;
+      c = Memory::Chunk{base + o, shadow ? shadow + o : nullptr, len, nparts, pstep_e * esz};
       return true;
     }
     const int64_t pp = a.start / F, f0 = a.start % F + first;  // as in walk

@@ -10,6 +10,7 @@
 
 #include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/isa/file_output.hpp"
 #include "neuronsim/isa/inst_rules.hpp"
 
 namespace neuronsim::isa {
@@ -89,16 +90,10 @@ void write_bundle_dir(const Program &prog, CoreGen gen, const std::string &dir, 
                    {"blocks", blocks},
                    {"pool", json::parse(pool_to_json(pool))},
                    {"instructions", insts}};
-  for (const auto &[name, bytes] : files) {
-    const std::string path = (fs::path(dir) / name).string();
-    std::ofstream os(path, std::ios::binary);
-    os.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!os) throw InputError(ErrorContext{path, -1, "", ""}, "cannot write");
-  }
-  const std::string mpath = (fs::path(dir) / "manifest.json").string();
-  std::ofstream ms(mpath);
-  ms << manifest.dump(1) << "\n";
-  if (!ms) throw InputError(ErrorContext{mpath, -1, "", ""}, "cannot write");
+  // Through the output rule of every file neuronsim writes (isa/file_output.hpp).
+  for (const auto &[name, bytes] : files)
+    write_file_atomic((fs::path(dir) / name).string(), std::string(bytes.begin(), bytes.end()));
+  write_file_atomic((fs::path(dir) / "manifest.json").string(), manifest.dump(1) + "\n");
 }
 
 namespace {

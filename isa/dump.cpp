@@ -227,3 +227,85 @@ std::string isa_tables_text(const std::function<bool(InstructionType)> &executes
 }
 
 } // namespace neuronsim::isa
+
+namespace neuronsim::isa {
+
+namespace {
+
+std::string role_line(const char *side, size_t i, const OperandRole &r) {
+  std::string where = std::string(side) + "[" + std::to_string(i) + (r.repeats ? "...]" : "]");
+  std::string s = "  " + where;
+  s.resize(std::max<size_t>(s.size() + 2, 12), ' ');
+  std::string name = r.name;
+  name.resize(std::max<size_t>(name.size() + 2, 14), ' ');
+  return s + name + (r.optional ? "optional: " : "") + r.meaning + "\n";
+}
+
+} // namespace
+
+std::string explain_type(InstructionType t, const ExplainExtras &x) {
+  const InstTypeInfo &it = inst_type_info(t);
+  const InstKeys &k = inst_keys(t);
+  std::ostringstream os;
+  os << it.name << "  (" << it.family << ", " << inst_kind_name(it.kind) << "; "
+     << (x.executes ? "the simulator executes it" : "not executed: " + x.not_executed) << ")\n";
+  std::vector<std::string> bytes;
+  for (CoreGen g : kCoreGens) {
+    std::vector<std::string> b;
+    for (auto v : it.l2_for(g))
+      b.push_back(hex(v));
+    if (!b.empty())
+      bytes.push_back(std::string(core_gen_name(g)) + " " + join(b, ","));
+  }
+  os << "opcode bytes: " << (bytes.empty() ? std::string("none (no 64-byte bundle)") : join(bytes, "; "))
+     << "\n";
+  const std::string engines = allowed_engines_text(t);
+  os << "engines: " << (engines.empty() ? std::string("any (the table pins none)") : engines) << "\n";
+  os << "operands:";
+  if (k.ins.empty() && k.outs.empty())
+    os << " none read\n";
+  else
+    os << "\n";
+  for (size_t i = 0; i < k.ins.size(); ++i)
+    os << role_line("ins", i, k.ins[i]);
+  for (size_t i = 0; i < k.outs.size(); ++i)
+    os << role_line("outs", i, k.outs[i]);
+  std::vector<std::vector<std::string>> rows = {{"  key", "required", "type", "default", "meaning"}};
+  for (const auto *list : {&k.required, &k.optional})
+    for (const auto &key : *list) {
+      const FieldInfo *f = field_info(t, key);
+      rows.push_back({"  " + key, list == &k.required ? "yes" : "no", f ? f->type : "-",
+                      f ? f->fallback : "-", f ? f->meaning : "read, not modelled"});
+    }
+  os << "keys (besides the base keys opcode, name, engine, ins, outs, dependencies, debug, ...):";
+  if (rows.size() == 1)
+    os << " none\n";
+  else {
+    os << "\n";
+    print_table(os, rows);
+  }
+  os << "cost: "
+     << (x.cost_rule.empty() ? std::string("none (not executed)") : x.cost_rule + " -- " + x.cost_why)
+     << "\n";
+  return os.str();
+}
+
+std::string roles_table() {
+  std::string s = "| type | ins | outs |\n|---|---|---|\n";
+  auto list = [](const std::vector<OperandRole> &v) {
+    std::string r;
+    for (size_t i = 0; i < v.size(); ++i)
+      r += (i ? ", " : "") + std::string("`") + v[i].name + (v[i].repeats ? "..." : "") +
+           (v[i].optional ? "?" : "") + "`";
+    return r.empty() ? std::string("-") : r;
+  };
+  for (const auto &it : inst_type_infos()) {
+    const InstKeys &k = inst_keys(it.type);
+    if (k.ins.empty() && k.outs.empty())
+      continue;
+    s += "| " + std::string(it.name) + " | " + list(k.ins) + " | " + list(k.outs) + " |\n";
+  }
+  return s;
+}
+
+} // namespace neuronsim::isa

@@ -13,21 +13,30 @@
 
 namespace neuronsim::isa {
 
-namespace {
-
-[[noreturn]] void fail(const std::string &path, const std::string &msg) {
-  ErrorContext c;
-  c.file = path;
-  throw InputError(c, msg);
-}
-
-const char *kind_of(mode_t m) {
+const char *file_type_name(unsigned mode) {
+  const mode_t m = static_cast<mode_t>(mode);
+  if (S_ISREG(m))
+    return "a regular file";
   if (S_ISDIR(m)) return "a directory";
   if (S_ISFIFO(m)) return "a FIFO (named pipe)";
   if (S_ISCHR(m)) return "a character device";
   if (S_ISBLK(m)) return "a block device";
   if (S_ISSOCK(m)) return "a socket";
+  if (S_ISLNK(m))
+    return "a symbolic link";
   return "not a regular file";
+}
+
+namespace {
+
+const char *kind_of(mode_t m) {
+  return file_type_name(static_cast<unsigned>(m));
+}
+
+[[noreturn]] void fail(const std::string &path, const std::string &msg) {
+  ErrorContext c;
+  c.file = path;
+  throw InputError(c, msg);
 }
 
 // Opens `path` for reading without blocking (a FIFO's open() would wait for a writer) and checks it is a regular

@@ -22,12 +22,40 @@ std::vector<std::string> split_words(std::string_view s) {
   return out;
 }
 
+// "data: the tile | scale?: ... | ..." -> the roles in order (a name ending in "?" is optional, "..."
+// repeats).
+std::vector<OperandRole> split_roles(std::string_view s, const char *type, const char *side) {
+  std::vector<OperandRole> out;
+  while (!s.empty()) {
+    const size_t bar = s.find(" | ");
+    std::string_view item = s.substr(0, bar);
+    OperandRole r;
+    const size_t colon = item.find(": ");
+    r.name = std::string(item.substr(0, colon));
+    if (colon != std::string_view::npos)
+      r.meaning = std::string(item.substr(colon + 2));
+    if (!r.name.empty() && r.name.back() == '?')
+      r.optional = true, r.name.pop_back();
+    if (r.name.size() > 3 && r.name.compare(r.name.size() - 3, 3, "...") == 0)
+      r.repeats = true, r.name.resize(r.name.size() - 3);
+    if (r.name.empty() || r.name.find(' ') != std::string::npos)
+      throw std::logic_error(std::string("inst_keys.def ") + type + " " + side +
+                             ": a role is \"name: meaning\", got '" + std::string(item) + "'");
+    out.push_back(std::move(r));
+    if (bar == std::string_view::npos)
+      break;
+    s.remove_prefix(bar + 3);
+  }
+  return out;
+}
+
 const std::array<InstKeys, kNumInstructionTypes> &key_table() {
   static const std::array<InstKeys, kNumInstructionTypes> table = [] {
     std::array<InstKeys, kNumInstructionTypes> t;
     std::array<int, kNumInstructionTypes> rows{};
-#define NS_KEYS(type, req, opt)                                                                               \
-  t[static_cast<size_t>(InstructionType::type)] = InstKeys{split_words(req), split_words(opt)};              \
+#define NS_KEYS(type, req, opt, ins, outs)                                                                   \
+  t[static_cast<size_t>(InstructionType::type)] = InstKeys{                                                  \
+      split_words(req), split_words(opt), split_roles(ins, #type, "ins"), split_roles(outs, #type, "outs")}; \
   ++rows[static_cast<size_t>(InstructionType::type)];
 #include "tables/inst_keys.def"
 #undef NS_KEYS
@@ -96,29 +124,113 @@ bool is_known_key(InstructionType t, std::string_view key) {
   return known.at(static_cast<size_t>(t)).count(std::string(key)) != 0;
 }
 
-size_t edit_distance(std::string_view a, std::string_view b) {
-  // Optimal string alignment: insert, delete, substitute, or swap two adjacent characters ("scael" -> "scale").
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
+namespace {
+
+// "AluOp::bypass" -> "bypass", "0.0" -> "0", "{}" -> "[]", "\"AllReduce\"" -> "\"AllReduce\"".
+std::string default_text(std::string d, const std::string &kind) {
+  if (const size_t c = d.rfind("::"); c != std::string::npos)
+    d = d.substr(c + 2);
+  if (d == "{}")
+    return "[]";
+  if (kind == "FLOAT" && d.size() > 2 && d.compare(d.size() - 2, 2, ".0") == 0)
+    d.resize(d.size() - 2);
+  return d;
+}
+
+std::string type_text(const std::string &kind, const std::string &ctype) {
+  if (kind == "ENUM")
+    return ctype;
+  if (kind == "BOOL")
+    return "bool";
+  if (kind == "INT")
+    return "int";
+  if (kind == "FLOAT")
+    return "number";
+  if (kind == "STRING")
+    return "str";
+  if (kind == "INTLIST")
+    return "[int]";
+  if (kind == "FLOATLIST")
+    return "[number]";
+  if (kind == "STRLIST")
+    return "[str]";
+  if (kind == "INTLISTLIST")
+    return "[[int]]";
+  if (kind == "PATTERN")
+    return "[[step, num]]";
+  return kind;
+}
+
+struct FieldRow {
+  FieldInfo info;
+  int only = -1; // InstructionType ordinal, -1 for ANY
+};
+
+// The ONLY column's names as ordinals (ANY = -1), as the reader's field loop reads them (isa/bir/reader.hpp).
+namespace only_ordinal {
+constexpr int ANY = -1;
+#define NS_IT(ord, name, family) constexpr int name = ord;
+#include "neuronsim/isa/tables/instruction_types.def"
+#undef NS_IT
+} // namespace only_ordinal
+
+const std::vector<FieldRow> &field_rows() {
+  static const std::vector<FieldRow> rows = [] {
+    std::vector<FieldRow> v;
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
+  v.push_back(FieldRow{                                                                                      \
+      FieldInfo{key, type_text(#kind, #ctype), default_text(#def, #kind), "", std::string("" __VA_ARGS__)},  \
+      only_ordinal::only});
+#include "neuronsim/isa/tables/inst_fields.def"
+#undef NS_FIELD
+    for (auto &r : v)
+      if (r.only >= 0)
+        r.info.only = inst_type_name(static_cast<InstructionType>(r.only));
+    return v;
+  }();
+  return rows;
+}
+
+} // namespace
+
+const FieldInfo *field_info(InstructionType t, std::string_view key) {
+  const FieldInfo *any = nullptr;
+  for (const auto &r : field_rows()) {
+    if (r.info.key != key)
+      continue;
+    if (r.only == static_cast<int>(t))
+      return &r.info;
+    if (r.only < 0)
+      any = &r.info;
+  }
+  return any;
+}
+
+const std::vector<FieldInfo> &field_infos() {
+  static const std::vector<FieldInfo> v = [] {
+    std::vector<FieldInfo> out;
+    for (const auto &r : field_rows())
+      out.push_back(r.info);
+    return out;
+  }();
+  return v;
+}
+
+size_t operand_index(InstructionType t, std::string_view role, bool outs) {
+  const auto &roles = outs ? inst_keys(t).outs : inst_keys(t).ins;
+  for (size_t i = 0; i < roles.size(); ++i)
+    if (roles[i].name == role)
+      return i;
+  throw std::logic_error(std::string("inst_keys.def: ") + inst_type_name(t) + " has no " +
+                         (outs ? "outs" : "ins") + " role '" + std::string(role) + "'");
 }
 
 std::string closest_key(InstructionType t, std::string_view key) {
-  std::string best;
-  size_t best_d = std::max<size_t>(1, key.size() / 3) + 1;
   const InstKeys &k = inst_keys(t);
-  for (const auto *list : {&k.required, &k.optional, &base_instruction_keys()})
-    for (const auto &cand : *list) {
-      const size_t d = edit_distance(key, cand);
-      if (d < best_d) best_d = d, best = cand;
-    }
-  return best;
+  std::vector<std::string> known = k.required;
+  known.insert(known.end(), k.optional.begin(), k.optional.end());
+  known.insert(known.end(), base_instruction_keys().begin(), base_instruction_keys().end());
+  return nearest_name(key, known);
 }
 
 const std::vector<Engine> &allowed_engines(InstructionType t) { return engine_table().at(static_cast<size_t>(t)); }

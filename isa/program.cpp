@@ -114,7 +114,7 @@ std::string source_location(const Program &p, const ErrorContext &ctx) {
 
 const char *field_key(Field f) {
   static const char *keys[] = {
-#define NS_FIELD(member, key, kind, ctype, def, only) key,
+#define NS_FIELD(member, key, kind, ctype, def, only, ...) key,
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   };

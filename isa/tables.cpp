@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 
 namespace neuronsim::isa {
@@ -42,7 +43,31 @@ std::optional<AluOp> alu_from_name(std::string_view name) {
 
 AluOp parse_alu(std::string_view name, const ErrorContext &ctx) {
   if (auto op = alu_from_name(name)) return *op;
-  throw InputError(ctx, "unknown AluOpType '" + std::string(name) + "'");
+  std::vector<std::string> names;
+  for (const auto &i : alu_ops())
+    names.push_back(i.name);
+  throw InputError(ctx, unknown_name("AluOpType", name, names, enum_hints("AluOpType")));
+}
+
+const std::vector<std::pair<std::string, std::string>> &enum_hints(std::string_view type_name) {
+  using Hints = std::vector<std::pair<std::string, std::string>>;
+  // NKI's words for the same things: the buffers nl.sbuf / nl.psum / nl.hbm (nki.language memory
+  // hierarchy), the engines nki.isa names (tensor, vector, scalar, gpsimd, sync), and nki.language's
+  // elementwise operators (nl.multiply, nl.maximum, nl.greater_equal, ...) for the ALU ops they lower to.
+  static const std::map<std::string, Hints, std::less<>> hints = {
+      {"MemoryType", {{"SBUF", "SB"}, {"HBM", "DRAM"}}},
+      {"Engine",
+       {{"Tensor", "PE"}, {"TensorEngine", "PE"}, {"Vector", "DVE"}, {"VectorEngine", "DVE"},
+        {"Scalar", "Activation"}, {"ScalarEngine", "Activation"}, {"ACT", "Activation"},
+        {"GpSimd", "Pool"}, {"GpSimdEngine", "Pool"}, {"Sync", "SP"}, {"SyncEngine", "SP"}}},
+      {"AluOpType",
+       {{"multiply", "mult"}, {"maximum", "max"}, {"minimum", "min"}, {"equal", "is_equal"},
+        {"greater", "is_gt"}, {"greater_equal", "is_ge"}, {"less", "is_lt"}, {"less_equal", "is_le"},
+        {"power", "pow"}, {"sub", "subtract"}, {"div", "divide"}}},
+  };
+  static const Hints none;
+  const auto it = hints.find(type_name);
+  return it == hints.end() ? none : it->second;
 }
 
 const char *core_gen_name(CoreGen gen) {
@@ -129,7 +154,19 @@ Dtype parse_dtype(std::string_view s, const ErrorContext &ctx) {
   if (s == "float8_e4m3") return Dtype::float8e4;
   if (s == "float8_e5m2") return Dtype::float8e5;
   if (s == "float8_e3m4") return Dtype::float8e3;
-  throw InputError(ctx, "unknown dtype '" + std::string(s) + "'");
+  throw InputError(ctx, unknown_name("dtype", s, enum_names<Dtype>(), dtype_hints()));
+}
+
+const std::vector<std::pair<std::string, std::string>> &dtype_hints() {
+  // numpy's and NKI's short names (nl.float32, np.float16, nl.bfloat16 written "bf16", ...).
+  static const std::vector<std::pair<std::string, std::string>> h = {
+      {"fp32", "float32"}, {"f32", "float32"},    {"float", "float32"},  {"single", "float32"},
+      {"fp16", "float16"}, {"f16", "float16"},    {"half", "float16"},   {"bf16", "bfloat16"},
+      {"fp8", "float8e4"}, {"fp8e4", "float8e4"}, {"fp8e5", "float8e5"}, {"fp8e3", "float8e3"},
+      {"i32", "int32"},    {"int", "int32"},      {"u32", "uint32"},     {"i16", "int16"},
+      {"u16", "uint16"},   {"i8", "int8"},        {"u8", "uint8"},       {"i64", "int64"},
+      {"u64", "uint64"}};
+  return h;
 }
 
 namespace {
@@ -221,7 +258,14 @@ std::optional<InstructionType> inst_type_from_name(std::string_view name) {
 
 InstructionType parse_inst_type(std::string_view name, const ErrorContext &ctx) {
   if (auto t = inst_type_from_name(name)) return *t;
-  throw InputError(ctx, "unknown InstructionType '" + std::string(name) + "'");
+  std::vector<std::string> names;
+  for (int i = 0; i < kNumInstructionTypes; ++i)
+    names.push_back(it_name_rows()[i].name);
+  // 110 names: the nearest and where the list is, not the list itself.
+  const std::string near = nearest_name(name, names);
+  throw InputError(ctx, "unknown InstructionType '" + std::string(name) + "'" +
+                            (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                            "; `neuronsim isa --explain` lists the types");
 }
 
 const char *inst_kind_name(InstKind kind) {

@@ -52,6 +52,7 @@ struct Result {
   pybind11::object trace_path = pybind11::none();
   pybind11::object mismatches = pybind11::none(); // list of MismatchInfo when outputs were compared
   pybind11::list device_prints;                   // DevicePrint lines, in order
+  pybind11::dict unwritten;                       // output -> elements no instruction wrote (numeric runs)
   pybind11::list saved_inputs;                    // the files save_inputs= wrote
   std::string summary_text;                       // as `neuronsim run` prints it (sim::summary_text)
   std::shared_ptr<const nlohmann::json> doc;      // the stats document (report())
@@ -65,20 +66,33 @@ struct Report {
 };
 
 KernelInfo load(pybind11::handle kernel);
-Result run(pybind11::handle kernel, pybind11::handle inputs, pybind11::handle arch, bool timing_only,
-           pybind11::handle expect, std::optional<double> rtol, std::optional<double> atol,
-           std::optional<std::string> kernel_sim, pybind11::handle trace, int64_t max_instructions, int cores,
-           int lnc, const std::string &schedule, pybind11::handle set, uint64_t seed,
+// Every keyword argument is taken as an object and converted here, so that a wrong type is a TypeError naming
+// the argument (convert.hpp).
+Result run(pybind11::handle kernel, pybind11::handle inputs, pybind11::handle arch,
+           pybind11::handle timing_only, pybind11::handle expect, pybind11::handle rtol,
+           pybind11::handle atol, pybind11::handle kernel_sim, pybind11::handle trace,
+           pybind11::handle max_instructions, pybind11::handle cores, pybind11::handle lnc,
+           pybind11::handle schedule, pybind11::handle strict, pybind11::handle set, pybind11::handle seed,
            pybind11::handle save_inputs, pybind11::handle progress, pybind11::handle report);
 pybind11::object isa();
 // The parameters of a built-in architecture or an architecture file, {"name": ..., <key>: value, ...}.
 pybind11::object arch_params(pybind11::handle arch);
-pybind11::dict encode(pybind11::handle kernel, const std::string &gen, pybind11::handle arch,
+pybind11::dict encode(pybind11::handle kernel, pybind11::handle gen, pybind11::handle arch,
                       pybind11::handle outdir, pybind11::handle cores, pybind11::handle lnc);
 Report validate(pybind11::handle kernel, pybind11::handle bundles, pybind11::handle inputs,
-                pybind11::handle arch, double rtol, double atol, pybind11::handle cores, pybind11::handle lnc);
-pybind11::array to_float32(pybind11::handle array, const std::string &dtype);
-pybind11::array from_float32(pybind11::handle array, const std::string &dtype);
+                pybind11::handle arch, pybind11::handle rtol, pybind11::handle atol, pybind11::handle cores,
+                pybind11::handle lnc);
+pybind11::array to_float32(pybind11::handle array, pybind11::handle dtype);
+pybind11::array from_float32(pybind11::handle array, pybind11::handle dtype);
+// A workload folder's run.json as a dict (sim/run_config.hpp; {} when it has none), checked as a run checks
+// it.
+pybind11::dict run_config(pybind11::handle kernel);
+// An output path through the rule every output follows (isa::output_target): InvalidInput for a FIFO, socket,
+// block device, directory; "regular" (or "absent") or "device" otherwise. The sweeps' results files use it.
+std::string output_kind(pybind11::handle path);
+// cores= / lnc=: None (0) or a whole number from 1 to sim::kMaxCores; TypeError naming the argument
+// otherwise.
+int count_arg(pybind11::handle v, const char *name);
 // neuronsim._core.builder and neuronsim._core.lowering (python/builder.cpp): the BIR builder and the lowering
 // library, for the NKI front end.
 void bind_builder(pybind11::module_ &m);
@@ -87,6 +101,7 @@ void bind_builder(pybind11::module_ &m);
 std::shared_ptr<const sim::Kernel> kernel_arg(pybind11::handle kernel, sim::KernelForms forms);
 // inputs=: None, a dict of name -> array or .npy path (--input NAME=FILE), or a folder of <name>.npy
 // (--inputs DIR).
-sim::InputSpec inputs_arg(pybind11::handle inputs);
+// With the kernel's program, each array's shape and dtype are checked against its tensor before it is copied.
+sim::InputSpec inputs_arg(pybind11::handle inputs, const isa::Program *program = nullptr);
 
 } // namespace neuronsim::python

@@ -70,7 +70,7 @@ void set_field(InstRef &r, const std::string &key, py::handle v) {
   isa::Inst &inst = r.inst();
   const int type = static_cast<int>(inst.type);
   (void)type;
-#define NS_FIELD(member, json_key, kind, ctype, def, only)                                                   \
+#define NS_FIELD(member, json_key, kind, ctype, def, only, ...)                                              \
   if ((only_sel::only < 0 || only_sel::only == type) && key == json_key) {                                   \
     field_from_python(v, inst.f.member, key);                                                                \
     inst.given.set(static_cast<int>(isa::Field::member));                                                    \

@@ -39,28 +39,108 @@ py::dtype numpy_dtype(isa::Dtype d) {
   return py::dtype::from_args(py::str(io::npy_descr(d)));
 }
 
-io::NpyArray array_arg(py::handle obj, const std::string &source) {
+std::string type_name(py::handle v) {
+  return text_of(py::type::handle_of(v).attr("__name__"));
+}
+
+bool bool_arg(py::handle v, const char *name) {
+  // numpy's bool_ too (a comparison's result), never an int or a str ("no" would be true).
+  if (py::isinstance<py::bool_>(v) || type_name(v) == "bool_")
+    return py::bool_(py::reinterpret_borrow<py::object>(v));
+  throw py::type_error(std::string(name) + " must be True or False, got " + type_name(v) + " " +
+                       text_of(py::repr(v)));
+}
+
+std::optional<double> number_arg(py::handle v, const char *name, bool optional) {
+  if (optional && v.is_none())
+    return std::nullopt;
+  if (!py::isinstance<py::bool_>(v) &&
+      (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v) || py::hasattr(v, "__float__")) &&
+      !py::isinstance<py::str>(v))
+    return py::float_(py::reinterpret_borrow<py::object>(v)).cast<double>();
+  throw py::type_error(std::string(name) + " must be a number" + (optional ? " or None" : "") + ", got " +
+                       type_name(v) + " " + text_of(py::repr(v)));
+}
+
+int64_t int_arg(py::handle v, const char *name) {
+  if (py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v)) {
+    try {
+      return v.cast<int64_t>();
+    } catch (const py::cast_error &) {
+      throw UsageError(std::string(name) + " is too large: " + text_of(v));
+    }
+  }
+  throw py::type_error(std::string(name) + " must be an int, got " + type_name(v) + " " +
+                       text_of(py::repr(v)));
+}
+
+std::string str_arg(py::handle v, const char *name) {
+  if (py::isinstance<py::str>(v))
+    return v.cast<std::string>();
+  throw py::type_error(std::string(name) + " must be a str, got " + type_name(v) + " " +
+                       text_of(py::repr(v)));
+}
+
+io::NpyArray array_arg(py::handle obj, const std::string &source, const isa::Tensor *check,
+                       const std::string &role) {
   py::module_ np = py::module_::import("numpy");
+  // An array (or any object with numpy's array interface, a view included): its header's shape and dtype
+  // decide, before np.asarray would make a C-ordered copy of a view (3 GB for a broadcast one) and the copy
+  // below another.
+  const bool header = py::hasattr(obj, "shape") && py::hasattr(obj, "dtype");
+  if (check && (header || py::hasattr(obj, "__array_interface__"))) {
+    const py::object shape_obj =
+        header ? py::object(obj.attr("shape")) : py::object(obj.attr("__array_interface__")["shape"]);
+    const py::object dtype_obj =
+        header ? py::object(obj.attr("dtype")) : py::object(obj.attr("__array_interface__")["typestr"]);
+    std::vector<int64_t> shape;
+    std::string descr;
+    try {
+      for (const auto &d : py::tuple(shape_obj))
+        shape.push_back(d.cast<int64_t>());
+      descr = np.attr("dtype")(dtype_obj).attr("str").cast<std::string>();
+    } catch (const py::error_already_set &) {
+      throw py::type_error(source + " must be a numpy array: its shape or dtype is not numpy's (got " +
+                           type_name(obj) + ")");
+    } catch (const py::cast_error &) {
+      throw py::type_error(source + " must be a numpy array: its shape is not a tuple of ints (got " +
+                           type_name(obj) + ")");
+    }
+    sim::check_array(*check, shape, io::npy_descr_dtype(descr, source), source, role);
+  }
   // C order, as a .npy file holds it (fortran_order True files are refused; an array is only a view).
   py::array a = np.attr("asarray")(obj, py::arg("order") = "C");
   io::NpyArray out;
   out.dtype = io::npy_descr_dtype(a.dtype().attr("str").cast<std::string>(), source);
   for (py::ssize_t k = 0; k < a.ndim(); ++k)
     out.shape.push_back(static_cast<int64_t>(a.shape(k)));
+  if (check)
+    sim::check_array(*check, out.shape, out.dtype, source, role); // a list, or an object without a header
   const auto *p = static_cast<const uint8_t *>(a.data());
   out.data.assign(p, p + a.nbytes());
   return out;
 }
 
-std::map<std::string, io::NpyArray> arrays_arg(py::handle obj, const std::string &what) {
+std::map<std::string, io::NpyArray> arrays_arg(py::handle obj, const std::string &what,
+                                               const isa::Program *program, const std::string &role) {
   if (!py::isinstance<py::dict>(obj))
-    throw py::type_error(what + " must be a dict of tensor name -> numpy array, or a folder of <name>.npy");
+    throw py::type_error(what +
+                         " must be a dict of tensor name -> numpy array, or a folder of <name>.npy; got " +
+                         type_name(obj));
   std::map<std::string, io::NpyArray> out;
   for (const auto &[key, value] : py::reinterpret_borrow<py::dict>(obj)) {
     if (!py::isinstance<py::str>(key))
-      throw py::type_error(what + " keys must be tensor names (str)");
+      throw py::type_error(what + " keys must be tensor names (str), got " + type_name(key) + " " +
+                           text_of(py::repr(key)));
     const std::string name = key.cast<std::string>();
-    out.emplace(name, array_arg(value, sim::array_source(what, name)));
+    const std::string source = sim::array_source(what, name);
+    const isa::Tensor *t = nullptr;
+    if (program) {
+      const int i = role == "expected" ? sim::output_tensor(*program, name, source)
+                                       : sim::input_tensor(*program, name, source);
+      t = &program->tensors[static_cast<size_t>(i)];
+    }
+    out.emplace(name, array_arg(value, source, t, role));
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include "convert.hpp"
 #include "errors.hpp"
 
+#include "neuronsim/isa/names.hpp"
 #include "neuronsim/sim/version.hpp"
 
 namespace py = pybind11;
@@ -58,13 +59,16 @@ trace        write the Perfetto timeline (as --trace) to this path; Result.trace
 max_instructions  the run stops with an error naming the instruction when it would execute more dynamic
              instructions or loop trips than this (as --max-instructions; default 1e9)
 cores, lnc   NeuronCores in the run and physical cores per logical core (as --cores / --lnc; README
-             "Multi-core runs"): total_ns and dynamic_instructions are then the device's, stats holds
+             "Multi-core runs"; None: the workload's run.json, else what the kernel's replica groups, peers and
+             ShardIDKind ub name, else 1): total_ns and dynamic_instructions are then the device's, stats holds
              "cores" (one document per core) and "device". Each rank has its own DRAM: with several ranks
              every output is the ranks' arrays stacked, outputs["y"][r] rank r's; an expect folder's rank<r>/
              subfolders hold rank r's expected outputs, and mismatches name "rank<r>/<tensor>"
 schedule     "auto" (default), "whole" or "streamed", as --schedule (README "Long kernels"): how the run holds
              its dynamic schedule; every result is the same either way. auto streams a timing-only run without
              a trace of a program without data-dependent branches, so that long kernels run in bounded memory
+strict       an output element no instruction wrote raises SimulationError (as --strict); otherwise it is a
+             UserWarning, and Result.unwritten counts them per output
 set          dict of architecture parameter -> value set over arch (as --set KEY=VALUE; `neuronsim arch
              --keys`): {"dma_fixed_ns": 650} runs on "trn1+{dma_fixed_ns=650}", the name Result.arch and stats give
 seed         seed of the generated inputs (as --seed; default 0, the documented draw)
@@ -173,6 +177,8 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("kernel", &Result::kernel)
       .def_readonly("dynamic_instructions", &Result::dynamic_instructions)
       .def_readonly("device_prints", &Result::device_prints, "DevicePrint lines, in order")
+      .def_readonly("unwritten", &Result::unwritten,
+                    "output name -> elements no instruction wrote (they hold the 0xFF fill); empty when none")
       .def_property_readonly(
           "ok", [](const Result &r) { return r.mismatches.is_none() || py::len(r.mismatches) == 0; },
           "no mismatch (True when nothing was compared)")
@@ -255,9 +261,29 @@ PYBIND11_MODULE(_core, m) {
         py::arg("arch") = py::none(), py::arg("timing_only") = false, py::arg("expect") = py::none(),
         py::arg("rtol") = py::none(), py::arg("atol") = py::none(), py::arg("kernel_sim") = py::none(),
         py::arg("trace") = py::none(), py::arg("max_instructions") = neuronsim::sim::kDefaultMaxInstructions,
-        py::arg("cores") = 1, py::arg("lnc") = 1, py::arg("schedule") = "auto", py::arg("set") = py::none(),
-        py::arg("seed") = 0, py::arg("save_inputs") = py::none(), py::arg("progress") = py::none(),
-        py::arg("report") = py::none());
+        py::arg("cores") = py::none(), py::arg("lnc") = py::none(), py::arg("schedule") = "auto",
+        py::arg("strict") = false, py::arg("set") = py::none(), py::arg("seed") = 0,
+        py::arg("save_inputs") = py::none(), py::arg("progress") = py::none(), py::arg("report") = py::none());
+  m.def(
+      "did_you_mean",
+      [](const std::string &given, const std::vector<std::string> &candidates) {
+        return neuronsim::isa::did_you_mean(given, candidates);
+      },
+      "\" (did you mean 'X'?)\" for the candidate nearest to `given` (case-insensitive, then edit distance), "
+      "or \"\": "
+      "the\nrule of every 'unknown name' message (isa/names.hpp).",
+      py::arg("given"), py::arg("candidates"));
+  m.def("run_config", &run_config,
+        "A workload folder's run.json as a dict ({} when it has none): cores, lnc, arch, rtol, atol, checked "
+        "as a run\nchecks them (README \"Bad input\").\n\nExample:\n"
+        "    >>> neuronsim.run_config(\"workloads/multicore/tp_mlp_4ranks\")\n"
+        "    {'cores': 4, 'lnc': 1, 'arch': 'trn2'}",
+        py::arg("kernel"));
+  m.def("output_kind", &output_kind,
+        "What an output path names, under the rule of every output neuronsim writes: 'absent', 'regular' "
+        "(replaced "
+        "whole)\nor 'device' (written in place); InvalidInput for a FIFO, socket, block device or directory.",
+        py::arg("path"));
   m.def("load", &load,
         "Reads a kernel (BIR JSON path, workload folder, bundle-stream folder) into a Kernel.\n\nExample:\n"
         "    >>> k = neuronsim.load(\"workloads/kernel1\")\n    >>> [t.name for t in k.inputs]\n    ['a']",

@@ -73,7 +73,7 @@ py::dict KernelInfo::instructions() const {
   return d;
 }
 
-sim::InputSpec inputs_arg(py::handle inputs) {
+sim::InputSpec inputs_arg(py::handle inputs, const isa::Program *program) {
   sim::InputSpec spec;
   if (inputs.is_none())
     return spec;
@@ -83,33 +83,43 @@ sim::InputSpec inputs_arg(py::handle inputs) {
   }
   if (!py::isinstance<py::dict>(inputs))
     throw py::type_error(
-        "inputs must be a dict of tensor name -> numpy array or .npy path, or a folder of <name>.npy");
+        "inputs must be a dict of tensor name -> numpy array or .npy path, or a folder of <name>.npy; got " +
+        type_name(inputs));
   for (const auto &[key, value] : py::reinterpret_borrow<py::dict>(inputs)) {
     if (!py::isinstance<py::str>(key))
-      throw py::type_error("inputs keys must be tensor names (str)");
+      throw py::type_error("inputs keys must be tensor names (str), got " + type_name(key) + " " +
+                           text_of(py::repr(key)));
     const std::string name = key.cast<std::string>();
-    if (is_path(value))
-      spec.files[name] = path_arg(value, sim::array_source("inputs", name)); // as --input NAME=FILE.npy
-    else
-      spec.arrays.emplace(name, guarded([&] { return array_arg(value, sim::array_source("inputs", name)); }));
+    const std::string source = sim::array_source("inputs", name);
+    if (is_path(value)) {
+      spec.files[name] = path_arg(value, source); // as --input NAME=FILE.npy
+      continue;
+    }
+    // The tensor it is for, so that its shape and dtype are checked before the array is copied.
+    const isa::Tensor *t = nullptr;
+    if (program)
+      t = &program->tensors[static_cast<size_t>(
+          guarded([&] { return sim::input_tensor(*program, name, source); }))];
+    spec.arrays.emplace(name, guarded([&] { return array_arg(value, source, t, "input"); }));
   }
   return spec;
 }
 
-Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_only, py::handle expect,
-           std::optional<double> rtol, std::optional<double> atol, std::optional<std::string> kernel_sim,
-           py::handle trace, int64_t max_instructions, int cores, int lnc, const std::string &schedule,
-           py::handle set, uint64_t seed, py::handle save_inputs, py::handle progress, py::handle report) {
+Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle timing_only, py::handle expect,
+           py::handle rtol, py::handle atol, py::handle kernel_sim, py::handle trace,
+           py::handle max_instructions, py::handle cores, py::handle lnc, py::handle schedule,
+           py::handle strict, py::handle set, py::handle seed_arg, py::handle save_inputs, py::handle progress,
+           py::handle report) {
   const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
   sim::RunSettings s;
   s.names = sim::python_setting_names();
-  s.options.arch.clear(); // unset: the kernel decides (trn1, or the bundle streams' generation)
+  s.options.arch.clear(); // unset: the kernel decides (run.json, trn1, or the bundle streams' generation)
   if (!arch.is_none())
     s.options.arch = guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); });
   if (!set.is_none()) {
     // set={"dma_fixed_ns": 650}: as --set KEY=VALUE, each checked by the arch loader's rules.
     if (!py::isinstance<py::dict>(set))
-      throw py::type_error("set must be a dict of architecture parameter -> value");
+      throw py::type_error("set must be a dict of architecture parameter -> value, got " + type_name(set));
     for (const auto &[key, value] : py::reinterpret_borrow<py::dict>(set)) {
       if (!py::isinstance<py::str>(key))
         throw py::type_error("set keys must be parameter names (str)");
@@ -121,28 +131,33 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
   }
   if (!save_inputs.is_none())
     s.save_inputs = path_arg(save_inputs, "save_inputs");
-  s.options.timing_only = timing_only;
-  s.options.max_instructions = max_instructions;
+  s.options.timing_only = bool_arg(timing_only, "timing_only");
+  s.strict = bool_arg(strict, "strict");
+  s.options.max_instructions = int_arg(max_instructions, "max_instructions");
+  const int64_t seed_value = int_arg(seed_arg, "seed");
+  if (seed_value < 0)
+    throw py::value_error("seed must be 0 or more, got " + std::to_string(seed_value));
+  const uint64_t seed = static_cast<uint64_t>(seed_value);
   // As the CLI's --schedule, default auto: nothing here reads the schedule's entries or the events after the run
   // (the stats document, the outputs and the trace are the same either way).
-  s.options.schedule = sim::parse_schedule(schedule, "schedule");
-  if (cores < 1 || lnc < 1)
-    throw UsageError(std::string(cores < 1 ? "cores" : "lnc") + " must be at least 1, got " +
-                     std::to_string(cores < 1 ? cores : lnc));
-  s.cores = cores;
-  s.lnc = lnc;
-  if (kernel_sim)
-    s.options.kernel_sim = *kernel_sim;
+  s.options.schedule = sim::parse_schedule(str_arg(schedule, "schedule"), "schedule");
+  // None: run.json's, else what the kernel needs (sim::resolve_cores), as the CLI without --cores / --lnc.
+  s.cores = count_arg(cores, "cores");
+  s.lnc = count_arg(lnc, "lnc");
+  if (!kernel_sim.is_none())
+    s.options.kernel_sim = path_arg(kernel_sim, "kernel_sim");
   if (py::isinstance<py::list>(inputs) || py::isinstance<py::tuple>(inputs)) {
     // One input set per rank (README "Multi-core runs"); complete_settings checks the count.
     for (const auto &item : inputs) {
       if (!(item.is_none() || is_path(item) || py::isinstance<py::dict>(item)))
-        throw py::type_error("inputs as a list holds one dict (or folder) of inputs per rank");
-      s.rank_input_list.push_back(inputs_arg(item));
+        throw py::type_error(
+            "inputs as a list holds one dict (or folder) of inputs per rank, got an item of type " +
+            type_name(item));
+      s.rank_input_list.push_back(inputs_arg(item, &k->program));
     }
     if (s.rank_input_list.empty()) throw UsageError("inputs is an empty list: give one input set per rank");
   } else {
-    s.inputs = inputs_arg(inputs);
+    s.inputs = inputs_arg(inputs, &k->program);
   }
   s.inputs.seed = seed; // as --seed N: every rank's generated inputs
   for (auto &spec : s.rank_input_list)
@@ -152,10 +167,11 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
     if (is_path(expect))
       e.dir = path_arg(expect, "expect");
     else
-      e.arrays = guarded([&] { return arrays_arg(expect, "expect"); });
+      e.arrays = guarded([&] { return arrays_arg(expect, "expect", &k->program, "expected"); });
     s.expect = std::move(e);
   }
-  s.rtol = rtol, s.atol = atol;
+  s.rtol = number_arg(rtol, "rtol", true);
+  s.atol = number_arg(atol, "atol", true);
   const std::string trace_file = trace.is_none() ? "" : path_arg(trace, "trace");
   s.trace = trace_file;  // as the CLI: streamed as the run goes, with the DMA engines' slices
   const std::string report_file = report.is_none() ? "" : path_arg(report, "report");
@@ -251,6 +267,23 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, bool timing_on
     out.trace_path = py::str(trace_file);
   for (const auto &line : prints)
     out.device_prints.append(line);
+  // Output elements no instruction wrote: a warning each (Python's warnings), or with strict=True the run's
+  // SimulationError, as `neuronsim run --strict`.
+  for (const auto &u : r.unwritten) {
+    const std::string line = sim::one_line(k->label + ": " + sim::unwritten_line(u, r.ranks()));
+    if (s.strict)
+      throw SimulationError({}, line + " (strict=True" +
+                                    (r.unwritten.size() > 1
+                                         ? "; " + std::to_string(r.unwritten.size() - 1) + " more output" +
+                                               (r.unwritten.size() > 2 ? "s" : "") + " alike"
+                                         : std::string()) +
+                                    ")");
+    if (PyErr_WarnEx(PyExc_UserWarning, ("neuronsim: " + line).c_str(), 1) != 0)
+      throw py::error_already_set();
+  }
+  for (const auto &u : r.unwritten)
+    out.unwritten[py::str(r.ranks() > 1 ? "rank" + std::to_string(u.rank) + "/" + u.tensor : u.tensor)] =
+        u.unwritten;
   if (!s.options.timing_only) {
     const auto &p = k->program;
     for (size_t i = 0; i < p.tensors.size(); ++i) {

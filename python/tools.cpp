@@ -12,6 +12,7 @@
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/dump.hpp"
 #include "neuronsim/isa/file_input.hpp"
+#include "neuronsim/isa/file_output.hpp"
 #include "neuronsim/sim/device.hpp"
 
 namespace py = pybind11;
@@ -55,7 +56,8 @@ py::dict files_dict(const std::map<std::string, std::vector<uint8_t>> &files) {
   return d;
 }
 
-isa::Dtype dtype_arg(const std::string &name) {
+isa::Dtype dtype_arg(py::handle v) {
+  const std::string name = str_arg(v, "dtype");
   const isa::Dtype d = guarded([&] { return isa::parse_dtype(name); });
   if (!engines::dtype_supported(d))
     throw InputError({}, std::string("dtype ") + isa::enum_name(d) +
@@ -101,11 +103,13 @@ std::map<std::string, std::vector<uint8_t>> core_bundle_files(const std::string 
   return files;
 }
 
-// cores= / lnc= of encode() and validate(): None (0) or a count >= 1.
+} // namespace
+
 int count_arg(py::handle v, const char *name) {
   if (v.is_none()) return 0;
   if (py::isinstance<py::bool_>(v) || !py::isinstance<py::int_>(v))
-    throw py::type_error(std::string(name) + " must be an int or None");
+    throw py::type_error(std::string(name) + " must be an int or None, got " + type_name(v) + " " +
+                         text_of(py::repr(v)));
   const py::int_ n = py::reinterpret_borrow<py::int_>(v);
   if (n < py::int_(1) || n > py::int_(sim::kMaxCores))
     throw UsageError(std::string(name) + " takes 1 to " + std::to_string(sim::kMaxCores) + ", got " +
@@ -113,11 +117,46 @@ int count_arg(py::handle v, const char *name) {
   return n.cast<int>();
 }
 
-} // namespace
+py::dict run_config(py::handle kernel) {
+  const std::string path = path_arg(kernel, "kernel");
+  const sim::RunConfig c = guarded([&] {
+    const fs::path f = fs::path(path) / sim::kRunConfigFile;
+    std::error_code ec;
+    return fs::is_directory(path, ec) && fs::exists(f, ec) ? sim::read_run_config(f.string())
+                                                           : sim::RunConfig{};
+  });
+  py::dict d;
+  if (c.cores)
+    d["cores"] = *c.cores;
+  if (c.lnc)
+    d["lnc"] = *c.lnc;
+  if (c.arch)
+    d["arch"] = *c.arch;
+  if (c.rtol)
+    d["rtol"] = *c.rtol;
+  if (c.atol)
+    d["atol"] = *c.atol;
+  return d;
+}
 
-py::dict encode(py::handle kernel, const std::string &gen, py::handle arch, py::handle outdir, py::handle cores,
+std::string output_kind(py::handle path) {
+  const std::string p = path_arg(path, "path");
+  const isa::OutputTarget t = guarded([&] { return isa::output_target(p); });
+  switch (t.kind) {
+  case isa::OutputTarget::Kind::Absent:
+    return "absent";
+  case isa::OutputTarget::Kind::Regular:
+    return "regular";
+  case isa::OutputTarget::Kind::CharDevice:
+    return "device";
+  }
+  return "absent";
+}
+
+py::dict encode(py::handle kernel, py::handle gen, py::handle arch, py::handle outdir, py::handle cores,
                 py::handle lnc) {
-  const isa::CoreGen g = guarded([&] { return sim::parse_gen(gen, "gen"); });
+  const std::string gen_name = str_arg(gen, "gen");
+  const isa::CoreGen g = guarded([&] { return sim::parse_gen(gen_name, "gen"); });
   const std::string a =
       !arch.is_none() ? guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); }) : sim::arch_for_gen(g);
   const int nc = count_arg(cores, "cores"), nl = count_arg(lnc, "lnc");
@@ -131,11 +170,12 @@ py::dict encode(py::handle kernel, const std::string &gen, py::handle arch, py::
     py::gil_scoped_release nogil;
     std::lock_guard<std::mutex> lock(core_mutex());
     auto write = [&](const std::string &d) {
+      const sim::CoreSettingNames names{"cores", "lnc"};
       if (!per_core) {
-        sim::encode_kernel(*k, g, a, d);
+        sim::encode_kernel(*k, g, a, d, names);
         return sim::read_bundle_files(d);
       }
-      sim::encode_kernel_cores(*k, g, a, d, n, l);
+      sim::encode_kernel_cores(*k, g, a, d, n, l, names);
       return core_bundle_files(d);
     };
     if (!dir.empty())
@@ -147,12 +187,14 @@ py::dict encode(py::handle kernel, const std::string &gen, py::handle arch, py::
 }
 
 Report validate(py::handle kernel, py::handle bundles, py::handle inputs, py::handle arch,
-                double rtol, double atol, py::handle cores, py::handle lnc) {
+                py::handle rtol_arg, py::handle atol_arg, py::handle cores, py::handle lnc) {
+  const double rtol = *number_arg(rtol_arg, "rtol", false), atol = *number_arg(atol_arg, "atol", false);
   const auto k = kernel_arg(kernel, sim::KernelForms::BirOnly);
   sim::ValidateOptions vo;
+  vo.names = {"cores", "lnc"};
   if (!arch.is_none())
     vo.arch = guarded([&] { return sim::parse_arch(arch_arg(arch), "arch"); });
-  vo.inputs = inputs_arg(inputs);
+  vo.inputs = inputs_arg(inputs, &k->program);
   guarded([&] {
     if (!vo.inputs.dir.empty())
       sim::check_dir_setting(vo.inputs.dir, "inputs");
@@ -169,7 +211,15 @@ Report validate(py::handle kernel, py::handle bundles, py::handle inputs, py::ha
     dir = path_arg(bundles, "bundles");
   } else if (py::isinstance<py::dict>(bundles)) {
     for (const auto &[name, data] : py::reinterpret_borrow<py::dict>(bundles)) {
+      if (!py::isinstance<py::str>(name))
+        throw py::type_error("bundles keys must be file names (str), got " + type_name(name) + " " +
+                             text_of(py::repr(name)));
       const std::string n = text_of(name);
+      if (!py::isinstance<py::bytes>(data))
+        throw py::type_error(sim::array_source("bundles", n) +
+                             " must be bytes (a file's content, as encode() "
+                             "returns it), got " +
+                             type_name(data));
       // A plain file name, or "core<i>/<file name>" of a multi-core encode (cores=).
       const size_t slash = n.find('/');
       const std::string file = slash == std::string::npos ? n : n.substr(slash + 1);
@@ -183,7 +233,8 @@ Report validate(py::handle kernel, py::handle bundles, py::handle inputs, py::ha
       files[n] = py::bytes(data.cast<py::bytes>()).cast<std::string>();
     }
   } else {
-    throw py::type_error("bundles must be a folder (str or os.PathLike) or the dict encode() returns");
+    throw py::type_error("bundles must be a folder (str or os.PathLike) or the dict encode() returns, got " +
+                         type_name(bundles));
   }
   sim::ValidateReport r = guarded([&] {
     py::gil_scoped_release nogil;
@@ -204,7 +255,7 @@ Report validate(py::handle kernel, py::handle bundles, py::handle inputs, py::ha
   return Report{std::move(r)};
 }
 
-py::array to_float32(py::handle array, const std::string &dtype) {
+py::array to_float32(py::handle array, py::handle dtype) {
   const isa::Dtype d = dtype_arg(dtype);
   py::module_ np = py::module_::import("numpy");
   py::array a = np.attr("asarray")(array, py::arg("order") = "C");
@@ -218,7 +269,7 @@ py::array to_float32(py::handle array, const std::string &dtype) {
   return std::move(out);
 }
 
-py::array from_float32(py::handle array, const std::string &dtype) {
+py::array from_float32(py::handle array, py::handle dtype) {
   const isa::Dtype d = dtype_arg(dtype);
   py::module_ np = py::module_::import("numpy");
   py::array_t<float> a = np.attr("asarray")(array, py::arg("dtype") = "float32", py::arg("order") = "C");

@@ -13,6 +13,8 @@
 #include "neuronsim/engines/dtype.hpp"
 #include "neuronsim/engines/npy_dtype.hpp"
 #include "neuronsim/io/npy.hpp"
+#include "neuronsim/isa/file_output.hpp"
+#include "neuronsim/isa/names.hpp"
 
 namespace neuronsim::sim {
 
@@ -79,7 +81,11 @@ int tensor_by_name(const isa::Program &p, const std::string &name, const std::st
           ", not an " + want;
   else
     why = "the kernel has no " + std::string(want) + " tensor named '" + name + "'";
-  throw InputError({source, -1, "", ""}, why + " (its " + want + "s: " + names_of(p, input) + ")");
+  std::vector<std::string> names;  // the nearest of them (isa/names.hpp), after the list
+  for (const auto &tt : p.tensors)
+    if ((input ? tt.is_input() : tt.is_output()) && tt.is_dram()) names.push_back(tt.name);
+  throw InputError({source, -1, "", ""},
+                   why + " (its " + want + "s: " + names_of(p, input) + ")" + (t >= 0 ? "" : isa::did_you_mean(name, names)));
 }
 } // namespace
 
@@ -322,10 +328,18 @@ void probe_writable(const std::string &dir) {
 
 void prepare_output_paths(const std::vector<std::string> &dirs, const std::vector<std::string> &files,
                           const std::vector<std::string> &inputs) {
+  // What each output path names decides how it is written (isa::output_target: a FIFO, socket, block device
+  // or directory is refused now, before the run); a character device is written in place and never probed.
+  std::vector<isa::OutputTarget> targets;
+  for (const auto &f : files)
+    targets.push_back(isa::output_target(f));
   std::vector<std::pair<std::string, std::optional<std::pair<dev_t, ino_t>>>> ins;
   for (const auto &in : inputs) ins.emplace_back(canonical_or_same(in), file_id(in));
   std::map<std::string, std::string> outs;  // canonical -> as given
-  for (const auto &f : files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string &f = files[i];
+    if (targets[i].kind == isa::OutputTarget::Kind::CharDevice)
+      continue; // /dev/null twice discards twice
     const std::string c = canonical_or_same(f);
     const auto id = file_id(f);
     for (size_t k = 0; k < ins.size(); ++k)
@@ -340,11 +354,14 @@ void prepare_output_paths(const std::vector<std::string> &dirs, const std::vecto
     make_dirs(d, "output directory");
     probe_writable(d);
   }
-  for (const auto &f : files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (targets[i].kind == isa::OutputTarget::Kind::CharDevice)
+      continue;
+    const std::string &f = files[i];
     std::error_code ec;
-    if (fs::is_directory(f, ec)) throw InputError({f, -1, "", ""}, "is a directory: an output file cannot be written there");
-    // An output file's directory must exist (a misspelt directory is refused, not created).
-    std::string parent = fs::path(f).parent_path().string();
+    // An output file's directory must exist (a misspelt directory is refused, not created); the temporary is
+    // made next to the file a symbolic link names.
+    std::string parent = fs::path(targets[i].path).parent_path().string();
     if (parent.empty()) parent = ".";
     if (!fs::exists(parent, ec)) throw InputError({f, -1, "", ""}, "its directory " + parent + " does not exist");
     if (!fs::is_directory(parent, ec)) throw InputError({f, -1, "", ""}, parent + " is not a directory");

@@ -15,6 +15,7 @@
 #include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/file_output.hpp"
+#include "neuronsim/isa/names.hpp"
 #include "neuronsim/sim/analysis.hpp"
 #include "neuronsim/sim/stats.hpp"
 
@@ -56,16 +57,23 @@ Kernel load_kernel(const std::string &path, KernelForms forms) {
     throw InputError({path, -1, "", ""}, "no such file or directory");
   std::string bir = path;
   if (fs::is_directory(p)) {
+    // Every *.bir.json entry counts, whatever it is: a FIFO beside the kernel makes two (refused), never a
+    // folder read as the other one alone (the sweeps' folder rule is the same, python/neuronsim/sweeps.py).
     std::vector<fs::path> birs;
     for (const auto &e : fs::directory_iterator(p)) {
       const std::string n = e.path().filename().string();
-      if (e.is_regular_file() && n.size() > 9 && n.substr(n.size() - 9) == ".bir.json")
+      if (n.size() > 9 && n.substr(n.size() - 9) == ".bir.json")
         birs.push_back(e.path());
     }
-    if (birs.size() != 1)
+    std::sort(birs.begin(), birs.end());
+    if (birs.size() != 1) {
+      std::string names;
+      for (const auto &b : birs)
+        names += (names.empty() ? ": " : ", ") + b.filename().string();
       throw InputError({path, -1, "", ""},
                        "a workload directory must hold exactly one *.bir.json file (found " +
-                           std::to_string(birs.size()) + ")");
+                           std::to_string(birs.size()) + names + ")");
+    }
     bir = birs[0].string();
     if (fs::is_directory(p / "inputs"))
       k.inputs_dir = (p / "inputs").string();
@@ -73,6 +81,13 @@ Kernel load_kernel(const std::string &path, KernelForms forms) {
       k.expected_dir = (p / "expected").string();
     if (fs::is_regular_file(p / "tolerance.json"))
       k.tolerance_file = (p / "tolerance.json").string();
+    std::error_code rec;
+    if (fs::exists(p / kRunConfigFile, rec)) { // one that is not a regular file is refused by the reader
+      k.run_config = read_run_config((p / kRunConfigFile).string());
+      if (k.run_config.rtol && !k.tolerance_file.empty())
+        throw InputError({k.run_config.file, -1, "", "tolerance"},
+                         "the folder gives its tolerance twice (run.json and tolerance.json): keep one");
+    }
   }
   k.program = isa::read_bir_file(bir);
   k.label = bir;
@@ -81,11 +96,21 @@ Kernel load_kernel(const std::string &path, KernelForms forms) {
 }
 
 SettingNames cli_setting_names() {
-  return {"--input/--inputs", "--inputs",      "--expect",           "--rtol",
-          "--atol",           "--timing-only", "--max-instructions", "--set"};
+  return {"--input/--inputs",
+          "--inputs",
+          "--expect",
+          "--rtol",
+          "--atol",
+          "--timing-only",
+          "--max-instructions",
+          CoreSettingNames{"--cores", "--lnc"},
+          "--arch",
+          "--set"};
 }
 SettingNames python_setting_names() {
-  return {"inputs", "inputs", "expect", "rtol", "atol", "timing_only", "max_instructions", "set"};
+  return {"inputs", "inputs",      "expect",           "rtol",
+          "atol",   "timing_only", "max_instructions", CoreSettingNames{"cores", "lnc"},
+          "arch",   "set"};
 }
 
 void check_dir_setting(const std::string &dir, const std::string &setting) {
@@ -124,28 +149,80 @@ void check_settings(const RunSettings &s) {
                      (expectations ? n.expect + "/" + n.rtol + "/" + n.atol : n.inputs) + " cannot be used with it");
 }
 
-void complete_settings(const Kernel &k, RunSettings &s) {
-  check_settings(s);
-  const bool timing_only = s.options.timing_only;
+void resolve_cores(const Kernel &k, RunSettings &s) {
+  const CoreSettingNames &n = s.names.cores;
+  if (s.cores < 0 || s.lnc < 0 || s.cores > kMaxCores || s.lnc > kMaxCores)
+    throw UsageError(n.cores + " and " + n.lnc + " take 1 to " + std::to_string(kMaxCores));
   // Bundle streams are lowered per core (shard ids resolved): a multi-core folder runs on its own cores (--cores /
   // --lnc, when given, must say the same), a single-core folder on one core.
   if (!k.core_programs.empty()) {
-    const int n = static_cast<int>(k.core_programs.size());
-    if (s.cores == 1 && s.lnc == 1) {
-      s.cores = n;
+    const int cn = static_cast<int>(k.core_programs.size());
+    if (s.cores == 0 && s.lnc == 0) {
+      s.cores = cn;
       s.lnc = k.core_lnc;
-    } else if (std::max(s.cores, s.lnc) != n || s.lnc != k.core_lnc) {
+    } else if (std::max(s.cores, s.lnc) != cn || std::max(s.lnc, 1) != k.core_lnc) {
       throw InputError({k.path, -1, "", "cores"},
-                       "holds the bundle streams of " + std::to_string(n) + " cores with LNC=" +
-                           std::to_string(k.core_lnc) + " (cores.json); the run asks for " +
-                           std::to_string(std::max(s.cores, s.lnc)) + " cores with LNC=" + std::to_string(s.lnc));
+                       "holds the bundle streams of " + std::to_string(cn) +
+                           " cores with LNC=" + std::to_string(k.core_lnc) +
+                           " (cores.json); the run asks for " + std::to_string(std::max(s.cores, s.lnc)) +
+                           " cores with LNC=" + std::to_string(std::max(s.lnc, 1)));
     }
-  } else if (k.streams && (s.cores > 1 || s.lnc > 1)) {
+    for (const auto &p : k.core_programs)
+      check_kernel_cores(p, s.cores, s.lnc, n);
+    return;
+  }
+  if (k.streams && (s.cores > 1 || s.lnc > 1))
     throw InputError({k.path, -1, "", "cores"},
                      "holds one core's bundle streams (manifest.json, shard 0 and rank 0 resolved); a run of " +
                          std::to_string(std::max(s.cores, s.lnc)) +
                          " cores needs the streams of each: neuronsim encode KERNEL --cores N [--lnc L]");
+  const CoreNeeds need = core_needs(k.program);
+  const engines::ArchParams arch = engines::load_arch(s.options.arch);
+  const bool given = s.cores > 0 || s.lnc > 0;
+  if (!given && (k.run_config.cores || k.run_config.lnc)) {
+    s.lnc = k.run_config.lnc.value_or(1);
+    s.cores = k.run_config.cores.value_or(s.lnc);
+    s.cores_from = "run.json";
+  } else if (!given && !k.streams) {
+    // Nothing says how many cores: the kernel's own needs (its ShardIDKind ub, the cores and ranks it names).
+    s.lnc = std::max(need.lnc, 1);
+    s.cores = need.min_cores(s.lnc);
+    if (need.lnc > 1 && need.lnc > arch.lnc_max) {
+      std::string with;  // the built-in architectures that have such logical cores (their lnc_max)
+      for (const auto &name : engines::arch_names())
+        if (engines::builtin_arch(name).lnc_max >= need.lnc) with += (with.empty() ? "" : " or ") + name;
+      throw InputError(need.lnc_at, "ShardIDKind with ub " + std::to_string(need.lnc) +
+                                        ": the kernel is written for LNC=" + std::to_string(need.lnc) +
+                                        ", which " + arch.name + " does not have (lnc_max " +
+                                        std::to_string(arch.lnc_max) + ")" +
+                                        (with.empty() ? "" : ": run it with " + s.names.arch + " " + with));
+    }
+    const bool by_cores = need.cores >= int64_t(need.ranks) * s.lnc;  // which of the two sets the count
+    if (s.cores > kMaxCores) {
+      throw InputError(by_cores ? need.cores_at : need.ranks_at,
+                       std::string("names ") + (by_cores ? "core " + std::to_string(need.highest_core)
+                                                         : "rank " + std::to_string(need.highest_rank)) +
+                           ": a run has at most " + std::to_string(kMaxCores) + " cores");
+    }
+    if (s.cores > 1)
+      s.cores_from = "the kernel's " + (need.lnc > 1 ? std::string("ShardIDKind ub")
+                                        : by_cores      ? need.cores_at.field
+                                                        : need.ranks_at.field);
+  } else {
+    // Given: --lnc L alone runs L cores.
+    if (s.lnc == 0)
+      s.lnc = 1;
+    if (s.cores == 0)
+      s.cores = s.lnc;
   }
+  check_kernel_cores(k.program, s.cores, s.lnc, n);
+}
+
+void complete_settings(const Kernel &k, RunSettings &s) {
+  check_settings(s);
+  const bool timing_only = s.options.timing_only;
+  if (s.options.arch.empty() && k.run_config.arch)
+    s.options.arch = *k.run_config.arch;
   if (s.options.arch.empty())
     s.options.arch = k.streams ? arch_for_gen(*k.streams) : "trn1";
   if (!s.arch_sets.empty()) {
@@ -154,6 +231,7 @@ void complete_settings(const Kernel &k, RunSettings &s) {
         s.options.arch); // the whole checked now (cross-checks such as PSUM banks), before any work
     s.arch_sets.clear();
   }
+  resolve_cores(k, s);
   if (s.inputs.dir.empty())
     s.inputs.dir = k.inputs_dir;
   if (!s.rank_input_list.empty() && static_cast<int>(s.rank_input_list.size()) != run_ranks(s))
@@ -172,7 +250,10 @@ void complete_settings(const Kernel &k, RunSettings &s) {
     else
       s.expect = ExpectSpec{k.expected_dir, {}};
   }
-  if (s.rtol || s.atol || timing_only || k.tolerance_file.empty()) {
+  if (!s.rtol && !s.atol && !timing_only && k.run_config.rtol) {
+    s.rtol = k.run_config.rtol; // run.json's tolerance (read_run_config checked it)
+    s.atol = k.run_config.atol;
+  } else if (s.rtol || s.atol || timing_only || k.tolerance_file.empty()) {
     if (!s.rtol)
       s.rtol = kDefaultRtol;
     if (!s.atol)
@@ -366,7 +447,24 @@ Run run_kernel(const Kernel &k, const RunSettings &s) {
     r.result = r.simulator->run();
   }
   if (trace) trace->finish(r.result);
+  if (!s.options.timing_only) {
+    const int ranks = r.ranks();
+    for (int rank = 0; rank < ranks; ++rank)
+      for (size_t t = 0; t < k.program.tensors.size(); ++t) {
+        const int64_t n = r.rank_memory(rank).unwritten_elements(static_cast<int>(t));
+        if (n > 0)
+          r.unwritten.push_back({rank, k.program.tensors[t].name, n, k.program.tensors[t].num_elements()});
+      }
+  }
   return r;
+}
+
+std::string unwritten_line(const UnwrittenOutput &u, int ranks) {
+  return "output '" + (ranks > 1 ? "rank" + std::to_string(u.rank) + "/" : std::string()) + u.tensor +
+         "': " + std::to_string(u.unwritten) + " of " + std::to_string(u.elements) +
+         " elements were written by no instruction (they hold the 0xFF fill, NaN as a float): the kernel "
+         "misses "
+         "part of its output, or runs on fewer cores than it is written for";
 }
 
 std::vector<Mismatch> check_outputs(const Kernel &k, Run &run, const RunSettings &s,
@@ -473,7 +571,8 @@ void prepare_cores_dir(const std::string &dir) {
 } // namespace
 
 std::vector<EncodeSummary> encode_kernel_cores(const Kernel &k, isa::CoreGen gen, const std::string &arch,
-                                               const std::string &outdir, int cores, int lnc) {
+                                               const std::string &outdir, int cores, int lnc,
+                                               const CoreSettingNames &names) {
   const engines::ArchParams ap = engines::load_arch(arch);
   if (cores < 1 || cores > kMaxCores)
     throw UsageError("--cores takes 1 to " + std::to_string(kMaxCores) + " cores, got " + std::to_string(cores));
@@ -482,6 +581,7 @@ std::vector<EncodeSummary> encode_kernel_cores(const Kernel &k, isa::CoreGen gen
                      " physical cores (lnc_max), got LNC=" + std::to_string(lnc));
   if (cores % lnc != 0)
     throw UsageError(std::to_string(cores) + " cores do not make logical cores of " + std::to_string(lnc));
+  check_kernel_cores(k.program, cores, lnc, names);
   if (has_data_dependent_control(k.program)) {  // the same rule as a run (the streams must run where they go)
     ErrorContext where;
     const std::string why = multicore_control_flow_refusal(k.program, lnc, &where);
@@ -563,8 +663,10 @@ std::vector<isa::Program> read_core_bundles(const std::string &dir, int *lnc, is
 }
 
 EncodeSummary encode_kernel(const Kernel &k, isa::CoreGen gen, const std::string &arch,
-                            const std::string &outdir) {
+                            const std::string &outdir, const CoreSettingNames &names) {
   EncodeSummary s;
+  // One bundle set is one core's: a kernel written for several is refused, naming what says so (core_needs).
+  check_kernel_cores(k.program, 1, 1, names);
   const isa::Program low = lower_to_stream(k.program, engines::load_arch(arch), {}, &s.lowered);
   prepare_encode_dir(outdir);
   isa::write_bundle_dir(low, gen, outdir);
@@ -600,8 +702,10 @@ ValidateReport validate_kernel(const Kernel &k, const std::string &bundle_dir, V
                            std::to_string(lnc) + " (cores.json); validate asks for " + std::to_string(want_cores) +
                            " cores with LNC=" + std::to_string(want_lnc));
     (void)has_rank_dirs(options.inputs.dir, cores / lnc);  // InputError naming a missing or extra rank folder
+    check_kernel_cores(k.program, cores, lnc, options.names);
     return validate_device_bundles(k.program, bundle_dir, cores, lnc, options);
   }
+  check_kernel_cores(k.program, 1, 1, options.names);
   if (want_cores > 1)
     throw InputError({bundle_dir, -1, "", "cores"},
                      "holds one core's bundle streams (manifest.json); validating " + std::to_string(want_cores) +
@@ -728,7 +832,8 @@ ScheduleMode parse_schedule(const std::string &value, const std::string &option)
   if (value == "auto") return ScheduleMode::Auto;
   if (value == "whole") return ScheduleMode::Whole;
   if (value == "streamed") return ScheduleMode::Streamed;
-  throw UsageError(option + " takes auto, whole or streamed, got '" + value + "'");
+  throw UsageError(option + " takes auto, whole or streamed, got '" + value + "'" +
+                   isa::did_you_mean(value, {"auto", "whole", "streamed"}));
 }
 
 std::string parse_arch(const std::string &value, const std::string &option) {
@@ -747,7 +852,8 @@ std::string parse_arch(const std::string &value, const std::string &option) {
       std::string known;
       for (const auto &n : names)
         known += (known.empty() ? "" : ", ") + n;
-      throw UsageError(option + " takes " + known + " or an architecture FILE.json, got '" + spec.base + "'");
+      throw UsageError(option + " takes " + known + " or an architecture FILE.json, got '" + spec.base + "'" +
+                       isa::did_you_mean(spec.base, names));
     }
   }
   if (spec.sets.empty())
@@ -794,7 +900,10 @@ isa::CoreGen parse_gen(const std::string &value, const std::string &option) {
     return isa::CoreGen::V3;
   if (value == "v4" || value == "V4")
     return isa::CoreGen::V4;
-  throw UsageError(option + " takes v2, v3 or v4, got '" + value + "'");
+  // The generations' trn names are hints: `--gen trn2` means v3.
+  throw UsageError(
+      option + " takes v2, v3 or v4, got '" + value + "'" +
+      isa::did_you_mean(value, {"v2", "v3", "v4"}, {{"trn1", "v2"}, {"trn2", "v3"}, {"trn3", "v4"}}));
 }
 
 std::string one_line(const std::string &m) {

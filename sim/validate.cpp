@@ -151,7 +151,8 @@ void alu_lint(const char *key, const T &got, const T &want, isa::CoreGen gen, co
 
 void lint_alu_fields(const isa::Inst &got, const isa::Inst &want, isa::CoreGen gen, const std::string &where,
                      std::vector<std::string> &out) {
-#define NS_FIELD(member, key, kind, ctype, def, only) alu_lint(key, got.f.member, want.f.member, gen, where, out);
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
+  alu_lint(key, got.f.member, want.f.member, gen, where, out);
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
 }

@@ -313,12 +313,13 @@ using Rule = Cost (*)(const Ctx &);
 struct RuleRow {
   Rule fn = nullptr;
   const char *name = nullptr;
+  const char *why = nullptr;
 };
 
 const std::array<RuleRow, isa::kNumInstructionTypes> &rules() {
   static const std::array<RuleRow, isa::kNumInstructionTypes> t = [] {
     std::array<RuleRow, isa::kNumInstructionTypes> a{};
-#define NS_COST(type, rule, why) a[static_cast<size_t>(InstructionType::type)] = RuleRow{&rule, #rule};
+#define NS_COST(type, rule, why) a[static_cast<size_t>(InstructionType::type)] = RuleRow{&rule, #rule, why};
 #include "engines/cost/cost_rules.def"
 #undef NS_COST
     return a;
@@ -331,6 +332,11 @@ const std::array<RuleRow, isa::kNumInstructionTypes> &rules() {
 const char *cost_rule_name(InstructionType t) {
   const auto i = static_cast<size_t>(t);
   return i < rules().size() ? rules()[i].name : nullptr;
+}
+
+const char *cost_rule_why(InstructionType t) {
+  const auto i = static_cast<size_t>(t);
+  return i < rules().size() ? rules()[i].why : nullptr;
 }
 
 Cost instruction_cost(const DynInst &d, Engine engine, const ArchParams &a, const Memory &mem) {

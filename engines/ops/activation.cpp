@@ -2,17 +2,19 @@
 // reference neuronx-cc/bir/sim-activation-pwp.md 1 (operand contract) and 5 (the exact closed forms, the
 // no-profile numerics of every sim_<fn>; the PWP LUT approximation is deliberately not modelled).
 //
-// Operand convention (ins indices), following the visitor's operand(inst, 1..3) order:
+// Operand convention (ins indices), following the visitor's operand(inst, 1..3) order -- the roles of its row
+// in isa/tables/inst_keys.def, by which the code below finds them (isa::operand_index):
 //   ins[0] data
 //   ins[1] scale: immediate or per-partition [P, 1] tensor; absent -> field `scale` (1.0 when not given)
 //   ins[2] bias:  immediate or per-partition [P, 1] tensor; absent -> 0
 //   ins[3] alpha: immediate or per-partition [P, 1] tensor; absent -> field `alpha`
 // The pre-scale is two fp32 roundings (x * scale, then + bias); f is evaluated in double with the reference's
-// double constants and rounded to fp32. `acc` folds the per-partition row sums of the output into the engine's
-// accumulator registers (reference neuron-arch.md 3.2: ACT reduce_regs, add only).
+// double constants and rounded to fp32. `acc` folds the per-partition row sums of the output into the
+// engine's accumulator registers (reference neuron-arch.md 3.2: ACT reduce_regs, add only).
 #include <cmath>
 
 #include "engines/ops/common.hpp"
+#include "neuronsim/isa/inst_rules.hpp"
 
 namespace neuronsim::engines::ops {
 
@@ -90,16 +92,36 @@ std::vector<float> operand_or(const DynInst &d, const Memory &m, size_t i, int64
 
 } // namespace
 
+namespace {
+
+// The operand positions, from the type's row of inst_keys.def.
+struct ActivationOperands {
+  size_t data, scale, bias, alpha, acc_seed, acc_out;
+};
+const ActivationOperands &activation_operands() {
+  static const ActivationOperands o = [] {
+    using isa::operand_index;
+    constexpr auto A = isa::InstructionType::Activation;
+    return ActivationOperands{operand_index(A, "data"),     operand_index(A, "scale"),
+                              operand_index(A, "bias"),     operand_index(A, "alpha"),
+                              operand_index(A, "acc_seed"), operand_index(A, "acc_out", true)};
+  }();
+  return o;
+}
+
+} // namespace
+
 void exec_activation(const DynInst &d, Memory &m, EngineState &st) {
   const isa::Inst &I = *d.inst;
-  const Access &in = in_ap(d, m, 0);
+  const ActivationOperands &op = activation_operands();
+  const Access &in = in_ap(d, m, op.data);
   const Access &out = out_ap(d, m, 0);
   require_same_count(m, in, out, "outs[0]");
   const int64_t parts = in.partitions(), free = in.free_elements();
   const float scale_field = I.has(isa::Field::scale) ? float(I.f.scale) : 1.0f;
-  const std::vector<float> scale = operand_or(d, m, 1, parts, scale_field);
-  const std::vector<float> bias = operand_or(d, m, 2, parts, 0.0f);
-  const std::vector<float> alpha = operand_or(d, m, 3, parts, float(I.f.alpha));
+  const std::vector<float> scale = operand_or(d, m, op.scale, parts, scale_field);
+  const std::vector<float> bias = operand_or(d, m, op.bias, parts, 0.0f);
+  const std::vector<float> alpha = operand_or(d, m, op.alpha, parts, float(I.f.alpha));
   Tile x = read_tile(m, in);
   for (int64_t p = 0; p < parts; ++p) {
     float *row = x.row(p).data();
@@ -111,10 +133,12 @@ void exec_activation(const DynInst &d, Memory &m, EngineState &st) {
   // LoadAccumulate takes its seed from ins[4] (immediate or [P, 1]; INFERRED position, after data/scale/bias/
   // alpha). outs[1], when present, receives the registers after the fold (NKI activation_reduce's reduce_res).
   std::vector<float> load;
-  if (has_in(d, 4)) load = per_partition(d, m, 4, parts);
-  engine_accumulate(m, st, I.f.acc, isa::AluOp::add, x, has_in(d, 4) ? &load : nullptr, "acc");
+  if (has_in(d, op.acc_seed))
+    load = per_partition(d, m, op.acc_seed, parts);
+  engine_accumulate(m, st, I.f.acc, isa::AluOp::add, x, has_in(d, op.acc_seed) ? &load : nullptr, "acc");
   m.write_f32(out, x.data());
-  if (d.outs.size() > 1) drain_accumulator(m, st, out_ap(d, m, 1), false, "outs[1]");
+  if (d.outs.size() > op.acc_out)
+    drain_accumulator(m, st, out_ap(d, m, op.acc_out), false, "outs[1]");
 }
 
 // reference sim-activation-pwp.md 1 QUIRK: InstReciprocal is inline exact 1.0f / x.

@@ -161,6 +161,13 @@ bool executes(isa::InstructionType t) {
   return i < table().size() && table()[i] != nullptr;
 }
 
+bool reads_or_writes_data(isa::InstructionType t) {
+  const auto i = static_cast<size_t>(t);
+  // CoreBarrier only waits (its cores are its field, not operands).
+  return i < table().size() && table()[i] != nullptr && table()[i] != &ops::exec_noop &&
+         table()[i] != &ops::exec_core_barrier;
+}
+
 const char *not_executed_reason(isa::InstructionType t) {
   if (executes(t)) return "";
   switch (t) {

@@ -147,8 +147,9 @@ json field_json(const std::vector<isa::ApDim> &v) {
 }
 json fields_json(const isa::Inst &I) {
   json j = json::object();
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                         \
-  if (I.has(isa::Field::member)) j[key] = field_json(I.f.member);
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
+  if (I.has(isa::Field::member))                                                                             \
+    j[key] = field_json(I.f.member);
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   return j;

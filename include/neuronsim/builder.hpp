@@ -82,11 +82,11 @@ public:
   InstRef(Builder *b, int index) : b_(b), index_(index) {}
   isa::Inst &inst();
   int index() const { return index_; }
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                         \
-  InstRef &member(ctype v) {                                                                                  \
-    inst().f.member = std::move(v);                                                                           \
-    inst().given.set(static_cast<int>(isa::Field::member));                                                   \
-    return *this;                                                                                             \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
+  InstRef &member(ctype v) {                                                                                 \
+    inst().f.member = std::move(v);                                                                          \
+    inst().given.set(static_cast<int>(isa::Field::member));                                                  \
+    return *this;                                                                                            \
   }
   using AluOp = isa::AluOp;
   using EngineAccumulationType = isa::EngineAccumulationType;

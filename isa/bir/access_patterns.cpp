@@ -18,8 +18,16 @@ int Reader::tensor_ref(const json &a, const std::string &field) const {
       } else {
         t = p_.find_tensor(name);
       }
-      if (t < 0)
-        fail(field + "." + key, "no allocation named '" + name + "'");
+      if (t < 0) {
+        std::vector<std::string> names;
+        if (bind_)
+          for (const auto &kv : *bind_)
+            names.push_back(kv.first);
+        else
+          for (const auto &tn : p_.tensors)
+            names.push_back(std::string(key) == "memref" ? tn.name : tn.set_name);
+        fail(field + "." + key, "no allocation named '" + name + "'" + did_you_mean(name, names));
+      }
       return t;
     }
   }
@@ -214,7 +222,9 @@ Arg Reader::read_arg(const json &a, const std::string &field) const {
     if (values.size() > 1)
       arg.imm_array = values;
   } else {
-    fail(field + ".kind", "unknown argument kind '" + kind + "'");
+    fail(field + ".kind", unknown_name("argument kind", kind,
+                                       {"physical_ap", "symbolic_ap", "symbolic_pwap", "register_ap",
+                                        "register_access", "imm_value", "imm_array", "symbolic_imm_value"}));
   }
   return arg;
 }

@@ -16,6 +16,7 @@ void Reader::read_allocation(const json &al, const std::string &field) {
     return;
   Tensor t;
   const json *loc = &al;
+  warn_unknown_level_keys(al, skind == "memory_location_set" ? "allocation" : "memory_location", field);
   if (skind == "memory_location_set") {
     t.set_name = as_str(need(al, "name", field + ".name"), field + ".name");
     const json &locs =
@@ -23,6 +24,7 @@ void Reader::read_allocation(const json &al, const std::string &field) {
     if (locs.empty())
       fail(field + ".memorylocations", "an allocation needs one memory location");
     loc = &as_obj(locs[0], field + ".memorylocations[0]");
+    warn_unknown_level_keys(*loc, "memory_location", field + ".memorylocations[0]");
     if (const json *k = get(al, "kind"))
       t.kind = parse_enum<TensorKind>(as_str(*k, field + ".kind"), ctx(field + ".kind"));
     if (const json *d = get(al, "dtype"))
@@ -93,6 +95,30 @@ void Reader::read_allocation(const json &al, const std::string &field) {
       fail(field + ".tensor_shape", "the element count overflows 64 bits");
   if (__builtin_mul_overflow(elems, esize, &bytes))
     fail(field + ".tensor_shape", "the byte size overflows 64 bits");
+  // tensor_shape (with the dtype) and the memory location's dims describe the same bytes; when they disagree
+  // the tensor would be read or written as one and placed as the other (an output truncated to its dims, an
+  // input refused for a shape the dims do not hold), so neither is guessed.
+  if (!dims.empty() && skind == "memory_location_set" && get(al, "tensor_shape")) {
+    int64_t free = 1;
+    for (size_t i = 1; i < t.shape.size(); ++i)
+      free = mul(free, t.shape[i], field + ".tensor_shape");
+    const int64_t want_bpp = mul(free, esize, field + ".tensor_shape");
+    const int64_t want_p = t.shape.empty() ? 1 : t.shape[0];
+    if (want_p != t.partitions || (dims.size() > 1 && want_bpp != t.bytes_per_partition)) {
+      auto list = [](const std::vector<int64_t> &v) {
+        std::string r = "[";
+        for (size_t i = 0; i < v.size(); ++i)
+          r += (i ? ", " : "") + std::to_string(v[i]);
+        return r + "]";
+      };
+      fail(lf + ".dims", "tensor '" + t.name + "' is declared " + list(t.shape) + " " + enum_name(t.dtype) +
+                             " (" + std::to_string(want_p) + " partitions x " + std::to_string(want_bpp) +
+                             " bytes), but its memory location's dims are " + list(dims) + " (" +
+                             std::to_string(t.partitions) + " partitions x " +
+                             std::to_string(t.bytes_per_partition) +
+                             " bytes): tensor_shape and dims must describe the same tensor");
+    }
+  }
   if (p_.find_tensor(t.name) >= 0 || p_.find_tensor(t.set_name) >= 0)
     fail(field + ".name", "duplicate allocation '" + t.set_name + "'");
   p_.tensors.push_back(std::move(t));

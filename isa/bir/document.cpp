@@ -2,8 +2,10 @@
 // nki_functions as callees of Call / NKIKernel, and the loader's second pass over names (DMABlocks,
 // dependencies; reference neuronx-cc/bir/json-loader.md). parse_bir and read_bir_file enter here.
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <functional>
+#include <unordered_set>
 
 #include "isa/bir/reader.hpp"
 #include "neuronsim/isa/file_input.hpp"
@@ -23,8 +25,75 @@ Program Reader::run() {
   return std::move(p_);
 }
 
+namespace {
+
+struct LevelKeys {
+  const char *level;
+  const char *what;
+  std::vector<std::string> keys;
+  std::unordered_set<std::string> known;  // the same keys, for the lookup of every key of every object
+};
+
+std::vector<std::string> words(const char *list) {
+  std::vector<std::string> v;
+  std::string w;
+  for (const char *c = list;; ++c) {
+    if (*c == ' ' || *c == 0) {
+      if (!w.empty())
+        v.push_back(w);
+      w.clear();
+      if (!*c)
+        break;
+    } else {
+      w += *c;
+    }
+  }
+  return v;
+}
+
+const std::vector<LevelKeys> &level_keys() {
+  static const std::vector<LevelKeys> rows = [] {
+    std::vector<LevelKeys> v = {
+#define NS_BIR_KEYS(level, what, keys) {#level, what, words(keys), {}},
+#include "isa/tables/bir_keys.def"
+#undef NS_BIR_KEYS
+    };
+    for (auto &r : v)
+      r.known.insert(r.keys.begin(), r.keys.end());
+    return v;
+  }();
+  return rows;
+}
+
+} // namespace
+
+void Reader::warn_unknown_level_keys(const json &o, const char *level, const std::string &field) {
+  if (!o.is_object())
+    return;
+  const LevelKeys *row = nullptr;
+  for (const auto &r : level_keys())
+    if (std::strcmp(r.level, level) == 0)
+      row = &r;
+  if (!row)
+    throw std::logic_error(std::string("bir_keys.def has no level ") + level);
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    const std::string &k = it.key();
+    if (row->known.count(k))
+      continue;
+    if (!warned_levels_.insert({level, k}).second)
+      continue;
+    const std::string near = did_you_mean(k, row->keys);
+    const std::string f = field.empty() ? k : field + "." + k;
+    const std::string text = "unknown key of " + std::string(row->what) + ", ignored" + near;
+    p_.warnings.push_back(Error::format(ctx(f), text));
+    if (structural_note_.empty())
+      structural_note_ = "note: the unknown key '" + f + "' of " + row->what + " was ignored" + near;
+  }
+}
+
 void Reader::read_module() {
   as_obj(root_, "");
+  warn_unknown_level_keys(root_, "module", "");
   // The version selects only the QuasiAffineExpr encoding (reference neuronx-cc/bir/wire-versioning.md); the
   // forms are told apart by shape here, but a version other than 1 or 2 is rejected as the compiler does.
   if (const json *v = get(root_, "version")) {
@@ -59,6 +128,7 @@ void Reader::read_module() {
   }
   if (const json *n = get(fn, "name"))
     func_ = as_str(*n, "name");
+  warn_unknown_level_keys(fn, "function", "");
   if (const json *al = get(fn, "allocations")) {
     const json &a = as_arr(*al, "allocations");
     for (size_t i = 0; i < a.size(); ++i)
@@ -154,6 +224,7 @@ void Reader::expand_call(Node &node) {
   const bool first = fn_locals_.find(callee) == fn_locals_.end();
   auto &locals = fn_locals_[callee];
   size_t n_in = 0, n_out = 0;
+  warn_unknown_level_keys(fn, "function", ffield);
   const json *al = get(fn, "allocations");
   const json empty = json::array();
   const json &allocs = al ? as_arr(*al, ffield + ".allocations") : empty;

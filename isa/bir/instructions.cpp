@@ -91,10 +91,11 @@ template <typename E, typename> void Reader::read_value(const json &v, E &out, c
 void Reader::read_fields(const json &j, Inst &inst) const {
   const int type = static_cast<int>(inst.type);
   (void)type;
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   if (only_sel::only < 0 || only_sel::only == type) {                                                        \
     if (const json *v = get(j, key)) {                                                                       \
-      if (!maybe_affine_expr(*v, key)) read_value(*v, inst.f.member, key);                                   \
+      if (!maybe_affine_expr(*v, key))                                                                       \
+        read_value(*v, inst.f.member, key);                                                                  \
       inst.given.set(static_cast<int>(Field::member));                                                       \
     }                                                                                                        \
   }
@@ -211,8 +212,13 @@ void Reader::read_instruction(const json &j, std::vector<Node> &out) {
   cur_source_ = source_location(inst);
   const std::string &opcode = as_str(need(j, "opcode", "opcode"), "opcode");
   auto type = inst_type_from_name(opcode);
-  if (!type)
-    fail("opcode", "unknown opcode '" + opcode + "'");
+  if (!type) {
+    std::vector<std::string> names;
+    for (int i = 0; i < kNumInstructionTypes; ++i)
+      names.push_back(inst_type_name(static_cast<InstructionType>(i)));
+    fail("opcode", "unknown opcode '" + opcode + "'" + did_you_mean(opcode, names) +
+                       " (`neuronsim isa --explain` lists the types)");
+  }
   inst.type = *type;
   if (const json *e = get(j, "engine"))
     inst.engine = parse_enum<Engine>(as_str(*e, "engine"), ctx("engine"));
@@ -220,6 +226,10 @@ void Reader::read_instruction(const json &j, std::vector<Node> &out) {
   bool need_ops = needs_operands(inst.type);
   inst.ins = read_args(j, "ins", need_ops);
   inst.outs = read_args(j, "outs", need_ops);
+  for (const char *side : {"ins", "outs"})
+    if (const json *list = get(j, side))
+      for (size_t i = 0; i < list->size(); ++i)
+        warn_unknown_level_keys((*list)[i], "argument", std::string(side) + "[" + std::to_string(i) + "]");
   read_fields(j, inst);
   check_required_keys(j, inst.type);
   // birsim models PermuteReduce (kind 8) as an identity copy (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md

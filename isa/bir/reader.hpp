@@ -39,6 +39,7 @@
 
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/bir_json.hpp"
+#include "neuronsim/isa/names.hpp"
 #include "neuronsim/isa/program.hpp"
 
 namespace neuronsim::isa::bir {
@@ -91,6 +92,9 @@ private:
   int block_depth_ = 0;                            // read_block nesting (kMaxBlockNesting)
   mutable int expr_depth_ = 0;                     // read_expr nesting (kMaxExprDepth)
   std::set<std::string> warned_; // unknown keys already warned about (one warning per key name)
+  std::set<std::pair<std::string, std::string>> warned_levels_; // (level, key) of bir_keys.def, warned about
+  // The first unknown structural key ignored so far, as a note for a later error (fail() appends it).
+  std::string structural_note_;
 
   // Counts one level of a recursive reader for as long as it is in scope.
   struct Depth {
@@ -129,6 +133,9 @@ private:
 
   // ------------------------------------------------------------------------- document.cpp
   void read_module();
+  // Keys of `o` outside its level's row of isa/tables/bir_keys.def: one warning per (level, key), `field` the
+  // object's place ("allocations[2]"; "" for the module).
+  void warn_unknown_level_keys(const json &o, const char *level, const std::string &field);
   void expand_call(Node &node);
   int64_t expanded_size(const std::string &fname, int depth);
 

@@ -142,6 +142,7 @@ void Reader::read_loop(const json &j, std::vector<Node> &out) {
   if (!ax)
     fail("LoopAxis", "missing required key 'LoopAxis'");
   as_obj(*ax, "LoopAxis");
+  warn_unknown_level_keys(*ax, "loop_axis", "LoopAxis");
   if (axis_name.empty())
     fail("LoopAxis.name", "a loop axis needs a name");
   // lb/stride default as KLR writes them when unset (lb 0); stride absent means 1; ub is required.
@@ -176,6 +177,7 @@ void Reader::read_block(const json &b, const std::string &field, std::vector<Nod
   if (block_depth_ > kMaxBlockNesting)
     fail(field, "loops, blocks and calls nested deeper than " + std::to_string(kMaxBlockNesting) + " levels");
   as_obj(b, field);
+  warn_unknown_level_keys(b, "block", field);
   const json &insts = as_arr(need(b, "instructions", field), field + ".instructions");
   for (size_t i = 0; i < insts.size(); ++i) {
     const json &e = insts[i];

@@ -26,7 +26,8 @@ ErrorContext Reader::ctx(const std::string &field) const {
 
 void Reader::fail(const std::string &field, const std::string &msg) const {
   std::string where = func_.empty() ? "" : "function '" + func_ + "': ";
-  throw InputError(ctx(field), where + msg);
+  // A structural key ignored earlier is often the cause ("allocatons": then no allocation is found).
+  throw InputError(ctx(field), where + msg + (structural_note_.empty() ? "" : " (" + structural_note_ + ")"));
 }
 
 const json &Reader::need(const json &o, const char *key, const std::string &field) const {

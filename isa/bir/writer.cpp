@@ -174,7 +174,7 @@ struct Writer {
     const auto is_required = [&](const char *key) {
       return std::find(required.begin(), required.end(), key) != required.end();
     };
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   if ((only_sel::only < 0 || only_sel::only == type) && (in.has(Field::member) || is_required(key)))         \
     j[key] = write_value(in.f.member);
 #include "neuronsim/isa/tables/inst_fields.def"

@@ -50,7 +50,7 @@ template <class T> void from_dbl(T &v, double x) {
 
 int64_t get_i(const InstFields &f, Field k) {
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     return to_i64(f.member);
 #include "neuronsim/isa/tables/inst_fields.def"
@@ -62,7 +62,7 @@ int64_t get_i(const InstFields &f, Field k) {
 }
 void set_i(InstFields &f, Field k, int64_t x) {
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     from_i64(f.member, x);                                                                                   \
     return;
@@ -74,7 +74,7 @@ void set_i(InstFields &f, Field k, int64_t x) {
 }
 double get_d(const InstFields &f, Field k) {
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     return to_dbl(f.member);
 #include "neuronsim/isa/tables/inst_fields.def"
@@ -86,7 +86,7 @@ double get_d(const InstFields &f, Field k) {
 }
 void set_d(InstFields &f, Field k, double x) {
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     from_dbl(f.member, x);                                                                                   \
     return;
@@ -98,7 +98,7 @@ void set_d(InstFields &f, Field k, double x) {
 }
 bool field_same(const InstFields &a, const InstFields &b, Field k) {
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     return field_eq(a.member, b.member);
 #include "neuronsim/isa/tables/inst_fields.def"
@@ -119,7 +119,7 @@ template <class T> std::vector<int64_t> *as_ilist(T &v) {
 std::vector<int64_t> &ilist_field(InstFields &f, Field k) {
   std::vector<int64_t> *p = nullptr;
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     p = as_ilist(f.member);                                                                                  \
     break;
@@ -146,7 +146,7 @@ template <class T> std::string *as_str(T &v) {
 std::string &str_field(InstFields &f, Field k) {
   std::string *p = nullptr;
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     p = as_str(f.member);                                                                                    \
     break;
@@ -210,7 +210,7 @@ template <class T> bool from_pool(T &v, const PoolEntry &e) {
 } // namespace
 std::optional<PoolEntry> field_to_pool(const InstFields &f, Field k) {
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     return to_pool(f.member);
 #include "neuronsim/isa/tables/inst_fields.def"
@@ -222,7 +222,7 @@ std::optional<PoolEntry> field_to_pool(const InstFields &f, Field k) {
 }
 bool field_from_pool(InstFields &f, Field k, const PoolEntry &e) {
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     return from_pool(f.member, e);
 #include "neuronsim/isa/tables/inst_fields.def"
@@ -235,7 +235,7 @@ bool field_from_pool(InstFields &f, Field k, const PoolEntry &e) {
 namespace {
 const char *field_member_name(Field k) {
   switch (k) {
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   case Field::member:                                                                                        \
     return #member;
 #include "neuronsim/isa/tables/inst_fields.def"

@@ -2,12 +2,14 @@
 many kernels and architectures on Dask (neuronsim.sweeps). README "Python" and "Sweeps" are the guides."""
 from . import _core
 from ._core import (Error, InvalidInput, Kernel, Mismatch, Report, Result, SimulationError, TensorInfo, UsageError,
-                    __version__, arch_params, encode, from_float32, isa, load, run, to_float32, validate)
+                    __version__, arch_params, encode, from_float32, isa, load, run, run_config, to_float32,
+                    validate)
 from .sweeps import sweep
 
 __doc__ = _core.__doc__
 __all__ = ["Error", "InvalidInput", "Kernel", "Mismatch", "Report", "Result", "SimulationError", "TensorInfo",
-           "UsageError", "arch_params", "encode", "from_float32", "isa", "load", "run", "sweep", "to_float32", "validate"]
+           "UsageError", "arch_params", "encode", "from_float32", "isa", "load", "run", "run_config", "sweep",
+           "to_float32", "validate"]
 
 # The classes are defined in the extension; they read as the package's (repr, help, pickling by name).
 for _cls in (Kernel, Mismatch, Report, Result, TensorInfo):

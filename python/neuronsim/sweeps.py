@@ -63,6 +63,7 @@ COLUMNS = [
                     "nothing was compared"),
     ("mismatches", int, "numeric runs: outputs outside the tolerance"),
     ("first_mismatch", str, "the first of them, as the CLI's MISMATCH line"),
+    ("unwritten", int, "numeric runs: output elements no instruction wrote, summed over the outputs (0: none)"),
     ("wall_s", float, "wall time of the run on its worker, s"),
     ("worker", str, "the Dask worker that ran it"),
 ]
@@ -92,13 +93,43 @@ class KernelSpec:
         return f"KernelSpec({self.name!r}, {self.path!r}, group={self.group!r}, variant={self.variant!r})"
 
 
+def _bir_entries(p):
+    """The *.bir.json entries of folder p, whatever they are (a FIFO or a folder of that name counts: it is a kernel
+    that cannot be read, and becomes an error row, never a reason to read the folder another way)."""
+    return sorted(c for c in p.iterdir() if c.name.endswith(".bir.json") and len(c.name) > len(".bir.json"))
+
+
+def _folder_kind(p):
+    """What folder p is, by the rule --help states: "bundle" (it holds a manifest.json or cores.json), "workload"
+    (exactly one *.bir.json entry and no kernel subfolder), "kernels" (a folder of kernels: no *.bir.json entry, or
+    several). One *.bir.json entry beside kernel subfolders is ambiguous: InvalidInput naming the folder."""
+    if (p / "manifest.json").exists() or (p / "cores.json").exists():
+        return "bundle"
+    birs = _bir_entries(p)
+    if len(birs) != 1:
+        return "kernels"
+    subs = [c.name for c in sorted(p.iterdir()) if c.is_dir() and not c.name.endswith(".bir.json") and
+            _folder_kind_quiet(c) in ("bundle", "workload")]
+    if subs:
+        raise _error("InvalidInput", f"{p} is ambiguous: it holds one kernel file ({birs[0].name}) and kernel folders "
+                                     f"({', '.join(subs)}); a folder is one workload or a folder of kernels, not both "
+                                     "(name the kernels one by one, or move the file)")
+    return "workload"
+
+
+def _folder_kind_quiet(p):
+    try:
+        return _folder_kind(p)
+    except _core.Error:
+        return "ambiguous"
+    except OSError:
+        return "unreadable"
+
+
 def _is_kernel(p):
-    """A BIR JSON file, a workload folder (exactly one *.bir.json, as `neuronsim run` takes) or a bundle-stream
-    folder (manifest.json)."""
-    if p.is_file():
-        return True
-    return p.is_dir() and ((p / "manifest.json").is_file() or
-                           sum(1 for c in p.glob("*.bir.json") if c.is_file()) == 1)
+    """A kernel on its own: anything that is not a folder (a BIR JSON file; a FIFO or device gives an error row when
+    it runs), a workload folder or a bundle-stream folder."""
+    return not p.is_dir() or _folder_kind(p) in ("bundle", "workload")
 
 
 def _short_name(p):
@@ -122,20 +153,33 @@ def kernels_of(kernels):
     if isinstance(kernels, (str, os.PathLike)):
         kernels = [kernels]
     if isinstance(kernels, dict):
-        pairs = [(str(label), os.fspath(path)) for label, path in kernels.items()]
-    else:
+        for label, path in kernels.items():
+            if not isinstance(label, str) or not isinstance(path, (str, os.PathLike)):
+                raise TypeError(f"kernels as a dict maps labels (str) to paths (str or os.PathLike), got "
+                                f"{type(label).__name__} -> {type(path).__name__}")
+        pairs = [(label, os.fspath(path)) for label, path in kernels.items()]
+    elif isinstance(kernels, (list, tuple)):
         pairs = []
         for arg in kernels:
+            if not isinstance(arg, (str, os.PathLike)):
+                raise TypeError(f"kernels holds paths (str or os.PathLike) or LABEL=PATH, got {type(arg).__name__} "
+                                f"{arg!r}")
             arg = os.fspath(arg)
             label, eq, path = arg.partition("=")
             if eq and label and "/" not in label and not os.path.exists(arg):
                 pairs.append((label, path))
             else:
                 pairs.append((None, arg))
+    else:
+        raise TypeError(f"kernels must be a path, a list of paths (or LABEL=PATH) or a dict {{label: path}}, got "
+                        f"{type(kernels).__name__}")
     out = []
     for label, arg in pairs:
+        if arg == "":
+            # An empty path is not "the current folder": that would run whatever happens to be there.
+            raise _error("UsageError", f"kernel {label + '=' if label is not None else ''}'' has an empty path")
         p = pathlib.Path(arg)
-        if not p.exists():
+        if not p.exists() and not p.is_symlink():
             raise _error("InvalidInput", f"no such kernel or folder: {arg}")
         if label is not None or _is_kernel(p):
             name = label if label is not None else arg
@@ -143,8 +187,11 @@ def kernels_of(kernels):
             group, variant = _split_variant(own)
             out.append(KernelSpec(name, str(p.resolve()), group or own, variant))
             continue
-        members = sorted(c for c in p.iterdir() if (c.is_file() and c.name.endswith(".bir.json"))
-                         or (c.is_dir() and _is_kernel(c)))
+        # A folder of kernels: each *.bir.json entry (whatever it is: one that is not a regular file becomes an error
+        # row) and each subfolder that is a kernel.
+        members = sorted(set(_bir_entries(p)) |
+                         {c for c in p.iterdir() if c.is_dir() and not c.name.endswith(".bir.json") and
+                          _folder_kind_quiet(c) in ("bundle", "workload", "ambiguous")})
         if not members:
             raise _error("InvalidInput", f"{arg} holds no kernel (a *.bir.json file, a workload folder with one, or "
                                          "a bundle folder with manifest.json)")
@@ -175,29 +222,52 @@ def _split_archs(text):
     return out + [cur]
 
 
+def _sets_of(sets):
+    """set= ({key: value}) or --set (["KEY=VALUE", ...]) as the list of "KEY=VALUE"."""
+    if sets is None:
+        return []
+    if isinstance(sets, dict):
+        return [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sets.items()]
+    if isinstance(sets, (list, tuple)) and all(isinstance(x, str) for x in sets):
+        return list(sets)
+    raise TypeError(f"set must be a dict {{parameter: value}} or None, got {type(sets).__name__}")
+
+
+def _with_sets(a, sets):
+    """An arch with `sets` over it, checked (refused naming the file, the key and the value) and named as runs
+    name it ("trn2+{dma_fixed_ns=650}")."""
+    if sets:
+        settings = ",".join(sets)
+        a = a[:-1] + "," + settings + "}" if "+{" in a else a + "+{" + settings + "}"
+    return _core.arch_params(a)["name"]
+
+
 def archs_of(archs, sets=None):
     """("trn1", "trn2") or "trn1,trn2" -> the list, each checked, duplicates dropped. An arch may carry settings,
-    "trn2+{dma_fixed_ns=650}" (as --set); `sets` ({key: value} or ["KEY=VALUE", ...], `--set`) go over every arch."""
+    "trn2+{dma_fixed_ns=650}" (as --set); `sets` ({key: value} or ["KEY=VALUE", ...], `--set`) go over every arch.
+    None: each kernel's own (its folder's run.json, else trn1), as `neuronsim run` without --arch; returns None
+    then."""
+    sets = _sets_of(sets)
+    if sets:
+        _with_sets("trn1", sets)  # refused now, whatever archs the kernels turn out to have
+    if archs is None:
+        return None
     if isinstance(archs, str):
         archs = _split_archs(archs)
-    if isinstance(sets, dict):
-        sets = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sets.items()]
+    if not isinstance(archs, (list, tuple)):
+        raise TypeError(f"archs must be a str (\"trn1,trn2\"), a list of them or None, got {type(archs).__name__}")
     out = []
     for a in archs:
-        if not isinstance(a, str):
-            a = os.fspath(a)
+        if not isinstance(a, (str, os.PathLike)):
+            raise TypeError(f"archs holds architecture names or files (str), got {type(a).__name__} {a!r}")
+        a = os.fspath(a)
         base, brace, rest = a.partition("+{")
         if "/" in base or base.endswith(".json"):
             base = os.path.abspath(base)  # the workers read it at the same absolute path, as the kernels
         elif base not in ARCHS:
             raise _error("UsageError", f"arch {a!r} is not one of {', '.join(ARCHS)} (or an architecture "
-                                       "FILE.json)")
-        a = base + brace + rest
-        if sets:
-            settings = ",".join(sets)
-            a = a[:-1] + "," + settings + "}" if brace else a + "+{" + settings + "}"
-        # Checked now (refused naming the file, the key and the value), and named as runs name it.
-        a = _core.arch_params(a)["name"]
+                                       f"FILE.json){_core.did_you_mean(base, list(ARCHS))}")
+        a = _with_sets(base + brace + rest, sets)
         if a not in out:
             out.append(a)
     if not out:
@@ -232,12 +302,13 @@ def _failed_row(kernel, arch, mode, exc, exit_code=4):
     return row
 
 
-def run_task(kernel, arch, timing_only, inputs=None):
-    """Runs one kernel on one architecture (neuronsim.run) and returns its row; a failing run gives an error row."""
+def run_task(kernel, arch, timing_only, inputs=None, cores=None, lnc=None):
+    """Runs one kernel on one architecture (neuronsim.run) and returns its row; a failing run gives an error row.
+    cores / lnc None: the kernel's own (run.json, else what it names), as `neuronsim run`."""
     mode = "timing" if timing_only else "numeric"
     start = time.perf_counter()
     try:
-        r = _core.run(kernel.path, inputs, arch=arch, timing_only=timing_only)
+        r = _core.run(kernel.path, inputs, arch=arch, timing_only=timing_only, cores=cores, lnc=lnc)
     except _core.Error as e:
         row = _failed_row(kernel, arch, mode, e, e.exit_code)
     except Exception as e:  # the CLI's "internal error" (exit 4)
@@ -245,8 +316,8 @@ def run_task(kernel, arch, timing_only, inputs=None):
     else:
         row = _empty_row(kernel, arch, mode)
         s = r.stats
-        row.update(total_ns=s["total_ns"], dynamic_instructions=s["dynamic_instructions"],
-                   bottleneck=s.get("bottleneck"))
+        # The run's totals (the device's for several cores; the document's top level is core 0's then).
+        row.update(total_ns=r.total_ns, dynamic_instructions=r.dynamic_instructions, bottleneck=s.get("bottleneck"))
         for e in ENGINES:
             stats = s["engines"].get(e, {"busy_ns": 0.0, "utilization": 0.0})
             row[f"{e.lower()}_busy_ns"] = stats["busy_ns"]
@@ -254,6 +325,8 @@ def run_task(kernel, arch, timing_only, inputs=None):
         queues = s["dma"].get("queues", [])
         row["dma_busy_ns"] = s["dma"]["busy_ns"]
         row["dma_util"] = sum(q["utilization"] for q in queues) / len(queues) if queues else 0.0
+        if not timing_only:
+            row["unwritten"] = sum(r.unwritten.values())
         if r.mismatches is None:
             row.update(status="ok", exit_code=0)
         else:
@@ -315,32 +388,55 @@ def read_results(path):
 
 
 class _Results:
-    """The rows of a sweep, appended to the CSV and JSON-lines files as they arrive (when there are files)."""
+    """The rows of a sweep, appended to the CSV and JSON-lines files as they arrive (when there are files). Making
+    one checks the files and reads the rows to resume; nothing is written until start(), which the sweep calls once
+    its cluster answers (an unreachable scheduler leaves no file behind to block the rerun)."""
 
     def __init__(self, out, resume):
         self.rows = []
         self.files = None
+        self.handles = []
         if out is None:
             if resume:
                 raise _error("UsageError", "resume needs the results files (out / -o)")
             return
+        if not isinstance(out, (str, os.PathLike)):
+            raise TypeError(f"out must be a path (str or os.PathLike) or None, got {type(out).__name__}")
+        if os.fspath(out) == "":
+            raise _error("UsageError", "out needs a path, got an empty one")
         self.files = results_paths(out)
         csv_path, json_path = self.files
-        if resume and csv_path.exists():
+        # The rule of every output neuronsim writes (isa/file_output.hpp): a regular file (replaced whole, then
+        # appended to) or a character device (written in place); a FIFO, socket or directory is refused now.
+        self.kinds = [_core.output_kind(str(p)) for p in self.files]
+        if resume and csv_path.exists() and self.kinds[0] == "regular":
             self.rows = read_results(csv_path)
         elif not resume:
-            for p in self.files:
-                if p.exists():
+            for p, kind in zip(self.files, self.kinds):
+                if kind == "regular":
                     raise _error("UsageError", f"{p} exists: --resume (resume=True) continues that sweep; remove it to "
                                                "start over")
-        # Both files are (re)written whole once, from the rows kept: a line cut short by an interruption goes, and
-        # the JSON lines follow the CSV. Then rows are only appended.
-        self.handles = []
-        for path, text in ((csv_path, _csv_line(dict(zip(COLUMN_NAMES, COLUMN_NAMES))) +
-                            "".join(map(_csv_line, self.rows))),
-                           (json_path, "".join(map(_json_line, self.rows)))):
-            tmp = path.with_name(path.name + ".tmp")
+        for p in self.files:
+            if not p.parent.is_dir():
+                raise _error("InvalidInput", f"{p}: its folder {p.parent} does not exist")
+
+    def start(self):
+        """Both files are (re)written whole once, from the rows kept: a line cut short by an interruption goes, and
+        the JSON lines follow the CSV. Then rows are only appended."""
+        if self.files is None or self.handles:
+            return
+        csv_path, json_path = self.files
+        for path, kind, text in ((csv_path, self.kinds[0], _csv_line(dict(zip(COLUMN_NAMES, COLUMN_NAMES))) +
+                                  "".join(map(_csv_line, self.rows))),
+                                 (json_path, self.kinds[1], "".join(map(_json_line, self.rows)))):
             try:
+                if kind == "device":
+                    f = open(path, "a")
+                    f.write(text)
+                    f.flush()
+                    self.handles.append(f)
+                    continue
+                tmp = path.with_name(path.name + ".tmp")
                 tmp.write_text(text)
                 os.replace(tmp, path)
                 self.handles.append(open(path, "a"))
@@ -352,15 +448,24 @@ class _Results:
         return {(r["kernel"], r["arch"], r["mode"]) for r in self.rows}
 
     def add(self, row):
+        if self.files:
+            self.start()  # the rows kept so far (resume), before this one
         self.rows.append(row)
         if self.files:
-            for f, line in zip(self.handles, (_csv_line(row), _json_line(row))):
-                f.write(line)
-                f.flush()
+            for f, path, line in zip(self.handles, self.files, (_csv_line(row), _json_line(row))):
+                try:
+                    f.write(line)
+                    f.flush()
+                except OSError as e:
+                    raise _error("InvalidInput", f"{path}: write failed ({e.strerror}): the rows so far are kept") from None
 
     def close(self):
-        for f in getattr(self, "handles", []):
-            f.close()
+        for f in self.handles:
+            try:
+                f.close()
+            except OSError:
+                pass
+        self.handles = []
 
 
 # ---- The cluster
@@ -382,6 +487,35 @@ def _bare_main():
         sys.modules["__main__"] = main
 
 
+# How long --workers N (with a scheduler) waits for the N workers to join before giving up, s.
+WORKERS_TIMEOUT_S = 120
+# What one local worker process holds: the interpreter, Dask, numpy and the simulator (~150 MB measured with
+# `ps -o rss` on a worker of this machine's local cluster), and one simulation's memory; a machine's share per
+# worker below it would swap.
+WORKER_BYTES = 300 * 2**20
+
+
+def local_worker_limit():
+    """The most local worker processes this machine holds, and why: four per core (a worker waits on its
+    simulation, never on I/O, so more only queue) and one per WORKER_BYTES of available memory."""
+    cores = len(os.sched_getaffinity(0))
+    avail = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    by_cores = 4 * cores
+    if avail is None:
+        return by_cores, f"{cores} cores, 4 per core"
+    by_memory = max(1, avail // WORKER_BYTES)
+    if by_memory < by_cores:
+        return by_memory, f"{avail / 2**30:.1f} GiB available, {WORKER_BYTES // 2**20} MB per worker"
+    return by_cores, f"{cores} cores, 4 per core"
+
+
 class _Cluster:
     """A client for the sweep: the caller's, one connected to a scheduler address, or one on a new LocalCluster.
     Closes what it opened."""
@@ -400,6 +534,10 @@ class _Cluster:
                 raise _error("UsageError", "sweep() ran again while a local Dask worker imported the script that "
                                            "calls it: put the call under `if __name__ == \"__main__\":`")
             n = workers or len(os.sched_getaffinity(0))
+            limit, why = local_worker_limit()
+            if n > limit:
+                raise _error("UsageError", f"workers {n}: this machine holds at most {limit} local worker processes "
+                                           f"({why}); give a scheduler for more")
             with _bare_main():
                 # No dashboard; the scheduler's HTTP endpoints (health, metrics) on a free port, not 8787.
                 self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
@@ -416,7 +554,13 @@ class _Cluster:
         else:
             self.client = client
         if workers:
-            self.client.wait_for_workers(workers)
+            try:
+                self.client.wait_for_workers(workers, timeout=WORKERS_TIMEOUT_S)
+            except (TimeoutError, OSError) as e:
+                n = len(self.client.scheduler_info()["workers"])
+                self.close()
+                raise _error("UsageError", f"only {n} of the {workers} workers asked for joined {client} within "
+                                           f"{WORKERS_TIMEOUT_S} s ({type(e).__name__})") from None
         n = len(self.client.scheduler_info()["workers"])
         self.where = f"{self.client.scheduler.address} ({n} worker{'s' if n != 1 else ''} when it started)"
 
@@ -437,15 +581,17 @@ def _progress_bar(client, futures):
     return t
 
 
-def sweep(kernels, archs=("trn1",), *, timing_only=True, inputs=None, client=None, out=None, resume=False,
-          workers=None, progress=None, on_row=None, set=None):
+def sweep(kernels, archs=None, *, timing_only=True, inputs=None, client=None, out=None, resume=False,
+          workers=None, progress=None, on_row=None, cores=None, lnc=None, set=None):
     """Runs every kernel on every architecture, one Dask task each, and returns the rows (dicts keyed by
     COLUMN_NAMES) in order: kernels as given (a folder's in name order), each on `archs` in order.
 
     kernels      a kernel path (BIR JSON, workload folder, bundle folder), a folder of kernels, LABEL=PATH, or a
                  list of those; or a dict {label: path}. Labels NAME@VARIANT (or kernels found in one folder) make
-                 groups for rank() and best().
-    archs        architectures, ("trn1", "trn2") or "trn1,trn2"; one may carry settings, "trn2+{dma_fixed_ns=650}"
+                 groups for rank() and best(). Every kernel given or found is a row: one that cannot be read (a
+                 *.bir.json that is a FIFO, a bad run.json) is an error row.
+    archs        architectures, ("trn1", "trn2") or "trn1,trn2"; None: each kernel's own (its folder's run.json,
+                 else trn1), as `neuronsim run` without --arch; one may carry settings, "trn2+{dma_fixed_ns=650}"
     set          {parameter: value} set over every arch (as --set KEY=VALUE; `neuronsim arch --keys`)
     timing_only  True: the timeline only (no numerics); False: numeric runs, compared with the workload's
                  expected/ when it has one (columns expect, mismatches)
@@ -453,47 +599,89 @@ def sweep(kernels, archs=("trn1",), *, timing_only=True, inputs=None, client=Non
                  kernel's own (a workload's inputs/, else generated)
     client       a dask.distributed.Client, or a scheduler address "tcp://HOST:PORT"; None: a LocalCluster of
                  `workers` processes (default one per core), closed afterwards
-    out          "results" or "results.csv": rows are appended to results.csv and results.jsonl as tasks finish;
-                 existing files are refused unless resume
+    out          "results" or "results.csv": rows are appended to results.csv and results.jsonl as tasks finish
+                 (written once the cluster answers); existing files are refused unless resume
     resume       keep the rows already in the files and run only the missing tasks
-    workers      the local cluster's worker processes (default one per core); with a client or a scheduler address:
-                 wait until that many workers are connected
+    workers      the local cluster's worker processes (default one per core; at most what the machine holds:
+                 local_worker_limit()); with a client or a scheduler address: wait until that many workers are
+                 connected (WORKERS_TIMEOUT_S at most)
     progress     Dask's progress bar on stdout; None: when stdout is a terminal
     on_row       called with each new row as it arrives
+    cores, lnc   every run's NeuronCores and cores per logical core (as `neuronsim run --cores / --lnc`); None:
+                 each kernel's own (run.json, else what it names)
 
     A run that fails gives a row with status "error", its message and the CLI's exit code; the sweep goes on.
 
     Example:
         >>> rows = neuronsim.sweep("workloads/kernel1", ["trn1", "trn2", "trn2+{dma_fixed_ns=650}"])
         >>> [(r["arch"], r["total_ns"]) for r in rows]"""
-    return _sweep(kernels, archs_of(archs, set), timing_only, inputs, client, out, resume, workers, progress,
-                  on_row)[0]
+    return _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row, cores, lnc,
+                  set)[0]
 
 
-def _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row):
+def _optional_count(v, name):
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{name} must be an int or None, got {type(v).__name__} {v!r}")
+    if v < 1:
+        raise _error("UsageError", f"{name} must be at least 1, got {v}")
+    return v
+
+
+def _kernel_arch(k):
+    """A kernel's own architecture when the sweep names none: its folder's run.json's, else trn1. A run.json that
+    does not read gives trn1 here, and the run's error row says why."""
+    try:
+        return _core.run_config(k.path).get("arch", "trn1")
+    except _core.Error:
+        return "trn1"
+
+
+def _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row, cores=None,
+           lnc=None, sets=None):
     """sweep(), and what the command line says of it: {"tasks", "resumed", "where", "files"}."""
     ks = kernels_of(kernels)
-    arch_list = archs_of(archs)
+    arch_list = archs_of(archs, sets)
+    sets = _sets_of(sets)
+    if not isinstance(timing_only, bool):
+        raise TypeError(f"timing_only must be True or False, got {type(timing_only).__name__} {timing_only!r}")
+    if not isinstance(resume, bool):
+        raise TypeError(f"resume must be True or False, got {type(resume).__name__} {resume!r}")
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__} {progress!r}")
+    if on_row is not None and not callable(on_row):
+        raise TypeError(f"on_row must be a function or None, got {type(on_row).__name__}")
+    if inputs is not None and not isinstance(inputs, (str, os.PathLike, dict)):
+        raise TypeError(f"inputs must be a folder (str or os.PathLike), a dict {{name: array or .npy path}} or None, "
+                        f"got {type(inputs).__name__}")
+    if client is not None and not isinstance(client, str) and not hasattr(client, "submit"):
+        raise TypeError(f"client must be a dask.distributed.Client, a scheduler address (str) or None, got "
+                        f"{type(client).__name__}")
+    workers = _optional_count(workers, "workers")
+    cores, lnc = _optional_count(cores, "cores"), _optional_count(lnc, "lnc")
     mode = "timing" if timing_only else "numeric"
     if isinstance(inputs, (str, os.PathLike)):
+        if os.fspath(inputs) == "":
+            raise _error("UsageError", "inputs needs a path, got an empty one")
         inputs = os.path.abspath(inputs)
-    if workers is not None and workers < 1:
-        raise _error("UsageError", f"workers must be at least 1, got {workers}")
+    tasks = [(k, a) for k in ks
+             for a in (arch_list if arch_list is not None else [_with_sets(_kernel_arch(k), sets)])]
     results = _Results(out, resume)
     try:
         done = results.done()
-        todo = [(k, a) for k in ks for a in arch_list if (k.name, a, mode) not in done]
-        info = {"tasks": len(ks) * len(arch_list), "resumed": len(ks) * len(arch_list) - len(todo), "where": None,
-                "files": results.files}
+        todo = [(k, a) for k, a in tasks if (k.name, a, mode) not in done]
+        info = {"tasks": len(tasks), "resumed": len(tasks) - len(todo), "where": None, "files": results.files}
         if todo:
-            info["where"] = _run(todo, mode, timing_only, inputs, client, workers, progress, results, on_row)
+            info["where"] = _run(todo, mode, timing_only, inputs, client, workers, progress, results, on_row, cores,
+                                 lnc)
         by_key = {(r["kernel"], r["arch"], r["mode"]): r for r in results.rows}
-        return [by_key[(k.name, a, mode)] for k in ks for a in arch_list], info
+        return [by_key[(k.name, a, mode)] for k, a in tasks], info
     finally:
         results.close()
 
 
-def _run(todo, mode, timing_only, inputs, client, workers, progress, results, on_row):
+def _run(todo, mode, timing_only, inputs, client, workers, progress, results, on_row, cores, lnc):
     try:
         from distributed import as_completed
     except ImportError:
@@ -502,9 +690,10 @@ def _run(todo, mode, timing_only, inputs, client, workers, progress, results, on
     cluster = _Cluster(client, workers)
     bar = None
     try:
+        results.start()  # the cluster answered: now the results files are written
         token = uuid.uuid4().hex[:12]
-        futures = {cluster.client.submit(run_task, k, a, timing_only, inputs, key=task_key(k, a, mode, token),
-                                         pure=False): (k, a) for k, a in todo}
+        futures = {cluster.client.submit(run_task, k, a, timing_only, inputs, cores, lnc,
+                                         key=task_key(k, a, mode, token), pure=False): (k, a) for k, a in todo}
         if progress or (progress is None and sys.stdout.isatty()):
             bar = _progress_bar(cluster.client, list(futures))
         for f in as_completed(futures, loop=cluster.client.loop):
@@ -531,7 +720,7 @@ def rank(rows, by="total_ns"):
     column, descending = (by[1:], True) if by.startswith("-") else (by, False)
     if column not in NUMERIC_COLUMNS:
         raise _error("UsageError", f"cannot rank by {by!r}: one of {', '.join(NUMERIC_COLUMNS)} (- before it: "
-                                   "descending)")
+                                   f"descending){_core.did_you_mean(column, NUMERIC_COLUMNS)}")
     archs = list(dict.fromkeys(r["arch"] for r in rows))
     ranked = [r for r in rows if r[column] is not None and r["status"] != "error"]
     ranked.sort(key=lambda r: (archs.index(r["arch"]), -r[column] if descending else r[column]))
@@ -601,16 +790,23 @@ def _numbered(ordered, column):
 # ---- The command line
 
 HELP_EPILOG = """\
-KERNEL_OR_DIR: a BIR JSON file, a workload folder (exactly one *.bir.json), a bundle folder (manifest.json), a
-folder of those (each of its *.bir.json files and kernel folders, by name; they form one group, named after the
-folder), or LABEL=PATH to name a kernel LABEL. Kernels named NAME@VARIANT (LABEL or file/folder name) form group
-NAME.
+KERNEL_OR_DIR: a BIR JSON file, a workload folder, a bundle folder, a folder of kernels, or LABEL=PATH to name a
+kernel LABEL (an empty PATH is refused). A folder is
+  - a bundle folder when it holds manifest.json or cores.json;
+  - one workload when it holds exactly one *.bir.json entry and no subfolder that is a kernel;
+  - a folder of kernels otherwise: each *.bir.json entry in it and each subfolder that is a workload or bundle
+    folder is one kernel, by name; they form one group, named after the folder.
+A folder with one *.bir.json entry beside kernel subfolders is refused as ambiguous. A *.bir.json entry that is not
+a regular file (a FIFO, a folder) is still a kernel: its row is an error, never a reason to drop it. Kernels named
+NAME@VARIANT (LABEL or file/folder name) form group NAME.
 
 One task per (kernel, arch), each one `neuronsim run --timing-only` (with --numeric: a full run, compared with the
-workload's expected/). Without --scheduler a Dask LocalCluster runs them: --workers processes (default one per
-core), one thread each. With --scheduler tcp://HOST:PORT they run on that scheduler's workers (started with
+workload's expected/), on --arch or each kernel's own (its run.json's, else trn1), on --cores / --lnc or each
+kernel's own (run.json, else what it names). Without --scheduler a Dask LocalCluster runs them: --workers
+processes (default one per core, at most four per core and one per 300 MB of available memory), one thread each. With --scheduler tcp://HOST:PORT they run on that scheduler's workers (started with
 `dask-scheduler` and `dask-worker tcp://HOST:PORT --nthreads 1`; each needs the neuronsim package importable and
-the kernels at the same paths; --workers N waits for N of them).
+the kernels at the same paths; --workers N waits for N of them, 120 s at most). The results files are written
+once the cluster answers.
 
 -o results.csv appends one row per task to results.csv and results.jsonl as tasks finish (columns: README
 "Sweeps"); existing files are refused unless --resume, which keeps their rows and runs only the missing tasks. A
@@ -640,11 +836,14 @@ def main(argv=None):
                 epilog=HELP_EPILOG.format(columns=", ".join(COLUMN_NAMES)),
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernels", nargs="+", metavar="KERNEL_OR_DIR")
-    p.add_argument("--arch", default="trn1", metavar="trn1,trn2,trn3", help="architectures, comma-separated "
-                   "(default trn1); a name ending in .json or holding a '/' is an architecture file")
+    p.add_argument("--arch", default=None, metavar="trn1,trn2,trn3", help="architectures, comma-separated "
+                   "(default: each kernel's run.json, else trn1); a name ending in .json or holding a '/' is an "
+                   "architecture file")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an architecture parameter set "
                    "over every arch (repeatable; `neuronsim arch --keys`); an arch may also carry its own, "
                    "trn2+{dma_fixed_ns=650}")
+    p.add_argument("--cores", type=int, metavar="N", help="every run on N NeuronCores (default: each kernel's own)")
+    p.add_argument("--lnc", type=int, metavar="L", help="physical cores per logical core (default: each kernel's)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers")
     p.add_argument("--workers", type=int, metavar="N", help="local: worker processes (default: one per core); with "
                    "--scheduler: wait for N workers")
@@ -661,8 +860,8 @@ def main(argv=None):
         if a.rank_by:
             rank([], a.rank_by)  # checks the column before anything runs
         start = time.perf_counter()
-        rows, info = _sweep(a.kernels, archs_of(a.arch, a.set), not a.numeric, a.inputs, a.scheduler, a.out,
-                            a.resume, a.workers, None, None)
+        rows, info = _sweep(a.kernels, a.arch, not a.numeric, a.inputs, a.scheduler, a.out, a.resume, a.workers,
+                            None, None, a.cores, a.lnc, a.set)
         elapsed = time.perf_counter() - start
     except KeyboardInterrupt:
         where = f"; the rows so far are in {results_paths(a.out)[0]} (--resume continues)" if a and a.out else ""
@@ -675,16 +874,25 @@ def main(argv=None):
         sys.stderr.write(f"neuronsim: {_one_line(e)}\n")
         return code
     counts = {s: sum(r["status"] == s for r in rows) for s in ("ok", "mismatch", "error")}
-    if a.rank_by:
-        sys.stdout.write(format_ranking(rows, a.rank_by))
-    elif not a.out:
-        sys.stdout.write(_plain_table(rows))
-    ran = info["tasks"] - info["resumed"]
-    print(f"sweep: {info['tasks']} task{'s' if info['tasks'] != 1 else ''} ({info['resumed']} resumed, {ran} run"
-          + (f" on {info['where']}" if info["where"] else "") + f"): {counts['ok']} ok, {counts['mismatch']} "
-          f"mismatch, {counts['error']} error; {elapsed:.1f} s")
-    if info["files"]:
-        print(f"results: {info['files'][0]}, {info['files'][1]}")
+    try:
+        if a.rank_by:
+            sys.stdout.write(format_ranking(rows, a.rank_by))
+        elif not a.out:
+            sys.stdout.write(_plain_table(rows))
+        ran = info["tasks"] - info["resumed"]
+        print(f"sweep: {info['tasks']} task{'s' if info['tasks'] != 1 else ''} ({info['resumed']} resumed, {ran} run"
+              + (f" on {info['where']}" if info["where"] else "") + f"): {counts['ok']} ok, {counts['mismatch']} "
+              f"mismatch, {counts['error']} error; {elapsed:.1f} s")
+        if info["files"]:
+            print(f"results: {info['files'][0]}, {info['files'][1]}")
+        sys.stdout.flush()
+    except OSError as e:
+        # stdout is an output like the results files: a write error there is the command's error (exit 3), and
+        # Python's own report at exit is silenced (stdout is replaced by a sink).
+        sys.stdout = open(os.devnull, "w")
+        sys.stderr.write(f"neuronsim: stdout: write failed: {e.strerror or e} (the sweep's rows are in its results "
+                         "files, if any)\n")
+        return 3
     return 0 if counts["ok"] == len(rows) else 1
 
 

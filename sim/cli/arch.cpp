@@ -40,29 +40,38 @@ std::string list_line(const std::string &name) {
 } // namespace
 
 int cmd_arch(const std::vector<std::string> &a) {
-  if (a.size() == 1 && (a[0] == "--help" || a[0] == "-h")) {
+  bool list = false, keys = false;
+  std::string show;
+  const std::vector<Option> options = {
+      {"--list", "", "the built-in architectures, one a line", [&](const std::string &) { list = true; }},
+      {"--keys", "", "every parameter --set KEY=VALUE takes", [&](const std::string &) { keys = true; }},
+      {"--show", "NAME|FILE.json", "one architecture's JSON",
+       [&](const std::string &v) { show = need_path("--show", v); }},
+  };
+  if (!parse_options(a, options, [](const std::string &o) {
+        throw UsageError("unknown argument '" + o + "' (arch takes --list, --keys or --show NAME|FILE.json)");
+      })) {
     std::cout << kArchHelp;
     return 0;
   }
-  if (a.size() == 1 && a[0] == "--list") {
+  if (list + keys + !show.empty() != 1)
+    throw UsageError("arch takes --list, --keys or --show NAME|FILE.json (neuronsim arch --help)");
+  if (list) {
     for (const auto &name : engines::arch_names()) std::cout << list_line(name) << "\n";
     return 0;
   }
-  if (a.size() == 1 && a[0] == "--keys") {
+  if (keys) {
     for (const auto &p : engines::arch_param_info())
       std::cout << p.key << "  " << (p.range.empty() ? "(any)" : p.range) << "  " << p.doc << "\n";
     return 0;
   }
-  if (a.size() == 2 && a[0] == "--show") {
-    if (!engines::names_arch_file(a[1])) {
-      std::cout << engines::builtin_arch_json(a[1]);
-      return 0;
-    }
-    engines::load_arch(a[1]);  // refuses a file --arch would refuse, naming the key
-    std::cout << isa::read_regular_file(a[1], uint64_t(1) << 20, "architecture file");
+  if (!engines::names_arch_file(show)) {
+    std::cout << engines::builtin_arch_json(show);
     return 0;
   }
-  throw UsageError("arch takes --list, --keys or --show NAME|FILE.json (neuronsim arch --help)");
+  engines::load_arch(show); // refuses a file --arch would refuse, naming the key
+  std::cout << isa::read_regular_file(show, uint64_t(1) << 20, "architecture file");
+  return 0;
 }
 
 } // namespace neuronsim::cli

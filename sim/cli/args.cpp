@@ -1,10 +1,12 @@
-// The option-value parsers of the `neuronsim` command (sim/cli/cli.hpp).
+// The option-value parsers and the option tables of the `neuronsim` command (sim/cli/cli.hpp).
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
 #include "neuronsim/error.hpp"
+#include "neuronsim/isa/names.hpp"
+#include "neuronsim/sim/device.hpp"
 
 namespace neuronsim::cli {
 
@@ -29,7 +31,8 @@ double parse_tolerance(const std::string &opt, const std::string &v) {
   return d;
 }
 
-int parse_count(const std::string &opt, const std::string &v) {
+namespace {
+long long parse_whole(const std::string &opt, const std::string &v, long long lo, long long hi) {
   size_t used = 0;
   long long n = 0;
   try {
@@ -37,8 +40,63 @@ int parse_count(const std::string &opt, const std::string &v) {
   } catch (...) {
     used = 0;
   }
-  if (used != v.size() || v.empty() || n < 1 || n > 1000000)
-    throw UsageError("option " + opt + " needs a whole number from 1 to 1000000, got '" + v + "'");
-  return static_cast<int>(n);
+  if (used != v.size() || v.empty() || n < lo || n > hi)
+    throw UsageError("option " + opt + " needs a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi) + ", got '" + v + "'");
+  return n;
 }
+} // namespace
+
+int parse_count(const std::string &opt, const std::string &v) {
+  return static_cast<int>(parse_whole(opt, v, 1, 1000000));
+}
+
+int parse_cores(const std::string &opt, const std::string &v) {
+  return static_cast<int>(parse_whole(opt, v, 1, sim::kMaxCores));
+}
+
+std::string need_path(const std::string &opt, const std::string &v) {
+  if (v.empty())
+    throw UsageError("option " + opt + " needs a path, got an empty one");
+  return v;
+}
+
+bool parse_options(const std::vector<std::string> &a, const std::vector<Option> &table,
+                   const std::function<void(const std::string &)> &positional) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string &o = a[i];
+    if (o == "--help" || o == "-h")
+      return false;
+    if (o.empty() || o[0] != '-') {
+      positional(o);
+      continue;
+    }
+    const Option *opt = nullptr;
+    for (const auto &row : table)
+      if (row.name == o)
+        opt = &row;
+    if (!opt) {
+      std::vector<std::string> names;
+      for (const auto &row : table)
+        names.push_back(row.name);
+      throw UsageError("unknown option '" + o + "'" + isa::did_you_mean(o, names));
+    }
+    opt->apply(opt->value.empty() ? std::string() : need_value(a, i));
+  }
+  return true;
+}
+
+std::string options_help(const std::vector<Option> &table) {
+  std::string s;
+  for (const auto &row : table) {
+    std::string head = "  " + row.name + (row.value.empty() ? "" : " " + row.value);
+    if (head.size() < 25)
+      head.resize(25, ' ');
+    else
+      head += "  ";
+    s += head + row.help + "\n";
+  }
+  return s;
+}
+
 } // namespace neuronsim::cli

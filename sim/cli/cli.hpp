@@ -1,7 +1,8 @@
-// What the files of the `neuronsim` command share (sim/cli/): the argument parsers and the commands that live
-// outside main.cpp, which only dispatches. Calls public headers only.
+// What the files of the `neuronsim` command share (sim/cli/): the argument parsers, the option tables of the
+// subcommands and the commands that live outside main.cpp, which only dispatches. Calls public headers only.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,27 @@ double parse_double(const std::string &opt, const std::string &v);
 double parse_tolerance(const std::string &opt, const std::string &v);
 // --top N and the like: a whole number from 1 to 1000000.
 int parse_count(const std::string &opt, const std::string &v);
+// --cores / --lnc: a whole number from 1 to sim::kMaxCores.
+int parse_cores(const std::string &opt, const std::string &v);
+// A path-valued option's value: an empty one is a usage error, not "the current directory".
+std::string need_path(const std::string &opt, const std::string &v);
+
+// One option of a subcommand's table: its spelling, the name of its value ("" for a flag), one help line, and
+// what it does with the value. A subcommand's options are one table, so that parsing, the "did you mean" of
+// an unknown option and the option list of its --help come from the same rows.
+struct Option {
+  std::string name;  // "--cores"
+  std::string value; // "N"; "" for a flag
+  std::string help;  // one line
+  std::function<void(const std::string &value)> apply;
+};
+// Parses `a` by `table`: each option applied in command-line order, every other word handed to `positional`.
+// An unknown option is a UsageError naming the nearest one of the table; "--help" / "-h" returns false at
+// once (the caller prints its help).
+bool parse_options(const std::vector<std::string> &a, const std::vector<Option> &table,
+                   const std::function<void(const std::string &)> &positional);
+// The table as --help lists it: "  --cores N              <help>", one line each.
+std::string options_help(const std::vector<Option> &table);
 
 // `neuronsim run` (main.cpp) and what calls it for another command: `neuronsim nki` runs the BIR it traced as
 // `run` would, naming the kernel FILE.py::FUNCTION and the command `nki`.
@@ -24,6 +46,9 @@ struct RunFrom {
   std::vector<std::string> command_line;   // as the stats record it (default: neuronsim run ARGS)
 };
 int cmd_run(const std::vector<std::string> &a, const RunFrom &from);
+// run's option table (main.cpp) without its actions: its names, values and help, for `nki`, which forwards
+// them to run.
+std::vector<Option> run_option_rows();
 // `neuronsim nki FILE.py::FUNCTION [options]` (nki.cpp): an NKI kernel traced by the Python package, then run.
 int cmd_nki(const std::vector<std::string> &a);
 // The interpreter of the Python package (NEURONSIM_PYTHON overrides the build's), this build's package put first

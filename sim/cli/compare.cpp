@@ -1,12 +1,19 @@
 // `neuronsim compare A B`: two --stats documents (or two kernels, run timing-only here) side by side -- total
 // time, per-engine busy time and utilization, bottleneck, and the instructions and source lines whose
-// critical-path time changed most (README "Compare"). Exit 0, or 1 with --fail-if-slower PCT when B is slower.
+// critical-path time changed most (README "Compare"). Exit 0, or 1 with --fail-if-slower PCT when B is
+// slower.
+//
+// What it refuses (exit 3, naming the file and the key): a document whose keys have the wrong JSON type, a
+// total that is zero, negative or not finite (no percentage means anything then), and two documents of
+// different kernels (file names) or core counts -- unless --force; a kernel run here takes its cores as `run`
+// does.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,64 +33,195 @@ namespace neuronsim::cli {
 
 namespace {
 
-// A --stats document, or a kernel run here (timing only) for its document.
-nlohmann::json stats_of(const std::string &path, const std::string &arch,
-                        const std::vector<std::pair<std::string, std::string>> &sets) {
-  if (!fs::is_directory(path)) {
-    nlohmann::json j = isa::read_json_file(path, "stats or kernel file");
-    if (j.is_object() && j.contains("total_ns") && j.contains("engines")) {
-      if (!j["total_ns"].is_number())
-        throw InputError(ErrorContext{path, -1, "", "total_ns"}, "a --stats document needs a number here");
-      return j;
+using json = nlohmann::json;
+
+// The keys compare reads, with their JSON types: a document is checked whole before anything is printed, so
+// that a wrong-typed key is an error naming the file and the key, never a JSON library exception.
+void check_stats_doc(const std::string &path, const json &j) {
+  auto bad = [&](const std::string &key, const std::string &what, const json &v) {
+    return InputError({path, -1, "", key}, what + ", got " + v.dump());
+  };
+  auto number = [&](const json &o, const std::string &key, const std::string &where) {
+    if (o.contains(key) && !o.at(key).is_number())
+      throw bad(where + key, "a --stats document needs a number here", o.at(key));
+  };
+  auto string = [&](const json &o, const std::string &key, const std::string &where) {
+    if (o.contains(key) && !o.at(key).is_string())
+      throw bad(where + key, "a --stats document needs a string here", o.at(key));
+  };
+  auto object = [&](const json &o, const std::string &key, const std::string &where) {
+    if (o.contains(key) && !o.at(key).is_object())
+      throw bad(where + key, "a --stats document needs an object here", o.at(key));
+  };
+  number(j, "total_ns", "");
+  const double total = j.at("total_ns").get<double>();
+  if (!std::isfinite(total) || total <= 0)
+    throw bad("total_ns",
+              "a run's total time is a finite number above 0 (a change against it has no meaning otherwise)",
+              j.at("total_ns"));
+  for (const char *k : {"arch", "kernel", "bottleneck"})
+    string(j, k, "");
+  object(j, "engines", "");
+  object(j, "dma", "");
+  for (const auto &[name, e] : j.at("engines").items()) {
+    if (!e.is_object())
+      throw bad("engines." + name, "a --stats document needs an object here", e);
+    for (const char *k : {"busy_ns", "utilization"})
+      number(e, k, "engines." + name + ".");
+  }
+  if (j.contains("dma"))
+    for (const char *k : {"busy_ns", "utilization"})
+      number(j.at("dma"), k, "dma.");
+  object(j, "device", "");
+  if (j.contains("device")) {
+    for (const char *k : {"cores", "lnc"})
+      if (j["device"].contains(k) && !j["device"][k].is_number_integer())
+        throw bad(std::string("device.") + k, "a --stats document needs a whole number here", j["device"][k]);
+    number(j["device"], "total_ns", "device.");
+    if (j["device"].contains("total_ns") &&
+        (!std::isfinite(j["device"]["total_ns"].get<double>()) || j["device"]["total_ns"].get<double>() <= 0))
+      throw bad("device.total_ns", "a run's total time is a finite number above 0", j["device"]["total_ns"]);
+  }
+  object(j, "profile", "");
+  if (!j.contains("profile"))
+    return;
+  const json &p = j.at("profile");
+  for (const char *list : {"instructions", "source_lines"}) {
+    if (!p.contains(list))
+      continue;
+    const std::string where = std::string("profile.") + list;
+    if (!p.at(list).is_array())
+      throw bad(where, "a --stats document needs an array here", p.at(list));
+    for (size_t i = 0; i < p.at(list).size(); ++i) {
+      const json &row = p.at(list)[i];
+      const std::string at = where + "[" + std::to_string(i) + "].";
+      if (!row.is_object())
+        throw bad(where + "[" + std::to_string(i) + "]", "a --stats document needs an object here", row);
+      number(row, "critical_path_ns", at);
+      for (const char *k : {"name", "engine", "opcode", "file"})
+        string(row, k, at);
+      if (row.contains("line") && !row.at("line").is_number_integer())
+        throw bad(at + "line", "a --stats document needs a whole number here", row.at("line"));
+      if (row.contains("dma_trigger") && !row.at("dma_trigger").is_boolean())
+        throw bad(at + "dma_trigger", "a --stats document needs true or false here", row.at("dma_trigger"));
     }
   }
-  const sim::Kernel k = sim::load_kernel(path);
-  sim::RunSettings set;
-  set.options.arch = arch;
-  set.arch_sets = sets;
-  set.options.timing_only = true;
-  sim::complete_settings(k, set);
-  sim::Run run = sim::run_kernel(k, set);
-  return sim::stats_json(run.result, run.simulator->schedule(), k.program);
 }
 
-} // namespace
+// One side of the comparison: a --stats document read and checked, or a kernel read and its settings
+// completed (its cores as `run` takes them), to be run timing-only for its document -- everything that can be
+// refused is refused before either kernel runs.
+struct Side {
+  std::string path;
+  json doc;                            // a --stats document, or the run's once run
+  std::unique_ptr<sim::Kernel> kernel; // a kernel to run here
+  sim::RunSettings settings;
+  std::string kernel_name() const {
+    return fs::path(kernel ? kernel->program.file : doc.value("kernel", std::string())).filename().string();
+  }
+};
+
+Side side_of(const std::string &path, const std::string &arch,
+             const std::vector<std::pair<std::string, std::string>> &sets, int cores, int lnc) {
+  Side s;
+  s.path = path;
+  if (!fs::is_directory(path)) {
+    json j = isa::read_json_file(path, "stats or kernel file");
+    if (j.is_object() && j.contains("total_ns") && j.contains("engines")) {
+      if (cores > 0 || lnc > 0)
+        throw UsageError("--cores / --lnc are for kernels run here; " + path +
+                         " is a --stats document (its run's "
+                         "cores are its own)");
+      check_stats_doc(path, j);
+      s.doc = std::move(j);
+      return s;
+    }
+  }
+  s.kernel = std::make_unique<sim::Kernel>(sim::load_kernel(path));
+  for (const auto &w : s.kernel->program.warnings)
+    std::cerr << "neuronsim: warning: " << sim::one_line(w) << "\n";
+  s.settings.options.arch = arch;
+  s.settings.arch_sets = sets;
+  s.settings.options.timing_only = true;
+  s.settings.cores = cores;
+  s.settings.lnc = lnc;
+  sim::complete_settings(*s.kernel, s.settings);
+  return s;
+}
+
+void run_side(Side &s) {
+  if (!s.kernel)
+    return;
+  sim::Run run = sim::run_kernel(*s.kernel, s.settings);
+  s.doc = sim::run_stats(run, s.kernel->program, {});
+  check_stats_doc(s.path, s.doc); // a kernel that takes no time (no instructions) has no percentage either
+}
+
+// A run's total time: the device's for several cores (the top-level total_ns is core 0's there).
+double total_of(const json &d) {
+  return d.contains("device") && d["device"].contains("total_ns") ? d["device"]["total_ns"].get<double>()
+                                                                  : d["total_ns"].get<double>();
+}
+
+// What two documents must share to be compared: the kernel (its file name; the folders may differ) and the
+// cores.
+std::string mismatch(const json &a, const json &b) {
+  const std::string ka = fs::path(a.value("kernel", std::string())).filename().string();
+  const std::string kb = fs::path(b.value("kernel", std::string())).filename().string();
+  if (ka != kb)
+    return "A is kernel " + ka + ", B is " + kb;
+  auto cores = [](const json &d) { return d.contains("device") ? d["device"].value("cores", 1) : 1; };
+  auto lnc = [](const json &d) { return d.contains("device") ? d["device"].value("lnc", 1) : 1; };
+  if (cores(a) != cores(b) || lnc(a) != lnc(b))
+    return "A ran on " + std::to_string(cores(a)) + " cores (LNC=" + std::to_string(lnc(a)) + "), B on " +
+           std::to_string(cores(b)) + " (LNC=" + std::to_string(lnc(b)) + ")";
+  return "";
+}
 
 const char *kCompareHelp = R"(usage: neuronsim compare A B [options]
        neuronsim compare KERNEL --arch-b NAME|FILE.json | --set-b KEY=VALUE [options]
 
-  A, B                   --stats documents, or kernels (run timing-only here, on --arch or their own arch)
+  A, B                   --stats documents, or kernels (run timing-only here, on --arch or their own arch, on
+                         --cores / --lnc or the cores their run.json and replica groups say, as `run` takes them)
   KERNEL                 one kernel run twice: on A's machine (--arch, --set) and on B's (--arch-b, --set-b)
-  --arch NAME|FILE.json  the architecture kernels run on (default: their own)
-  --set KEY=VALUE        an architecture parameter set over it (repeatable; `neuronsim arch --keys`)
-  --arch-b NAME|FILE.json  B's architecture (default: A's)
-  --set-b KEY=VALUE      a parameter set over B's architecture (repeatable)
-  --fail-if-slower PCT   exit 1 when B's total time exceeds A's by more than PCT percent
-  --top N                the N instructions and source lines whose cost changed most (10)
 )";
+
+} // namespace
 
 int cmd_compare(const std::vector<std::string> &a) {
   std::vector<std::string> files;
   std::optional<double> fail_pct;
-  int top = 10;
+  int top = 10, cores = 0, lnc = 0;
+  bool force = false;
   std::string arch, arch_b;
   std::vector<std::pair<std::string, std::string>> sets, sets_b;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--fail-if-slower") fail_pct = parse_tolerance(o, need_value(a, i));
-    else if (o == "--top") top = parse_count(o, need_value(a, i));
-    else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--arch-b")
-      arch_b = sim::parse_arch(need_value(a, i), "--arch-b");
-    else if (o == "--set")
-      sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
-    else if (o == "--set-b")
-      sets_b.push_back(sim::parse_arch_set(need_value(a, i), "--set-b"));
-    else if (o == "--help" || o == "-h") {
-      std::cout << kCompareHelp;
-      return 0;
-    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
-    else files.push_back(o);
+  const std::vector<Option> options = {
+      {"--fail-if-slower", "PCT", "exit 1 when B's total time exceeds A's by more than PCT percent",
+       [&](const std::string &v) { fail_pct = parse_tolerance("--fail-if-slower", v); }},
+      {"--top", "N", "the N instructions and source lines whose cost changed most (10)",
+       [&](const std::string &v) { top = parse_count("--top", v); }},
+      {"--arch", "NAME|FILE.json", "the architecture kernels run on here (default: their own)",
+       [&](const std::string &v) { arch = sim::parse_arch(v, "--arch"); }},
+      {"--set", "KEY=VALUE", "an architecture parameter set over it (repeatable; `neuronsim arch --keys`)",
+       [&](const std::string &v) { sets.push_back(sim::parse_arch_set(v, "--set")); }},
+      {"--arch-b", "NAME|FILE.json", "B's architecture (default: A's)",
+       [&](const std::string &v) { arch_b = sim::parse_arch(v, "--arch-b"); }},
+      {"--set-b", "KEY=VALUE", "a parameter set over B's architecture (repeatable)",
+       [&](const std::string &v) { sets_b.push_back(sim::parse_arch_set(v, "--set-b")); }},
+      {"--cores", "N", "kernels run here on N cores (default: as `run`)",
+       [&](const std::string &v) { cores = parse_cores("--cores", v); }},
+      {"--lnc", "L", "physical cores per logical core for kernels run here",
+       [&](const std::string &v) { lnc = parse_cores("--lnc", v); }},
+      {"--force", "", "compare documents of different kernels or core counts anyway",
+       [&](const std::string &) { force = true; }},
+  };
+  if (!parse_options(a, options, [&](const std::string &f) {
+        if (f.empty())
+          throw UsageError("compare: an empty path given as A or B");
+        files.push_back(f);
+      })) {
+    std::cout << kCompareHelp << options_help(options);
+    return 0;
   }
   const bool two_machines = !arch_b.empty() || !sets_b.empty();
   if (files.size() == 1 && two_machines)
@@ -101,9 +239,19 @@ int cmd_compare(const std::vector<std::string> &a) {
     b_sets.erase(std::remove_if(b_sets.begin(), b_sets.end(), same), b_sets.end());
     b_sets.push_back(kv);
   }
-  const nlohmann::json A = stats_of(files[0], arch, sets), B = stats_of(files[1], arch_b, b_sets);
-  const double ta = A["total_ns"].get<double>(), tb = B["total_ns"].get<double>();
-  const double change = ta > 0 ? 100.0 * (tb - ta) / ta : 0.0;
+  Side sa = side_of(files[0], arch, sets, cores, lnc), sb = side_of(files[1], arch_b, b_sets, cores, lnc);
+  if (sa.kernel_name() != sb.kernel_name() && !force) // known before anything runs
+    throw InputError({files[1], -1, "", ""}, "not the same run to compare: A is kernel " + sa.kernel_name() +
+                                                 ", B is " + sb.kernel_name() +
+                                                 " (--force compares them anyway)");
+  run_side(sa);
+  run_side(sb);
+  const json &A = sa.doc, &B = sb.doc;
+  if (const std::string why = mismatch(A, B); !why.empty() && !force)
+    throw InputError({files[1], -1, "", ""},
+                     "not the same run to compare: " + why + " (--force compares them anyway)");
+  const double ta = total_of(A), tb = total_of(B);
+  const double change = 100.0 * (tb - ta) / ta; // ta > 0 (check_stats_doc)
   std::cout << std::fixed << std::setprecision(1);
   std::cout << "A: " << files[0] << " (" << A.value("arch", "?") << ")\nB: " << files[1] << " ("
             << B.value("arch", "?") << ")\n";
@@ -119,7 +267,7 @@ int cmd_compare(const std::vector<std::string> &a) {
               << std::setw(7) << 100 * num(ea, "utilization") << "%" << std::setw(7)
               << 100 * num(eb, "utilization") << "%\n";
   };
-  const nlohmann::json none = nlohmann::json::object();
+  const json none = json::object();
   for (const char *e : {"PE", "ACT", "POOL", "DVE", "SP"})
     engine_row(e, A["engines"].value(e, none), B["engines"].value(e, none));
   engine_row("DMA", A.value("dma", none), B.value("dma", none));
@@ -131,8 +279,9 @@ int cmd_compare(const std::vector<std::string> &a) {
   auto changes = [&](const char *list, auto key, auto label, const char *title) {
     std::map<std::string, std::pair<double, double>> m;
     std::map<std::string, std::string> labels;
-    auto collect = [&](const nlohmann::json &doc, bool second) {
-      if (!doc.contains("profile")) return;
+    auto collect = [&](const json &doc, bool second) {
+      if (!doc.contains("profile") || !doc["profile"].contains(list))
+        return;
       for (const auto &row : doc["profile"][list]) {
         const std::string k = key(row);
         (second ? m[k].second : m[k].first) += row.value("critical_path_ns", 0.0);
@@ -153,17 +302,18 @@ int cmd_compare(const std::vector<std::string> &a) {
                 << std::setw(12) << v[i].second.first << " -> " << std::setw(11) << v[i].second.second << "  "
                 << labels[v[i].first] << "\n";
   };
-  auto src = [](const nlohmann::json &row) {
+  auto src = [](const json &row) {
     std::string f = row.value("file", std::string());
-    return row.contains("line") ? (f.empty() ? "line " : f + ":") + std::to_string(row["line"].get<int>()) : f;
+    return row.contains("line") ? (f.empty() ? "line " : f + ":") + std::to_string(row["line"].get<int64_t>())
+                                : f;
   };
   changes(
       "instructions",
-      [](const nlohmann::json &r) {
+      [](const json &r) {
         return r.value("name", std::string()) + "|" + r.value("engine", std::string()) + "|" +
                (r.value("dma_trigger", false) ? "t" : "");
       },
-      [&](const nlohmann::json &r) {
+      [&](const json &r) {
         const std::string s = src(r);
         return r.value("name", std::string()) + " (" + r.value("opcode", std::string()) +
                (r.value("dma_trigger", false) ? ", trigger" : "") + ") " + r.value("engine", std::string()) +

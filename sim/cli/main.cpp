@@ -4,17 +4,18 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
-#include <functional>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "neuronsim/engines/cost.hpp"
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/bir_json.hpp"
@@ -29,6 +31,7 @@
 #include "neuronsim/isa/dump.hpp"
 #include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/file_output.hpp"
+#include "neuronsim/isa/names.hpp"
 #include "neuronsim/sim/analysis.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/lower.hpp"
@@ -59,8 +62,10 @@ usage:
                                       (--cores: one set per core, DIR/core<i>)
   neuronsim disasm FILE_OR_DIR [--gen v2|v3|v4]    bundles -> one readable line per bundle
   neuronsim validate --bir KERNEL --bundles DIR [options]   run both, compare, lint the streams
-  neuronsim isa [--json | --keys]     print every ISA table the simulator knows (--keys: each instruction
-                                      type's BIR JSON keys, required and optional; docs/bir-format.md)
+  neuronsim isa [--json | --keys | --roles | --explain TYPE]
+                                      print every ISA table the simulator knows (--keys: each instruction
+                                      type's BIR JSON keys, required and optional; --roles: what each ins[i] /
+                                      outs[i] is; --explain TYPE: one type in full; docs/bir-format.md)
   neuronsim arch --list | --keys | --show NAME   the built-in architectures; the parameters --set takes;
                                       one's JSON (a start for --arch FILE.json)
   neuronsim sweep KERNEL_OR_DIR... [--arch trn1,trn2,trn3] [--scheduler tcp://HOST:PORT] [--workers N]
@@ -89,7 +94,8 @@ exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error
 const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
 
   KERNEL                   a .json BIR file, or a directory holding one *.bir.json (plus optional
-                           inputs/ and expected/ folders), or a bundle directory (manifest.json; its
+                           inputs/ and expected/ folders and run.json: cores, lnc, arch, tolerance),
+                           or a bundle directory (manifest.json; its
                            generation picks --arch unless given), or a multi-core one (cores.json, encode
                            --cores: runs on its cores). Without KERNEL: the bundled default workload.
   --input NAME=FILE.npy    data for input tensor NAME (repeatable)
@@ -97,7 +103,7 @@ const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
   --outdir DIR             where <tensor>.npy is written for every output (default: neuronsim-out)
   --expect DIR             compare outputs with DIR/<tensor>.npy; exit 1 when outside tolerance
   --rtol R --atol A        comparison tolerance |got-want| <= A + R*|want| (default 1e-5, 1e-6; finite, >= 0)
-  --arch trn1|trn2|trn3    NeuronCore-v2 / v3 / v4 (default trn1)
+  --arch trn1|trn2|trn3    NeuronCore-v2 / v3 / v4 (default: the folder's run.json, else trn1)
   --arch FILE.json         an architecture file of the schema of `neuronsim arch --show trn2` (a name with
                            a '/' or ending in .json is a file; every parameter given, each in its range)
   --set KEY=VALUE          an architecture parameter set over --arch (repeatable; `neuronsim arch --keys`):
@@ -120,9 +126,12 @@ const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
   --top N                  after the run, the N static instructions that hold the critical path longest
   --trace FILE.json        Chrome/Perfetto timeline (open in ui.perfetto.dev)
   --cores N                N NeuronCores (1..8) running the kernel in one simulation, sharing the
-                           device's DRAM; collectives meet across them (README "Multi-core runs")
+                           device's DRAM; collectives meet across them (README "Multi-core runs").
+                           Default: run.json's, else what the kernel names (replica groups, peers,
+                           ShardIDKind ub); a number that contradicts the kernel is refused
   --lnc L                  physical cores per logical core (shard ids 0..L-1); --lnc 2 alone runs 2
                            cores (trn2, trn3: LNC=2; trn1 has no logical cores)
+  --strict                 an output element no instruction wrote is an error (exit 4), not a warning
   --timing-only            timeline and statistics only: skip the numeric work, write no outputs
                            (so --input, --inputs and --expect cannot be given with it)
   --max-instructions N     stop with an error (naming the instruction) when the run would execute more
@@ -134,6 +143,9 @@ const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
                            DIR/out<i>.npy; DIR is a fresh temporary directory; README "External kernels")
   --device-print FILE      write DevicePrint lines to FILE (default: stdout, before the summary)
 
+Output files (--outdir's, --stats, --trace, --report, --device-print, --save-inputs) are regular files,
+replaced whole when the run succeeds, or character devices such as /dev/null, written in place; a FIFO,
+socket, block device or directory is refused before the run. A write error on stdout is an error (exit 3).
 
 Inputs that are not given are generated deterministically (floats uniform in [-1,1), integers small),
 seeded by the tensor name (and --seed N when given). bf16 and fp8 .npy files hold raw bit patterns as uint16 / uint8.
@@ -185,13 +197,6 @@ int64_t parse_instruction_count(const std::string &opt, const std::string &v) {
   throw UsageError("option " + opt + " needs a whole number >= 1, got '" + v + "'");
 }
 
-// An option whose value names a file or directory: an empty value is a usage error, not "the current directory".
-std::string need_path(const std::vector<std::string> &a, size_t &i) {
-  std::string v = need_value(a, i);
-  if (v.empty()) throw UsageError("option " + a[i - 1] + " needs a path, got an empty one");
-  return v;
-}
-
 // --input NAME=FILE.npy: both parts non-empty, each NAME once.
 void add_input(sim::InputSpec &spec, const std::string &v) {
   const auto eq = v.find('=');
@@ -221,59 +226,117 @@ void print_warnings(const isa::Program &p) {
   for (const auto &w : p.warnings) std::cerr << "neuronsim: warning: " << sim::one_line(w) << "\n";
 }
 
-} // namespace
-
-int neuronsim::cli::cmd_run(const std::vector<std::string> &a, const RunFrom &from) {
+// What `run`'s options set (run_options), filled in command-line order.
+struct RunArgs {
   std::string kernel, outdir = "neuronsim-out", expect, stats, trace, device_print, report;
   int top = 0;
-  bool json = false, quiet = false, why = false, sensitivity = false;
+  bool json = false, quiet = false, why = false, sensitivity = false, strict = false;
   sim::RunSettings set;
-  sim::RunOptions &opts = set.options;
-  opts.arch.clear();  // unset: the kernel decides (sim::complete_settings)
-  opts.schedule = sim::ScheduleMode::Auto;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--input") add_input(set.inputs, need_value(a, i));
-    else if (o == "--inputs") set.inputs.dir = need_path(a, i);
-    else if (o == "--outdir") outdir = need_path(a, i);
-    else if (o == "--expect") expect = need_path(a, i);
-    else if (o == "--rtol") set.rtol = parse_tolerance(o, need_value(a, i));
-    else if (o == "--atol") set.atol = parse_tolerance(o, need_value(a, i));
-    else if (o == "--arch") opts.arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--set")
-      set.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
-    else if (o == "--stats") stats = need_path(a, i);
-    else if (o == "--trace") trace = need_path(a, i);
-    else if (o == "--top") top = parse_count(o, need_value(a, i));
-    else if (o == "--json") json = true;
-    else if (o == "--why")
-      why = true;
-    else if (o == "--sensitivity")
-      sensitivity = true;
-    else if (o == "--report")
-      report = need_path(a, i);
-    else if (o == "--seed") set.inputs.seed = parse_seed(need_value(a, i));
-    else if (o == "--save-inputs") set.save_inputs = need_path(a, i);
-    else if (o == "--quiet") quiet = true;
-    else if (o == "--timing-only") opts.timing_only = true;
-    else if (o == "--schedule") opts.schedule = sim::parse_schedule(need_value(a, i), "--schedule");
-    else if (o == "--max-instructions") opts.max_instructions = parse_instruction_count(o, need_value(a, i));
-    else if (o == "--cores") set.cores = parse_count(o, need_value(a, i));
-    else if (o == "--lnc") set.lnc = parse_count(o, need_value(a, i));
-    else if (o == "--kernel-sim") {
-      opts.kernel_sim = need_value(a, i);
-      if (opts.kernel_sim.empty()) throw UsageError("--kernel-sim needs a program");
-    } else if (o == "--device-print") {
-      device_print = need_value(a, i);
-      if (device_print.empty()) throw UsageError("--device-print needs a file name");
-    } else if (o == "--help" || o == "-h") {
-      std::cout << kRunHelp;
-      return 0;
-    } else if (!o.empty() && o[0] == '-')
-      throw UsageError("unknown option '" + o + "' (neuronsim run --help)");
-    else if (kernel.empty()) kernel = o;
-    else throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
+  RunArgs() {
+    set.options.arch.clear(); // unset: the kernel decides (sim::complete_settings)
+    set.options.schedule = sim::ScheduleMode::Auto;
   }
+};
+
+// The options of `run`, one row each (cli.hpp: parsing, the nearest of an unknown option, the help list);
+// `nki` forwards the same rows (run_option_rows).
+std::vector<Option> run_options(RunArgs &r) {
+  return {
+      {"--input", "NAME=FILE.npy", "data for input tensor NAME (repeatable)",
+       [&r](const std::string &v) { add_input(r.set.inputs, v); }},
+      {"--inputs", "DIR", "DIR/<tensor>.npy for every input found there",
+       [&r](const std::string &v) { r.set.inputs.dir = need_path("--inputs", v); }},
+      {"--outdir", "DIR", "where <tensor>.npy is written for every output",
+       [&r](const std::string &v) { r.outdir = need_path("--outdir", v); }},
+      {"--expect", "DIR", "compare outputs with DIR/<tensor>.npy",
+       [&r](const std::string &v) { r.expect = need_path("--expect", v); }},
+      {"--rtol", "R", "relative tolerance",
+       [&r](const std::string &v) { r.set.rtol = parse_tolerance("--rtol", v); }},
+      {"--atol", "A", "absolute tolerance",
+       [&r](const std::string &v) { r.set.atol = parse_tolerance("--atol", v); }},
+      {"--arch", "NAME|FILE.json", "the architecture",
+       [&r](const std::string &v) { r.set.options.arch = sim::parse_arch(v, "--arch"); }},
+      {"--set", "KEY=VALUE", "an architecture parameter set over --arch (repeatable)",
+       [&r](const std::string &v) { r.set.arch_sets.push_back(sim::parse_arch_set(v, "--set")); }},
+      {"--why", "", "per engine and DMA queue: busy, waiting by reason, idle",
+       [&r](const std::string &) { r.why = true; }},
+      {"--sensitivity", "", "timing-only reruns with each headline parameter made 2x better",
+       [&r](const std::string &) { r.sensitivity = true; }},
+      {"--report", "FILE.html", "one self-contained HTML page of the run",
+       [&r](const std::string &v) { r.report = need_path("--report", v); }},
+      {"--stats", "FILE.json", "statistics and profile",
+       [&r](const std::string &v) { r.stats = need_path("--stats", v); }},
+      {"--trace", "FILE.json", "Perfetto timeline",
+       [&r](const std::string &v) { r.trace = need_path("--trace", v); }},
+      {"--top", "N", "the N instructions holding the critical path longest",
+       [&r](const std::string &v) { r.top = parse_count("--top", v); }},
+      {"--json", "", "the run summary as one JSON object on stdout",
+       [&r](const std::string &) { r.json = true; }},
+      {"--seed", "N", "seed of the generated inputs",
+       [&r](const std::string &v) { r.set.inputs.seed = parse_seed(v); }},
+      {"--save-inputs", "DIR", "write every input as used",
+       [&r](const std::string &v) { r.set.save_inputs = need_path("--save-inputs", v); }},
+      {"--quiet", "", "nothing on success", [&r](const std::string &) { r.quiet = true; }},
+      {"--timing-only", "", "timeline and statistics only",
+       [&r](const std::string &) { r.set.options.timing_only = true; }},
+      {"--schedule", "MODE", "auto, whole or streamed",
+       [&r](const std::string &v) { r.set.options.schedule = sim::parse_schedule(v, "--schedule"); }},
+      {"--max-instructions", "N", "stop past N dynamic instructions",
+       [&r](const std::string &v) {
+         r.set.options.max_instructions = parse_instruction_count("--max-instructions", v);
+       }},
+      {"--cores", "N", "N NeuronCores", [&r](const std::string &v) { r.set.cores = parse_cores("--cores", v); }},
+      {"--lnc", "L", "physical cores per logical core",
+       [&r](const std::string &v) { r.set.lnc = parse_cores("--lnc", v); }},
+      {"--strict", "", "an output element no instruction wrote is an error (exit 4), not a warning",
+       [&r](const std::string &) { r.strict = true; }},
+      {"--kernel-sim", "PROG", "run CustomOp / BIRKernel with an external program",
+       [&r](const std::string &v) {
+         r.set.options.kernel_sim = v;
+         if (r.set.options.kernel_sim.empty())
+           throw UsageError("--kernel-sim needs a program");
+       }},
+      {"--device-print", "FILE", "DevicePrint lines to FILE",
+       [&r](const std::string &v) {
+         r.device_print = v;
+         if (r.device_print.empty())
+           throw UsageError("--device-print needs a file name");
+       }},
+  };
+}
+
+} // namespace
+
+std::vector<Option> neuronsim::cli::run_option_rows() {
+  RunArgs unused;
+  std::vector<Option> rows = run_options(unused);
+  for (auto &row : rows)
+    row.apply = nullptr;
+  return rows;
+}
+
+int neuronsim::cli::cmd_run(const std::vector<std::string> &a, const RunFrom &from) {
+  RunArgs args;
+  std::string &kernel = args.kernel, &outdir = args.outdir, &expect = args.expect, &stats = args.stats,
+              &trace = args.trace, &device_print = args.device_print, &report = args.report;
+  const int &top = args.top;
+  const bool &json = args.json, &quiet = args.quiet, &why = args.why, &sensitivity = args.sensitivity,
+             &strict = args.strict;
+  sim::RunSettings &set = args.set;
+  sim::RunOptions &opts = set.options;
+  const bool go = parse_options(a, run_options(args), [&](const std::string &o) {
+    if (o.empty())
+      throw UsageError("KERNEL is an empty path (no KERNEL at all runs the bundled workload)");
+    if (kernel.empty())
+      kernel = o;
+    else
+      throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
+  });
+  if (!go) {
+    std::cout << kRunHelp;
+    return 0;
+  }
+  set.strict = strict;
   // What the command line gave is checked before the kernel is read (folders exist, tolerances, --timing-only).
   if (!expect.empty()) set.expect = sim::ExpectSpec{expect, {}};
   sim::check_settings(set);
@@ -314,8 +377,11 @@ int neuronsim::cli::cmd_run(const std::vector<std::string> &a, const RunFrom &fr
   // The run header, before the run (a long run is not silent about what it is doing).
   out << "neuronsim " << from.command << ": " << k.label << (bundled ? " (bundled default workload)" : "") << "\n";
   out << "arch " << set.options.arch << ", " << prog.insts.size() << " instructions"
-      << (opts.timing_only ? " (timing only)" : ", input seed " + std::to_string(set.inputs.seed)) << "\n"
-      << std::flush;
+      << (opts.timing_only ? " (timing only)" : ", input seed " + std::to_string(set.inputs.seed));
+  if (set.cores > 1)
+    out << ", " << set.cores << " cores (LNC=" << set.lnc
+        << (set.cores_from.empty() ? "" : ", from " + set.cores_from) << ")";
+  out << "\n" << std::flush;
   // The progress line: on a terminal only, not with --quiet / --json, from one second into the run, at most five
   // times a second, erased when the run ends.
   Progress progress;
@@ -325,6 +391,21 @@ int neuronsim::cli::cmd_run(const std::vector<std::string> &a, const RunFrom &fr
   const sim::Simulator &simulator = *run.simulator;
   const sim::RunResult &r = run.result;
   progress.clear();
+  // Output elements no instruction wrote: one warning per tensor, or with --strict the run's error (returned,
+  // not thrown: an exception after SystemC has run is misreported under ASan, .ci/run).
+  for (const auto &u : run.unwritten) {
+    const std::string line = k.label + ": " + sim::unwritten_line(u, run.ranks());
+    if (strict) {
+      std::cerr << "neuronsim: " << sim::one_line(line) << " (--strict"
+                << (run.unwritten.size() > 1
+                        ? "; " + std::to_string(run.unwritten.size() - 1) + " more output" +
+                              (run.unwritten.size() > 2 ? "s" : "") + " alike"
+                        : std::string())
+                << ")\n";
+      return 4;
+    }
+    std::cerr << "neuronsim: warning: " << sim::one_line(line) << "\n";
+  }
   if (print_file) print_file->commit();
 
   out << r.dynamic_instructions << " dynamic instructions executed\n";
@@ -346,10 +427,18 @@ int neuronsim::cli::cmd_run(const std::vector<std::string> &a, const RunFrom &fr
     summary = doc;
     summary.erase("profile");
     summary.erase("critical_path");
-    summary.erase("cores");
+    if (summary.contains("cores")) // several cores: each core's document, as short as core 0's
+      for (auto &c : summary["cores"])
+        c.erase("profile"), c.erase("critical_path");
     summary["timing_only"] = opts.timing_only;
     summary["inputs"] = run.input_lines;
     if (!opts.timing_only) summary["seed"] = set.inputs.seed;
+    if (!opts.timing_only) {
+      summary["unwritten"] = nlohmann::json::object(); // per output: its elements no instruction wrote
+      for (const auto &u : run.unwritten)
+        summary["unwritten"][run.ranks() > 1 ? "rank" + std::to_string(u.rank) + "/" + u.tensor : u.tensor] =
+            u.unwritten;
+    }
   }
   // Printed last, whatever way the run ends from here (outputs differing included).
   struct PrintJson {
@@ -435,20 +524,51 @@ int neuronsim::cli::cmd_run(const std::vector<std::string> &a, const RunFrom &fr
 namespace {
 
 int cmd_isa(const std::vector<std::string> &a) {
-  bool json = false, keys = false;
-  for (const auto &o : a) {
-    if (o == "--json") json = true;
-    else if (o == "--keys") keys = true;
-    else if (o == "--help" || o == "-h") {
-      std::cout << "usage: neuronsim isa [--json | --keys]\n"
-                   "  --json  every table as one JSON document\n"
-                   "  --keys  the BIR JSON keys of each instruction type, required and optional, as a Markdown\n"
-                   "          table (isa/tables/inst_keys.def; docs/bir-format.md)\n";
-      return 0;
-    } else throw UsageError("unknown option '" + o + "'");
+  bool json = false, keys = false, roles = false;
+  std::string explain;
+  const std::vector<Option> options = {
+      {"--json", "", "every table as one JSON document", [&](const std::string &) { json = true; }},
+      {"--keys", "",
+       "the BIR JSON keys of each instruction type, required and optional, as a Markdown table "
+       "(isa/tables/inst_keys.def; docs/bir-format.md)",
+       [&](const std::string &) { keys = true; }},
+      {"--roles", "",
+       "the role of each ins[i] / outs[i] of every type that reads operands, as a Markdown table",
+       [&](const std::string &) { roles = true; }},
+      {"--explain", "TYPE",
+       "one instruction type: its operands' roles, its keys (required, type, default, "
+       "meaning), engines, opcode bytes and cost rule",
+       [&](const std::string &v) { explain = v; }},
+  };
+  if (!parse_options(a, options,
+                     [](const std::string &o) { throw UsageError("isa takes no argument '" + o + "'"); })) {
+    std::cout << "usage: neuronsim isa [--json | --keys | --roles | --explain TYPE]\n"
+              << options_help(options);
+    return 0;
   }
-  if (json && keys) throw UsageError("isa takes --json or --keys, not both");
+  if (json + keys + roles + !explain.empty() > 1)
+    throw UsageError("isa takes one of --json, --keys, --roles and --explain TYPE");
   const auto executes = [](isa::InstructionType t) { return engines::executes(t); };
+  if (!explain.empty()) {
+    std::vector<std::string> names;
+    for (int i = 0; i < isa::kNumInstructionTypes; ++i)
+      names.push_back(isa::inst_type_name(static_cast<isa::InstructionType>(i)));
+    const auto t = isa::inst_type_from_name(explain);
+    if (!t)
+      throw UsageError("--explain: " + isa::unknown_name("instruction type", explain, names, {}, 0) +
+                       "; `neuronsim isa` lists the " + std::to_string(names.size()) + " types");
+    isa::ExplainExtras x;
+    x.executes = engines::executes(*t);
+    x.not_executed = engines::not_executed_reason(*t);
+    if (const char *rule = engines::cost_rule_name(*t))
+      x.cost_rule = rule, x.cost_why = engines::cost_rule_why(*t);
+    std::cout << isa::explain_type(*t, x);
+    return 0;
+  }
+  if (roles) {
+    std::cout << isa::roles_table();
+    return 0;
+  }
   if (keys) {
     // The rows of the --json document's instruction_types, so that both read the one table.
     auto words = [](const nlohmann::json &list) {
@@ -513,21 +633,28 @@ int cmd_encode(const std::vector<std::string> &a) {
   std::vector<std::pair<std::string, std::string>> sets;
   std::optional<isa::CoreGen> gen;
   int cores = 0, lnc = 0;  // 0: not given (one bundle set)
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--gen") gen = sim::parse_gen(need_value(a, i), "--gen");
-    else if (o == "--cores") cores = parse_count(o, need_value(a, i));
-    else if (o == "--lnc") lnc = parse_count(o, need_value(a, i));
-    else if (o == "-o" || o == "--outdir") out = need_value(a, i);
-    else if (o == "--arch") arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--set")
-      sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
-    else if (o == "--help" || o == "-h") {
-      std::cout << kEncodeHelp;
-      return 0;
-    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
-    else if (kernel.empty()) kernel = o;
-    else throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
+  const std::vector<Option> options = {
+      {"--gen", "v2|v3|v4", "the generation encoded for",
+       [&](const std::string &v) { gen = sim::parse_gen(v, "--gen"); }},
+      {"-o", "DIR", "the output folder", [&](const std::string &v) { out = need_path("-o", v); }},
+      {"--outdir", "DIR", "the same as -o", [&](const std::string &v) { out = need_path("--outdir", v); }},
+      {"--arch", "NAME|FILE.json", "the architecture lowered for",
+       [&](const std::string &v) { arch = sim::parse_arch(v, "--arch"); }},
+      {"--set", "KEY=VALUE", "an architecture parameter set over --arch (repeatable)",
+       [&](const std::string &v) { sets.push_back(sim::parse_arch_set(v, "--set")); }},
+      {"--cores", "N", "one bundle set per core",
+       [&](const std::string &v) { cores = parse_cores("--cores", v); }},
+      {"--lnc", "L", "cores per logical core", [&](const std::string &v) { lnc = parse_cores("--lnc", v); }},
+  };
+  if (!parse_options(a, options, [&](const std::string &o) {
+        if (o.empty())
+          throw UsageError("KERNEL is an empty path");
+        if (!kernel.empty())
+          throw UsageError("more than one KERNEL given ('" + kernel + "', '" + o + "')");
+        kernel = o;
+      })) {
+    std::cout << kEncodeHelp;
+    return 0;
   }
   if (kernel.empty()) throw UsageError("encode needs a KERNEL (try neuronsim encode --help)");
   if (!gen) throw UsageError("encode needs --gen v2|v3|v4");
@@ -567,15 +694,19 @@ int cmd_encode(const std::vector<std::string> &a) {
 int cmd_disasm(const std::vector<std::string> &a) {
   std::string target;
   std::optional<isa::CoreGen> gen;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--gen") gen = sim::parse_gen(need_value(a, i), "--gen");
-    else if (o == "--help" || o == "-h") {
-      std::cout << kDisasmHelp;
-      return 0;
-    } else if (!o.empty() && o[0] == '-') throw UsageError("unknown option '" + o + "'");
-    else if (target.empty()) target = o;
-    else throw UsageError("more than one FILE_OR_DIR given");
+  const std::vector<Option> options = {
+      {"--gen", "v2|v3|v4", "the generation of a lone .bin file",
+       [&](const std::string &v) { gen = sim::parse_gen(v, "--gen"); }},
+  };
+  if (!parse_options(a, options, [&](const std::string &o) {
+        if (o.empty())
+          throw UsageError("FILE_OR_DIR is an empty path");
+        if (!target.empty())
+          throw UsageError("more than one FILE_OR_DIR given");
+        target = o;
+      })) {
+    std::cout << kDisasmHelp;
+    return 0;
   }
   if (target.empty()) throw UsageError("disasm needs a FILE_OR_DIR (try neuronsim disasm --help)");
   if (!fs::exists(target)) throw InputError({target, -1, "", ""}, "no such file or directory");
@@ -631,23 +762,32 @@ int cmd_disasm(const std::vector<std::string> &a) {
 int cmd_validate(const std::vector<std::string> &a) {
   std::string bir, bundles;
   sim::ValidateOptions vo;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--bir") bir = need_value(a, i);
-    else if (o == "--bundles") bundles = need_value(a, i);
-    else if (o == "--input") add_input(vo.inputs, need_value(a, i));
-    else if (o == "--inputs") vo.inputs.dir = need_path(a, i);
-    else if (o == "--rtol") vo.rtol = parse_tolerance(o, need_value(a, i));
-    else if (o == "--atol") vo.atol = parse_tolerance(o, need_value(a, i));
-    else if (o == "--arch") vo.arch = sim::parse_arch(need_value(a, i), "--arch");
-    else if (o == "--set")
-      vo.arch_sets.push_back(sim::parse_arch_set(need_value(a, i), "--set"));
-    else if (o == "--cores") vo.cores = parse_count(o, need_value(a, i));
-    else if (o == "--lnc") vo.lnc = parse_count(o, need_value(a, i));
-    else if (o == "--help" || o == "-h") {
-      std::cout << kValidateHelp;
-      return 0;
-    } else throw UsageError("unknown argument '" + o + "' (validate takes --bir KERNEL --bundles DIR)");
+  const std::vector<Option> options = {
+      {"--bir", "KERNEL", "the BIR the streams were encoded from",
+       [&](const std::string &v) { bir = need_path("--bir", v); }},
+      {"--bundles", "DIR", "the streams", [&](const std::string &v) { bundles = need_path("--bundles", v); }},
+      {"--input", "NAME=FILE.npy", "data for input tensor NAME",
+       [&](const std::string &v) { add_input(vo.inputs, v); }},
+      {"--inputs", "DIR", "DIR/<tensor>.npy",
+       [&](const std::string &v) { vo.inputs.dir = need_path("--inputs", v); }},
+      {"--rtol", "R", "relative tolerance",
+       [&](const std::string &v) { vo.rtol = parse_tolerance("--rtol", v); }},
+      {"--atol", "A", "absolute tolerance",
+       [&](const std::string &v) { vo.atol = parse_tolerance("--atol", v); }},
+      {"--arch", "NAME|FILE.json", "the architecture",
+       [&](const std::string &v) { vo.arch = sim::parse_arch(v, "--arch"); }},
+      {"--set", "KEY=VALUE", "an architecture parameter set over --arch (repeatable)",
+       [&](const std::string &v) { vo.arch_sets.push_back(sim::parse_arch_set(v, "--set")); }},
+      {"--cores", "N", "a multi-core bundle folder's cores",
+       [&](const std::string &v) { vo.cores = parse_cores("--cores", v); }},
+      {"--lnc", "L", "its cores per logical core",
+       [&](const std::string &v) { vo.lnc = parse_cores("--lnc", v); }},
+  };
+  if (!parse_options(a, options, [](const std::string &o) {
+        throw UsageError("unknown argument '" + o + "' (validate takes --bir KERNEL --bundles DIR)");
+      })) {
+    std::cout << kValidateHelp;
+    return 0;
   }
   if (bir.empty() || bundles.empty()) throw UsageError("validate needs --bir KERNEL and --bundles DIR");
   if (!vo.inputs.dir.empty()) sim::check_dir_setting(vo.inputs.dir, "--inputs");
@@ -675,19 +815,23 @@ file.
 int cmd_report(const std::vector<std::string> &a) {
   std::vector<std::string> files;
   std::string out, baseline;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "-o" || o == "--output")
-      out = need_path(a, i);
-    else if (o == "--baseline")
-      baseline = need_value(a, i);
-    else if (o == "--help" || o == "-h") {
-      std::cout << kReportHelp;
-      return 0;
-    } else if (!o.empty() && o[0] == '-')
-      throw UsageError("unknown option '" + o + "' (neuronsim report --help)");
-    else
-      files.push_back(o);
+  const std::vector<Option> options = {
+      {"-o", "FILE.html", "the page to write", [&](const std::string &v) { out = need_path("-o", v); }},
+      {"--output", "FILE.html", "the same as -o", [&](const std::string &v) { out = need_path("--output", v); }},
+      {"--baseline", "ARCH", "a sweep's arch the speed-ups are against",
+       [&](const std::string &v) {
+         if (v.empty())
+           throw UsageError("--baseline needs an arch, got an empty one");
+         baseline = v;
+       }},
+  };
+  if (!parse_options(a, options, [&](const std::string &f) {
+        if (f.empty())
+          throw UsageError("report: an empty path given as an input file");
+        files.push_back(f);
+      })) {
+    std::cout << kReportHelp;
+    return 0;
   }
   if (files.empty() || files.size() > 2)
     throw UsageError("report takes STATS.json [TRACE.json] or RESULTS.csv (neuronsim report --help)");
@@ -765,8 +909,39 @@ int cmd_sweep(const std::vector<std::string> &a) {
 
 } // namespace
 
+namespace {
+
+// stdout is an output like any file: a write error there (a full disk, /dev/full, a closed pipe) is an error
+// naming the stream, never an exit 0 with the output lost. std::cout buffers, so the error shows at the
+// flush.
+int finish_stdout(int code) {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout.good() && std::fflush(stdout) == 0)
+    return code;
+  const int err = errno;
+  if (code != 0)
+    return code; // the command's own error was already reported
+  std::cerr << "neuronsim: stdout: write failed"
+            << (err ? std::string(": ") + std::strerror(err) : std::string())
+            << " (the command's output is incomplete)\n";
+  return 3;
+}
+
+int run_command(const std::vector<std::string> &args);
+
+} // namespace
+
 int sc_main(int argc, char **argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+  // SIGPIPE would end the process silently on a closed pipe (`neuronsim isa --json | head -1`): the write
+  // error is reported instead.
+  std::signal(SIGPIPE, SIG_IGN);
+  return finish_stdout(run_command(std::vector<std::string>(argv + 1, argv + argc)));
+}
+
+namespace {
+
+int run_command(const std::vector<std::string> &args) {
   try {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
       std::cout << kHelp;
@@ -788,7 +963,10 @@ int sc_main(int argc, char **argv) {
     if (args[0] == "sweep") return cmd_sweep(rest);
     if (args[0] == "report")
       return cmd_report(rest);
-    throw UsageError("unknown command '" + args[0] + "' (try --help)");
+    throw UsageError("unknown command '" + args[0] + "'" +
+                     isa::did_you_mean(args[0], {"run", "nki", "isa", "arch", "compare", "encode", "disasm",
+                                                 "validate", "sweep", "report"}) +
+                     " (try --help)");
   } catch (const Error &e) {  // UsageError included (exit 2)
     std::cerr << "neuronsim: " << sim::one_line(e.what()) << "\n";
     return e.exit_code();
@@ -806,3 +984,5 @@ int sc_main(int argc, char **argv) {
     }
   }
 }
+
+} // namespace

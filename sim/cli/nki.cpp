@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -50,27 +49,6 @@ Outputs are named after the kernel's variables (`c = nl.ndarray(...)` -> c.npy).
 neuronxcc.nki / nki imports when no real package of that name is importable.
 exit codes: as run (0 ok, 1 outputs differ, 2 usage, 3 the kernel cannot be traced or read, 4 simulation error)
 )";
-
-// run's options that take a value (sim/cli/main.cpp cmd_run), so that the arguments split without guessing.
-const std::set<std::string> kRunValueOptions = {"--inputs",
-                                                "--outdir",
-                                                "--expect",
-                                                "--rtol",
-                                                "--atol",
-                                                "--arch",
-                                                "--set",
-                                                "--report",
-                                                "--stats",
-                                                "--trace",
-                                                "--top",
-                                                "--seed",
-                                                "--save-inputs",
-                                                "--schedule",
-                                                "--max-instructions",
-                                                "--cores",
-                                                "--lnc",
-                                                "--kernel-sim",
-                                                "--device-print"};
 
 // A fresh folder under the system's temporary directory, removed with what it holds when it goes out of
 // scope.
@@ -135,34 +113,41 @@ std::string read_text(const fs::path &p) {
 int cmd_nki(const std::vector<std::string> &a) {
   std::string target, emit;
   std::vector<std::string> trace_args, run_args;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string &o = a[i];
-    if (o == "--help" || o == "-h") {
-      std::cout << kNkiHelp;
-      return 0;
-    } else if (o == "--shape" || o == "--grid") {
-      trace_args.push_back(o);
-      trace_args.push_back(need_value(a, i));
-    } else if (o == "--input") { // the tracer reads its shape, the run its data
-      const std::string v = need_value(a, i);
-      trace_args.push_back(o);
-      trace_args.push_back(v);
-      run_args.push_back(o);
-      run_args.push_back(v);
-    } else if (o == "--emit-bir") {
-      emit = need_value(a, i);
-      if (emit.empty())
-        throw UsageError("option --emit-bir needs a path, got an empty one");
-    } else if (kRunValueOptions.count(o)) {
-      run_args.push_back(o);
-      run_args.push_back(need_value(a, i));
-    } else if (!o.empty() && o[0] == '-') {
-      run_args.push_back(o); // a flag of run's (run refuses one it does not know)
-    } else if (target.empty()) {
-      target = o;
-    } else {
-      throw UsageError("more than one FILE.py::FUNCTION given ('" + target + "', '" + o + "')");
-    }
+  // nki's own options, then every option of run's table forwarded to run as given: one table, so that an
+  // unknown option names the nearest of both (cli.hpp).
+  std::vector<Option> options = {
+      {"--shape", "NAME=DIMS[:DTYPE]", "a parameter by shape",
+       [&](const std::string &v) { trace_args.insert(trace_args.end(), {"--shape", v}); }},
+      {"--grid", "DIMS", "the launch grid",
+       [&](const std::string &v) { trace_args.insert(trace_args.end(), {"--grid", v}); }},
+      {"--input", "NAME=X.npy", "data for parameter NAME (the tracer reads its shape, the run its data)",
+       [&](const std::string &v) {
+         trace_args.insert(trace_args.end(), {"--input", v});
+         run_args.insert(run_args.end(), {"--input", v});
+       }},
+      {"--emit-bir", "FILE", "also write the traced BIR JSON there",
+       [&](const std::string &v) { emit = need_path("--emit-bir", v); }},
+  };
+  for (Option row : run_option_rows()) {
+    if (row.name == "--input")
+      continue;
+    const bool flag = row.value.empty();
+    row.apply = [&run_args, name = row.name, flag](const std::string &v) {
+      run_args.push_back(name);
+      if (!flag)
+        run_args.push_back(v);
+    };
+    options.push_back(std::move(row));
+  }
+  if (!parse_options(a, options, [&](const std::string &o) {
+        if (o.empty())
+          throw UsageError("FILE.py::FUNCTION is empty");
+        if (!target.empty())
+          throw UsageError("more than one FILE.py::FUNCTION given ('" + target + "', '" + o + "')");
+        target = o;
+      })) {
+    std::cout << kNkiHelp;
+    return 0;
   }
   if (target.empty())
     throw UsageError("nki needs FILE.py::FUNCTION (try neuronsim nki --help)");
@@ -171,6 +156,9 @@ int cmd_nki(const std::vector<std::string> &a) {
     std::error_code ec;
     if (fs::exists(emit, ec) && fs::exists(py_file, ec) && fs::equivalent(emit, py_file, ec))
       throw UsageError("--emit-bir " + emit + " is the kernel file itself");
+    // What the path names decides how it is written (isa::output_target): a FIFO, socket, block device or
+    // directory is refused now, before the kernel is traced.
+    isa::output_target(emit);
   }
   TempDir tmp;
   const std::string bir = (tmp.path() / "kernel.bir.json").string();

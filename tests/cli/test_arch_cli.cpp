@@ -108,8 +108,9 @@ TEST(ArchCli, RefusalsNameWhatIsWrong) {
             "neuronsim: arch takes --list, --keys or --show NAME|FILE.json (neuronsim arch --help)\n");
   auto unknown = run("arch --show trn9");
   EXPECT_EQ(unknown.code, 3);
-  EXPECT_EQ(unknown.err, "neuronsim: unknown architecture 'trn9' (built in: trn1, trn2, trn3; a file of your own "
-                         "is named by a path ending in .json)\n");
+  EXPECT_EQ(unknown.err,
+            "neuronsim: unknown architecture 'trn9' (built in: trn1, trn2, trn3; a file of your own "
+            "is named by a path ending in .json) (did you mean 'trn1'?)\n");
   const std::string dir = clitest::temp_dir();
   const std::string bad = trn2_with(dir, "bad.json", "sp_ghz", 0);
   auto show = run("arch --show " + bad);

@@ -1,5 +1,6 @@
-// docs/bir-format.md stays true: its hand-written example is docs/examples/scale_shift.bir.json and computes what
-// the page says; its table of instruction keys is rows of `neuronsim isa --keys` (isa/tables/inst_keys.def).
+// docs/bir-format.md stays true: its hand-written example is docs/examples/scale_shift.bir.json and computes
+// what the page says; its tables of instruction keys and operand roles are rows of `neuronsim isa --keys` /
+// `--roles` (isa/tables/inst_keys.def), its `--explain` example the command's output.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -52,6 +53,35 @@ TEST(BirFormatDoc, TheKeyRowsAreRowsOfTheIsaTable) {
       EXPECT_EQ(t["required_keys"], (nlohmann::json{"op0", "const0", "reverse0", "op1", "const1", "reverse1"}));
     }
   }
+}
+
+// The operand roles on the page are rows of `neuronsim isa --roles` (inst_keys.def's roles, which the engines
+// read their operands by), and the Activation example is `isa --explain Activation` verbatim.
+TEST(BirFormatDoc, TheRoleRowsAreRowsOfTheIsaTable) {
+  auto r = run("isa --roles");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream page(section(clitest::read_file(kDoc), "<!-- roles:", "<!-- /roles -->"));
+  std::string line;
+  int rows = 0;
+  while (std::getline(page, line)) {
+    if (rows++ < 2)
+      continue;
+    EXPECT_NE(r.out.find("\n" + line + "\n"), std::string::npos)
+        << "not a row of `neuronsim isa --roles`: " << line;
+  }
+  EXPECT_GE(rows, 2 + 8);
+  // The row the page's warning is about: Activation's scale comes before its bias.
+  EXPECT_NE(
+      r.out.find("| Activation | `data`, `scale?`, `bias?`, `alpha?`, `acc_seed?` | `dst`, `acc_out?` |"),
+      std::string::npos)
+      << r.out;
+}
+
+TEST(BirFormatDoc, TheExplainBlockIsTheCommandsOutput) {
+  auto r = run("isa --explain Activation");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(section(clitest::read_file(kDoc), "<!-- explain:", "<!-- /explain -->"),
+            "```\n" + r.out + "```\n");
 }
 
 TEST(BirFormatDoc, TheExampleComputesTwoXPlusOne) {

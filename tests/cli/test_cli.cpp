@@ -328,8 +328,11 @@ TEST(Cli, RanksReadTheirOwnInputsAndWriteTheirOwnOutputs) {
   EXPECT_EQ(four.code, 0) << four.out << four.err;
   EXPECT_NE(four.out.find("outputs match"), std::string::npos) << four.out;
   EXPECT_TRUE(fs::exists(out + "/o4/rank3/y.npy"));
-  // A rank folder layout that does not fit the run's ranks is refused, naming the folder.
-  auto few = run("run " + w + " --arch trn2 --cores 4 --outdir " + out + "/o");
+  // A rank folder layout that does not fit the run's ranks is refused, naming the folder: the 4-rank MLP
+  // given the 2-rank one's inputs (tp_mlp_2ranks itself on 4 cores is refused before: its replica group holds
+  // cores 0, 1).
+  auto few = run("run " + clitest::src("workloads/multicore/tp_mlp_4ranks") + " --inputs " + w +
+                 "/inputs --outdir " + out + "/o");
   EXPECT_EQ(few.code, 3) << few.out << few.err;
   EXPECT_NE(few.err.find(w + "/inputs/rank2: no such directory"), std::string::npos) << few.err;
   fs::create_directories(out + "/e/rank2");

@@ -162,7 +162,7 @@ inline std::bitset<kNumFields> required_fields(InstructionType t) {
   std::bitset<kNumFields> b;
   const auto &req = inst_keys(t).required;
   const int type = static_cast<int>(t);
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   if ((only_sel::only == only_sel::ANY || only_sel::only == type) &&                                         \
       std::find(req.begin(), req.end(), key) != req.end())                                                   \
     b.set(static_cast<int>(Field::member));
@@ -208,7 +208,7 @@ inline void expect_same_program(const Program &a, const Program &b) {
       expect_same_arg(x.ins[k], y.ins[k], w + " ins " + std::to_string(k));
     for (size_t k = 0; k < x.outs.size(); ++k)
       expect_same_arg(x.outs[k], y.outs[k], w + " outs " + std::to_string(k));
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
   EXPECT_TRUE(same_field(x.f.member, y.f.member)) << w << " field " << key;
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD

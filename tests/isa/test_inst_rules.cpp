@@ -48,8 +48,9 @@ constexpr int ANY = -1;
 std::set<std::string> readable_keys(InstructionType t) {
   std::set<std::string> keys;
   const int type = static_cast<int>(t);
-#define NS_FIELD(member, key, kind, ctype, def, only)                                                        \
-  if (only_sel::only == only_sel::ANY || only_sel::only == type) keys.insert(key);
+#define NS_FIELD(member, key, kind, ctype, def, only, ...)                                                   \
+  if (only_sel::only == only_sel::ANY || only_sel::only == type)                                             \
+    keys.insert(key);
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   return keys;
@@ -91,6 +92,50 @@ TEST(InstKeys, ClosestKeyIsTheDidYouMean) {
   EXPECT_EQ(closest_key(InstructionType::Activation, "scael"), "scale");
   EXPECT_EQ(closest_key(InstructionType::TensorScalarPtr, "reverse_0"), "reverse0");
   EXPECT_EQ(closest_key(InstructionType::TensorTensor, "completely_unrelated"), "");
+}
+
+// The operand roles (inst_keys.def's last two columns) and the fields' meanings (inst_fields.def's last
+// column): what `neuronsim isa --explain` prints and engines/ops reads its operands by.
+TEST(InstKeys, OperandRolesAreParsedInOrder) {
+  const InstKeys &a = inst_keys(InstructionType::Activation);
+  std::vector<std::string> names;
+  for (const auto &r : a.ins)
+    names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"data", "scale", "bias", "alpha", "acc_seed"}));
+  EXPECT_FALSE(a.ins[0].optional);
+  EXPECT_TRUE(a.ins[1].optional);                                    // "scale?": absent -> the `scale` key
+  EXPECT_EQ(operand_index(InstructionType::Activation, "bias"), 2u); // [data, bias] computes data * bias
+  EXPECT_EQ(operand_index(InstructionType::Activation, "acc_out", true), 1u);
+  EXPECT_THROW(operand_index(InstructionType::Activation, "gamma"), std::logic_error);
+  const InstKeys &c = inst_keys(InstructionType::CollectiveCompute);
+  ASSERT_FALSE(c.ins.empty());
+  EXPECT_TRUE(c.ins[0].repeats); // "src...": every input
+  EXPECT_TRUE(inst_keys(InstructionType::NoOp).ins.empty());
+}
+
+// Every type the engines execute with data operands has its roles in the table (a new type's row must say
+// them).
+TEST(InstKeys, EveryTypeThatMovesDataHasRoles) {
+  for (int i = 0; i < kNumInstructionTypes; ++i) {
+    const auto t = static_cast<InstructionType>(i);
+    if (!engines::executes(t) || !engines::reads_or_writes_data(t))
+      continue;
+    const InstKeys &k = inst_keys(t);
+    EXPECT_FALSE(k.ins.empty() && k.outs.empty())
+        << inst_type_name(t) << ": no operand roles in inst_keys.def";
+  }
+}
+
+TEST(InstFields, EveryFieldSaysWhatItMeans) {
+  for (const auto &f : field_infos())
+    EXPECT_FALSE(f.meaning.empty()) << f.key << ": no meaning in inst_fields.def";
+  const FieldInfo *func = field_info(InstructionType::Activation, "func");
+  ASSERT_NE(func, nullptr);
+  EXPECT_EQ(func->type, "ActivationFunctionType");
+  EXPECT_EQ(func->fallback, "Identity");
+  EXPECT_EQ(field_info(InstructionType::Pool, "func")->type, "PoolFunctionType"); // the ONLY column decides
+  EXPECT_EQ(field_info(InstructionType::Activation, "scale")->fallback, "1");
+  EXPECT_EQ(field_info(InstructionType::Activation, "is_activate2"), nullptr); // read, not modelled
 }
 
 TEST(EngineRules, TheTablesPinEngines) {

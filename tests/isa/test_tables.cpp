@@ -201,7 +201,7 @@ namespace {
 struct FieldRow {
   const char *member, *key, *ctype;
 };
-#define NS_FIELD(member, key, kind, ctype, def, only) FieldRow{#member, key, #ctype},
+#define NS_FIELD(member, key, kind, ctype, def, only, ...) FieldRow{#member, key, #ctype},
 const FieldRow kFields[] = {
 #include "neuronsim/isa/tables/inst_fields.def"
 };

@@ -1,5 +1,8 @@
 """The exception classes: one per CLI exit code, each with the CLI's own message (the CLI is run for comparison)."""
 import json
+import os
+import shutil
+import socket
 
 import numpy as np
 import pytest
@@ -50,15 +53,15 @@ def test_invalid_input_carries_where(tmp):
 def test_usage_error_messages():
     with pytest.raises(neuronsim.UsageError) as e:
         neuronsim.run(K1, arch="trn9")
-    assert str(e.value) == "arch takes trn1, trn2, trn3 or an architecture FILE.json, got 'trn9'"
+    assert str(e.value) == "arch takes trn1, trn2, trn3 or an architecture FILE.json, got 'trn9' (did you mean 'trn1'?)"
     assert e.value.exit_code == 2
     # The CLI's message comes from the same function, naming its option.
     assert cli_error("run", K1, "--arch", "trn9") == (
-        2, "--arch takes trn1, trn2, trn3 or an architecture FILE.json, got 'trn9'")
-    with pytest.raises(neuronsim.UsageError, match=r"^gen takes v2, v3 or v4, got 'v9'$"):
+        2, "--arch takes trn1, trn2, trn3 or an architecture FILE.json, got 'trn9' (did you mean 'trn1'?)")
+    with pytest.raises(neuronsim.UsageError, match=r"^gen takes v2, v3 or v4, got 'v9' \(did you mean 'v2'\?\)$"):
         neuronsim.encode(K1, "v9")
     with pytest.raises(neuronsim.UsageError,
-                       match=r"^arch takes trn1, trn2, trn3 or an architecture FILE\.json, got 'x'$"):
+                       match=r"^arch takes trn1, trn2, trn3 or an architecture FILE\.json, got 'x'$"):  # no near one
         neuronsim.validate(K1, K1, arch="x")
 
 
@@ -104,13 +107,67 @@ def catalogue():
     return json.load(open(CASES / "catalogue.json"))["cases"]
 
 
-def as_call(case, out):
+def subst(text, scratch, out):
+    """The catalogue's placeholders, as tests/cli/test_bad_inputs.cpp substitutes them."""
+    return (text.replace("{dir}", str(CASES)).replace("{kernel1}", str(ROOT / K1))
+            .replace("{workloads}", str(ROOT / "workloads")).replace("{out}", str(out))
+            .replace("{scratch}", str(scratch)))
+
+
+def run_setup(step, scratch, out):
+    """One setup step of a case (tests/cli/test_bad_inputs.cpp, run_setup): the same files for both forms."""
+    def p(v):
+        return subst(v, scratch, out)
+    if "mkfifo" in step:
+        os.mkfifo(p(step["mkfifo"]))
+    elif "symlink" in step:
+        os.symlink(p(step["symlink"][0]), p(step["symlink"][1]))
+    elif "mkdir" in step:
+        os.makedirs(p(step["mkdir"]), exist_ok=True)
+    elif "copy" in step:
+        src, dst = p(step["copy"][0]), p(step["copy"][1])
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, dst)
+    elif "write" in step:
+        with open(p(step["write"][0]), "w") as f:
+            f.write(step["write"][1])
+    elif "remove" in step:
+        target = p(step["remove"])
+        shutil.rmtree(target) if os.path.isdir(target) else os.remove(target)
+    elif "mksocket" in step:
+        path = p(step["mksocket"])  # bound from its folder: a socket's path is limited to 107 bytes
+        here = os.getcwd()
+        os.chdir(os.path.dirname(path))
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(os.path.basename(path))
+            s.close()
+        finally:
+            os.chdir(here)
+    elif "nest" in step:
+        template, dst, open_, core, close, n = step["nest"]
+        text = open(p(template)).read().replace("@NEST@", open_ * n + core + close * n)
+        with open(p(dst), "w") as f:
+            f.write(text)
+    else:
+        raise AssertionError(f"unknown setup step {step}")
+
+
+def as_call(case, scratch, out):
     """The Python call for a catalogue case, or None when it is about the command line itself (unknown options,
-    missing values: Python's own TypeError covers those) or an output file Python does not write."""
-    args = [a.replace("{dir}", str(CASES)).replace("{kernel1}", str(ROOT / K1)).replace("{out}", str(out))
-            for a in case["args"]]
+    missing values: Python's own TypeError covers those), an output file Python does not write, stdout, or a command
+    Python has no call for (compare, isa, arch)."""
+    if case.get("stdout") or any("{out}" in json.dumps(step) for step in case.get("setup", [])):
+        return None  # stdout, or a file in --outdir: where the CLI writes (run() returns its outputs instead)
+    args = [subst(a, scratch, out) for a in case["args"]]
     if args[0] == "encode" and args[2:4] == ["--gen", "v3"] and args[4] == "-o":
-        return lambda: neuronsim.encode(args[1], "v3", outdir=args[5])
+        kw = {}
+        if args[6:8] and args[6] == "--cores":
+            kw["cores"] = int(args[7])
+        elif args[6:]:
+            return None
+        return lambda: neuronsim.encode(args[1], "v3", outdir=args[5], **kw)
+    if args[0] == "sweep":
+        return sweep_call(args[1:])
     if args[0] != "run":
         return None
     kw, inputs, i = {}, {}, 2
@@ -128,26 +185,53 @@ def as_call(case, out):
         elif args[i] in ("--arch", "--kernel-sim") and i + 1 < len(args):
             kw[args[i][2:].replace("-", "_")] = args[i + 1]
             i += 2
-        elif args[i] == "--timing-only":
-            kw["timing_only"] = True
+        elif args[i] in ("--cores", "--lnc") and i + 1 < len(args) and args[i + 1] in [str(n) for n in range(1, 9)]:
+            kw[args[i][2:]] = int(args[i + 1])
+            i += 2
+        elif args[i] in ("--timing-only", "--strict"):
+            kw[args[i][2:].replace("-", "_")] = True
             i += 1
         else:
             return None
     return lambda: neuronsim.run(args[1], inputs or None, **kw)
 
 
+def sweep_call(args):
+    """`neuronsim sweep ARGS` as neuronsim.sweep(...), for the options that have a keyword."""
+    kernels, kw, i = [], {}, 0
+    keys = {"--arch": "archs", "--workers": "workers", "-o": "out", "--cores": "cores", "--lnc": "lnc"}
+    while i < len(args):
+        if args[i] in keys and i + 1 < len(args):
+            v = args[i + 1]
+            kw[keys[args[i]]] = int(v) if args[i] in ("--workers", "--cores", "--lnc") else v
+            i += 2
+        elif args[i].startswith("-"):
+            return None  # --rank-by: the command's printing, not a sweep() keyword
+        else:
+            kernels.append(args[i])
+            i += 1
+    return lambda: neuronsim.sweep(kernels, **kw)
+
+
 # The ASan tree skips the cases that fail inside the simulation, as .ci/run does for the CLI (an exception out
-# of a SystemC thread leaves stack poisoning ASan misreports).
-SKIP_SANITIZED = {"bundle_deadlock", "dtype_mismatch_copy_predicated"}
+# of a SystemC thread leaves stack poisoning ASan misreports): the deadlock, the run-time dtype error and every
+# case whose error comes after the run (after_run_*; strict=True raises after it).
+SKIP_SANITIZED = {"bundle_deadlock", "dtype_mismatch_copy_predicated", "strict_unwritten_output"}
 
 
 @pytest.mark.parametrize("case", catalogue(), ids=lambda c: c["name"])
 def test_bad_input_catalogue(case, tmp):
-    call = as_call(case, tmp / "out")
+    scratch = tmp / "scratch"
+    scratch.mkdir()
+    call = as_call(case, scratch, scratch / "out")
     if call is None:
-        pytest.skip("a command-line matter (option parsing) with no Python form")
-    if SANITIZED and case["name"] in SKIP_SANITIZED:
-        pytest.skip("fails inside the simulation: skipped under ASan as in .ci/run")
+        pytest.skip("a command-line matter (option parsing, stdout, compare) with no Python form")
+    if SANITIZED and (case["name"] in SKIP_SANITIZED or case["name"].startswith("after_run_")):
+        pytest.skip("fails after the simulation: skipped under ASan as in .ci/run")
+    if SANITIZED and case.get("python"):
+        pytest.skip("sweeps are pure Python over neuronsim.run (test_sweep.py skips them under ASan too)")
+    for step in case.get("setup", []):
+        run_setup(step, scratch, scratch / "out")
     if SANITIZED:
         # Under ASan the point is the module's own path: the CLI's message is compared in the normal build, and the
         # CLI runs every case under ASan in its own test (an instrumented CLI process per case cost 2 minutes here).
@@ -155,15 +239,15 @@ def test_bad_input_catalogue(case, tmp):
             call()
         assert type(e.value) is CLASSES[case["exit"]] and e.value.exit_code == case["exit"]
         return
-    code, message = cli_error(*[a.replace("{dir}", str(CASES)).replace("{kernel1}", str(ROOT / K1))
-                               .replace("{out}", str(tmp / "cli-out")) for a in case["args"]])
+    code, message = cli_error(*[subst(a, scratch, scratch / "out") for a in case["args"]])
     assert code == case["exit"]
     with pytest.raises(neuronsim.Error) as e:
         call()
     assert type(e.value) is CLASSES[code] and e.value.exit_code == code
     # The same message, naming the keyword arguments instead of the options.
-    message = (message.replace(str(tmp / "cli-out"), str(tmp / "out")).replace("--arch", "arch")
-               .replace("--timing-only", "timing_only").replace("--input/--inputs", "inputs"))
+    message = (message.replace("--arch", "arch").replace("--timing-only", "timing_only")
+               .replace("--input/--inputs", "inputs").replace("--cores", "cores").replace("--lnc", "lnc")
+               .replace("--strict", "strict=True"))
     assert str(e.value) == message
 
 

@@ -276,7 +276,7 @@ def test_cores_and_lnc():
         return  # a throw after SystemC ran in the process: the ASan build's misreport (.ci/run); checked normally
     with pytest.raises(neuronsim.InvalidInput, match="LNC=2"):
         neuronsim.run(kernel, arch="trn1", lnc=2)
-    with pytest.raises(neuronsim.UsageError, match="cores must be at least 1"):
+    with pytest.raises(neuronsim.UsageError, match="^cores takes 1 to 8, got 0$"):
         neuronsim.run(kernel, arch="trn2", cores=0)
 
 
@@ -329,8 +329,10 @@ def test_inputs_per_rank_as_a_list():
         return  # a throw after SystemC ran in the process: the ASan build's misreport (.ci/run); checked normally
     with pytest.raises(neuronsim.UsageError, match="gives 3 input sets .one per rank., the run has 2 ranks"):
         neuronsim.run(kernel, [blk[0]] * 3, arch="trn2", cores=2)
+    # A folder with per-rank folders for 2 ranks on a run of 4 (tp_mlp_2ranks itself on 4 cores is refused before:
+    # its replica group holds cores 0 and 1).
     with pytest.raises(neuronsim.InvalidInput, match="inputs/rank2: no such directory"):
-        neuronsim.run(kernel, arch="trn2", cores=4)
+        neuronsim.run(ROOT / "workloads/multicore/tp_mlp_4ranks", kernel / "inputs")
 
 
 def test_schedule():

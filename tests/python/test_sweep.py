@@ -3,6 +3,7 @@ ranking, the results files read back, the command line's refusals, and the READM
 (on the LocalCluster they start). test_sweep_cluster.py runs sweeps on a real scheduler and workers,
 test_sweep_fault.py loses a worker in the middle of one."""
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -43,6 +44,27 @@ def test_a_folder_of_kernels_is_one_group_named_after_it(tmp):
     assert [k.path for k in ks] == [str(v / "b.bir.json"), str(v / "c"), str(v / "mm@a.bir.json")]
 
 
+def test_every_kernel_file_of_a_folder_is_a_kernel_whatever_it_is(tmp):
+    """A *.bir.json that is a FIFO makes its folder a folder of kernels (a row each, its own an error row), never a
+    workload of the other file alone; one *.bir.json beside a kernel folder is refused as ambiguous."""
+    v = tmp / "v"
+    v.mkdir()
+    kernel1_copy(v, "a.bir.json")
+    os.mkfifo(v / "b.bir.json")
+    assert [k.name for k in sweeps.kernels_of(str(v))] == [f"{v}/a.bir.json", f"{v}/b.bir.json"]
+    w = tmp / "w"
+    w.mkdir()
+    kernel1_copy(w, "a.bir.json")
+    shutil.copytree(ROOT / "workloads/kernel1", w / "k1")
+    with pytest.raises(neuronsim.InvalidInput, match=r"is ambiguous: it holds one kernel file \(a\.bir\.json\) and "
+                                                     r"kernel folders \(k1\)"):
+        sweeps.kernels_of(str(w))
+    with pytest.raises(neuronsim.UsageError, match="^sweep: kernel mine='' has an empty path$"):
+        sweeps.kernels_of(["mine="])
+    with pytest.raises(neuronsim.UsageError, match="^sweep: kernel '' has an empty path$"):
+        sweeps.kernels_of([""])
+
+
 def test_labels_and_single_kernels(tmp, monkeypatch):
     monkeypatch.chdir(ROOT)
     ks = sweeps.kernels_of(["workloads/kernel1", "mm@tiled=workloads/matmul_tiled", "fast=workloads/softmax"])
@@ -68,7 +90,7 @@ def test_what_a_sweep_refuses(tmp, monkeypatch):
         (lambda: sweeps.kernels_of(["workloads/kernel1", "workloads/kernel1"]), neuronsim.UsageError, 2,
          "sweep: kernel workloads/kernel1 is named twice"),
         (lambda: sweeps.archs_of("trn1,trn4"), neuronsim.UsageError, 2,
-         "sweep: arch 'trn4' is not one of trn1, trn2, trn3 (or an architecture FILE.json)"),
+         "sweep: arch 'trn4' is not one of trn1, trn2, trn3 (or an architecture FILE.json) (did you mean 'trn1'?)"),
         (lambda: sweeps.rank([], "bottleneck"), neuronsim.UsageError, 2, "sweep: cannot rank by 'bottleneck': one "
          "of " + ", ".join(sweeps.NUMERIC_COLUMNS) + " (- before it: descending)"),
         (lambda: neuronsim.sweep("workloads/kernel1", resume=True), neuronsim.UsageError, 2,
@@ -152,7 +174,7 @@ def test_command_line_refusals_are_one_line(tmp):
     cases = [
         ((), 2, "sweep: the following arguments are required: KERNEL_OR_DIR (try neuronsim sweep --help)"),
         (("workloads/kernel1", "--arch", "trn9"), 2, "sweep: arch 'trn9' is not one of trn1, trn2, trn3 (or an "
-         "architecture FILE.json)"),
+         "architecture FILE.json) (did you mean 'trn1'?)"),
         (("workloads/kernel1", "--rank-by", "kernel"), 2, "sweep: cannot rank by 'kernel': one of "
          + ", ".join(sweeps.NUMERIC_COLUMNS) + " (- before it: descending)"),
         (("workloads/kernel1", "--resume"), 2, "sweep: resume needs the results files (out / -o)"),
@@ -161,8 +183,8 @@ def test_command_line_refusals_are_one_line(tmp):
         (("workloads/kernel1", "-o", tmp / "r.csv"), 2, f"sweep: {tmp}/r.csv exists: --resume (resume=True) "
          "continues that sweep; remove it to start over"),
         (("workloads/kernel1", "--bogus"), 2, "sweep: unrecognized arguments: --bogus (try neuronsim sweep --help)"),
-        (("workloads/kernel1", "-o", tmp / "no/r.csv"), 3, f"sweep: {tmp}/no/r.csv: cannot write (No such file or "
-         "directory)"),
+        (("workloads/kernel1", "-o", tmp / "no/r.csv"), 3, f"sweep: {tmp}/no/r.csv: its folder {tmp}/no does not "
+         "exist"),  # refused before the cluster starts
     ]
     for args, code, message in cases:
         r = sweep_cli(*args)

@@ -134,6 +134,7 @@ def test_numeric_runs_report_the_comparison(cluster, tmp):
     assert seen == [ok]
     assert (ok["mode"], ok["status"], ok["exit_code"], ok["expect"], ok["mismatches"], ok["first_mismatch"]) == \
            ("numeric", "ok", 0, "pass", 0, None)
+    assert ok["unwritten"] == 0  # kernel1 writes all of b
     bad, = neuronsim.sweep(kernel, client=cluster[0], timing_only=False, inputs=tmp / "in")
     r = cli("run", kernel, "--inputs", tmp / "in", "--outdir", tmp / "o", check=False)
     (line,) = [x for x in r.stdout.splitlines() if x.startswith("MISMATCH")]

@@ -136,8 +136,9 @@ TEST(Session, InputsAndExpectedValuesInMemory) {
 
 TEST(Session, Texts) {
   EXPECT_EQ(error_of([] { sim::parse_arch("trn9", "--arch"); }),
-            "--arch takes trn1, trn2, trn3 or an architecture FILE.json, got 'trn9'");
-  EXPECT_EQ(error_of([] { sim::parse_gen("v5", "gen"); }), "gen takes v2, v3 or v4, got 'v5'");
+            "--arch takes trn1, trn2, trn3 or an architecture FILE.json, got 'trn9' (did you mean 'trn1'?)");
+  EXPECT_EQ(error_of([] { sim::parse_gen("v5", "gen"); }),
+            "gen takes v2, v3 or v4, got 'v5' (did you mean 'v2'?)");
   EXPECT_EQ(sim::parse_gen("V3", "--gen"), isa::CoreGen::V3);
   try {
     sim::parse_arch("x", "--arch");

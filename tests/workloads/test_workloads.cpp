@@ -93,6 +93,14 @@ TEST_P(Workload, RegeneratingAtSmallSizeReproducesTheCommittedFiles) {
   EXPECT_EQ(npy_files(dir / "inputs"), want_in);
   EXPECT_EQ(npy_files(dir / "expected"), want_exp);
   EXPECT_FALSE(slurp(dir / "README.md").empty());
+  // A workload of several cores says how it runs (run.json: trn2, its cores and LNC); a single-core one has
+  // none.
+  EXPECT_EQ(slurp(dir / "run.json"), workloads::run_json_text(w)) << name << "/run.json";
+  if (w.cores > 1) {
+    const auto j = nlohmann::json::parse(workloads::run_json_text(w));
+    EXPECT_EQ(j.at("cores").get<int>(), w.cores);
+    EXPECT_EQ(j.at("lnc").get<int>(), w.lnc);
+  }
 }
 
 TEST_P(Workload, SmallSizeMatchesTheIndependentReference) {

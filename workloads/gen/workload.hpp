@@ -48,6 +48,10 @@ const Generator *find_generator(const std::string &name);
 void write_workload(const Workload &w, const std::string &dir);
 // The exact text write_workload puts in <name>.bir.json (so a test can compare bytes).
 std::string bir_text(const Workload &w);
+// The run.json write_workload puts in the folder of a workload of several cores (sim/run_config.hpp: its
+// cores, LNC and arch, so that `neuronsim run workloads/multicore/<name>` needs no flags); "" for a
+// single-core one, which has none.
+std::string run_json_text(const Workload &w);
 
 // SplitMix64 (Steele, Lea, Flood 2014): a fixed, portable sequence (std:: distributions are not portable
 // across standard libraries, so values are drawn from the raw 64-bit stream).

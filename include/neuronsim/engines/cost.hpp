@@ -52,5 +52,7 @@ double engine_ghz(isa::Engine engine, const ArchParams &arch);
 // The name of the cost rule instruction type `t` was given in engines/cost/cost_rules.def, or nullptr when it has
 // none (tests/engines/test_cost.cpp checks that every type the engines execute has one).
 const char *cost_rule_name(isa::InstructionType t);
+// The row's "why this rule" text (its formula and source), or nullptr.
+const char *cost_rule_why(isa::InstructionType t);
 
 } // namespace neuronsim::engines

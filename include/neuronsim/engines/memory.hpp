@@ -127,9 +127,12 @@ public:
     int64_t count;
     int64_t stride;
   };
-  // The chunks of an access, bounds-checked like read_f32. False (and nothing checked) when the caller must go
-  // through read_f32/read_i32 instead: uninitialised-read tracking is on. A writer marks what it wrote with
-  // mark_written.
+  // An output DRAM tensor (ExternalOutput, ...) has a written shadow too, one byte per byte, made on its
+  // first access: every write through the walker marks it, so that after a run the elements no instruction
+  // wrote are known exactly (unwritten_elements), whatever their bits (an int32 -1 is the 0xFF poison too).
+  // The chunks of an access, bounds-checked like read_f32. False (and nothing checked) when the caller must
+  // go through read_f32/read_i32 instead: uninitialised-read tracking is on. A writer marks what it wrote
+  // with mark_written.
   bool chunks(const Access &a, std::vector<Chunk> &out);
   // Records `bytes` bytes from `shadow` (a Chunk's shadow pointer, advanced by the element offset times the
   // element size) as written. No-op for nullptr (DRAM).
@@ -144,6 +147,10 @@ public:
   Footprint footprint(const Access &a) const;
   // Validates an access against its tensor without touching memory (throws like read_f32).
   void check(const Access &a) const;
+
+  // The elements of output DRAM tensor `tensor` that no write marked (all of them when none touched it); -1
+  // for a tensor that is not an output in DRAM.
+  int64_t unwritten_elements(int tensor) const;
 
   // Whole DRAM tensor bytes (inputs are loaded and outputs saved through these).
   std::vector<uint8_t> &dram(int tensor);
@@ -199,6 +206,18 @@ private:
   void materialize(size_t tensor) const {
     if (dram_[tensor].size() != dram_bytes_[tensor]) dram_[tensor].assign(dram_bytes_[tensor], 0xFF);
   }
+  // An output DRAM tensor's written shadow (made zero on first use), nullptr for any other DRAM tensor.
+  mutable std::vector<std::vector<uint8_t>> dram_written_;
+  uint8_t *dram_shadow(size_t tensor) const {
+    if (!program_.tensors[tensor].is_output())
+      return nullptr;
+    if (dram_written_[tensor].size() != dram_bytes_[tensor])
+      dram_written_[tensor].assign(dram_bytes_[tensor], 0);
+    return dram_written_[tensor].data();
+  }
+  // Whether `shadow` points into one of the output DRAM shadows of this memory's DRAM (its owner's when
+  // shared).
+  bool in_dram_shadow(const uint8_t *shadow) const;
   // SBUF and PSUM (and their shadows) start on a cache line, and so does every row (the row stride is a multiple
   // of 64): the kernels' loads of an aligned tensor row do not straddle lines. A buffer of 2 MiB or more is
   // whole 2 MiB pages, and Linux is asked to back it with transparent huge pages (memory.cpp, alloc_buffer).

@@ -65,6 +65,9 @@ void execute(const DynInst &d, Memory &mem, EngineState &st);
 
 // Whether `execute` implements this instruction type (the `executes` column of `neuronsim isa --json`).
 bool executes(isa::InstructionType t);
+// Whether its semantics touch memory or registers (anything but a no-op / control instruction): such a type's
+// operands have roles in isa/tables/inst_keys.def (tests/isa/test_inst_rules.cpp).
+bool reads_or_writes_data(isa::InstructionType t);
 
 // Why an instruction type is not executed (empty when it is): one line for error messages and the README.
 const char *not_executed_reason(isa::InstructionType t);

@@ -19,6 +19,10 @@ inline constexpr uint64_t kMaxInputFileBytes = uint64_t(1) << 30;
 // expression level, well within it; deeper input is refused before any recursive code sees it).
 inline constexpr int kMaxJsonDepth = 512;
 
+// "a FIFO (named pipe)", "a character device", "a directory", ... for a stat(2) st_mode: how messages name
+// what a path is.
+const char *file_type_name(unsigned mode);
+
 // Throws InputError("<what>: not a regular file (a FIFO)") etc. unless `path` names a regular file (symlinks are
 // followed). Opens nothing.
 void require_regular_file(const std::string &path, const std::string &what);

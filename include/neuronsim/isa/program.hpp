@@ -91,7 +91,7 @@ struct Arg {
 
 // ---------------------------------------------------------------------------------------------- fields
 enum class Field : int {
-#define NS_FIELD(member, key, kind, ctype, def, only) member,
+#define NS_FIELD(member, key, kind, ctype, def, only, ...) member,
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
   kCount
@@ -99,7 +99,7 @@ enum class Field : int {
 inline constexpr int kNumFields = static_cast<int>(Field::kCount);
 
 struct InstFields {
-#define NS_FIELD(member, key, kind, ctype, def, only) ctype member = def;
+#define NS_FIELD(member, key, kind, ctype, def, only, ...) ctype member = def;
 #include "neuronsim/isa/tables/inst_fields.def"
 #undef NS_FIELD
 };

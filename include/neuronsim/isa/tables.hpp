@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "neuronsim/error.hpp"
+#include "neuronsim/isa/names.hpp"
 
 namespace neuronsim::isa {
 
@@ -101,10 +102,22 @@ template <typename E> std::optional<E> enum_from_ordinal(int ord) {
     if (e.ordinal == ord) return static_cast<E>(e.ordinal);
   return std::nullopt;
 }
-// Parses an enum spelling; an unknown one throws InputError "unknown <Type> '<s>'".
+// The spellings of an enum, in table order (the valid values an "unknown" message lists).
+template <typename E> std::vector<std::string> enum_names() {
+  std::vector<std::string> v;
+  for (const auto &e : EnumTraits<E>::entries)
+    v.push_back(e.name);
+  return v;
+}
+// Parses an enum spelling; an unknown one throws InputError "unknown <Type> '<s>' (did you mean ...; valid:
+// ...)" (isa/names.hpp).
+// Another tool's word for a value of the enum named type_name ("SBUF" for MemoryType SB, "Vector" for Engine DVE),
+// offered as the nearest when no spelling is close (isa/names.hpp); empty for most enums.
+const std::vector<std::pair<std::string, std::string>> &enum_hints(std::string_view type_name);
 template <typename E> E parse_enum(std::string_view s, const ErrorContext &ctx = {}) {
   if (auto v = enum_from_name<E>(s)) return *v;
-  throw InputError(ctx, std::string("unknown ") + EnumTraits<E>::type_name + " '" + std::string(s) + "'");
+  throw InputError(ctx, unknown_name(EnumTraits<E>::type_name, s, enum_names<E>(),
+                                     enum_hints(EnumTraits<E>::type_name)));
 }
 // Every enum table, for the dump and the tests.
 const std::vector<EnumTableInfo> &enum_tables();
@@ -116,6 +129,8 @@ bool dtype_is_float(Dtype d);
 bool dtype_is_signed_int(Dtype d);
 // Accepts the BIR spelling and common aliases written by other tools (documented in tables.cpp).
 Dtype parse_dtype(std::string_view s, const ErrorContext &ctx = {});
+// Other tools' words for BIR dtypes (numpy, NKI: "fp32" -> "float32"), offered as "did you mean" hints only.
+const std::vector<std::pair<std::string, std::string>> &dtype_hints();
 
 // ---------------------------------------------------------------------------------------------- InstructionType
 #define NS_IT(ord, name, family) name = ord,

@@ -18,9 +18,11 @@
 
 #include "neuronsim/isa/program.hpp"
 #include "neuronsim/isa/tables.hpp"
-#include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/core_needs.hpp"
 #include "neuronsim/sim/device.hpp"
+#include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/run_config.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/validate.hpp"
 
@@ -44,6 +46,7 @@ struct Kernel {
   int core_lnc = 1;
   std::vector<std::string> files; // what it was read from (the BIR file, the streams folder's entries): no
                                   // output of a run may be one of them (prepare_run_outputs)
+  RunConfig run_config;           // a workload folder's run.json (sim/run_config.hpp); empty file when none
 };
 
 // BirOnly: what `encode` and `validate` take, BIR (a file or a workload folder).
@@ -59,18 +62,20 @@ struct SettingNames {
   std::string inputs;      // all the ways to give input data
   std::string inputs_dir;  // a folder of inputs
   std::string expect, rtol, atol, timing_only, max_instructions;
+  CoreSettingNames cores; // --cores / --lnc
+  std::string arch;
   std::string arch_set; // parameters set over the architecture
 };
 // "--input/--inputs", "--inputs", "--expect", "--rtol", "--atol", "--timing-only", "--max-instructions",
-// "--set"
+// "--cores", "--lnc", "--arch", "--set"
 SettingNames cli_setting_names();
-// "inputs", "inputs", "expect", "rtol", "atol", "timing_only", "max_instructions", "set"
+// "inputs", "inputs", "expect", "rtol", "atol", "timing_only", "max_instructions", "cores", "lnc", "arch", "set"
 SettingNames python_setting_names();
 
 // The settings of one run. What is left unset is completed from the kernel by complete_settings, as
 // `neuronsim run` does.
 struct RunSettings {
-  RunOptions options;               // options.arch empty: the bundle streams' generation's, else trn1
+  RunOptions options; // options.arch empty: run.json's, the bundle streams' generation's, else trn1
   // Parameters set over the architecture (`--set KEY=VALUE`, set= in Python; each checked by parse_arch_set):
   // complete_settings writes them into options.arch once the base is known ("trn2+{dma_fixed_ns=650}").
   std::vector<std::pair<std::string, std::string>> arch_sets;
@@ -80,7 +85,8 @@ struct RunSettings {
   std::vector<InputSpec> rank_input_list;
   std::optional<ExpectSpec> expect; // unset: the workload's expected/, when it has one (not for timing only)
   std::string no_expected; // set by complete_settings: the workload's expected/ held no output's file
-  std::optional<double> rtol, atol; // neither given: the workload's tolerance.json, else the defaults below
+  std::optional<double> rtol,
+      atol; // neither given: the workload's run.json or tolerance.json, else the defaults
   SettingNames names = cli_setting_names(); // how messages name the settings above
   // --save-inputs DIR: every input tensor as it was loaded or generated, as DIR/<tensor_file_name>, written before
   // the run (a kernel may write its inputs). Empty: none. prepare_run_outputs checks the paths.
@@ -88,9 +94,15 @@ struct RunSettings {
   // Non-empty: run_kernel streams the Perfetto trace here as the run goes (TraceWriter, with the DMA engines'
   // slices) and renames it into place when the run succeeds; a failed run leaves no file.
   std::string trace;
-  // Physical cores and cores per logical core (sim/device.hpp): `--cores N`, `--lnc 2`, cores= / lnc= in Python.
-  // 1: the single-core simulator.
-  int cores = 1, lnc = 1;
+  // Physical cores and cores per logical core (sim/device.hpp): `--cores N`, `--lnc 2`, cores= / lnc= in
+  // Python. 0: not given -- complete_settings takes the workload's run.json, else what the kernel needs
+  // (core_needs), else 1. 1 and 1: the single-core simulator.
+  int cores = 0, lnc = 0;
+  // Where complete_settings took the cores from when they were not given ("run.json", "the kernel's
+  // replica_groups"), for the run header; empty otherwise.
+  std::string cores_from;
+  // After the run: an output element no instruction wrote is an error (--strict, strict=True), not a warning.
+  bool strict = false;
 };
 inline constexpr double kDefaultRtol = 1e-5, kDefaultAtol = 1e-6;
 
@@ -104,11 +116,18 @@ void check_dir_setting(const std::string &dir, const std::string &setting);
 // UsageError "<setting> needs a finite number >= 0, got <value>" (a NaN tolerance would pass every comparison).
 void check_tolerance_setting(double value, const std::string &setting);
 
-// check_settings, then fills in arch, inputs folder, expected tensors and tolerance (both or neither come from
-// tolerance.json; neither expected/ nor tolerance.json for a timing-only run), and checks the expectations before
-// the run (check_expected: files and arrays, shapes and dtypes). InputError naming tolerance.json when it is not a
-// JSON object with a finite number >= 0 under "rtol" and "atol", or for an expected tensor that cannot be compared.
+// check_settings, then fills in arch (run.json's, the streams' generation's, trn1), cores and LNC
+// (resolve_cores), inputs folder, expected tensors and tolerance (both or neither come from run.json or
+// tolerance.json; neither expected/ nor a tolerance for a timing-only run), and checks the expectations
+// before the run (check_expected: files and arrays, shapes and dtypes). InputError naming tolerance.json when
+// it is not a JSON object with a finite number >= 0 under "rtol" and "atol", or for an expected tensor that
+// cannot be compared.
 void complete_settings(const Kernel &k, RunSettings &s);
+// The cores and LNC of a run (part of complete_settings): a multi-core bundle folder's own; else what was
+// given, else run.json's, else what the kernel needs (core_needs: its named cores and ranks, its ShardIDKind
+// ub); then checked against the kernel (check_kernel_cores) and the arch (lnc_max), one InputError naming the
+// instruction and field that contradict. Needs s.options.arch set.
+void resolve_cores(const Kernel &k, RunSettings &s);
 
 // Checks a run's output paths before it starts (prepare_output_paths): `outdir` receives the outputs'
 // <tensor_file_name> (empty: none are written, as from the Python module; their names are still checked), and
@@ -137,6 +156,16 @@ std::string rank_outdir(const std::string &outdir, int rank, int ranks);
 // The files --save-inputs DIR writes: (tensor index, DIR/<tensor_file_name>) for every DRAM input tensor.
 std::vector<std::pair<int, std::string>> saved_input_files(const isa::Program &p, const std::string &dir);
 
+// An output tensor of one rank with elements no instruction wrote in a numeric run (engines::Memory's written
+// shadow of output tensors): they hold the 0xFF fill. A warning, or an error with RunSettings::strict.
+struct UnwrittenOutput {
+  int rank = 0;
+  std::string tensor;
+  int64_t unwritten = 0, elements = 0;
+};
+// "output 'b': 50 of 100 elements were written by no instruction (...)"; several ranks: 'rank1/b'.
+std::string unwritten_line(const UnwrittenOutput &u, int ranks);
+
 // One run: the simulator (its memory holds the outputs) and its result.
 struct Run {
   std::unique_ptr<Device> device;   // several cores (RunSettings::cores > 1); simulator is then its core 0
@@ -148,6 +177,7 @@ struct Run {
   int ranks() const { return device ? device->ranks() : 1; }
   std::vector<std::string> input_lines; // one per input: where its data came from (not for timing-only runs)
   std::vector<std::string> saved_inputs; // the files RunSettings::save_inputs wrote
+  std::vector<UnwrittenOutput> unwritten; // a numeric run's outputs with elements no instruction wrote
 };
 // Loads the inputs (not for a timing-only run) and runs the kernel with completed settings. The kernel must
 // outlive the Run (the simulator refers to its program).
@@ -217,8 +247,10 @@ struct EncodeSummary {
   LowerStats lowered;
   nlohmann::json manifest;
 };
+// A kernel written for several cores is refused (check_kernel_cores with one core), its message naming the
+// settings as `names` does.
 EncodeSummary encode_kernel(const Kernel &k, isa::CoreGen gen, const std::string &arch,
-                            const std::string &outdir);
+                            const std::string &outdir, const CoreSettingNames &names = {});
 // The multi-core bundle folder's index file and its format tag.
 inline constexpr const char *kCoresManifest = "cores.json";
 inline constexpr const char *kCoresFormat = "neuronsim-core-bundles";
@@ -227,7 +259,8 @@ inline constexpr const char *kCoresFormat = "neuronsim-core-bundles";
 // generation, arch, cores, lnc, dirs}. A non-empty `outdir` is refused unless it is a previous multi-core encode
 // output (cores.json and core<i>/ folders of streams only), which is replaced. One summary per core.
 std::vector<EncodeSummary> encode_kernel_cores(const Kernel &k, isa::CoreGen gen, const std::string &arch,
-                                               const std::string &outdir, int cores, int lnc);
+                                               const std::string &outdir, int cores, int lnc,
+                                               const CoreSettingNames &names = {});
 // Reads a multi-core bundle folder (cores.json): InputError naming the folder for a missing core<i> (or one
 // cores.json does not list), a core whose streams are of another generation, or a malformed cores.json.
 // `lnc` receives its cores per logical core; `gen` its generation.

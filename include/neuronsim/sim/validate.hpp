@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "neuronsim/isa/program.hpp"
+#include "neuronsim/sim/core_needs.hpp"
 #include "neuronsim/sim/io.hpp"
 
 namespace neuronsim::sim {
@@ -20,6 +21,7 @@ struct ValidateOptions {
   double rtol = 0.0, atol = 0.0;  // both sides run the same semantics, so agreement is exact by default
   // A multi-core bundle folder (cores.json, encode --cores): 0 = the folder's; given, they must match it.
   int cores = 0, lnc = 0;
+  CoreSettingNames names; // how a refusal of the kernel's cores names them (--cores, or Python's cores=)
 };
 
 struct ValidateReport {

@@ -7,7 +7,8 @@ are committed; rerun this script (python3 tests/cli/bad_inputs/make_cases.py) on
 bundle cases (bundle_*/) are written by make_bundles.cpp (how to build it: its header comment).
 
 Catalogue placeholders, substituted by tests/cli/test_bad_inputs.cpp: {dir} = this folder, {out} = a fresh
-empty --outdir per case, {kernel1} = workloads/kernel1.
+empty --outdir per case, {kernel1} = workloads/kernel1, {workloads} = workloads/, {scratch} = the case's scratch
+folder.
 """
 import copy
 import json
@@ -889,10 +890,396 @@ cli_case("arch_file_missing", "an architecture file that does not exist",
          ["run", "{kernel1}", "--outdir", "{out}", "--arch", "{dir}/no_such_arch.json"],
          ["no_such_arch.json", "No such file"], exit_code=3)
 
+# ======================================================================================== issue 28: no silent
+# wrong answers, round 2 -- outputs that are devices, multi-core configuration, declarations, names, compare, sweep.
+# Cases whose error comes after the run has simulated are named after_run_* (.ci/run leaves them out of the ASan
+# suite: an exception after SystemC has run is misreported there); sweep cases run the Python package ("python").
+
+# ---------------------------------------------------------------------------------------- outputs
+NOT_AN_OUTPUT = "an output is a regular file"
+for opt, name in [("--stats", "s.json"), ("--trace", "t.json"), ("--device-print", "p.txt")]:
+    tag = opt[2:].replace("-", "_")
+    cases.append({"name": f"out_{tag}_fifo", "why": f"{opt} naming a FIFO (blocked, or renamed over the node)",
+                  "setup": [{"mkfifo": "{scratch}/" + name}],
+                  "args": ["run", K1, "--outdir", "{out}", opt, "{scratch}/" + name], "exit": 3,
+                  "stderr": [name, "the output path is a FIFO (named pipe)", NOT_AN_OUTPUT]})
+cases.append({"name": "out_stats_socket", "why": "--stats naming a Unix socket",
+              "setup": [{"mksocket": "{scratch}/s.sock"}],
+              "args": ["run", K1, "--outdir", "{out}", "--stats", "{scratch}/s.sock"], "exit": 3,
+              "stderr": ["s.sock", "the output path is a socket", NOT_AN_OUTPUT]})
+cases.append({"name": "out_stats_symlink_to_fifo", "why": "--stats naming a symlink to a FIFO",
+              "setup": [{"mkfifo": "{scratch}/f"}, {"symlink": ["{scratch}/f", "{scratch}/s.json"]}],
+              "args": ["run", K1, "--outdir", "{out}", "--stats", "{scratch}/s.json"], "exit": 3,
+              "stderr": ["s.json", "a FIFO"]})
+cases.append({"name": "out_stats_dangling_symlink", "why": "--stats naming a symlink to nothing",
+              "setup": [{"symlink": ["{scratch}/nowhere/x", "{scratch}/s.json"]}],
+              "args": ["run", K1, "--outdir", "{out}", "--stats", "{scratch}/s.json"], "exit": 3,
+              "stderr": ["s.json", "a symbolic link to nothing"]})
+cases.append({"name": "out_trace_symlink_to_directory", "why": "--trace naming a symlink to a directory",
+              "setup": [{"mkdir": "{scratch}/d"}, {"symlink": ["{scratch}/d", "{scratch}/t.json"]}],
+              "args": ["run", K1, "--outdir", "{out}", "--trace", "{scratch}/t.json"], "exit": 3,
+              "stderr": ["t.json", "the output path is a directory"]})
+cases.append({"name": "out_npy_output_is_fifo", "why": "an output .npy in --outdir that is a FIFO",
+              "setup": [{"mkdir": "{out}"}, {"mkfifo": "{out}/b.npy"}],
+              "args": ["run", K1, "--outdir", "{out}"], "exit": 3, "stderr": ["out/b.npy", "a FIFO"]})
+cases.append({"name": "out_save_inputs_fifo", "why": "--save-inputs DIR whose a.npy is a FIFO",
+              "setup": [{"mkdir": "{scratch}/saved"}, {"mkfifo": "{scratch}/saved/a.npy"}],
+              "args": ["run", K1, "--outdir", "{out}", "--save-inputs", "{scratch}/saved"], "exit": 3,
+              "stderr": ["saved/a.npy", "a FIFO"]})
+cases.append({"name": "out_save_inputs_socket", "why": "--save-inputs DIR whose a.npy is a socket",
+              "setup": [{"mkdir": "{scratch}/sv"}, {"mksocket": "{scratch}/sv/a.npy"}],
+              "args": ["run", K1, "--outdir", "{out}", "--save-inputs", "{scratch}/sv"], "exit": 3,
+              "stderr": ["sv/a.npy", "a socket"]})
+cases.append({"name": "out_encode_manifest_fifo", "why": "encode -o DIR holding a FIFO manifest.json",
+              "setup": [{"mkdir": "{scratch}/enc"}, {"mkfifo": "{scratch}/enc/manifest.json"}],
+              "args": ["encode", K1, "--gen", "v3", "-o", "{scratch}/enc"], "exit": 3,
+              "stderr": ["enc", "not a previous `neuronsim encode` output"]})
+for opt in ["--stats", "--trace"]:
+    cases.append({"name": f"after_run_{opt[2:]}_dev_full", "why": f"{opt} /dev/full: every write error is an error",
+                  "args": ["run", K1, "--outdir", "{out}", opt, "/dev/full"], "exit": 3,
+                  "stderr": ["/dev/full", "write failed", "No space left on device"]})
+for name, args in [("isa_json", ["isa", "--json"]), ("isa_keys", ["isa", "--keys"]), ("isa_roles", ["isa", "--roles"]),
+                   ("arch_show", ["arch", "--show", "trn2"]), ("arch_list", ["arch", "--list"]),
+                   ("explain", ["isa", "--explain", "Activation"]), ("help", ["run", "--help"]),
+                   ("arch_keys", ["arch", "--keys"]), ("report_help", ["report", "--help"]),
+                   ("nki_help", ["nki", "--help"]), ("compare_help", ["compare", "--help"])]:
+    cases.append({"name": "stdout_full_" + name, "why": f"`neuronsim {' '.join(args)}` into a full device",
+                  "stdout": "/dev/full", "args": args, "exit": 3, "stderr": ["stdout: write failed"]})
+cases.append({"name": "after_run_stdout_full_run_json", "why": "`run --json` into a full device",
+              "stdout": "/dev/full", "args": ["run", K1, "--outdir", "{out}", "--json"], "exit": 3,
+              "stderr": ["stdout: write failed"]})
+
+# ---------------------------------------------------------------------------------------- multi-core
+def with_inst(extra):
+    """kernel1 with `extra` (an instruction over tile.7, the TensorScalarPtr's output) after I-4."""
+    def f(m):
+        e = copy.deepcopy(extra)
+        for side in ("ins", "outs"):
+            if side in e:
+                e[side] = [copy.deepcopy(insts(m)[1]["outs"][0]) for _ in e[side]]
+        insts(m).insert(2, e)
+    return f
+
+
+def collective(groups, kind="AllReduce", **kw):
+    i = {"opcode": "CollectiveCompute", "name": "I-5", "kind": kind, "op": "add", "ins": [0], "outs": [0]}
+    if groups is not None:
+        i["replica_groups"] = groups
+    i.update(kw)
+    return with_inst(i)
+
+
+def mc_case(name, why, mutate, extra, stderr, exit_code=3):
+    bir_case(name, why, mutate, ["instruction 2 'I-5'"] + stderr, exit_code=exit_code, extra_args=extra)
+
+
+mc_case("mc_groups_beyond_cores", "replica groups [[0,1],[2,3]] on --cores 2 (cores 2 and 3 were ignored)",
+        collective([[0, 1], [2, 3]]), ("--cores", "2"),
+        ["field 'replica_groups'", "names core 3", "the run has 2 cores", "--cores 4"])
+mc_case("mc_group_of_core1_on_one_core", "replica group [[1]] on one core (answered as if core 0 were in it)",
+        collective([[1]]), ("--cores", "1"), ["field 'replica_groups'", "names core 1", "the run has 1 core"])
+mc_case("mc_timing_only_fewer_cores", "a 4-core collective timed on 2 cores (single-core time, another bottleneck)",
+        collective([[0, 1, 2, 3]]), ("--timing-only", "--cores", "2"), ["names core 3", "--cores 4"])
+mc_case("mc_core_in_no_group", "replica groups [[0,1]] on 4 cores: cores 2 and 3 would skip the collective",
+        collective([[0, 1]]), ("--cores", "4"), ["core 2 is in none of the replica groups", "--cores 2"])
+mc_case("mc_core_in_two_groups", "core 1 in two replica groups of one collective",
+        collective([[0, 1], [1, 0]]), ("--cores", "2"), ["core 1 is in two replica groups"])
+mc_case("mc_negative_core", "a replica group naming core -1", collective([[-1, 0]]), ("--cores", "2"),
+        ["names core -1"])
+mc_case("mc_group_core_2_63", "a replica group naming core 2^63 - 1 (its + 1 overflowed the needed count)",
+        collective([[0, 2**63 - 1]]), (), ["names core 9223372036854775807", "a run has at most 8 cores"])
+mc_case("mc_peer_beyond_cores", "CollectiveSend to peer 3 on 2 cores",
+        with_inst({"opcode": "CollectiveSend", "name": "I-5", "peer_id": 3, "ins": [0], "outs": []}), ("--cores", "2"),
+        ["field 'peer_id'", "names core 3"])
+mc_case("mc_barrier_beyond_cores", "CoreBarrier waiting for core 5 on 2 cores",
+        with_inst({"opcode": "CoreBarrier", "name": "I-5", "cores": [0, 5]}), ("--cores", "2"),
+        ["field 'cores'", "names core 5"])
+mc_case("mc_permute_rank_beyond", "Permute to rank 3 on 2 ranks",
+        collective([[0, 1]], kind="Permute", src_target_pairs=[[0, 3]]), ("--cores", "2"),
+        ["field 'src_target_pairs'", "names rank 3", "which has 2 ranks"])
+mc_case("mc_numeric_fewer_cores", "a 4-core collective run numerically on 2 cores",
+        collective([[0, 1, 2, 3]]), ("--cores", "2"), ["names core 3"])
+MC = "{workloads}/multicore"
+cli_case("mc_lnc_contradicts_shard_ub", "an LNC=2 kernel (ShardIDKind ub 2) run as LNC=1 (half its output NaN)",
+         ["run", MC + "/matmul_lnc2", "--outdir", "{out}", "--cores", "2", "--lnc", "1"],
+         ["matmul_lnc2.bir.json", "ShardIDKind with ub 2", "LNC=1", "--lnc 2"], exit_code=3)
+cli_case("mc_lnc2_kernel_on_trn1", "an LNC=2 kernel's BIR file run on trn1 (no logical cores there)",
+         ["run", MC + "/matmul_lnc2/matmul_lnc2.bir.json", "--outdir", "{out}"],
+         ["ShardIDKind with ub 2", "trn1 does not have", "--arch trn2"], exit_code=3)
+cli_case("mc_timing_only_lnc_contradicts", "an LNC=2 kernel timed as LNC=1",
+         ["run", MC + "/matmul_lnc2", "--timing-only", "--lnc", "1", "--cores", "2"], ["ShardIDKind", "LNC=1"],
+         exit_code=3)
+cli_case("mc_compare_fewer_cores", "compare of a 4-core kernel on 2 cores (+0.0% for a -42% change)",
+         ["compare", MC + "/tp_mlp_4ranks", MC + "/tp_mlp_4ranks", "--cores", "2"],
+         ["tp_mlp_4ranks.bir.json", "names core 3", "--cores 4"], exit_code=3)
+cli_case("mc_compare_lnc_contradicts", "compare of an LNC=2 kernel as LNC=1",
+         ["compare", MC + "/matmul_lnc2", MC + "/matmul_lnc2", "--lnc", "1", "--cores", "2"], ["ShardIDKind"],
+         exit_code=3)
+cli_case("mc_encode_one_core", "encode of a 2-core kernel as one core's streams (they cannot run)",
+         ["encode", MC + "/tp_mlp_2ranks", "--gen", "v3", "-o", "{out}"], ["names core 1", "--cores 2"],
+         exit_code=3)
+cli_case("mc_encode_fewer_cores", "encode --cores 2 of a 4-core kernel",
+         ["encode", MC + "/tp_mlp_4ranks", "--gen", "v3", "-o", "{out}", "--cores", "2"], ["names core 3"],
+         exit_code=3)
+cli_case("cli_cores_zero", "--cores 0", ["run", K1, "--outdir", "{out}", "--cores", "0"],
+         ["--cores needs a whole number from 1 to 8, got '0'"])
+cli_case("cli_cores_nine", "--cores 9 (a device has at most 8)", ["run", K1, "--outdir", "{out}", "--cores", "9"],
+         ["--cores needs a whole number from 1 to 8"])
+cli_case("cli_lnc_text", "--lnc two", ["run", K1, "--outdir", "{out}", "--lnc", "two"], ["--lnc needs a whole number"])
+
+
+def run_json_case(name, why, text, stderr, base="{kernel1}", extra=(), exit_code=3, more_setup=()):
+    cases.append({"name": name, "why": why,
+                  "setup": [{"copy": [base, "{scratch}/w"]}, {"write": ["{scratch}/w/run.json", text]}] +
+                           list(more_setup),
+                  "args": ["run", "{scratch}/w", "--outdir", "{out}"] + list(extra), "exit": exit_code,
+                  "stderr": stderr})
+
+
+run_json_case("runjson_unknown_key", "run.json with 'core' for 'cores'", '{"core": 2}\n',
+              ["run.json", "field 'core'", "did you mean 'cores'?"])
+run_json_case("runjson_cores_string", "run.json cores as a string", '{"cores": "2"}\n',
+              ["run.json", "field 'cores'", "whole number from 1 to 8", "\"2\""])
+run_json_case("runjson_cores_nine", "run.json cores 9", '{"cores": 9}\n', ["run.json", "field 'cores'", "got 9"])
+run_json_case("runjson_lnc_not_dividing", "run.json cores 3 with lnc 2", '{"cores": 3, "lnc": 2}\n',
+              ["run.json", "field 'lnc'", "3 cores do not make logical cores of 2"])
+run_json_case("runjson_bad_arch", "run.json arch trn22", '{"arch": "trn22"}\n',
+              ["run.json", "field 'arch'", "did you mean 'trn2'?"])
+run_json_case("runjson_tolerance_twice", "run.json and tolerance.json both give the tolerance",
+              '{"tolerance": {"rtol": 0, "atol": 0}}\n', ["run.json", "tolerance twice"],
+              more_setup=[{"write": ["{scratch}/w/tolerance.json", '{"rtol": 0, "atol": 0}\n']}])
+run_json_case("runjson_tolerance_negative", "run.json atol -1", '{"tolerance": {"rtol": 0, "atol": -1}}\n',
+              ["run.json", "field 'tolerance.atol'", "finite number >= 0"])
+run_json_case("runjson_tolerance_unknown_key", "run.json tolerance with 'rtl'", '{"tolerance": {"rtl": 0, "atol": 0}}\n',
+              ["run.json", "field 'tolerance.rtl'", "did you mean 'rtol'?"])
+run_json_case("runjson_not_object", "run.json holding a list", '[2, 1]\n', ["run.json", "is a JSON object"])
+run_json_case("runjson_malformed", "run.json cut short", '{"cores": 2,', ["run.json", "malformed JSON"])
+run_json_case("runjson_contradicts_kernel", "run.json cores 2 for a kernel whose replica group names 4",
+              '{"arch": "trn2", "cores": 2, "lnc": 1}\n', ["tp_mlp_4ranks.bir.json", "names core 3", "--cores 4"],
+              base=MC + "/tp_mlp_4ranks")
+run_json_case("runjson_lnc_contradicts_kernel", "run.json lnc 1 for an LNC=2 kernel",
+              '{"arch": "trn2", "cores": 2, "lnc": 1}\n', ["ShardIDKind with ub 2", "LNC=1"], base=MC + "/matmul_lnc2")
+cases.append({"name": "runjson_fifo", "why": "a workload whose run.json is a FIFO",
+              "setup": [{"copy": ["{kernel1}", "{scratch}/w"]}, {"mkfifo": "{scratch}/w/run.json"}],
+              "args": ["run", "{scratch}/w", "--outdir", "{out}"], "exit": 3, "stderr": ["run.json", "is a FIFO"]})
+
+
+def half_save(m):
+    """Save writes only partitions 0-4 of b: the other 50 elements keep the 0xFF fill (NaN)."""
+    for side in ("ins", "outs"):
+        insts(m)[2][side][0]["ap"] = [[10, 5], [10, 1], [1, 10]]
+
+
+bir_case("strict_unwritten_output", "--strict: 50 of b's 100 elements written by no instruction",
+         half_save, ["output 'b': 50 of 100 elements were written by no instruction", "--strict"], exit_code=4,
+         extra_args=("--strict",))
+
+# ---------------------------------------------------------------------------------------- declarations
+def dims(set_name, d, dtype=None):
+    def f(m):
+        alloc(m, set_name)["memorylocations"][0]["dims"] = d
+        if dtype:
+            alloc(m, set_name)["dtype"] = dtype
+    return f
+
+
+bir_case("decl_output_dims_disagree", "output declared [10, 10] float32 in a location of [10, 80] bytes (a .npy "
+         "truncated to one and placed as the other)", dims("b_set", [10, 80]),
+         ["allocations[1].memorylocations[0].dims", "tensor 'b' is declared [10, 10] float32", "[10, 80]"])
+bir_case("decl_input_dims_disagree", "input a declared [10, 10] in [10, 20] bytes (refused with no file or tensor)",
+         dims("a_set", [10, 20]), ["tensor 'a' is declared [10, 10] float32", "[10, 20]"])
+bir_case("decl_partitions_disagree", "a tile declared 10 partitions in a location of 5", dims("tile.9_set", [5, 40]),
+         ["tensor 'tile.9'", "10 partitions x 40 bytes", "[5, 40]"])
+bir_case("decl_dtype_disagrees", "a tile declared bfloat16 in float32's bytes", dims("tile.7_set", [10, 40], "bfloat16"),
+         ["tensor 'tile.7' is declared [10, 10] bfloat16", "10 partitions x 20 bytes", "[10, 40]"])
+
+
+def rename_key(path, old, new):
+    def f(m):
+        o = m
+        for k in path:
+            o = o[k]
+        o[new] = o.pop(old)
+    return f
+
+
+bir_case("decl_misspelt_allocations", "'allocatons' for 'allocations' (was: a misleading 'no allocation named')",
+         rename_key(["functions", 0], "allocations", "allocatons"),
+         ["no allocation named", "the unknown key 'allocatons' of a function was ignored",
+          "did you mean 'allocations'?"])
+bir_case("decl_misspelt_blocks", "'blcoks' for 'blocks'", rename_key(["functions", 0], "blocks", "blcoks"),
+         ["missing required key 'blocks'", "did you mean 'blocks'?"])
+bir_case("decl_misspelt_memorylocations", "'memorylocation' for 'memorylocations'",
+         lambda m: rename_key([], "memorylocations", "memorylocation")(alloc(m, "a_set")),
+         ["missing required key 'memorylocations'", "did you mean 'memorylocations'?"])
+bir_case("decl_misspelt_instructions", "'instuctions' for 'instructions' in a block",
+         rename_key(["functions", 0, "blocks", 0], "instructions", "instuctions"),
+         ["missing required key 'instructions'", "did you mean 'instructions'?"])
+bir_case("decl_misspelt_functions", "'function' for 'functions' in the module", rename_key([], "functions", "function"),
+         ["missing required key 'functions'", "did you mean 'functions'?"])
+
+# ---------------------------------------------------------------------------------------- names
+bir_case("name_activation_lowercase", "Activation func 'relu' (the reader takes 'Relu')", to_activation("relu"),
+         ["field 'func'", "did you mean 'Relu'?", "valid: Identity,"])
+bir_case("name_alu_mul", "op0 'mul' for 'mult'", set_field(1, "op0", "mul"), ["field 'op0'", "did you mean 'mult'?"])
+bir_case("name_dtype_fp32", "an operand dtype 'fp32' (numpy's word)", arg_dtype(1, "ins", 0, "fp32"),
+         ["field 'ins[0].dtype'", "did you mean 'float32'?"])
+bir_case("name_dtype_bf16", "an allocation dtype 'bf16'", lambda m: alloc(m, "tile.9_set").update(dtype="bf16"),
+         ["field 'allocations[3].dtype'", "did you mean 'bfloat16'?"])
+bir_case("name_engine_lowercase", "engine 'dve' for 'DVE'", set_field(1, "engine", "dve"),
+         ["field 'engine'", "did you mean 'DVE'?", "valid:"])
+bir_case("name_opcode_lowercase", "opcode 'tensorscalarptr'", set_field(1, "opcode", "tensorscalarptr"),
+         ["field 'opcode'", "did you mean 'TensorScalarPtr'?"])
+bir_case("name_memory_type_sbuf", "memory type 'SBUF' (BIR says SB)",
+         lambda m: alloc(m, "tile.9_set")["memorylocations"][0].update(type="SBUF"),
+         ["unknown MemoryType 'SBUF'", "did you mean 'SB'?", "valid:"])
+bir_case("name_memory_type_hbm", "memory type 'HBM' (NKI's nl.hbm; BIR says DRAM)",
+         lambda m: alloc(m, "a_set")["memorylocations"][0].update(type="HBM"),
+         ["unknown MemoryType 'HBM'", "did you mean 'DRAM'?"])
+bir_case("name_engine_nki_vector", "engine 'Vector' (nki.isa's vector engine is DVE)", set_field(1, "engine", "Vector"),
+         ["field 'engine'", "did you mean 'DVE'?"])
+bir_case("name_engine_nki_gpsimd", "engine 'GpSimd' (nki.isa's gpsimd engine is Pool)", set_field(1, "engine", "GpSimd"),
+         ["field 'engine'", "did you mean 'Pool'?"])
+bir_case("name_alu_multiply", "op0 'multiply' (nl.multiply) for 'mult'", set_field(1, "op0", "multiply"),
+         ["field 'op0'", "did you mean 'mult'?"])
+bir_case("name_alu_maximum", "op0 'maximum' (nl.maximum) for 'max'", set_field(1, "op0", "maximum"),
+         ["field 'op0'", "did you mean 'max'?"])
+cli_case("name_arch_option_typo", "arch --lsit for --list", ["arch", "--lsit"],
+         ["unknown option '--lsit'", "did you mean '--list'?"])
+cli_case("name_arch_show_typo", "arch --show trn22", ["arch", "--show", "trn22"],
+         ["unknown architecture 'trn22'", "did you mean 'trn2'?"], exit_code=3)
+bir_case("name_tensor_kind_case", "allocation kind 'externaloutput'", lambda m: alloc(m, "b_set").update(kind="externaloutput"),
+         ["field 'allocations[1].kind'", "did you mean 'ExternalOutput'?"])
+bir_case("name_arg_kind_listed", "argument kind 'physical'", lambda m: insts(m)[0]["ins"][0].update(kind="physical"),
+         ["unknown argument kind 'physical'", "valid: physical_ap, symbolic_ap"])
+bir_case("name_memsetref_typo", "memsetref 'tile.9_sett'", lambda m: insts(m)[1]["ins"][0].update(memsetref="tile.9_sett"),
+         ["no allocation named 'tile.9_sett'", "did you mean 'tile.9_set'?"])
+cli_case("name_cli_arch_case", "--arch TRN2", ["run", K1, "--outdir", "{out}", "--arch", "TRN2"],
+         ["--arch takes trn1, trn2, trn3", "did you mean 'trn2'?"])
+cli_case("name_cli_option_typo", "--outdri for --outdir", ["run", K1, "--outdri", "{out}"],
+         ["unknown option '--outdri'", "did you mean '--outdir'?"])
+cli_case("name_cli_schedule_typo", "--schedule stream", ["run", K1, "--outdir", "{out}", "--schedule", "stream"],
+         ["--schedule takes auto, whole or streamed", "did you mean 'streamed'?"])
+cli_case("name_cli_gen_trn", "encode --gen trn2 (the generation is v3)", ["encode", K1, "--gen", "trn2", "-o", "{out}"],
+         ["--gen takes v2, v3 or v4", "did you mean 'v3'?"])
+cli_case("name_cli_command_typo", "'rnu' for 'run'", ["rnu", K1], ["unknown command 'rnu'", "did you mean 'run'?"])
+cli_case("name_isa_explain_case", "isa --explain activation", ["isa", "--explain", "activation"],
+         ["unknown instruction type 'activation'", "did you mean 'Activation'?"])
+cli_case("name_compare_option_typo", "compare --fail-if-slowr", ["compare", K1, K1, "--fail-if-slowr", "5"],
+         ["unknown option '--fail-if-slowr'", "did you mean '--fail-if-slower'?"])
+arch_case("name_arch_file_key_typo", "an architecture file with pe_ghzz", lambda a: a.update(pe_ghzz=a.pop("pe_ghz")),
+          ["field 'pe_ghzz'", "did you mean 'pe_ghz'?"])
+
+# Every subcommand parses by one option table (sim/cli/cli.hpp): the nearest of an unknown option, and every new
+# output path (run --report, report -o, nki --emit-bir) under the output rule (isa::output_target).
+cli_case("name_nki_option_typo", "nki --timing-olny (run's option, forwarded)",
+         ["nki", "{scratch}/k.py::f", "--timing-olny"], ["unknown option '--timing-olny'", "did you mean '--timing-only'?"])
+cli_case("name_nki_own_option_typo", "nki --emit-bri", ["nki", "{scratch}/k.py::f", "--emit-bri", "{scratch}/k.json"],
+         ["unknown option '--emit-bri'", "did you mean '--emit-bir'?"])
+cli_case("nki_emit_bir_empty", "nki --emit-bir ''", ["nki", "{scratch}/k.py::f", "--emit-bir", ""],
+         ["--emit-bir needs a path"])
+cases.append({"name": "out_nki_emit_bir_fifo", "why": "nki --emit-bir naming a FIFO: refused before tracing",
+              "setup": [{"mkfifo": "{scratch}/k.bir.json"}],
+              "args": ["nki", "{scratch}/k.py::f", "--emit-bir", "{scratch}/k.bir.json"], "exit": 3,
+              "stderr": ["k.bir.json", "a FIFO"]})
+cli_case("name_report_option_typo", "report --baselin", ["report", "{scratch}/s.json", "-o", "{scratch}/r.html",
+                                                         "--baselin", "trn1"],
+         ["unknown option '--baselin'", "did you mean '--baseline'?"])
+cli_case("report_empty_input", "report '' -o r.html", ["report", "", "-o", "{scratch}/r.html"],
+         ["an empty path"])
+cases.append({"name": "out_report_fifo", "why": "report -o naming a FIFO",
+              "setup": [{"write": ["{scratch}/s.json", "{}"]}, {"mkfifo": "{scratch}/r.html"}],
+              "args": ["report", "{scratch}/s.json", "-o", "{scratch}/r.html"], "exit": 3,
+              "stderr": ["r.html", "a FIFO"]})
+cases.append({"name": "out_run_report_fifo", "why": "run --report naming a FIFO: refused before the run",
+              "setup": [{"mkfifo": "{scratch}/r.html"}],
+              "args": ["run", K1, "--outdir", "{out}", "--report", "{scratch}/r.html"], "exit": 3,
+              "stderr": ["r.html", "a FIFO"]})
+cli_case("name_run_set_key_typo", "--set dma_fixed_nss=650", ["run", K1, "--outdir", "{out}", "--set",
+                                                              "dma_fixed_nss=650"],
+         ["unknown architecture parameter", "did you mean 'dma_fixed_ns'?"])
+cli_case("name_compare_arch_b_typo", "compare --arch-c", ["compare", K1, "--arch-c", "trn2"],
+         ["unknown option '--arch-c'", "did you mean '--arch-b'?"])
+cli_case("arch_two_actions", "arch --list --keys", ["arch", "--list", "--keys"], ["arch takes --list, --keys or --show"])
+
+# ---------------------------------------------------------------------------------------- compare
+def stats_doc(total, kernel="kernel1.bir.json", **extra):
+    d = {"tool": {"name": "neuronsim"}, "arch": "trn1", "kernel": kernel, "total_ns": total,
+         "engines": {"DVE": {"busy_ns": 57.1, "utilization": 0.013}}, "dma": {"busy_ns": 2894.6, "utilization": 0.04},
+         "bottleneck": "DMA"}
+    d.update(extra)
+    return json.dumps(d) + "\n"
+
+
+def compare_case(name, why, a, b, stderr, extra=(), exit_code=3):
+    cases.append({"name": name, "why": why,
+                  "setup": [{"write": ["{scratch}/a.json", a]}, {"write": ["{scratch}/b.json", b]}],
+                  "args": ["compare", "{scratch}/a.json", "{scratch}/b.json"] + list(extra), "exit": exit_code,
+                  "stderr": stderr})
+
+
+compare_case("compare_total_zero", "a baseline of 0 ns passed --fail-if-slower", stats_doc(0), stats_doc(100),
+             ["a.json", "field 'total_ns'", "above 0", "got 0"], extra=("--fail-if-slower", "5"))
+compare_case("compare_total_negative", "a negative total", stats_doc(100), stats_doc(-5),
+             ["b.json", "field 'total_ns'", "got -5"])
+compare_case("compare_total_string", "total_ns as a string", stats_doc(100), stats_doc("fast"),
+             ["b.json", "field 'total_ns'", "needs a number", "\"fast\""])
+compare_case("compare_engine_wrong_type", "an engine row that is a number", stats_doc(100),
+             stats_doc(100, engines={"DVE": 5}), ["b.json", "field 'engines.DVE'", "needs an object"])
+compare_case("compare_busy_wrong_type", "busy_ns as a string", stats_doc(100),
+             stats_doc(100, engines={"DVE": {"busy_ns": "57", "utilization": 0.1}}),
+             ["b.json", "field 'engines.DVE.busy_ns'", "needs a number"])
+compare_case("compare_profile_row_wrong_type", "critical_path_ns as a list", stats_doc(100),
+             stats_doc(100, profile={"instructions": [{"name": "I-4", "critical_path_ns": [1]}]}),
+             ["b.json", "field 'profile.instructions[0].critical_path_ns'", "needs a number"])
+compare_case("compare_line_wrong_type", "a source line as text", stats_doc(100),
+             stats_doc(100, profile={"source_lines": [{"file": "k.py", "line": "ten", "critical_path_ns": 1}]}),
+             ["b.json", "field 'profile.source_lines[0].line'", "whole number"])
+compare_case("compare_other_kernel", "two documents of different kernels (no --force)", stats_doc(100),
+             stats_doc(90, kernel="softmax.bir.json"), ["b.json", "not the same run to compare", "kernel1.bir.json",
+                                                        "softmax.bir.json", "--force"])
+compare_case("compare_other_cores", "a 4-core document against a 1-core one", stats_doc(100),
+             stats_doc(60, device={"cores": 4, "lnc": 1, "total_ns": 60}), ["b.json", "A ran on 1 cores", "B on 4",
+                                                                            "--force"])
+compare_case("compare_cores_for_documents", "--cores with two --stats documents", stats_doc(100), stats_doc(90),
+             ["--cores / --lnc are for kernels run here"], extra=("--cores", "2"), exit_code=2)
+compare_case("compare_device_total_zero", "a device total of 0", stats_doc(100, device={"cores": 2, "total_ns": 0}),
+             stats_doc(100, device={"cores": 2, "total_ns": 5}), ["a.json", "field 'device.total_ns'"])
+
+cases.append({"name": "workload_fifo_beside_the_kernel", "why": "a workload folder whose second *.bir.json is a FIFO "
+              "(ran the other one, and a sweep lost the FIFO's row)",
+              "setup": [{"copy": ["{kernel1}", "{scratch}/w"]}, {"mkfifo": "{scratch}/w/other.bir.json"}],
+              "args": ["run", "{scratch}/w", "--outdir", "{out}"], "exit": 3,
+              "stderr": ["exactly one *.bir.json file (found 2: kernel1.bir.json, other.bir.json)"]})
+
+# ---------------------------------------------------------------------------------------- sweep (Python package)
+def sweep_case(name, why, args, stderr, exit_code=2, setup=()):
+    cases.append({"name": name, "why": why, "python": True, "setup": list(setup), "args": ["sweep"] + args,
+                  "exit": exit_code, "stderr": stderr})
+
+
+sweep_case("sweep_empty_label_path", "label= with an empty path (ran whatever the current folder held)",
+           ["mine=", "-o", "{scratch}/r.csv"], ["sweep: kernel mine='' has an empty path"])
+sweep_case("sweep_workers_too_many", "--workers 100000 (hung growing memory)",
+           ["{kernel1}", "--workers", "100000"], ["sweep: workers 100000", "this machine holds at most"])
+sweep_case("sweep_ambiguous_folder", "a folder with one *.bir.json beside a kernel folder",
+           ["{scratch}/v"], ["is ambiguous", "kernel folders (k1)"], exit_code=3,
+           setup=[{"mkdir": "{scratch}/v"}, {"copy": [K1, "{scratch}/v/a.bir.json"]},
+                  {"copy": ["{kernel1}", "{scratch}/v/k1"]}])
+sweep_case("sweep_out_fifo", "-o naming a FIFO", ["{kernel1}", "-o", "{scratch}/r.csv"],
+           ["r.csv", "a FIFO"], exit_code=3, setup=[{"mkfifo": "{scratch}/r.csv"}])
+sweep_case("sweep_arch_typo", "--arch trn22", ["{kernel1}", "--arch", "trn22"],
+           ["arch 'trn22' is not one of", "did you mean 'trn2'?"])
+sweep_case("sweep_rank_by_typo", "--rank-by total_n", ["{kernel1}", "--rank-by", "total_n"],
+           ["cannot rank by 'total_n'", "did you mean 'total_ns'?"])
+sweep_case("sweep_cores_zero", "--cores 0", ["{kernel1}", "--cores", "0"], ["cores must be at least 1"])
+
 with open(os.path.join(HERE, "catalogue.json"), "w") as f:
     json.dump({"about": "Malformed inputs and the one-line error neuronsim must give for each; written by "
                         "make_cases.py, run by tests/cli/test_bad_inputs.cpp. Placeholders: {dir} this folder, "
-                        "{out} a fresh --outdir, {kernel1} workloads/kernel1.",
+                        "{out} a fresh --outdir, {kernel1} workloads/kernel1, {workloads} workloads/, {scratch} the "
+                        "case's scratch folder; \"stdout\": where stdout goes; \"python\": a sweep (the Python "
+                        "package).",
                "cases": cases}, f, indent=1)
     f.write("\n")
 print(len(cases), "cases")

@@ -38,16 +38,19 @@ inline std::string read_file(const std::string &path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// Runs `binary args...` with stdout/stderr redirected to files in `scratch`; kills it with SIGKILL after
-// `timeout_s` seconds.
+// Runs `binary args...` with stdout/stderr redirected to files in `scratch` (stdout to `stdout_to` instead
+// when given: a device such as /dev/full); kills it with SIGKILL after `timeout_s` seconds.
 inline ProcessResult run_process(const std::string &binary, const std::vector<std::string> &args,
-                                 const std::string &scratch, int timeout_s = 120) {
+                                 const std::string &scratch, int timeout_s = 120,
+                                 const std::string &stdout_to = "") {
   ProcessResult r;
-  const std::string out_path = scratch + "/stdout.txt", err_path = scratch + "/stderr.txt";
+  const std::string out_path = stdout_to.empty() ? scratch + "/stdout.txt" : stdout_to;
+  const std::string err_path = scratch + "/stderr.txt";
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(),
+                                   stdout_to.empty() ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> argv_s;
   argv_s.push_back(binary);
@@ -80,7 +83,8 @@ inline ProcessResult run_process(const std::string &binary, const std::vector<st
   } else if (WIFEXITED(status)) {
     r.exit_code = WEXITSTATUS(status);
   }
-  r.out = read_file(out_path);
+  if (stdout_to.empty())
+    r.out = read_file(out_path);
   r.err = read_file(err_path);
   return r;
 }
