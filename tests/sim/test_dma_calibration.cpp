@@ -9,12 +9,15 @@
 
 #include "neuronsim/builder.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "support/calibration.hpp"
 
 using namespace neuronsim;
 using builder::Builder;
 using isa::Dtype;
 using isa::Engine;
 using isa::InstructionType;
+
+using neuronsim::test::within;
 
 namespace {
 
@@ -24,13 +27,6 @@ sim::RunOptions opts(const std::string &arch) {
   o.timing_only = true;
   o.record_dma_engine_slices = true;
   return o;
-}
-
-// Within `pct` percent of the calibration figure.
-::testing::AssertionResult within(double model, double silicon, double pct = 10.0) {
-  const double dev = 100.0 * (model - silicon) / silicon;
-  if (std::abs(dev) <= pct) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "model " << model << " vs silicon " << silicon << ": " << dev << "%";
 }
 
 const sim::TraceEvent &transfer(const sim::RunResult &r, int inst) {

@@ -5,6 +5,7 @@
 
 #include "neuronsim/builder.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "support/calibration.hpp"
 
 using namespace neuronsim;
 using builder::Builder;
@@ -13,6 +14,8 @@ using isa::Dtype;
 using isa::Engine;
 using isa::InstructionType;
 
+using neuronsim::test::within;
+
 namespace {
 
 sim::RunOptions opts(const std::string &arch) {
@@ -20,12 +23,6 @@ sim::RunOptions opts(const std::string &arch) {
   o.arch = arch;
   o.timing_only = true;
   return o;
-}
-
-::testing::AssertionResult within(double model, double silicon, double pct = 10.0) {
-  const double dev = 100.0 * (model - silicon) / silicon;
-  if (std::abs(dev) <= pct) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "model " << model << " vs silicon " << silicon << ": " << dev << "%";
 }
 
 const sim::TraceEvent &event(const sim::RunResult &r, int inst) {
