@@ -48,7 +48,7 @@ BundleSummary bundle_summary(const InstTypeInfo &it) {
   return s;
 }
 
-std::string hex(uint32_t v, int digits = 2) {
+std::string hex_upper(uint32_t v, int digits = 2) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%0*X", digits, v);
   return buf;
@@ -172,7 +172,7 @@ std::string isa_tables_text(const std::function<bool(InstructionType)> &executes
                                   op.bitvec ? "yes" : "no"};
     for (CoreGen g : kCoreGens) {
       auto w = op.wire[static_cast<int>(g) - 2];
-      r.push_back(w ? hex(*w, *w > 0xFF ? 8 : 2) : "-");
+      r.push_back(w ? hex_upper(*w, *w > 0xFF ? 8 : 2) : "-");
     }
     rows.push_back(r);
   }
@@ -196,7 +196,7 @@ std::string isa_tables_text(const std::function<bool(InstructionType)> &executes
                                   engines.empty() ? std::string("-") : join(engines, "/")};
     for (CoreGen g : kCoreGens) {
       std::vector<std::string> b;
-      for (auto x : it.l2_for(g)) b.push_back(hex(x));
+      for (auto x : it.l2_for(g)) b.push_back(hex_upper(x));
       r.push_back(b.empty() ? std::string("-") : join(b, ","));
     }
     std::string bundles = std::to_string(it.min_bundles);
@@ -253,7 +253,7 @@ std::string explain_type(InstructionType t, const ExplainExtras &x) {
   for (CoreGen g : kCoreGens) {
     std::vector<std::string> b;
     for (auto v : it.l2_for(g))
-      b.push_back(hex(v));
+      b.push_back(hex_upper(v));
     if (!b.empty())
       bytes.push_back(std::string(core_gen_name(g)) + " " + join(b, ","));
   }

@@ -2,6 +2,8 @@
 // ISA fact is written here except the base-header key list, which is quoted from its reference page.
 #include "neuronsim/isa/inst_rules.hpp"
 
+#include "isa/tables/engine_tokens.hpp"
+
 #include <algorithm>
 #include <array>
 #include <stdexcept>
@@ -68,9 +70,7 @@ const std::array<InstKeys, kNumInstructionTypes> &key_table() {
   return table;
 }
 
-// Engine tokens of engines_allowed.def.
-constexpr Engine PE = Engine::PE, ACT = Engine::Activation, POOL = Engine::Pool, DVE = Engine::DVE,
-                 SP = Engine::SP, DMA = Engine::DMA, ALL = Engine::ALL;
+using namespace engine_tokens;  // engines_allowed.def's engine columns
 
 const std::array<std::vector<Engine>, kNumInstructionTypes> &engine_table() {
   static const std::array<std::vector<Engine>, kNumInstructionTypes> table = [] {

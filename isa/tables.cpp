@@ -2,6 +2,8 @@
 // (include/neuronsim/isa/tables/*.def, isa/tables/instruction_wire.def).
 #include "neuronsim/isa/tables.hpp"
 
+#include "isa/tables/engine_tokens.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -188,9 +190,7 @@ bool it_in_range(InstructionType t) {
   return i >= 0 && i < kNumInstructionTypes;
 }
 
-// Engine tokens of instruction_wire.def's engines column.
-constexpr Engine PE = Engine::PE, ACT = Engine::Activation, POOL = Engine::Pool, DVE = Engine::DVE,
-                 SP = Engine::SP, DMA = Engine::DMA;
+using namespace engine_tokens;  // instruction_wire.def's engines column
 
 // "Save DMACopy" -> {Save, DMACopy}. An unknown name is a table bug: fail loudly at first use.
 std::vector<InstructionType> parse_name_list(const char *owner, const char *list) {

@@ -30,12 +30,6 @@ Tile transpose32(const Tile &x) {
   return t;
 }
 
-void require_cols(const Memory &m, const Access &a, int64_t cols, const char *field) {
-  if (a.free_elements() != cols)
-    unsupported(m, field, "expected " + std::to_string(cols) + " elements per partition, got " +
-                              std::to_string(a.free_elements()));
-}
-
 // dx for both backprop forms; coefficient columns (scale, A, Bc) per partition.
 void backprop(const DynInst &d, Memory &m, const std::vector<float> &scale, const std::vector<float> &A,
               const std::vector<float> &Bc, size_t mean_in) {

@@ -72,6 +72,12 @@ void write_flat_i32(Memory &m, const Access &a, const int32_t *v, int64_t n, con
   m.write_i32(a, v);
 }
 
+void require_cols(const Memory &m, const Access &a, int64_t cols, const char *field) {
+  if (a.free_elements() != cols)
+    unsupported(m, field, "expected " + std::to_string(cols) + " elements per partition, got " +
+                              std::to_string(a.free_elements()));
+}
+
 void require_same_count(const Memory &m, const Access &a, const Access &b, const char *field) {
   if (elems(a) != elems(b))
     unsupported(m, field,

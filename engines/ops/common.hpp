@@ -45,6 +45,8 @@ void write_flat_i32(Memory &m, const Access &a, const int32_t *v, int64_t n, con
 inline int64_t elems(const Access &a) { return a.partitions() * a.free_elements(); }
 // SemanticError unless the two accesses have the same number of elements.
 void require_same_count(const Memory &m, const Access &a, const Access &b, const char *field);
+// An unsupported-shape error unless `a` has `cols` elements per partition.
+void require_cols(const Memory &m, const Access &a, int64_t cols, const char *field);
 
 // Streaming, the fast path of the elementwise families (no dense tiles). stream<K>(m, {in_0 .. in_K-1, out},
 // block, fn) walks the chunks of the K inputs and the output together in walk order and calls fn(ptr, n) for

@@ -18,12 +18,12 @@ namespace {
 using IT = isa::InstructionType;
 using E = isa::Engine;
 
-struct Row {
+struct EngineRow {
   IT type;
   E engine;
 };
 
-constexpr Row kRows[] = {
+constexpr EngineRow kEngineRows[] = {
     // PE
     {IT::MatmultBase, E::PE}, {IT::Matmult, E::PE}, {IT::MatmultSparse, E::PE}, {IT::MatmultMx, E::PE},
     // ACT
@@ -51,11 +51,11 @@ constexpr Row kRows[] = {
     {IT::GetSequenceBounds, E::Pool},
 };
 
-const std::array<E, isa::kNumInstructionTypes> &table() {
+const std::array<E, isa::kNumInstructionTypes> &engine_of_type() {
   static const std::array<E, isa::kNumInstructionTypes> t = [] {
     std::array<E, isa::kNumInstructionTypes> a;
     a.fill(E::SP);  // DMA, collective, control, register and sync instructions
-    for (const auto &r : kRows) a[static_cast<size_t>(r.type)] = r.engine;
+    for (const auto &r : kEngineRows) a[static_cast<size_t>(r.type)] = r.engine;
     return a;
   }();
   return t;
@@ -65,7 +65,7 @@ const std::array<E, isa::kNumInstructionTypes> &table() {
 
 isa::Engine default_engine(isa::InstructionType t) {
   const auto i = static_cast<size_t>(t);
-  return i < table().size() ? table()[i] : E::SP;
+  return i < engine_of_type().size() ? engine_of_type()[i] : E::SP;
 }
 
 } // namespace neuronsim::engines

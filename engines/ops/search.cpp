@@ -43,12 +43,6 @@ void write_ints(Memory &m, const Access &a, const int32_t *v, int64_t n, const c
   write_flat(m, a, f.data(), n, field);
 }
 
-void require_cols(const Memory &m, const Access &a, int64_t cols, const char *field) {
-  if (a.free_elements() != cols)
-    unsupported(m, field, "expected " + std::to_string(cols) + " elements per partition, got " +
-                              std::to_string(a.free_elements()));
-}
-
 // The shared MatchReplace body (reference doInstMatchReplaceWithOptionalMaxIndex).
 void match_replace(const DynInst &d, Memory &m, bool with_indices) {
   const Access &va = in_ap(d, m, 0);

@@ -11,6 +11,10 @@
 #include "neuronsim/engines/npy_dtype.hpp"
 #include "neuronsim/io/npy.hpp"
 
+// This file's helpers live in namespace test_cli so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_cli {
+
 using clitest::run;
 using clitest::src;
 namespace fs = std::filesystem;
@@ -361,3 +365,5 @@ TEST(Cli, IncludePreambleAddsTheFixedStartAndEndOfAnExecution) {
   EXPECT_NEAR(simulated_ns(b.out) - simulated_ns(a.out), 22000.0, 0.1);
   EXPECT_NE(b.out.find("+ pre-amble 22000.0 ns)"), std::string::npos) << b.out;
 }
+
+}  // namespace test_cli

@@ -6,6 +6,10 @@
 
 #include "cli_run.hpp"
 
+// This file's helpers live in namespace test_compare_cli so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_compare_cli {
+
 using clitest::run;
 
 namespace {
@@ -52,3 +56,5 @@ TEST(CompareCli, FailIfSlowerAndTheInstructionThatChangedMost) {
   EXPECT_EQ(one.code, 2);
   EXPECT_NE(one.err.find("compare takes two files"), std::string::npos) << one.err;
 }
+
+}  // namespace test_compare_cli

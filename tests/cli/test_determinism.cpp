@@ -11,6 +11,10 @@
 #include "cli/bad_inputs/run_process.hpp"
 #include "support/temp_dir.hpp"
 
+// This file's helpers live in namespace test_determinism so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_determinism {
+
 namespace fs = std::filesystem;
 using neuronsim::testing::temp_dir;
 using neuronsim::testing::read_file;
@@ -83,3 +87,5 @@ TEST(Determinism, EveryArchTwiceIsBitIdentical) {
 }
 
 } // namespace
+
+}  // namespace test_determinism

@@ -12,6 +12,10 @@
 
 #include "cli_run.hpp"
 
+// This file's helpers live in namespace test_no_silent_answers_cli so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_no_silent_answers_cli {
+
 using clitest::run;
 namespace fs = std::filesystem;
 
@@ -134,3 +138,5 @@ TEST(NoSilentAnswers, IsaExplainGivesTheOperandRolesFromTheTable) {
   EXPECT_NE(r.out.find("engines: Activation"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cost: activation -- activation max(MIN_II, N)"), std::string::npos) << r.out;
 }
+
+}  // namespace test_no_silent_answers_cli

@@ -7,6 +7,10 @@
 
 #include "cli_run.hpp"
 
+// This file's helpers live in namespace test_profile_cli so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_profile_cli {
+
 using clitest::run;
 
 namespace {
@@ -91,3 +95,5 @@ TEST(ProfileCli, ScheduleStreamedAndWholeGiveTheSameStatsAndSummary) {
   EXPECT_EQ(bad.code, 2) << bad.err;
   EXPECT_NE(bad.err.find("--schedule takes auto, whole or streamed, got 'lazy'"), std::string::npos) << bad.err;
 }
+
+}  // namespace test_profile_cli

@@ -8,6 +8,10 @@
 
 #include "cli_run.hpp"
 
+// This file's helpers live in namespace test_report_cli so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_report_cli {
+
 using clitest::run;
 using nlohmann::json;
 
@@ -87,3 +91,5 @@ TEST(ReportCli, RefusesWhatItCannotDraw) {
   EXPECT_EQ(over.code, 3);
   EXPECT_EQ(clitest::read_file(dir + "/x.json"), "{\"total_ns\": 1}"); // the input is untouched
 }
+
+}  // namespace test_report_cli

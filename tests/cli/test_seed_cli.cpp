@@ -3,6 +3,10 @@
 
 #include "cli_run.hpp"
 
+// This file's helpers live in namespace test_seed_cli so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_seed_cli {
+
 using clitest::run;
 
 namespace {
@@ -50,3 +54,5 @@ TEST(SeedCli, SaveInputsNeverOverwritesAnInputAndBadSeedsAreRefused) {
   }
   EXPECT_EQ(run("run " + kKernel + " --timing-only --save-inputs " + dir + "/t").code, 2);
 }
+
+}  // namespace test_seed_cli

@@ -10,6 +10,10 @@
 
 #include "cli_run.hpp"
 
+// This file's helpers live in namespace test_whatif_cli so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_whatif_cli {
+
 using clitest::run;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -174,3 +178,5 @@ TEST(WhatIfCli, EncodeAndValidateTakeSettingsToo) {
   EXPECT_NE(bad.err.find("--set dma_ring_depth=0: the value must be in [1, 1024], got 0"), std::string::npos)
       << bad.err;
 }
+
+}  // namespace test_whatif_cli

@@ -6,6 +6,10 @@
 
 #include "engines/program_builder.hpp"
 
+// This file's helpers live in namespace test_ops_random so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_ops_random {
+
 using namespace neuronsim;
 using namespace neuronsim::testing;
 
@@ -168,3 +172,5 @@ TEST(OpsRandom, GetRandStateRefusesAStateThatIsNeither6Nor24Words) {
     EXPECT_EQ(e.context().field, "outs[0]");
   }
 }
+
+}  // namespace test_ops_random

@@ -12,6 +12,10 @@
 #include "neuronsim/isa/bundle.hpp"
 #include "support/temp_dir.hpp"
 
+// This file's helpers live in namespace test_bundle_control so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_bundle_control {
+
 using namespace neuronsim;
 using namespace neuronsim::isa;
 using IT = InstructionType;
@@ -259,3 +263,5 @@ TEST(BundleControl, StreamDirKeepsBlockTableAndPool) {
   }
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_bundle_control

@@ -12,6 +12,10 @@
 #include "isa/bundle_test_util.hpp"
 #include "neuronsim/isa/dump.hpp"
 
+// This file's helpers live in namespace test_bundle_coverage so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_bundle_coverage {
+
 using namespace neuronsim;
 using namespace neuronsim::isa;
 using IT = InstructionType;
@@ -581,3 +585,5 @@ TEST(BundleCoverage, IndirectSaveAccumulateExplicitBypassIsRefused) {
     EXPECT_EQ(e.context().field, "op");
   }
 }
+
+}  // namespace test_bundle_coverage

@@ -12,6 +12,10 @@
 #include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/inst_rules.hpp"
 
+// This file's helpers live in namespace test_inst_rules so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_inst_rules {
+
 using namespace neuronsim;
 using namespace neuronsim::isa;
 using json = nlohmann::json;
@@ -245,3 +249,5 @@ TEST(InstKeysWriter, RequiredKeysAreAlwaysWritten) {
   EXPECT_EQ(back.insts[1].f.op0, AluOp::subtract);
   EXPECT_TRUE(back.warnings.empty());
 }
+
+}  // namespace test_inst_rules

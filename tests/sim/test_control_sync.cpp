@@ -25,6 +25,10 @@
 #include "neuronsim/sim/validate.hpp"
 #include "support/temp_dir.hpp"
 
+// This file's helpers live in namespace test_control_sync so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_control_sync {
+
 using namespace neuronsim;
 using builder::Builder;
 using isa::InstructionType;
@@ -311,3 +315,5 @@ TEST(Control, BreakLeavesOnlyTheInnermostRegion) {
   EXPECT_EQ(v.lint_errors, 0) << v.summary;
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_control_sync

@@ -7,6 +7,10 @@
 #include "neuronsim/sim/simulator.hpp"
 #include "support/calibration.hpp"
 
+// This file's helpers live in namespace test_engine_calibration so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_engine_calibration {
+
 using namespace neuronsim;
 using builder::Builder;
 using isa::ActivationFunctionType;
@@ -160,3 +164,5 @@ TEST(EngineCalibration, E6TinyVectorInstructionsIssueEveryMinIi) {
   EXPECT_TRUE(within(event(r, 3).start_ns - event(r, 2).start_ns, 58.6));
   EXPECT_TRUE(within(event(r, 7).start_ns - event(r, 6).start_ns, 62.9));
 }
+
+}  // namespace test_engine_calibration

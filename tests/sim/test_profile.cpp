@@ -7,6 +7,10 @@
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/stats.hpp"
 
+// This file's helpers live in namespace test_profile so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_profile {
+
 using namespace neuronsim;
 using builder::Builder;
 using isa::Engine;
@@ -166,3 +170,5 @@ TEST(Profile, StatsSumPerInstructionOpcodeEngineAndSourceLine) {
   EXPECT_NE(top.str().find("k.py:"), std::string::npos) << top.str();
   EXPECT_NE(top.str().find("top 1 "), std::string::npos) << top.str();
 }
+
+}  // namespace test_profile

@@ -15,6 +15,10 @@
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/session.hpp"
 
+// This file's helpers live in namespace test_session so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_session {
+
 namespace fs = std::filesystem;
 using namespace neuronsim;
 
@@ -245,3 +249,5 @@ TEST(Session, TheInstructionLimitIsAtLeastOne) {
   s.names = sim::python_setting_names();
   EXPECT_EQ(error_of([&] { sim::check_settings(s); }), "max_instructions needs an integer >= 1, got 0");
 }
+
+}  // namespace test_session

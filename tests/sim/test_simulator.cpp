@@ -10,6 +10,10 @@
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
+// This file's helpers live in namespace test_simulator so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_simulator {
+
 using namespace neuronsim;
 using builder::Builder;
 using isa::InstructionType;
@@ -462,3 +466,5 @@ TEST(Simulator, ALoopTooLargeToUnrollIsRefusedAtOnce) {
     EXPECT_NE(std::string(e.what()).find("more than the 1000000000 one run may execute"), std::string::npos) << e.what();
   }
 }
+
+}  // namespace test_simulator

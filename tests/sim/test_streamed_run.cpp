@@ -16,6 +16,10 @@
 #include "sim/path_log.hpp"
 #include "support/temp_dir.hpp"
 
+// This file's helpers live in namespace test_streamed_run so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_streamed_run {
+
 using namespace neuronsim;
 using builder::Builder;
 using isa::InstructionType;
@@ -338,3 +342,5 @@ TEST(StreamedRun, AMissingTmpdirIsReportedNamingTheRunAndTheDirectory) {
                    " ($TMPDIR): No such file or directory (set TMPDIR to a directory with room, or run with "
                    "--schedule=whole)");
 }
+
+}  // namespace test_streamed_run

@@ -12,6 +12,10 @@
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
+// This file's helpers live in namespace test_timing_mechanisms so the file can share a unity batch with the other tests of
+// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+namespace test_timing_mechanisms {
+
 using namespace neuronsim;
 using builder::Builder;
 using isa::Dtype;
@@ -486,3 +490,5 @@ TEST(TimingReports, QueueFiguresAddUpToTheEnginesAndTheTraceEndsAtTheTotal) {
   EXPECT_EQ(r.queues[2].instructions, 4);  // POOL: those of the 4 saves (no engine named: docs/timing-model.md 2.4)
   EXPECT_EQ(r.queues[1].instructions, 2);  // ACT: the triggers of the 2 ACT loads
 }
+
+}  // namespace test_timing_mechanisms
