@@ -238,8 +238,8 @@ void print_why(std::ostream &out, const json &a) {
     o << "  DMA on the critical path: " << human_time(num(d, "critical_ns")) << ", of it fixed latency "
       << human_time(num(d, "critical_fixed_latency_ns")) << "\n";
   }
-  o << verdict_line(a) << "\n";
-  out << o.str();
+  out << o.str();  // the verdict is the summary's last line, just above
+
 }
 
 } // namespace neuronsim::sim

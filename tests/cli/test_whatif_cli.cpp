@@ -120,6 +120,8 @@ TEST(WhatIfCli, LatencyDominatedKernelGetsTheLatencyVerdictAndSensitivityRanksLa
   auto text = run("run " + kKernel1 + " --timing-only --sensitivity --why");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("verdict: DMA latency-bound"), std::string::npos) << text.out;
+  // Once: the summary ends with it, the --why tables do not repeat it.
+  EXPECT_EQ(text.out.find("verdict: ", text.out.find("verdict: ") + 1), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("   1.747x       1.14 us  DMA latency /2"), std::string::npos) << text.out;
   // --why: the DMA queue line with its bytes (10 x 10 fp32), one fixed latency per transfer (850 ns to the first
   // byte + 10 ns to the completion), its per-row cost (10 descriptors x 6.625 ns on the queue + 2 pieces x 7 ns =
