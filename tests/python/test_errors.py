@@ -258,3 +258,29 @@ def test_deadlock_is_a_simulation_error_and_the_next_run_works():
         neuronsim.run(CASES / "bundle_deadlock")
     assert "deadlock" in str(e.value) and e.value.exit_code == 4
     assert neuronsim.run(K1).ok
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: neuronsim.validate(bundles=5), "validate() missing a required argument: 'kernel'"),
+    (lambda: neuronsim.run(), "run() missing a required argument: 'kernel'"),
+    (lambda: neuronsim.run(K1, timing_onyl=True), "run() got an unexpected keyword argument 'timing_onyl'"),
+    (lambda: neuronsim.run(K1, None, "trn2"), "run() too many positional arguments"),
+    (lambda: neuronsim.encode(K1, "v2", None), "encode() too many positional arguments"),
+])
+def test_a_wrong_call_reads_as_pythons_own(call, message):
+    """A missing argument, a misspelt keyword or an extra positional argument gets Python's own wording, naming
+    the function and the argument, not pybind11's list of supported signatures."""
+    with pytest.raises(TypeError) as e:
+        call()
+    assert str(e.value) == message
+
+
+def test_functions_show_their_signature():
+    """help() and inspect.signature show the arguments with their defaults as the extension declares them."""
+    import inspect
+    sig = inspect.signature(neuronsim.validate)
+    assert list(sig.parameters)[:2] == ["kernel", "bundles"]
+    assert sig.parameters["bundles"].default is inspect.Parameter.empty
+    assert sig.parameters["inputs"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert str(sig).startswith("(kernel, bundles, *, inputs=None, arch=None, rtol=0.0, atol=0.0")
+    assert neuronsim.validate.__doc__.startswith("validate(kernel: handle, bundles: handle, *")
