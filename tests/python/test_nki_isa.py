@@ -125,6 +125,30 @@ def test_nc_transpose():
     np.testing.assert_array_equal(nki.simulate(kernel, X), X.T)
 
 
+@pytest.mark.parametrize("shape", [(32, 32), (20, 12), (1, 32)])
+@pytest.mark.parametrize("engine", [nisa.vector_engine, nisa.engine.vector])
+def test_nc_transpose_on_the_vector_engine(shape, engine):
+    """Up to 32 x 32 on VectorE: one StreamTranspose, exact (a data movement), SBUF in and out."""
+    x = X[:shape[0], :shape[1]].copy()
+
+    def kernel(x):
+        out = nl.ndarray((x.shape[1], x.shape[0]), x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.nc_transpose(nl.load(x), engine=engine))
+        return out
+    np.testing.assert_array_equal(nki.simulate(kernel, x), x.T)
+    ops = [(op, i.get("engine")) for op, i in bir_ops(nki.to_bir(kernel, x)) if op not in ("DMACopy", "Load", "Save")]
+    assert ops == [("StreamTranspose", "DVE")], ops
+
+
+def test_nc_transpose_on_the_vector_engine_takes_at_most_32_by_32():
+    def kernel(x):
+        out = nl.ndarray((x.shape[1], x.shape[0]), x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.nc_transpose(nl.load(x), engine=nisa.vector_engine))
+        return out
+    with pytest.raises(nki.KernelError, match=r"at most \[32, 32\].*\[64, 32\]"):
+        nki.to_bir(kernel, X[:64])
+
+
 def test_activation_scale_bias_and_reduce_res():
     bias = RNG.uniform(-1, 1, (128, 1)).astype(np.float32)
 
@@ -285,9 +309,9 @@ def test_dma_copy_hbm_to_sbuf_to_hbm():
 def test_unsupported_isa_call():
     def kernel(x):
         out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
-        nl.store(out, nisa.nc_stream_shuffle(nl.load(x)))  # line 288
+        nl.store(out, nisa.nc_stream_shuffle(nl.load(x)))  # line 312
         return out
-    with pytest.raises(nki.Unsupported, match=r"test_nki_isa.py:288: nisa.nc_stream_shuffle is not lowered"):
+    with pytest.raises(nki.Unsupported, match=r"test_nki_isa.py:312: nisa.nc_stream_shuffle is not lowered"):
         nki.to_bir(kernel, X)
 
 

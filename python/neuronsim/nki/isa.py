@@ -16,6 +16,13 @@ tensor_engine, vector_engine, scalar_engine, gpsimd_engine, sync_engine = "PE", 
 unknown_engine = None
 
 
+class engine:
+    """nki.isa.engine, the newer namespace's spelling (public NKI docs: the *_engine constants are its deprecated
+    aliases): engine.vector is vector_engine."""
+    tensor, vector, scalar, gpsimd, sync, unknown = (tensor_engine, vector_engine, scalar_engine, gpsimd_engine,
+                                                     sync_engine, unknown_engine)
+
+
 class reduce_cmd:
     """nki.isa.reduce_cmd -> BIR EngineAccumulationType (reference neuron-arch.md 3.2; engines/ops/accumulator.cpp)."""
     idle, reset, reduce, reset_reduce, load_reduce = "Idle", "Zero", "Accumulate", "ZeroAccumulate", "LoadAccumulate"
@@ -134,14 +141,19 @@ def nc_matmul(*args, accumulate=None, mask=None, **kw):
 @_api
 @_dst_form(lambda a: _views(a, 0, 1))
 def nc_transpose(data, *, engine=None, mask=None, dtype=None, **kw):
-    """data [P, F] -> [F, P]: on PE (an identity matmul into PSUM, up to 128 x 128). The VectorE 32 x 32 form is not
-    lowered."""
-    if engine == vector_engine:
-        raise Unsupported("nisa.nc_transpose on the vector engine (32x32 blocks) is not lowered; use the tensor "
-                          "engine", source_location())
+    """data [P, F] -> [F, P]. On PE (the default): an identity matmul into PSUM, up to 128 x 128. With
+    engine=nisa.vector_engine: one StreamTranspose on VectorE, up to 32 x 32, SBUF or PSUM in and out (public NKI
+    docs, nki.isa.nc_transpose; the 32 x 32 block swap of reference neuronx-cc/bir/sim-elementwise-datamove.md 5.3).
+    Without engine= the PE form is taken at every size (NKI leaves the choice to the compiler)."""
     x = _tile(data, "nisa.nc_transpose", "data")
     (x,) = _mask([x], mask, "nisa.nc_transpose")
-    out = nl._pe_transpose(x, "nisa.nc_transpose")
+    if engine == vector_engine:
+        out = nl._dve_transpose(x, "nisa.nc_transpose")
+    elif engine not in (None, tensor_engine, unknown_engine):
+        raise KernelError("nisa.nc_transpose: engine must be the tensor or the vector engine, got "
+                          f"{engine!r}")
+    else:
+        out = nl._pe_transpose(x, "nisa.nc_transpose")
     return out if dtype is None or _bir(dtype) == x.bir_dtype else nl.tensor_copy_to(out, _bir(dtype),
                                                                                      "nisa.nc_transpose")
 

@@ -982,6 +982,18 @@ def _pe_transpose(x, what):
     return out
 
 
+def _dve_transpose(x, what):
+    """x [P, F] -> [F, P] with P, F <= 32: one StreamTranspose on VectorE (NKI nc_transpose on the vector engine),
+    output dtype = input dtype (StreamTranspose does not cast) in x's own buffer (SBUF or PSUM)."""
+    if len(x.shape) != 2 or x.shape[0] > 32 or x.shape[1] > 32:
+        raise KernelError(f"{what}: a vector-engine transpose takes a 2-D tile of at most [32, 32], {x.name} is "
+                          f"{list(x.shape)} (the tensor engine takes up to [128, 128])")
+    out = _new_tile((x.shape[1], x.shape[0]), x.bir_dtype, x.storage.buffer)
+    out.storage.__dict__["temp"] = True
+    _emit("StreamTranspose", [x], [out], what, {}, engine="DVE")
+    return out
+
+
 def matmul_op(stationary, moving, what, dtype="float32"):
     """out[M, N] = stationary[K, M]^T @ moving[K, N] in PSUM (fp32): one Matmult on PE (NKI nki.isa.nc_matmul)."""
     st, mv = _tile(stationary, what, "stationary"), _tile(moving, what, "moving")
