@@ -8,8 +8,9 @@
 
 #include "cli_run.hpp"
 
-// This file's helpers live in namespace test_report_cli so the file can share a unity batch with the other tests of
-// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+// The helpers below live in namespace test_report_cli, so this file shares a unity batch with
+// the other tests of its target without its file-local names clashing with theirs
+// (docs/dev/build-time.md).
 namespace test_report_cli {
 
 using clitest::run;

@@ -12,8 +12,9 @@
 #include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/inst_rules.hpp"
 
-// This file's helpers live in namespace test_inst_rules so the file can share a unity batch with the other tests of
-// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+// The helpers below live in namespace test_inst_rules, so this file shares a unity batch with
+// the other tests of its target without its file-local names clashing with theirs
+// (docs/dev/build-time.md).
 namespace test_inst_rules {
 
 using namespace neuronsim;

@@ -10,6 +10,7 @@
 #include "neuronsim/builder.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "support/calibration.hpp"
+#include "support/timing_run.hpp"
 
 using namespace neuronsim;
 using builder::Builder;
@@ -17,14 +18,16 @@ using isa::Dtype;
 using isa::Engine;
 using isa::InstructionType;
 
+using neuronsim::test::back_to_back_loads;
+using neuronsim::test::timing_opts;
+using neuronsim::test::trigger_event;
 using neuronsim::test::within;
 
 namespace {
 
+// A timing-only run that also records each DMA engine's slices of a transfer.
 sim::RunOptions opts(const std::string &arch) {
-  sim::RunOptions o;
-  o.arch = arch;
-  o.timing_only = true;
+  sim::RunOptions o = timing_opts(arch);
   o.record_dma_engine_slices = true;
   return o;
 }
@@ -33,11 +36,6 @@ const sim::TraceEvent &transfer(const sim::RunResult &r, int inst) {
   for (const auto &e : r.events)
     if (e.inst == inst && e.queue >= sim::kNumEngines) return e;
   throw std::runtime_error("no transfer for instruction " + std::to_string(inst));
-}
-const sim::TraceEvent &trigger(const sim::RunResult &r, int inst) {
-  for (const auto &e : r.events)
-    if (e.inst == inst && e.queue < sim::kNumEngines) return e;
-  throw std::runtime_error("no trigger for instruction " + std::to_string(inst));
 }
 
 // Per DMA engine, the start and end (ns) of its activity on transfer event `seq`.
@@ -72,14 +70,7 @@ sim::RunResult one_transfer(const std::string &arch, int64_t P, int64_t F, bool 
 // `n` [128, bpp / 4] fp32 HBM -> SBUF loads back to back on one queue from SP (into four rotating buffers): the
 // completion times of the transfers.
 std::vector<double> back_to_back(const std::string &arch, int64_t bpp, int n, sim::RunResult *out = nullptr) {
-  const int64_t cols = bpp / 4;
-  Builder b("stream");
-  auto src = b.input("src", {128 * n, cols});
-  auto buf = b.sbuf("buf", {128, 4 * cols});
-  for (int i = 0; i < n; ++i)
-    b.add(InstructionType::Load, {b.ap(src.tile(128 * i, 128, 0, cols))}, {b.ap(buf.tile(0, 128, (i % 4) * cols, cols))})
-        .engine(Engine::SP);
-  isa::Program p = b.finish();
+  isa::Program p = back_to_back_loads(n, bpp);
   sim::RunResult r = sim::Simulator(p, opts(arch)).run();
   std::vector<double> done;
   for (int i = 0; i < n; ++i) done.push_back(transfer(r, i).finish_ns);
@@ -106,14 +97,14 @@ TEST(DmaCalibration, D1OneEngineLoads32KiBBusy1416nsTriggerToDone2430ns) {
   EXPECT_TRUE(within(r.dma_engines[0].busy_ns, 1416.0));
   EXPECT_NEAR(r.dma_engines[0].busy_ns, 7 + 32768 / 23.0, 0.01);
   for (size_t e = 1; e < r.dma_engines.size(); ++e) EXPECT_EQ(r.dma_engines[e].busy_ns, 0.0) << e;
-  const double trigger_to_done = transfer(r, 0).finish_ns - trigger(r, 0).start_ns;
+  const double trigger_to_done = transfer(r, 0).finish_ns - trigger_event(r, 0).start_ns;
   EXPECT_TRUE(within(trigger_to_done, 2430.0));
   EXPECT_NEAR(trigger_to_done, 1 / 1.2 + 850 + 7 + 32768 / 23.0 + 10, 0.01);
   // "What these say together" 2 and 3: the first byte follows the trigger by the latency (0.6-1.0 us measured;
   // no engine is busy during it), and the completion the last byte by ~10 ns.
   const auto p = pieces(r, transfer(r, 0).seq);
   ASSERT_EQ(p.size(), 1u);
-  EXPECT_NEAR(p.at(0).first - trigger(r, 0).end_ns, 850.0, 0.01);
+  EXPECT_NEAR(p.at(0).first - trigger_event(r, 0).end_ns, 850.0, 0.01);
   EXPECT_NEAR(transfer(r, 0).finish_ns - p.at(0).second, 10.0, 0.01);
 }
 
@@ -137,7 +128,7 @@ TEST(DmaCalibration, D2SixteenPiecesOf97nsStartSpreadOver300ns) {
   EXPECT_TRUE(within(last - first, 300.0));
   EXPECT_NEAR(last - first, 15 * 21.5, 0.01);
   EXPECT_TRUE(within(transfer(r, 0).finish_ns - first, 468.0));
-  EXPECT_TRUE(within(transfer(r, 0).finish_ns - trigger(r, 0).start_ns, 1207.0));
+  EXPECT_TRUE(within(transfer(r, 0).finish_ns - trigger_event(r, 0).start_ns, 1207.0));
 }
 
 TEST(DmaCalibration, D3OneEngineStores32KiBBusy1223nsTriggerToDone2120ns) {
@@ -147,7 +138,7 @@ TEST(DmaCalibration, D3OneEngineStores32KiBBusy1223nsTriggerToDone2120ns) {
   const sim::RunResult r = one_transfer("trn2", 4, 4096, true);
   EXPECT_TRUE(within(r.dma_engines[0].busy_ns, 1223.0));
   EXPECT_NEAR(r.dma_engines[0].busy_ns, 7 + 32768 / 26.8, 0.01);
-  EXPECT_TRUE(within(transfer(r, 0).finish_ns - trigger(r, 0).start_ns, 2120.0));
+  EXPECT_TRUE(within(transfer(r, 0).finish_ns - trigger_event(r, 0).start_ns, 2120.0));
 }
 
 TEST(DmaCalibration, D4ThroughputGrowsWithBytesPerRowUpToTheKnee) {

@@ -6,9 +6,11 @@
 #include "neuronsim/builder.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "support/calibration.hpp"
+#include "support/timing_run.hpp"
 
-// This file's helpers live in namespace test_engine_calibration so the file can share a unity batch with the other tests of
-// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+// The helpers below live in namespace test_engine_calibration, so this file shares a unity batch with
+// the other tests of its target without its file-local names clashing with theirs
+// (docs/dev/build-time.md).
 namespace test_engine_calibration {
 
 using namespace neuronsim;
@@ -18,22 +20,11 @@ using isa::Dtype;
 using isa::Engine;
 using isa::InstructionType;
 
+using neuronsim::test::timing_opts;
 using neuronsim::test::within;
+using neuronsim::test::work_event;
 
 namespace {
-
-sim::RunOptions opts(const std::string &arch) {
-  sim::RunOptions o;
-  o.arch = arch;
-  o.timing_only = true;
-  return o;
-}
-
-const sim::TraceEvent &event(const sim::RunResult &r, int inst) {
-  for (const auto &e : r.events)
-    if (e.inst == inst) return e;
-  throw std::runtime_error("no event for instruction " + std::to_string(inst));
-}
 
 // Activations on ACT, SBUF -> SBUF bf16, one per (function, elements per partition), each on its own tiles.
 sim::RunResult activations(const std::string &arch, const std::vector<std::pair<ActivationFunctionType, int64_t>> &acts) {
@@ -45,7 +36,7 @@ sim::RunResult activations(const std::string &arch, const std::vector<std::pair<
     b.add(InstructionType::Activation, {b.ap(x.all())}, {b.ap(y.all())}).act_func(f).engine(Engine::Activation);
   }
   isa::Program p = b.finish();
-  return sim::Simulator(p, opts(arch)).run();
+  return sim::Simulator(p, timing_opts(arch)).run();
 }
 
 } // namespace
@@ -56,9 +47,9 @@ TEST(EngineCalibration, E1ActivationLasts400nsAt128And3710nsAt4096AfterOneTableL
   // ns (0%) and 3706.7 ns (-0.1%); the first exp also loads the table (act_table_load_ns 1287), the second finds
   // exp_and_others resident.
   const sim::RunResult r = activations("trn2", {{ActivationFunctionType::Exp, 128}, {ActivationFunctionType::Exp, 4096}});
-  EXPECT_NEAR(event(r, 0).busy_ns, 1287.0 + 480 / 1.2, 0.01);
-  EXPECT_TRUE(within(event(r, 0).busy_ns - 1287.0, 400.0));
-  EXPECT_TRUE(within(event(r, 1).busy_ns, 3710.0));
+  EXPECT_NEAR(work_event(r, 0).busy_ns, 1287.0 + 480 / 1.2, 0.01);
+  EXPECT_TRUE(within(work_event(r, 0).busy_ns - 1287.0, 400.0));
+  EXPECT_TRUE(within(work_event(r, 1).busy_ns, 3710.0));
   EXPECT_EQ(r.act_table_loads, 1);
 }
 
@@ -71,7 +62,7 @@ TEST(EngineCalibration, E1TheTableLoadsWhenTheFunctionSetChanges) {
       "trn2", {{F::Copy, 128}, {F::Exp, 128}, {F::Tanh, 128}, {F::Relu, 128}, {F::Sigmoid, 128}, {F::Tanh, 128}, {F::Exp, 128}});
   const double plain = 480 / 1.2;  // (352 + 128) cycles at 1.2 GHz
   const std::vector<bool> loads = {false, true, false, false, true, false, true};
-  for (int i = 0; i < 7; ++i) EXPECT_NEAR(event(r, i).busy_ns, plain + (loads[static_cast<size_t>(i)] ? 1287.0 : 0.0), 0.01) << i;
+  for (int i = 0; i < 7; ++i) EXPECT_NEAR(work_event(r, i).busy_ns, plain + (loads[static_cast<size_t>(i)] ? 1287.0 : 0.0), 0.01) << i;
   EXPECT_EQ(r.act_table_loads, 3);
 }
 
@@ -85,9 +76,9 @@ TEST(EngineCalibration, E2VectorTensorTensorTakesTwoCyclesPerElement) {
     auto x = b.sbuf("x", {rows, 8192}), y = b.sbuf("y", {rows, 8192}), z = b.sbuf("z", {rows, 8192});
     b.add(InstructionType::TensorTensor, {b.ap(x.all()), b.ap(y.all())}, {b.ap(z.all())}).op(op).engine(Engine::DVE);
     isa::Program p = b.finish();
-    const sim::RunResult r = sim::Simulator(p, opts("trn1")).run();
-    EXPECT_TRUE(within(event(r, 0).busy_ns, silicon)) << rows;
-    EXPECT_NEAR(event(r, 0).busy_ns, 2 * 8192 / 1.12, 0.01);
+    const sim::RunResult r = sim::Simulator(p, timing_opts("trn1")).run();
+    EXPECT_TRUE(within(work_event(r, 0).busy_ns, silicon)) << rows;
+    EXPECT_NEAR(work_event(r, 0).busy_ns, 2 * 8192 / 1.12, 0.01);
   }
 }
 
@@ -101,11 +92,11 @@ TEST(EngineCalibration, E3ATinyActivationLasts159nsAndDependentOnesIssueEvery189
   for (int k = 0; k < 4; ++k)
     b.add(InstructionType::Activation, {b.ap(t.all())}, {b.ap(t.all())}).act_func(ActivationFunctionType::Identity);
   isa::Program p = b.finish();
-  const sim::RunResult r = sim::Simulator(p, opts("trn1")).run();
-  EXPECT_TRUE(within(event(r, 0).busy_ns, 159.0));
-  EXPECT_NEAR(event(r, 0).busy_ns, 223 / 1.4, 0.01);
-  EXPECT_TRUE(within(event(r, 3).start_ns - event(r, 2).start_ns, 189.0));
-  EXPECT_NEAR((event(r, 3).start_ns - event(r, 2).start_ns) * 1.4, 264.0, 0.01);
+  const sim::RunResult r = sim::Simulator(p, timing_opts("trn1")).run();
+  EXPECT_TRUE(within(work_event(r, 0).busy_ns, 159.0));
+  EXPECT_NEAR(work_event(r, 0).busy_ns, 223 / 1.4, 0.01);
+  EXPECT_TRUE(within(work_event(r, 3).start_ns - work_event(r, 2).start_ns, 189.0));
+  EXPECT_NEAR((work_event(r, 3).start_ns - work_event(r, 2).start_ns) * 1.4, 264.0, 0.01);
 }
 
 TEST(EngineCalibration, E4ALoneMatmulShowsTheArraysFillAndDrain) {
@@ -119,11 +110,11 @@ TEST(EngineCalibration, E4ALoneMatmulShowsTheArraysFillAndDrain) {
     auto o = b.psum("o", {cols, 128});
     b.add(InstructionType::Matmult, {b.ap(w.all()), b.ap(x.all())}, {b.ap(o.all())}).start_tensor_calc(true);
     isa::Program p = b.finish();
-    const sim::RunResult r = sim::Simulator(p, opts("trn1")).run();
+    const sim::RunResult r = sim::Simulator(p, timing_opts("trn1")).run();
     const double ls = 73 / 2.8;
     EXPECT_TRUE(within(ls, 26.0));
-    EXPECT_TRUE(within(event(r, 0).busy_ns - ls, silicon)) << cols;
-    EXPECT_NEAR(event(r, 0).busy_ns, (73 + 128 + cols + 397) / 2.8, 0.01) << cols;
+    EXPECT_TRUE(within(work_event(r, 0).busy_ns - ls, silicon)) << cols;
+    EXPECT_NEAR(work_event(r, 0).busy_ns, (73 + 128 + cols + 397) / 2.8, 0.01) << cols;
   }
 }
 
@@ -138,9 +129,9 @@ TEST(EngineCalibration, E5Fp32MatmulsRunAtFourCyclesPerMovingColumn) {
     b.add(InstructionType::Matmult, {b.ap(w.tile(0, 128, i * 128, 128)), b.ap(x.all())}, {b.ap(o.all())})
         .start_tensor_calc(i == 0);
   isa::Program p = b.finish();
-  const sim::RunResult r = sim::Simulator(p, opts("trn2")).run();
-  EXPECT_TRUE(within(event(r, 3).start_ns - event(r, 2).start_ns, 858.0));
-  EXPECT_NEAR(event(r, 3).start_ns - event(r, 2).start_ns, 2048 / 2.4, 0.01);
+  const sim::RunResult r = sim::Simulator(p, timing_opts("trn2")).run();
+  EXPECT_TRUE(within(work_event(r, 3).start_ns - work_event(r, 2).start_ns, 858.0));
+  EXPECT_NEAR(work_event(r, 3).start_ns - work_event(r, 2).start_ns, 2048 / 2.4, 0.01);
 }
 
 TEST(EngineCalibration, E6TinyVectorInstructionsIssueEveryMinIi) {
@@ -160,9 +151,9 @@ TEST(EngineCalibration, E6TinyVectorInstructionsIssueEveryMinIi) {
         .op(isa::AluOp::add)
         .engine(Engine::DVE);
   isa::Program p = b.finish();
-  const sim::RunResult r = sim::Simulator(p, opts("trn1")).run();
-  EXPECT_TRUE(within(event(r, 3).start_ns - event(r, 2).start_ns, 58.6));
-  EXPECT_TRUE(within(event(r, 7).start_ns - event(r, 6).start_ns, 62.9));
+  const sim::RunResult r = sim::Simulator(p, timing_opts("trn1")).run();
+  EXPECT_TRUE(within(work_event(r, 3).start_ns - work_event(r, 2).start_ns, 58.6));
+  EXPECT_TRUE(within(work_event(r, 7).start_ns - work_event(r, 6).start_ns, 62.9));
 }
 
 }  // namespace test_engine_calibration

@@ -6,9 +6,11 @@
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/stats.hpp"
+#include "support/timing_run.hpp"
 
-// This file's helpers live in namespace test_profile so the file can share a unity batch with the other tests of
-// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+// The helpers below live in namespace test_profile, so this file shares a unity batch with
+// the other tests of its target without its file-local names clashing with theirs
+// (docs/dev/build-time.md).
 namespace test_profile {
 
 using namespace neuronsim;
@@ -16,23 +18,10 @@ using builder::Builder;
 using isa::Engine;
 using isa::InstructionType;
 using sim::WaitReason;
+using test::timing_opts;
+using test::work_event;
 
 namespace {
-
-sim::RunOptions opts(const std::string &arch) {
-  sim::RunOptions o;
-  o.arch = arch;
-  o.timing_only = true;
-  return o;
-}
-
-const sim::TraceEvent &work(const sim::RunResult &r, int inst) {
-  const sim::TraceEvent *found = nullptr;
-  for (const auto &e : r.events)
-    if (e.inst == inst && (!found || e.queue >= sim::kNumEngines)) found = &e;
-  if (!found) throw std::runtime_error("no event for instruction " + std::to_string(inst));
-  return *found;
-}
 
 double wait(const sim::TraceEvent &e, WaitReason w) { return e.wait_ns[static_cast<size_t>(w)]; }
 double total_wait(const sim::TraceEvent &e) {
@@ -60,22 +49,22 @@ TEST(Profile, SharedPsumPortWaitIsTheOtherEnginesOccupancyOnV2) {
   // elements per partition: act_fixed_cycles 159 + 512 cycles at 1.4 GHz = 479.286 ns (calibration.md E3); the
   // independent DVE copy waits exactly that, on the shared port, and nothing else.
   isa::Program p = psum_readers(0, 512);
-  auto r = sim::Simulator(p, opts("trn1")).run();
-  EXPECT_NEAR(wait(work(r, 1), WaitReason::SharedPort), (159 + 512) / 1.4, 1e-3);
-  EXPECT_NEAR(total_wait(work(r, 1)), (159 + 512) / 1.4, 1e-3);
-  EXPECT_NEAR(total_wait(work(r, 0)), 0.0, 1e-9);
-  EXPECT_NEAR(work(r, 0).busy_ns, (159 + 512) / 1.4, 1e-3);
+  auto r = sim::Simulator(p, timing_opts("trn1")).run();
+  EXPECT_NEAR(wait(work_event(r, 1), WaitReason::SharedPort), (159 + 512) / 1.4, 1e-3);
+  EXPECT_NEAR(total_wait(work_event(r, 1)), (159 + 512) / 1.4, 1e-3);
+  EXPECT_NEAR(total_wait(work_event(r, 0)), 0.0, 1e-9);
+  EXPECT_NEAR(work_event(r, 0).busy_ns, (159 + 512) / 1.4, 1e-3);
 }
 
 TEST(Profile, PsumBankCollisionIsAPsumBankWaitOnV3) {
   // reference neuron-arch.md 1.4 [ARCH3]: ACT and DVE collide only on the same PSUM bank. Same bank (columns 0 and
   // 0): DVE waits ACT's occupancy, charged to psum_bank; different banks (0 and 512): no wait at all.
   isa::Program same = psum_readers(0, 0), apart = psum_readers(0, 512);
-  auto rs = sim::Simulator(same, opts("trn2")).run(), ra = sim::Simulator(apart, opts("trn2")).run();
-  EXPECT_GT(work(rs, 0).busy_ns, 0.0);
-  EXPECT_NEAR(wait(work(rs, 1), WaitReason::PsumBank), work(rs, 0).busy_ns, 1e-3);
-  EXPECT_NEAR(wait(work(rs, 1), WaitReason::SharedPort), 0.0, 1e-9);
-  EXPECT_NEAR(total_wait(work(ra, 1)), 0.0, 1e-9);
+  auto rs = sim::Simulator(same, timing_opts("trn2")).run(), ra = sim::Simulator(apart, timing_opts("trn2")).run();
+  EXPECT_GT(work_event(rs, 0).busy_ns, 0.0);
+  EXPECT_NEAR(wait(work_event(rs, 1), WaitReason::PsumBank), work_event(rs, 0).busy_ns, 1e-3);
+  EXPECT_NEAR(wait(work_event(rs, 1), WaitReason::SharedPort), 0.0, 1e-9);
+  EXPECT_NEAR(total_wait(work_event(ra, 1)), 0.0, 1e-9);
 }
 
 TEST(Profile, ActWaitingForTheV2PsumWriterFenceIsAPsumBankWait) {
@@ -89,9 +78,9 @@ TEST(Profile, ActWaitingForTheV2PsumWriterFenceIsAPsumBankWait) {
       .act_func(isa::ActivationFunctionType::Copy)
       .engine(Engine::Activation);
   isa::Program p = b.finish();
-  auto r = sim::Simulator(p, opts("trn1")).run();
-  EXPECT_NEAR(wait(work(r, 1), WaitReason::PsumBank), 512 / 1.12, 1e-3);
-  EXPECT_NEAR(total_wait(work(r, 1)), 512 / 1.12, 1e-3);
+  auto r = sim::Simulator(p, timing_opts("trn1")).run();
+  EXPECT_NEAR(wait(work_event(r, 1), WaitReason::PsumBank), 512 / 1.12, 1e-3);
+  EXPECT_NEAR(total_wait(work_event(r, 1)), 512 / 1.12, 1e-3);
 }
 
 TEST(Profile, ADependentInstructionWaitsForItsProducersCompletion) {
@@ -104,8 +93,8 @@ TEST(Profile, ADependentInstructionWaitsForItsProducersCompletion) {
       .engine(Engine::Activation);
   b.add(InstructionType::TensorCopy, {b.ap(s2.all())}, {b.ap(s3.all())}).engine(Engine::DVE);
   isa::Program p = b.finish();
-  auto r = sim::Simulator(p, opts("trn1")).run();
-  const auto &act = work(r, 0), &dve = work(r, 1);
+  auto r = sim::Simulator(p, timing_opts("trn1")).run();
+  const auto &act = work_event(r, 0), &dve = work_event(r, 1);
   EXPECT_GT(act.finish_ns, act.end_ns);  // the completion latency counts too
   EXPECT_NEAR(dve.start_ns, act.finish_ns, 1e-3);
   EXPECT_NEAR(wait(dve, WaitReason::Dependency), act.finish_ns, 1e-3);
@@ -120,12 +109,12 @@ TEST(Profile, TheFifthTransferOnAQueueWaitsForARingSlot) {
   auto t = b.sbuf("t", {128, 8 * 16});
   for (int i = 0; i < 8; ++i) b.add(InstructionType::Load, {b.ap(a.tile(128 * i, 128, 0, 16))}, {b.ap(t.tile(0, 128, i * 16, 16))});
   isa::Program p = b.finish();
-  auto r = sim::Simulator(p, opts("trn1")).run();
-  const double ring = wait(work(r, 4), WaitReason::DmaRing);
+  auto r = sim::Simulator(p, timing_opts("trn1")).run();
+  const double ring = wait(work_event(r, 4), WaitReason::DmaRing);
   EXPECT_GT(ring, 1000.0);  // the 1300 ns fixed latency of load 0 alone is more than that
-  EXPECT_NEAR(work(r, 4).issue_ns - ring - wait(work(r, 4), WaitReason::Dependency), work(r, 3).issue_ns, 1e-3);
-  EXPECT_NEAR(work(r, 4).issue_ns, work(r, 0).finish_ns, 1e-3);
-  for (int k = 0; k < 4; ++k) EXPECT_NEAR(wait(work(r, k), WaitReason::DmaRing), 0.0, 1e-9) << k;
+  EXPECT_NEAR(work_event(r, 4).issue_ns - ring - wait(work_event(r, 4), WaitReason::Dependency), work_event(r, 3).issue_ns, 1e-3);
+  EXPECT_NEAR(work_event(r, 4).issue_ns, work_event(r, 0).finish_ns, 1e-3);
+  for (int k = 0; k < 4; ++k) EXPECT_NEAR(wait(work_event(r, k), WaitReason::DmaRing), 0.0, 1e-9) << k;
 }
 
 TEST(Profile, StatsSumPerInstructionOpcodeEngineAndSourceLine) {
@@ -135,7 +124,7 @@ TEST(Profile, StatsSumPerInstructionOpcodeEngineAndSourceLine) {
   isa::Program p = psum_readers(0, 512);
   p.insts[0].source_file = "k.py", p.insts[0].source_line = 7;
   p.insts[1].source_file = "k.py", p.insts[1].source_line = 9;
-  sim::Simulator s(p, opts("trn1"));
+  sim::Simulator s(p, timing_opts("trn1"));
   auto r = s.run();
   const nlohmann::json j = sim::stats_json(r, s.schedule(), p, {"neuronsim", "run", "k.json"});
   ASSERT_TRUE(j.contains("engines"));  // the existing keys stay

@@ -10,8 +10,9 @@
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/simulator.hpp"
 
-// This file's helpers live in namespace test_simulator so the file can share a unity batch with the other tests of
-// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+// The helpers below live in namespace test_simulator, so this file shares a unity batch with
+// the other tests of its target without its file-local names clashing with theirs
+// (docs/dev/build-time.md).
 namespace test_simulator {
 
 using namespace neuronsim;

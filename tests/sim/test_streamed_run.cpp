@@ -16,8 +16,9 @@
 #include "sim/path_log.hpp"
 #include "support/temp_dir.hpp"
 
-// This file's helpers live in namespace test_streamed_run so the file can share a unity batch with the other tests of
-// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+// The helpers below live in namespace test_streamed_run, so this file shares a unity batch with
+// the other tests of its target without its file-local names clashing with theirs
+// (docs/dev/build-time.md).
 namespace test_streamed_run {
 
 using namespace neuronsim;

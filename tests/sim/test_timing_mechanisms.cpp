@@ -11,9 +11,11 @@
 #include "neuronsim/engines/dma.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "support/timing_run.hpp"
 
-// This file's helpers live in namespace test_timing_mechanisms so the file can share a unity batch with the other tests of
-// its target (docs/dev/build-time.md): their file-local names (kKernel, opts, make_prog...) do not clash.
+// The helpers below live in namespace test_timing_mechanisms, so this file shares a unity batch with
+// the other tests of its target without its file-local names clashing with theirs
+// (docs/dev/build-time.md).
 namespace test_timing_mechanisms {
 
 using namespace neuronsim;
@@ -21,46 +23,21 @@ using builder::Builder;
 using isa::Dtype;
 using isa::Engine;
 using isa::InstructionType;
+using test::back_to_back_loads;
+using test::timing_opts;
+using test::trigger_event;
+using test::work_event;
 
 namespace {
-
-sim::RunOptions opts(const std::string &arch) {
-  sim::RunOptions o;
-  o.arch = arch;
-  o.timing_only = true;
-  return o;
-}
-
-// The event of an instruction's work: for a DMA instruction its transfer (on a DMA queue), not its trigger.
-const sim::TraceEvent &work(const sim::RunResult &r, int inst) {
-  const sim::TraceEvent *found = nullptr;
-  for (const auto &e : r.events)
-    if (e.inst == inst && (!found || e.queue >= sim::kNumEngines)) found = &e;
-  if (!found) throw std::runtime_error("no event for instruction " + std::to_string(inst));
-  return *found;
-}
-// The trigger of DMA instruction `inst` (on its issuing engine).
-const sim::TraceEvent &trigger(const sim::RunResult &r, int inst) {
-  for (const auto &e : r.events)
-    if (e.inst == inst && e.queue < sim::kNumEngines) return e;
-  throw std::runtime_error("no trigger for instruction " + std::to_string(inst));
-}
 
 // HBM -> SBUF throughput (B/ns) of back-to-back [128, bpp] fp32 loads on one queue from SP, from the first byte to
 // the last completion, as bench/tools/dma_curve.cpp measures it for the README.
 double steady_rate(const std::string &arch, int64_t bpp) {
   constexpr int kLoads = 32;
-  const int64_t cols = bpp / 4;
-  Builder b("curve");
-  auto src = b.input("src", {128 * kLoads, cols});
-  auto buf = b.sbuf("buf", {128, 4 * cols});
-  for (int i = 0; i < kLoads; ++i)
-    b.add(InstructionType::Load, {b.ap(src.tile(128 * i, 128, 0, cols))}, {b.ap(buf.tile(0, 128, (i % 4) * cols, cols))})
-        .engine(Engine::SP);
-  isa::Program p = b.finish();
-  sim::Simulator s(p, opts(arch));
+  isa::Program p = back_to_back_loads(kLoads, bpp);
+  sim::Simulator s(p, timing_opts(arch));
   auto r = s.run();
-  const double first = work(r, 0).start_ns, last = work(r, kLoads - 1).finish_ns;
+  const double first = work_event(r, 0).start_ns, last = work_event(r, kLoads - 1).finish_ns;
   return static_cast<double>(kLoads * 128 * bpp) / (last - first);
 }
 
@@ -76,14 +53,14 @@ TEST(DmaMechanisms, AFourPartitionLoadUsesOneEngineWithOneDescriptorPerPartition
   auto t = b.sbuf("t", {4, 4096}, Dtype::bfloat16);
   b.add(InstructionType::Load, {b.ap(a.all())}, {b.ap(t.all())});
   isa::Program p = b.finish();
-  sim::Simulator s(p, opts("trn2"));
+  sim::Simulator s(p, timing_opts("trn2"));
   const auto tr = engines::dma_transfer(s.schedule().insts.back().d, s.arch(), s.memory());
   ASSERT_EQ(tr.parts.size(), 1u);
   EXPECT_EQ(tr.parts[0].engine, 0);
   EXPECT_EQ(tr.parts[0].descriptors, 4);  // one per partition: the SBUF side breaks the contiguous 32 KiB
   EXPECT_EQ(tr.parts[0].offset_ps, 0);    // its only engine starts at the first byte
   auto r = s.run();
-  const auto &x = work(r, 0);
+  const auto &x = work_event(r, 0);
   EXPECT_NEAR(x.start_ns - x.issue_ns, 850.0, 1e-3);  // dma_latency_ns: no engine busy before the first byte
 }
 
@@ -95,7 +72,7 @@ TEST(DmaMechanisms, A128By128LoadSpreadsEightPartitionsOverEachOfTheSixteenEngin
   auto t = b.sbuf("t", {128, 128}, Dtype::bfloat16);
   b.add(InstructionType::Load, {b.ap(a.all())}, {b.ap(t.all())});
   isa::Program p = b.finish();
-  sim::Simulator s(p, opts("trn2"));
+  sim::Simulator s(p, timing_opts("trn2"));
   const auto tr = engines::dma_transfer(s.schedule().insts.back().d, s.arch(), s.memory());
   ASSERT_EQ(tr.parts.size(), 16u);
   for (const auto &part : tr.parts) EXPECT_EQ(part.descriptors, 8) << part.engine;
@@ -113,7 +90,7 @@ TEST(DmaMechanisms, FourPartitionLoadsQueueOnOneEngine) {
     auto t = b.sbuf("t", {rows, 8 * cols});
     for (int i = 0; i < 8; ++i) b.add(InstructionType::Load, {b.ap(a.tile(rows * i, rows, 0, cols))}, {b.ap(t.tile(0, rows, i * cols, cols))});
     isa::Program p = b.finish();
-    return sim::Simulator(p, opts("trn1")).run();
+    return sim::Simulator(p, timing_opts("trn1")).run();
   };
   const auto narrow = run(4, 4096), wide = run(128, 128);
   EXPECT_NEAR(narrow.dma_engines[0].busy_ns, 8 * (7 + 65536 / 17.0), 0.05);
@@ -156,11 +133,11 @@ TEST(DmaMechanisms, ARingHoldsFourTransfersTheFifthWaitsForTheFirst) {
   auto t = b.sbuf("t", {128, 8 * 16});
   for (int i = 0; i < 8; ++i) b.add(InstructionType::Load, {b.ap(a.tile(128 * i, 128, 0, 16))}, {b.ap(t.tile(0, 128, i * 16, 16))});
   isa::Program p = b.finish();
-  auto r = sim::Simulator(p, opts("trn1")).run();
+  auto r = sim::Simulator(p, timing_opts("trn1")).run();
   for (int k = 0; k < 4; ++k) {
-    EXPECT_NEAR(work(r, k).issue_ns, trigger(r, k).end_ns, 1e-3) << k;  // a free slot: enters at once
-    EXPECT_NEAR(work(r, k + 4).issue_ns, work(r, k).finish_ns, 1e-3) << k;
-    EXPECT_GT(work(r, k + 4).issue_ns, trigger(r, k + 4).end_ns + 1000) << k;  // back-pressure, not its trigger
+    EXPECT_NEAR(work_event(r, k).issue_ns, trigger_event(r, k).end_ns, 1e-3) << k;  // a free slot: enters at once
+    EXPECT_NEAR(work_event(r, k + 4).issue_ns, work_event(r, k).finish_ns, 1e-3) << k;
+    EXPECT_GT(work_event(r, k + 4).issue_ns, trigger_event(r, k + 4).end_ns + 1000) << k;  // back-pressure, not its trigger
   }
 }
 
@@ -178,17 +155,17 @@ TEST(DmaMechanisms, QueuesShareAnEngineRoundRobinAtDescriptorGranularity) {
         .engine(Engine::Activation)
         .queue(two_queues ? "qB" : "qA");
     isa::Program p = b.finish();
-    return sim::Simulator(p, opts("trn1")).run();
+    return sim::Simulator(p, timing_opts("trn1")).run();
   };
   // trn1: a descriptor = 2048 / 17 = 120.471 ns; each transfer's first carries dma_transfer_overhead_ns 7 ns. Both
   // triggers take one cycle (SP, ACT at 1.4 GHz), so both transfers are available at 850.714 ns (each queue
   // processes its 8 descriptors in 8 x 6.625 = 53 ns, within the latency).
   const double d = 2048 / 17.0, tx = 7.0;
   const auto two = run(true), one = run(false);
-  EXPECT_NEAR(std::abs(work(two, 0).end_ns - work(two, 1).end_ns), d, 0.01);
-  EXPECT_NEAR(std::max(work(two, 0).end_ns, work(two, 1).end_ns) - work(two, 0).start_ns, 2 * (tx + 8 * d), 0.01);
-  EXPECT_NEAR(work(one, 1).start_ns, work(one, 0).end_ns, 1e-3);
-  EXPECT_NEAR(work(one, 1).end_ns - work(one, 0).start_ns, 2 * (tx + 8 * d), 0.01);
+  EXPECT_NEAR(std::abs(work_event(two, 0).end_ns - work_event(two, 1).end_ns), d, 0.01);
+  EXPECT_NEAR(std::max(work_event(two, 0).end_ns, work_event(two, 1).end_ns) - work_event(two, 0).start_ns, 2 * (tx + 8 * d), 0.01);
+  EXPECT_NEAR(work_event(one, 1).start_ns, work_event(one, 0).end_ns, 1e-3);
+  EXPECT_NEAR(work_event(one, 1).end_ns - work_event(one, 0).start_ns, 2 * (tx + 8 * d), 0.01);
   EXPECT_EQ(two.queues[sim::kNumEngines].name, "qA");
   EXPECT_EQ(two.queues[sim::kNumEngines + 1].name, "qB");
 }
@@ -216,18 +193,18 @@ TEST(DmaMechanisms, StoresWithoutAQueueTriggerFromGpSimdAndHoldNoPrefetchBehindT
     return b.finish();
   };
   isa::Program placed = build(false), named = build(true);
-  auto r = sim::Simulator(placed, opts("trn2")).run(), rn = sim::Simulator(named, opts("trn2")).run();
+  auto r = sim::Simulator(placed, timing_opts("trn2")).run(), rn = sim::Simulator(named, timing_opts("trn2")).run();
   // Instructions: 0 load 0, 1 load 1, 2 exp 0, 3 store 0, 4 load 2, 5 exp 1, 6 store 1, 7 load 3, ...
-  EXPECT_EQ(trigger(r, 3).queue, 2);   // GpSimd
-  EXPECT_EQ(trigger(r, 4).queue, 4);   // SP
-  EXPECT_EQ(trigger(rn, 3).queue, 4);  // named: SP, as the BIR says
+  EXPECT_EQ(trigger_event(r, 3).queue, 2);   // GpSimd
+  EXPECT_EQ(trigger_event(r, 4).queue, 4);   // SP
+  EXPECT_EQ(trigger_event(rn, 3).queue, 4);  // named: SP, as the BIR says
   EXPECT_EQ(r.queues[sim::kNumEngines].name, "qSyncIO0");
   EXPECT_EQ(r.queues[sim::kNumEngines + 1].name, "qGpSimdIO1");
   // Placed: load 2 is triggered at once (right after load 1's trigger), before exp 0 is done; named: after store 0's
   // trigger, which waited for exp 0.
-  EXPECT_LT(trigger(r, 4).start_ns, work(r, 2).end_ns);
-  EXPECT_GE(trigger(rn, 4).start_ns, work(rn, 2).finish_ns);
-  EXPECT_LT(work(r, 4).finish_ns, work(rn, 4).finish_ns);
+  EXPECT_LT(trigger_event(r, 4).start_ns, work_event(r, 2).end_ns);
+  EXPECT_GE(trigger_event(rn, 4).start_ns, work_event(rn, 2).finish_ns);
+  EXPECT_LT(work_event(r, 4).finish_ns, work_event(rn, 4).finish_ns);
   EXPECT_LT(r.total_ns, rn.total_ns);
 }
 
@@ -247,7 +224,7 @@ TEST(DmaMechanisms, HardwareDgeCostsSixHundredNsOnTheIssuingEngineBesidesTheTran
   // The refusals first: an exception thrown after SystemC ran in the process trips the sanitizer pass of CI.
   // trn1 (NeuronCore-v2) has no hardware DGE: refused, naming the instruction and the field.
   try {
-    sim::Simulator s(hw, opts("trn1"));
+    sim::Simulator s(hw, timing_opts("trn1"));
     FAIL() << "HWDGE accepted on trn1";
   } catch (const SemanticError &e) {
     EXPECT_EQ(e.context().field, "dge_type");
@@ -256,11 +233,11 @@ TEST(DmaMechanisms, HardwareDgeCostsSixHundredNsOnTheIssuingEngineBesidesTheTran
   }
   // HWDGE is triggered from ACT or SP only [DGE].
   isa::Program pool = build(isa::DGEType::HWDGE, Engine::Pool);
-  EXPECT_THROW(sim::Simulator(pool, opts("trn2")), SemanticError);
-  auto rh = sim::Simulator(hw, opts("trn2")).run(), rp = sim::Simulator(pre, opts("trn2")).run();
+  EXPECT_THROW(sim::Simulator(pool, timing_opts("trn2")), SemanticError);
+  auto rh = sim::Simulator(hw, timing_opts("trn2")).run(), rp = sim::Simulator(pre, timing_opts("trn2")).run();
   EXPECT_EQ(rh.queues[1].instructions, 1);                     // the trigger ran on ACT
   EXPECT_NEAR(rh.queues[1].busy_ns, 600.0, 1e-3);
-  EXPECT_NEAR(work(rh, 0).issue_ns, 600.0, 1e-3);              // the transfer follows its trigger
+  EXPECT_NEAR(work_event(rh, 0).issue_ns, 600.0, 1e-3);              // the transfer follows its trigger
   EXPECT_NEAR(rp.queues[1].busy_ns, 1 / 1.2, 1e-3);            // prebuilt descriptors: one ACT sequencer cycle
   EXPECT_NEAR(rh.total_ns - rp.total_ns, 600.0 - 1 / 1.2, 1e-3);  // in addition to the same transfer
   EXPECT_EQ(rh.queues[sim::kNumEngines].name, "qScalarDynamicHW");
@@ -274,10 +251,10 @@ TEST(DmaMechanisms, SoftwareDgeBuildsDescriptorsOnGpSimd) {
   auto t = b.sbuf("t", {128, 512});
   b.add(InstructionType::Load, {b.ap(a.all())}, {b.ap(t.all())}).dge_type(isa::DGEType::SWDGE);
   isa::Program p = b.finish();
-  auto r1 = sim::Simulator(p, opts("trn1")).run(), r2 = sim::Simulator(p, opts("trn2")).run();
+  auto r1 = sim::Simulator(p, timing_opts("trn1")).run(), r2 = sim::Simulator(p, timing_opts("trn2")).run();
   EXPECT_NEAR(r1.queues[2].busy_ns, 500.0, 1e-3);  // POOL
   EXPECT_NEAR(r2.queues[2].busy_ns, 583.333, 1e-3);
-  EXPECT_NEAR(work(r1, 0).issue_ns, 500.0, 1e-3);
+  EXPECT_NEAR(work_event(r1, 0).issue_ns, 500.0, 1e-3);
   EXPECT_EQ(r1.queues[sim::kNumEngines].name, "qGpSimdDynamic");
 }
 
@@ -302,18 +279,18 @@ TEST(PortMechanisms, ActAndDveCannotAccessPsumInParallelOnNeuronCoreV2) {
   // ACT (act_fixed_cycles 159 + 512 cycles at 1.4 GHz = 479.29 ns) holds PSUM; DVE (512 cycles at 1.12 GHz) starts
   // when ACT ends.
   isa::Program p = psum_readers(0, 512);
-  auto r = sim::Simulator(p, opts("trn1")).run();
-  EXPECT_NEAR(work(r, 1).start_ns, work(r, 0).end_ns, 1e-3);
-  EXPECT_NEAR(work(r, 0).end_ns, (159 + 512) / 1.4, 1e-3);
+  auto r = sim::Simulator(p, timing_opts("trn1")).run();
+  EXPECT_NEAR(work_event(r, 1).start_ns, work_event(r, 0).end_ns, 1e-3);
+  EXPECT_NEAR(work_event(r, 0).end_ns, (159 + 512) / 1.4, 1e-3);
 }
 
 TEST(PortMechanisms, ActAndDveCollideOnlyOnOnePsumBankOnNeuronCoreV3) {
   // reference neuron-arch.md 1.4 [ARCH3]: ACT and DVE get full PSUM bandwidth "as long as their accesses do not
   // collide on the same PSUM bank". Banks are 2 KiB per partition = 512 fp32: columns 0 and 512 are banks 0 and 1.
   isa::Program apart = psum_readers(0, 512), same = psum_readers(0, 0);
-  auto ra = sim::Simulator(apart, opts("trn2")).run(), rs = sim::Simulator(same, opts("trn2")).run();
-  EXPECT_NEAR(work(ra, 1).start_ns, 0.0, 1e-3);
-  EXPECT_NEAR(work(rs, 1).start_ns, work(rs, 0).end_ns, 1e-3);
+  auto ra = sim::Simulator(apart, timing_opts("trn2")).run(), rs = sim::Simulator(same, timing_opts("trn2")).run();
+  EXPECT_NEAR(work_event(ra, 1).start_ns, 0.0, 1e-3);
+  EXPECT_NEAR(work_event(rs, 1).start_ns, work_event(rs, 0).end_ns, 1e-3);
 }
 
 TEST(PortMechanisms, ActStartsAfterTheDvePsumWritersOnNeuronCoreV2) {
@@ -327,10 +304,10 @@ TEST(PortMechanisms, ActStartsAfterTheDvePsumWritersOnNeuronCoreV2) {
       .act_func(isa::ActivationFunctionType::Copy)
       .engine(Engine::Activation);
   isa::Program p = b.finish();
-  auto r1 = sim::Simulator(p, opts("trn1")).run(), r2 = sim::Simulator(p, opts("trn2")).run();
-  EXPECT_NEAR(work(r1, 1).start_ns, work(r1, 0).end_ns, 1e-3);
-  EXPECT_NEAR(work(r1, 0).end_ns, 512 / 1.12, 1e-3);
-  EXPECT_NEAR(work(r2, 1).start_ns, 0.0, 1e-3);
+  auto r1 = sim::Simulator(p, timing_opts("trn1")).run(), r2 = sim::Simulator(p, timing_opts("trn2")).run();
+  EXPECT_NEAR(work_event(r1, 1).start_ns, work_event(r1, 0).end_ns, 1e-3);
+  EXPECT_NEAR(work_event(r1, 0).end_ns, 512 / 1.12, 1e-3);
+  EXPECT_NEAR(work_event(r2, 1).start_ns, 0.0, 1e-3);
 }
 
 TEST(PortMechanisms, DvePerfModeSharesItsBusWithGpSimdOnNeuronCoreV3) {
@@ -346,10 +323,10 @@ TEST(PortMechanisms, DvePerfModeSharesItsBusWithGpSimdOnNeuronCoreV3) {
     return b.finish();
   };
   isa::Program bf = build(Dtype::bfloat16), f32 = build(Dtype::float32);
-  auto rb = sim::Simulator(bf, opts("trn2")).run(), rf = sim::Simulator(f32, opts("trn2")).run();
-  EXPECT_NEAR(work(rb, 0).end_ns, 128 / 0.96, 1e-3);  // 512 / 4 = 128 DVE cycles at 0.96 GHz
-  EXPECT_NEAR(work(rb, 1).start_ns, work(rb, 0).end_ns, 1e-3);
-  EXPECT_NEAR(work(rf, 1).start_ns, 0.0, 1e-3);
+  auto rb = sim::Simulator(bf, timing_opts("trn2")).run(), rf = sim::Simulator(f32, timing_opts("trn2")).run();
+  EXPECT_NEAR(work_event(rb, 0).end_ns, 128 / 0.96, 1e-3);  // 512 / 4 = 128 DVE cycles at 0.96 GHz
+  EXPECT_NEAR(work_event(rb, 1).start_ns, work_event(rb, 0).end_ns, 1e-3);
+  EXPECT_NEAR(work_event(rf, 1).start_ns, 0.0, 1e-3);
 }
 
 TEST(PortMechanisms, DependentActivationsOnNeuronCoreV3PayTheMeasuredFixedOccupancy) {
@@ -364,8 +341,8 @@ TEST(PortMechanisms, DependentActivationsOnNeuronCoreV3PayTheMeasuredFixedOccupa
   b.add(InstructionType::Memset, {}, {b.ap(t.all())}).memset_mode(isa::MemsetMode::Const).constant(0.5).engine(Engine::Activation);
   for (int k = 0; k < 6; ++k) b.add(InstructionType::Activation, {b.ap(t.all())}, {b.ap(t.all())}).act_func(isa::ActivationFunctionType::Exp);
   isa::Program p = b.finish();
-  auto r = sim::Simulator(p, opts("trn2")).run();
-  EXPECT_NEAR((work(r, 6).start_ns - work(r, 5).start_ns) * 1.2, 64 + 352 + 41, 0.01);
+  auto r = sim::Simulator(p, timing_opts("trn2")).run();
+  EXPECT_NEAR((work_event(r, 6).start_ns - work_event(r, 5).start_ns) * 1.2, 64 + 352 + 41, 0.01);
 }
 
 // ---- TensorE weight loads -----------------------------------------------------------------------------------
@@ -392,7 +369,7 @@ TEST(PeMechanisms, AWeightLoadHidesBehindTheMovingDataUnlessThePeWasIdle) {
   // LoadStationary takes N_stationary / 4 cycles and loads in the background of the previous MultiplyMoving.
   // trn1 (2.8 GHz): stationary 128 -> LS 32 cycles; moving 128 -> MM max(128, 64) = 128 cycles.
   isa::Program same = matmuls(4, 128, 128, false), fresh = matmuls(4, 128, 128, true);
-  auto rs = sim::Simulator(same, opts("trn1")).run(), rf = sim::Simulator(fresh, opts("trn1")).run();
+  auto rs = sim::Simulator(same, timing_opts("trn1")).run(), rf = sim::Simulator(fresh, timing_opts("trn1")).run();
   // The first matmul follows an idle PE: it pays its LS, at least pe_isolated_ls_cycles 73 (calibration.md E4), and
   // the array's fill and drain, pe_fill_drain_cycles 397 + 128 stationary columns; the next three reuse the weights
   // (same) or load theirs behind the previous 128-cycle MM (fresh): 128 each.
@@ -407,9 +384,9 @@ TEST(PeMechanisms, AShortMovingIssuesEveryMmInitLatencyAShortStationaryEveryMovi
   // 32, MM_II = max(1, MM_INIT_LATENCY = 64) -> a matmul about every 64 cycles; "Short Stationary" (stationary 1,
   // moving 128): every 128 cycles.
   isa::Program short_moving = matmuls(8, 128, 1, true), short_stationary = matmuls(8, 1, 128, true);
-  auto rm = sim::Simulator(short_moving, opts("trn1")).run(), rs = sim::Simulator(short_stationary, opts("trn1")).run();
-  EXPECT_NEAR(work(rm, 7).start_ns - work(rm, 6).start_ns, 64 / 2.8, 1e-3);
-  EXPECT_NEAR(work(rs, 7).start_ns - work(rs, 6).start_ns, 128 / 2.8, 1e-3);
+  auto rm = sim::Simulator(short_moving, timing_opts("trn1")).run(), rs = sim::Simulator(short_stationary, timing_opts("trn1")).run();
+  EXPECT_NEAR(work_event(rm, 7).start_ns - work_event(rm, 6).start_ns, 64 / 2.8, 1e-3);
+  EXPECT_NEAR(work_event(rs, 7).start_ns - work_event(rs, 6).start_ns, 128 / 2.8, 1e-3);
 }
 
 TEST(PeMechanisms, AWeightLoadLongerThanTheMovingDataShowsThrough) {
@@ -417,17 +394,17 @@ TEST(PeMechanisms, AWeightLoadLongerThanTheMovingDataShowsThrough) {
   // bf16 stationary 128 (LS 32) behind a bf16 MM of max(8, 64) = 64: hidden; the array is never slower than
   // max(LS, MM) per matmul back to back [ARCH2].
   isa::Program f32 = matmuls(3, 128, 32, true, Dtype::float32);
-  auto r = sim::Simulator(f32, opts("trn1")).run();
-  EXPECT_NEAR(work(r, 2).start_ns - work(r, 1).start_ns, 4 * 64 / 2.8, 1e-3);
+  auto r = sim::Simulator(f32, timing_opts("trn1")).run();
+  EXPECT_NEAR(work_event(r, 2).start_ns - work_event(r, 1).start_ns, 4 * 64 / 2.8, 1e-3);
 }
 
 TEST(PeMechanisms, Fp8DoubleRowDoublesThroughputOnNeuronCoreV3) {
   // reference neuron-arch.md 2.1 [ARCH3]: FP8 DoubleRow takes K = 256 (moving [128, 2, N]) in the time of BF16 with
   // K = 128: a moving free size of 2 x 512 costs 512 cycles, not 1024. Not on v2.
   isa::Program dr = matmuls(2, 128, 1024, false, Dtype::float8e4, isa::MatmultPerfMode::DoubleRow);
-  auto r3 = sim::Simulator(dr, opts("trn2")).run(), r2 = sim::Simulator(dr, opts("trn1")).run();
-  EXPECT_NEAR(work(r3, 1).end_ns - work(r3, 1).start_ns, 512 / 2.4, 1e-3);
-  EXPECT_NEAR(work(r2, 1).end_ns - work(r2, 1).start_ns, 1024 / 2.8, 1e-3);
+  auto r3 = sim::Simulator(dr, timing_opts("trn2")).run(), r2 = sim::Simulator(dr, timing_opts("trn1")).run();
+  EXPECT_NEAR(work_event(r3, 1).end_ns - work_event(r3, 1).start_ns, 512 / 2.4, 1e-3);
+  EXPECT_NEAR(work_event(r2, 1).end_ns - work_event(r2, 1).start_ns, 1024 / 2.8, 1e-3);
 }
 
 TEST(PeMechanisms, Fp32TransposesPayFourPassesOnV2AndTwoOnV3) {
@@ -438,7 +415,7 @@ TEST(PeMechanisms, Fp32TransposesPayFourPassesOnV2AndTwoOnV3) {
   auto o = b.psum("o", {64, 128}, Dtype::float32);
   b.add(InstructionType::Matmult, {b.ap(x.all())}, {b.ap(o.all())}).is_transpose(true);
   isa::Program p = b.finish();
-  auto r1 = sim::Simulator(p, opts("trn1")).run(), r2 = sim::Simulator(p, opts("trn2")).run();
+  auto r1 = sim::Simulator(p, timing_opts("trn1")).run(), r2 = sim::Simulator(p, timing_opts("trn2")).run();
   EXPECT_EQ(r1.queues[0].cycles, 4 * 128);
   EXPECT_EQ(r2.queues[0].cycles, 2 * 128);
 }
@@ -456,7 +433,7 @@ TEST(TimingReports, QueueFiguresAddUpToTheEnginesAndTheTraceEndsAtTheTotal) {
     b.add(InstructionType::Save, {b.ap(t.tile(0, 128, 256 * i, 256))}, {b.ap(c.tile(128 * i, 128, 0, 256))});
   }
   isa::Program p = b.finish();
-  sim::RunOptions o = opts("trn2");
+  sim::RunOptions o = timing_opts("trn2");
   o.record_dma_engine_slices = true;
   sim::Simulator s(p, o);
   auto r = s.run();
