@@ -11,6 +11,7 @@ from .. import _core
 from . import dtypes, tracer
 from .errors import KernelError, Unsupported
 from .lower import lower
+from .symbolic import NeedsUnroll
 from .tracer import Trace, View, new_storage
 
 
@@ -140,7 +141,7 @@ def trace_kernel(kernel, args, kwargs):
     a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning."""
     try:
         return _trace_kernel(kernel, args, kwargs, False)
-    except tracer.NeedsUnroll as e:
+    except NeedsUnroll as e:
         warnings.warn(f"neuronsim.nki: {e}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
                       "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
         return _trace_kernel(kernel, args, kwargs, True)

@@ -9,7 +9,8 @@ from . import dtypes
 from . import language as nl
 from .errors import KernelError, Unsupported, source_location
 from .language import _api, _bir, _emit, _imm, _is_num, _mask, _new_tile, _tile
-from .tracer import Idx, Pred, View
+from .symbolic import Idx, Pred
+from .tracer import View
 
 # Engines (nki.isa engine constants) -> BIR engine names (isa/tables/enums.def).
 tensor_engine, vector_engine, scalar_engine, gpsimd_engine, sync_engine = "PE", "DVE", "Activation", "Pool", "SP"

@@ -13,7 +13,8 @@ from . import dtypes
 from .dtypes import (bfloat16, bool_, float8_e4m3, float8_e4m3fn, float8_e5m2, float16, float32, int8, int16, int32,
                      tfloat32, uint8, uint16, uint32)
 from .errors import KernelError, Unsupported, source_location
-from .tracer import Idx, Op, View, arange, current, ds, loop_range, mgrid, new_storage
+from .symbolic import Idx, NeedsUnroll, ParDim, SHARD, arange, ds, mgrid
+from .tracer import Op, View, bounds, current, loop_range, new_storage
 
 # ---------------------------------------------------------------------------------------------------- constants
 sbuf, psum, hbm, shared_hbm, private_hbm = "sbuf", "psum", "hbm", "shared_hbm", "private_hbm"
@@ -33,7 +34,6 @@ class tile_size:
 def par_dim(n):
     """nl.par_dim(n): marks the partition dim of a shape (NKI's (blocks, par_dim(P), free) tiles); without it the
     first dim of an SBUF/PSUM tile is its partition dim."""
-    from .tracer import ParDim
     return ParDim(int(n))
 
 
@@ -112,11 +112,10 @@ def _mask(views, mask, what):
         raise KernelError(f"{what}: mask= takes a comparison of index expressions, got {mask!r}")
     clip = {}
     for e, op in mask.terms:
-        lo_e, hi_e = e.bounds()  # over the loops' ranges and the axes' extents
+        lo_e, hi_e = bounds(e)  # over the loops' ranges and the axes' extents
         if _holds(lo_e, op) and _holds(hi_e, op) and op not in ("==", "!="):
             continue  # true for every element of every trip (a remainder mask the shapes never need): no clipping
         if e.loop and len(e.axes) == 1:
-            from .tracer import NeedsUnroll
             raise NeedsUnroll(f"{what}: a mask= that holds for some trips of a loop and not others")
         if e.loop or len(e.axes) != 1:
             raise Unsupported(f"{what}: a mask= on two index axes at once (only masks of one nl.arange axis against "
@@ -322,7 +321,6 @@ class nc(int):
 @_api
 def program_id(axis):
     """The launch-grid index of this instance along axis (kernel[g0, g1](...); docs/nki-lowering.md "Launch grids")."""
-    from .tracer import SHARD
     tr = current("nl.program_id")
     if axis >= len(tr.program_ids):
         if not tr.grid and axis == 0:

@@ -16,7 +16,8 @@ docs/nki-lowering.md states every rule with its source. In short:
 from .. import _core
 from . import dtypes
 from .errors import KernelError
-from .tracer import SHARD, Loop, View
+from .symbolic import SHARD
+from .tracer import Loop, View
 
 _B = _core.builder
 _L = _core.lowering
