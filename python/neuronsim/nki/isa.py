@@ -5,12 +5,14 @@ import functools
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, registry
 from . import language as nl
 from .errors import KernelError, Unsupported, source_location
-from .language import _api, _bir, _emit, _imm, _is_num, _mask, _new_tile, _tile
+from .language import _bir, _emit, _imm, _is_num, _mask, _new_tile, _tile
 from .symbolic import Idx, Pred
 from .tracer import View
+
+_api = registry.api("nki.isa")
 
 # Engines (nki.isa engine constants) -> BIR engine names (isa/tables/enums.def).
 tensor_engine, vector_engine, scalar_engine, gpsimd_engine, sync_engine = "PE", "DVE", "Activation", "Pool", "SP"

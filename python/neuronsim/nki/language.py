@@ -9,12 +9,18 @@ signature; docs/nki-lowering.md lists what each lowers to.
 import builtins as _b  # sum, max, min, abs, all, any: NKI's names below shadow Python's
 import math
 
-from . import dtypes
+from . import dtypes, registry
 from .dtypes import (bfloat16, bool_, float8_e4m3, float8_e4m3fn, float8_e5m2, float16, float32, int8, int16, int32,
                      tfloat32, uint8, uint16, uint32)
 from .errors import KernelError, Unsupported, source_location
 from .symbolic import Idx, NeedsUnroll, ParDim, SHARD, arange, ds, mgrid
 from .tracer import Op, View, bounds, current, loop_range, new_storage
+
+_api = registry.api("nki.language")
+# The index expressions (symbolic.py) are nki.language names too.
+registry.register("nki.language", "arange", arange)
+registry.register("nki.language", "ds", ds)
+registry.register("nki.language", "mgrid", mgrid)
 
 # ---------------------------------------------------------------------------------------------------- constants
 sbuf, psum, hbm, shared_hbm, private_hbm = "sbuf", "psum", "hbm", "shared_hbm", "private_hbm"
@@ -31,15 +37,11 @@ class tile_size:
     total_available_sbuf_size = 180224  # trn1's usable bytes per partition (the lowering's budget)
 
 
+@_api
 def par_dim(n):
     """nl.par_dim(n): marks the partition dim of a shape (NKI's (blocks, par_dim(P), free) tiles); without it the
     first dim of an SBUF/PSUM tile is its partition dim."""
     return ParDim(int(n))
-
-
-def _api(fn):
-    fn.__nki_api__ = True
-    return fn
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -485,6 +487,9 @@ def _assign(dst, value):
     _emit("TensorCopy", [value], [dst], what)
 
 
+registry.define_statement("assign", _assign)
+
+
 def _matmul_into(dst, value, p, accumulate, what):
     """The matmul p (whose fresh result is value) writes dst, a PSUM tile, instead: `dst += matmul` and the dst=
     form of nc_matmul. Accumulation groups (reference neuron-arch.md 3.3 nc_matmul: accumulate False starts a group,
@@ -533,6 +538,9 @@ def _accumulate(dst, value):
             return _matmul_into(dst, value, p, True, "+= accumulation")
     _assign(dst, add(dst, value))
     return dst
+
+
+registry.define_statement("accumulate", _accumulate)
 
 
 # ---------------------------------------------------------------------------------------------------- element-wise
@@ -850,7 +858,7 @@ def invert(x, *, dtype=None, mask=None, **kw):
     return _binary("bitwise_xor", x, -1, dtype, mask, "nl.invert")
 
 
-bitwise_not = invert
+bitwise_not = registry.register("nki.language", "bitwise_not", invert)
 
 
 @_api

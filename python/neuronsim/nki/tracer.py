@@ -12,7 +12,7 @@ t[...] = v) call the nki.language functions the registry holds (registry.py).
 import linecache
 import re
 
-from . import dtypes
+from . import dtypes, registry
 from .errors import KernelError, Unsupported, source_location
 from .symbolic import SHARD, Idx, ParDim, _broadcast_sizes, _is_int
 
@@ -92,6 +92,11 @@ class Storage:
         return f"<{self.buffer} tensor {self.name} {list(self.shape)} {self.dtype}>"
 
 
+def _nl(name):
+    """nki.language's function `name`, as the registry holds it."""
+    return registry.function("nki.language", name)
+
+
 class View:
     """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims."""
     __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype")
@@ -141,15 +146,13 @@ class View:
         return index_view(self, key)
 
     def __setitem__(self, key, value):
-        from . import language
-        language._assign(self[key], value)
+        registry.statement("assign")(self[key], value)
 
     def broadcast_to(self, shape):
         """An HBM view broadcast along its size-1 dims (step 0: a DMA reads the same elements again, as NKI's
         tensor.broadcast_to before a load); a tile: nl.broadcast_to."""
-        from . import language
         if self.storage.buffer != "hbm":
-            return language.broadcast_to(self, shape)
+            return _nl("broadcast_to")(self, shape)
         shape = tuple(int(s) for s in shape)
         if len(shape) != len(self.dims) or any(n != m and n != 1 for (_, n, _), m in zip(self.dims, shape)):
             raise KernelError(f"{self.name} {list(self.shape)} does not broadcast to {list(shape)}")
@@ -157,13 +160,11 @@ class View:
         return View(self.storage, self.off_p, self.off_f, dims, self.bir_dtype)
 
     def reshape(self, shape):
-        from . import language
-        return language.reshape(self, shape)
+        return _nl("reshape")(self, shape)
 
-    # --- operators: the nl functions
+    # --- operators: the nl functions, looked up in the registry
     def _op(self, name, other, reverse=False):
-        from . import language
-        f = getattr(language, name)
+        f = _nl(name)
         return f(other, self) if reverse else f(self, other)
 
     def __add__(self, o):
@@ -194,8 +195,7 @@ class View:
         return self._op("power", o)
 
     def __neg__(self):
-        from . import language
-        return language.negative(self)
+        return _nl("negative")(self)
 
     def __lt__(self, o):
         return self._op("less", o)
@@ -219,21 +219,17 @@ class View:
         return self._op("bitwise_xor", o)
 
     def __matmul__(self, o):
-        from . import language
-        return language.matmul(self, o)
+        return _nl("matmul")(self, o)
 
     def __iadd__(self, o):
-        from . import language
-        return language._accumulate(self, o)
+        return registry.statement("accumulate")(self, o)
 
     def __isub__(self, o):
-        from . import language
-        language._assign(self, language.subtract(self, o))
+        registry.statement("assign")(self, _nl("subtract")(self, o))
         return self
 
     def __imul__(self, o):
-        from . import language
-        language._assign(self, language.multiply(self, o))
+        registry.statement("assign")(self, _nl("multiply")(self, o))
         return self
 
     __hash__ = object.__hash__
