@@ -5,7 +5,7 @@ Public NKI docs, nki.collectives pages, give the signatures."""
 from . import language as nl
 from . import registry
 from .errors import KernelError, source_location
-from .language import _emit, _tile
+from .nl_common import _emit, _tile
 
 __neuronsim__ = True
 _api = registry.api("nki.collectives")
