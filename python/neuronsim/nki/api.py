@@ -10,7 +10,7 @@ import numpy as np
 from .. import _core
 from . import dtypes, tracer
 from .errors import KernelError, Unsupported
-from .lower import lower
+from .emit_bir import emit_bir
 from .symbolic import NeedsUnroll
 from .tracer import Trace, View, new_storage
 
@@ -198,7 +198,7 @@ def _trace_kernel(kernel, args, kwargs, unroll):
             if not v.storage.written:
                 raise KernelError(f"{fn.__name__} returns {v.name}, which nothing writes", where)
         written_args = [n for n, s in arg_storages.items() if s.kind == "output"]
-        lowered = lower(tr, kernel.label, list(arg_storages), outs)
+        lowered = emit_bir(tr, kernel.label, list(arg_storages), outs)
         return _Traced(tr, lowered, arg_storages, result, written_args)
     finally:
         tracer._current = prev

@@ -65,7 +65,7 @@ def _filled(shape, dtype, buffer, value, what, name=None):
         raise Unsupported(f"{what} in HBM: create the tile in SBUF and nl.store it")
     op = _emit("Memset", [], [t], what, {"mode": "Const", "constant": float(value)}, kind="zero")
     if t.storage.buffer == "psum" and value == 0:
-        t.storage.zero_op = op  # nl.zeros in PSUM: a matmul accumulation group may take its place (lower.py)
+        t.storage.zero_op = op  # nl.zeros in PSUM: a matmul accumulation group may take its place (emit_bir.py)
     return t
 
 
