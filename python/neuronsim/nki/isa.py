@@ -5,13 +5,13 @@ import functools
 
 import numpy as np
 
-from . import dtypes, registry
+from . import dtypes, nl_dma, nl_matmul, registry
 from . import language as nl
 from .errors import KernelError, Unsupported, source_location
 from .nl_assign import _assign, _matmul_into
 from .nl_common import _bir, _emit, _fresh, _imm, _is_num, _mask, _new_tile, _same_shape, _tile
-from .nl_dma import _dma, tensor_copy_to
-from .nl_matmul import _dve_transpose, _pe_transpose, matmul_op
+from .nl_dma import _dma
+from .nl_matmul import _dve_transpose, _pe_transpose
 from .nl_reduce import _reduce
 from .symbolic import Idx, Pred
 from .tracer import View
@@ -136,7 +136,7 @@ def nc_matmul(*args, accumulate=None, mask=None, **kw):
     if set(ops) != set(names):
         raise KernelError("nisa.nc_matmul takes stationary and moving tiles")
     st, mv = _mask([ops["stationary"], ops["moving"]], mask, "nisa.nc_matmul")
-    res = matmul_op(st, mv, "nisa.nc_matmul")
+    res = nl_matmul.matmul_op(st, mv, "nisa.nc_matmul")
     if dst is None:
         return res
     if not isinstance(dst, View):
@@ -161,8 +161,8 @@ def nc_transpose(data, *, engine=None, mask=None, dtype=None, **kw):
                           f"{engine!r}")
     else:
         out = _pe_transpose(x, "nisa.nc_transpose")
-    return out if dtype is None or _bir(dtype) == x.bir_dtype else tensor_copy_to(out, _bir(dtype),
-                                                                                     "nisa.nc_transpose")
+    return out if dtype is None or _bir(dtype) == x.bir_dtype else nl_dma.tensor_copy_to(out, _bir(dtype),
+                                                                                            "nisa.nc_transpose")
 
 
 def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask, what):
@@ -300,7 +300,7 @@ def tensor_reduce(op, data, axis, *, negate=False, keepdims=False, dtype=None, m
 def tensor_copy(src, *, dtype=None, mask=None, engine=None, **kw):
     x = _tile(src, "nisa.tensor_copy", "src")
     (x,) = _mask([x], mask, "nisa.tensor_copy")
-    return tensor_copy_to(x, _bir(dtype, x.bir_dtype), "nisa.tensor_copy", engine)
+    return nl_dma.tensor_copy_to(x, _bir(dtype, x.bir_dtype), "nisa.tensor_copy", engine)
 
 
 @_api
