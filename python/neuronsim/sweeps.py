@@ -13,24 +13,22 @@ importable and the kernels readable at the same absolute paths.
 
 Every task ends as a row, also when its run fails (its error and the CLI's exit code are in the row). Rows are
 appended to <out>.csv and <out>.jsonl as tasks finish, so an interrupted sweep keeps what it has, and resume=True
-(--resume) runs only the tasks whose rows are missing. Dask is imported only when a sweep runs.
+(--resume) runs only the tasks whose rows are missing. Dask is imported only when a sweep runs. The cluster, the
+results files and resuming are the generic Dask runner's (dask_runner.run_tasks); this module makes the tasks.
 """
 import argparse
-import contextlib
-import csv
-import io
-import json
 import logging
 import os
 import pathlib
 import socket
 import sys
-import threading
 import time
-import types
-import uuid
 
 from . import _core
+from ._errors import error as _error
+from ._errors import one_line as _one_line
+from .dask_runner import (WORKER_BYTES, WORKERS_TIMEOUT_S, local_worker_limit, read_rows,  # noqa: F401
+                          results_paths, run_tasks)
 
 ARCHS = ("trn1", "trn2", "trn3")
 ENGINES = ("PE", "ACT", "POOL", "DVE", "SP")
@@ -70,15 +68,6 @@ COLUMNS = [
 COLUMN_NAMES = [name for name, _, _ in COLUMNS]
 _TYPES = {name: kind for name, kind, _ in COLUMNS}
 NUMERIC_COLUMNS = [name for name, kind, _ in COLUMNS if kind in (int, float)]
-
-
-def _error(kind, message):
-    """A neuronsim error of class `kind` (InvalidInput, UsageError) as the C++ side raises them."""
-    cls = getattr(_core, kind)
-    e = cls("sweep: " + message)
-    e.exit_code = {"InvalidInput": 3, "UsageError": 2}[kind]
-    e.file = e.inst_index = e.inst_name = e.field = None
-    return e
 
 
 # ---- Which kernels: arguments -> tasks
@@ -286,10 +275,6 @@ def _worker_name():
         return socket.gethostname()
 
 
-def _one_line(text):
-    return " ".join(str(text).split())
-
-
 def _empty_row(kernel, arch, mode):
     row = dict.fromkeys(COLUMN_NAMES)
     row.update(kernel=kernel.name, path=kernel.path, group=kernel.group, variant=kernel.variant, arch=arch, mode=mode)
@@ -344,241 +329,10 @@ def task_key(kernel, arch, mode, token):
     return f"sweep {kernel.name} {arch} {mode} {token}"
 
 
-# ---- Results files
-
-def _csv_line(row):
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(["" if row[c] is None else row[c] for c in COLUMN_NAMES])
-    return buf.getvalue()
-
-
-def _json_line(row):
-    return json.dumps({c: row[c] for c in COLUMN_NAMES}) + "\n"
-
-
-def results_paths(out):
-    """out "results", "results.csv" or "results.jsonl" -> (results.csv, results.jsonl)."""
-    base = os.fspath(out)
-    for suffix in (".csv", ".jsonl"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-    return pathlib.Path(base + ".csv"), pathlib.Path(base + ".jsonl")
-
-
 def read_results(path):
     """The rows of a results CSV, typed as COLUMNS says. A last line without its newline (a write cut short) is
     left out."""
-    text = pathlib.Path(path).read_text()
-    if text and not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]
-    lines = list(csv.reader(io.StringIO(text)))
-    if not lines or lines[0] != COLUMN_NAMES:
-        first = ",".join(COLUMN_NAMES[:3])
-        raise _error("UsageError", f"{path} does not start with the columns this version writes ({first},...): not a "
-                                   "sweep's results, or another version's (start a new file)")
-    rows = []
-    for n, cells in enumerate(lines[1:], start=2):
-        if len(cells) != len(COLUMN_NAMES):
-            raise _error("InvalidInput", f"{path} line {n}: {len(cells)} fields, expected {len(COLUMN_NAMES)}")
-        try:
-            rows.append({c: (_TYPES[c](v) if v != "" else None) for c, v in zip(COLUMN_NAMES, cells)})
-        except ValueError as e:
-            raise _error("InvalidInput", f"{path} line {n}: {e}") from None
-    return rows
-
-
-class _Results:
-    """The rows of a sweep, appended to the CSV and JSON-lines files as they arrive (when there are files). Making
-    one checks the files and reads the rows to resume; nothing is written until start(), which the sweep calls once
-    its cluster answers (an unreachable scheduler leaves no file behind to block the rerun)."""
-
-    def __init__(self, out, resume):
-        self.rows = []
-        self.files = None
-        self.handles = []
-        if out is None:
-            if resume:
-                raise _error("UsageError", "resume needs the results files (out / -o)")
-            return
-        if not isinstance(out, (str, os.PathLike)):
-            raise TypeError(f"out must be a path (str or os.PathLike) or None, got {type(out).__name__}")
-        if os.fspath(out) == "":
-            raise _error("UsageError", "out needs a path, got an empty one")
-        self.files = results_paths(out)
-        csv_path, json_path = self.files
-        # The rule of every output neuronsim writes (isa/file_output.hpp): a regular file (replaced whole, then
-        # appended to) or a character device (written in place); a FIFO, socket or directory is refused now.
-        self.kinds = [_core.output_kind(str(p)) for p in self.files]
-        if resume and csv_path.exists() and self.kinds[0] == "regular":
-            self.rows = read_results(csv_path)
-        elif not resume:
-            for p, kind in zip(self.files, self.kinds):
-                if kind == "regular":
-                    raise _error("UsageError", f"{p} exists: --resume (resume=True) continues that sweep; remove it to "
-                                               "start over")
-        for p in self.files:
-            if not p.parent.is_dir():
-                raise _error("InvalidInput", f"{p}: its folder {p.parent} does not exist")
-
-    def start(self):
-        """Both files are (re)written whole once, from the rows kept: a line cut short by an interruption goes, and
-        the JSON lines follow the CSV. Then rows are only appended."""
-        if self.files is None or self.handles:
-            return
-        csv_path, json_path = self.files
-        for path, kind, text in ((csv_path, self.kinds[0], _csv_line(dict(zip(COLUMN_NAMES, COLUMN_NAMES))) +
-                                  "".join(map(_csv_line, self.rows))),
-                                 (json_path, self.kinds[1], "".join(map(_json_line, self.rows)))):
-            try:
-                if kind == "device":
-                    f = open(path, "a")
-                    f.write(text)
-                    f.flush()
-                    self.handles.append(f)
-                    continue
-                tmp = path.with_name(path.name + ".tmp")
-                tmp.write_text(text)
-                os.replace(tmp, path)
-                self.handles.append(open(path, "a"))
-            except OSError as e:
-                self.close()
-                raise _error("InvalidInput", f"{path}: cannot write ({e.strerror})") from None
-
-    def done(self):
-        return {(r["kernel"], r["arch"], r["mode"]) for r in self.rows}
-
-    def add(self, row):
-        if self.files:
-            self.start()  # the rows kept so far (resume), before this one
-        self.rows.append(row)
-        if self.files:
-            for f, path, line in zip(self.handles, self.files, (_csv_line(row), _json_line(row))):
-                try:
-                    f.write(line)
-                    f.flush()
-                except OSError as e:
-                    raise _error("InvalidInput", f"{path}: write failed ({e.strerror}): the rows so far are kept") from None
-
-    def close(self):
-        for f in self.handles:
-            try:
-                f.close()
-            except OSError:
-                pass
-        self.handles = []
-
-
-# ---- The cluster
-
-@contextlib.contextmanager
-def _bare_main():
-    """Local workers are spawned processes, and multiprocessing runs the parent's main script (or -m module) again
-    in each, as __mp_main__, unless __main__ names none. The workers need only neuronsim, so while the cluster
-    starts them __main__ is a bare module: a calling script needs no `if __name__ == "__main__":` guard, and
-    workers start sooner."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
-
-
-# How long --workers N (with a scheduler) waits for the N workers to join before giving up, s.
-WORKERS_TIMEOUT_S = 120
-# What one local worker process holds: the interpreter, Dask, numpy and the simulator (~150 MB measured with
-# `ps -o rss` on a worker of this machine's local cluster), and one simulation's memory; a machine's share per
-# worker below it would swap.
-WORKER_BYTES = 300 * 2**20
-
-
-def local_worker_limit():
-    """The most local worker processes this machine holds, and why: four per core (a worker waits on its
-    simulation, never on I/O, so more only queue) and one per WORKER_BYTES of available memory."""
-    cores = len(os.sched_getaffinity(0))
-    avail = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    by_cores = 4 * cores
-    if avail is None:
-        return by_cores, f"{cores} cores, 4 per core"
-    by_memory = max(1, avail // WORKER_BYTES)
-    if by_memory < by_cores:
-        return by_memory, f"{avail / 2**30:.1f} GiB available, {WORKER_BYTES // 2**20} MB per worker"
-    return by_cores, f"{cores} cores, 4 per core"
-
-
-class _Cluster:
-    """A client for the sweep: the caller's, one connected to a scheduler address, or one on a new LocalCluster.
-    Closes what it opened."""
-
-    def __init__(self, client, workers):
-        from distributed import Client, LocalCluster
-
-        self.cluster = None
-        self.own = not hasattr(client, "submit")
-        if client is None:
-            import multiprocessing
-
-            # A worker that Dask restarts (after a crash) runs the caller's script again (see _bare_main): one
-            # without `if __name__ == "__main__":` would call sweep() again there. Refuse instead of recursing.
-            if getattr(multiprocessing.current_process(), "_inheriting", False):  # multiprocessing's own test
-                raise _error("UsageError", "sweep() ran again while a local Dask worker imported the script that "
-                                           "calls it: put the call under `if __name__ == \"__main__\":`")
-            n = workers or len(os.sched_getaffinity(0))
-            limit, why = local_worker_limit()
-            if n > limit:
-                raise _error("UsageError", f"workers {n}: this machine holds at most {limit} local worker processes "
-                                           f"({why}); give a scheduler for more")
-            with _bare_main():
-                # No dashboard; the scheduler's HTTP endpoints (health, metrics) on a free port, not 8787.
-                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
-                                            silence_logs=logging.ERROR)
-            self.client = Client(self.cluster, set_as_default=False)
-            self.where = f"a local cluster of {n} worker{'s' if n > 1 else ''}"
-            return
-        if self.own:
-            try:
-                self.client = Client(str(client), set_as_default=False, timeout="20s")
-            except (OSError, ValueError, TypeError) as e:
-                raise _error("UsageError", f"cannot reach the scheduler at {client}: {_one_line(e)}") from None
-        else:
-            self.client = client
-        if workers:
-            try:
-                self.client.wait_for_workers(workers, timeout=WORKERS_TIMEOUT_S)
-            except (TimeoutError, OSError) as e:
-                n = len(self.client.scheduler_info()["workers"])
-                self.close()
-                raise _error("UsageError", f"only {n} of the {workers} workers asked for joined {client} within "
-                                           f"{WORKERS_TIMEOUT_S} s ({type(e).__name__})") from None
-        n = len(self.client.scheduler_info()["workers"])
-        self.where = f"{self.client.scheduler.address} ({n} worker{'s' if n != 1 else ''} when it started)"
-
-    def close(self):
-        if self.own:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-
-
-def _progress_bar(client, futures):
-    """Dask's text progress bar on stdout, drawn from its own thread while the sweep collects rows."""
-    from distributed.diagnostics.progressbar import TextProgressBar
-
-    t = threading.Thread(target=TextProgressBar, args=(futures,), kwargs={"scheduler": client.scheduler.address},
-                         daemon=True)
-    t.start()
-    return t
+    return read_rows(path, COLUMNS)
 
 
 def sweep(kernels, archs=None, *, timing_only=True, inputs=None, client=None, out=None, resume=False,
@@ -665,51 +419,13 @@ def _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, pr
         if os.fspath(inputs) == "":
             raise _error("UsageError", "inputs needs a path, got an empty one")
         inputs = os.path.abspath(inputs)
-    tasks = [(k, a) for k in ks
+    tasks = [(k, a, timing_only, inputs, cores, lnc) for k in ks
              for a in (arch_list if arch_list is not None else [_with_sets(_kernel_arch(k), sets)])]
-    results = _Results(out, resume)
-    try:
-        done = results.done()
-        todo = [(k, a) for k, a in tasks if (k.name, a, mode) not in done]
-        info = {"tasks": len(tasks), "resumed": len(tasks) - len(todo), "where": None, "files": results.files}
-        if todo:
-            info["where"] = _run(todo, mode, timing_only, inputs, client, workers, progress, results, on_row, cores,
-                                 lnc)
-        by_key = {(r["kernel"], r["arch"], r["mode"]): r for r in results.rows}
-        return [by_key[(k.name, a, mode)] for k, a in tasks], info
-    finally:
-        results.close()
-
-
-def _run(todo, mode, timing_only, inputs, client, workers, progress, results, on_row, cores, lnc):
-    try:
-        from distributed import as_completed
-    except ImportError:
-        raise _error("UsageError", "sweeps need Dask: apt install python3-distributed (Debian), or pip install "
-                                   "distributed") from None
-    cluster = _Cluster(client, workers)
-    bar = None
-    try:
-        results.start()  # the cluster answered: now the results files are written
-        token = uuid.uuid4().hex[:12]
-        futures = {cluster.client.submit(run_task, k, a, timing_only, inputs, cores, lnc,
-                                         key=task_key(k, a, mode, token), pure=False): (k, a) for k, a in todo}
-        if progress or (progress is None and sys.stdout.isatty()):
-            bar = _progress_bar(cluster.client, list(futures))
-        for f in as_completed(futures, loop=cluster.client.loop):
-            k, a = futures[f]
-            try:
-                row = f.result()
-            except Exception as e:  # the task did not run to its end: a worker lost too often, an import failed
-                row = _failed_row(k, a, mode, e)
-            results.add(row)
-            if on_row:
-                on_row(row)
-        if bar is not None:  # it draws 100% and clears its line once the scheduler reports every key done
-            bar.join(timeout=5)
-        return cluster.where
-    finally:
-        cluster.close()
+    return run_tasks(tasks, [(k.name, a, mode) for k, a, *_ in tasks], run_task, columns=COLUMNS,
+                     row_key=lambda r: (r["kernel"], r["arch"], r["mode"]),
+                     failed_row=lambda task, e: _failed_row(task[0], task[1], mode, e),
+                     task_name=lambda task, token: task_key(task[0], task[1], mode, token),
+                     out=out, resume=resume, client=client, workers=workers, progress=progress, on_row=on_row)
 
 
 # ---- Ranking
