@@ -125,7 +125,8 @@ def test_registry_entries_by_name():
     for want in [("nki.language", "ndarray"), ("nki.language", "affine_range"), ("nki.language", "arange"),
                  ("nki.language", "load"), ("nki.language", "add"), ("nki.language", "bitwise_not"),
                  ("nki.language", "sum"), ("nki.language", "matmul"), ("nki.isa", "nc_matmul"),
-                 ("nki.isa", "reciprocal"), ("nki.collectives", "all_reduce")]:
+                 ("nki.language", "nc"), ("nki.isa", "reciprocal"), ("nki.collectives", "all_reduce"),
+                 ("nki.collectives", "ReplicaGroup")]:
         assert want in names
     assert registry.function("nki.language", "add") is nl.add
     assert registry.function("nki.isa", "reciprocal") is nisa.reciprocal

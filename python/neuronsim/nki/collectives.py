@@ -13,6 +13,7 @@ _api = registry.api("nki.collectives")
 _OPS = {nl.add: "add", nl.maximum: "max", nl.minimum: "min"}
 
 
+@_api
 class ReplicaGroup:
     """The ranks that take part together: ReplicaGroup([[0, 1]]) (one group of ranks 0 and 1)."""
 

@@ -41,6 +41,7 @@ def static_range(*args, **kw):
     return range(*[int(a) for a in args])
 
 
+@_api
 class nc(int):
     """nl.nc(n) in a launch grid (kernel[nl.nc(2)](...)): the axis whose instances run on n physical NeuronCores of
     one logical core (LNC = n; trn2, trn3), nl.program_id along it being the core's shard id."""
