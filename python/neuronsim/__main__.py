@@ -13,6 +13,6 @@ if __name__ == "__main__":
         sys.stderr.write("usage: python3 -m neuronsim sweep KERNEL_OR_DIR... [options] (python3 -m neuronsim sweep "
                          "--help)\n")
         sys.exit(2)
-    from .sweeps import main
+    from .sweep_cli import main
 
     sys.exit(main(sys.argv[2:]))

@@ -13,7 +13,7 @@ import pytest
 
 import neuronsim
 from conftest import CLI, ROOT, SANITIZED
-from neuronsim import sweeps
+from neuronsim import dask_runner, sweeps
 from neuronsim.sweeps import COLUMN_NAMES
 from sweep_support import in_checkout_folder, normalized, sweeps_page, run_sh
 
@@ -145,7 +145,7 @@ best variant per group (lowest total_ns):
 def test_results_read_back_as_written_and_a_cut_line_is_dropped(tmp):
     rows = [dict(ROWS[1], path="/k/mm b", error='say "x", y', wall_s=0.1 + 0.2, exit_code=0, mismatches=None),
             dict(ROWS[5], exit_code=3, error="line one of an error")]
-    files = sweeps._Results(tmp / "r.csv", resume=False)
+    files = dask_runner.Results(tmp / "r.csv", resume=False, columns=sweeps.COLUMNS)
     for r in rows:
         files.add(r)
     files.close()

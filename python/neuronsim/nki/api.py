@@ -10,7 +10,8 @@ import numpy as np
 from .. import _core
 from . import dtypes, tracer
 from .errors import KernelError, Unsupported
-from .lower import lower
+from .emit_bir import emit_bir
+from .symbolic import NeedsUnroll
 from .tracer import Trace, View, new_storage
 
 
@@ -140,7 +141,7 @@ def trace_kernel(kernel, args, kwargs):
     a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning."""
     try:
         return _trace_kernel(kernel, args, kwargs, False)
-    except tracer.NeedsUnroll as e:
+    except NeedsUnroll as e:
         warnings.warn(f"neuronsim.nki: {e}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
                       "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
         return _trace_kernel(kernel, args, kwargs, True)
@@ -197,7 +198,7 @@ def _trace_kernel(kernel, args, kwargs, unroll):
             if not v.storage.written:
                 raise KernelError(f"{fn.__name__} returns {v.name}, which nothing writes", where)
         written_args = [n for n, s in arg_storages.items() if s.kind == "output"]
-        lowered = lower(tr, kernel.label, list(arg_storages), outs)
+        lowered = emit_bir(tr, kernel.label, list(arg_storages), outs)
         return _Traced(tr, lowered, arg_storages, result, written_args)
     finally:
         tracer._current = prev

@@ -3,14 +3,17 @@ nl.nc(n) launch grid), as BIR CollectiveCompute instructions on GpSimd, the form
 (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md: collectives as an N-rank registry folding with doReduction).
 Public NKI docs, nki.collectives pages, give the signatures."""
 from . import language as nl
+from . import registry
 from .errors import KernelError, source_location
-from .language import _api, _emit, _tile
+from .nl_common import _emit, _tile
 
 __neuronsim__ = True
+_api = registry.api("nki.collectives")
 
 _OPS = {nl.add: "add", nl.maximum: "max", nl.minimum: "min"}
 
 
+@_api
 class ReplicaGroup:
     """The ranks that take part together: ReplicaGroup([[0, 1]]) (one group of ranks 0 and 1)."""
 

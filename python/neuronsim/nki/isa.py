@@ -5,11 +5,18 @@ import functools
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, nl_dma, nl_matmul, registry
 from . import language as nl
 from .errors import KernelError, Unsupported, source_location
-from .language import _api, _bir, _emit, _imm, _is_num, _mask, _new_tile, _tile
-from .tracer import Idx, Pred, View
+from .nl_assign import _assign, _matmul_into
+from .nl_common import _bir, _emit, _fresh, _imm, _is_num, _mask, _new_tile, _same_shape, _tile
+from .nl_dma import _dma
+from .nl_matmul import _dve_transpose, _pe_transpose
+from .nl_reduce import _reduce
+from .symbolic import Idx, Pred
+from .tracer import View
+
+_api = registry.api("nki.isa")
 
 # Engines (nki.isa engine constants) -> BIR engine names (isa/tables/enums.def).
 tensor_engine, vector_engine, scalar_engine, gpsimd_engine, sync_engine = "PE", "DVE", "Activation", "Pool", "SP"
@@ -89,7 +96,7 @@ def _out(shape, bir, buffer="sbuf"):
 # NKI's newer namespace (`import nki.isa`, NKI 0.7) passes the destination first: nisa.tensor_copy(dst=t, src=x)
 # where neuronxcc.nki.isa returned t = nisa.tensor_copy(x). Both forms are served by one definition: the dst= form
 # computes the result as the returning form does and writes it into dst (the instruction writes dst directly:
-# language._assign). Each function says how a positional call of the dst= form looks.
+# nl_assign._assign). Each function says how a positional call of the dst= form looks.
 def _dst_form(is_dst_call):
     def wrap(fn):
         @functools.wraps(fn)
@@ -102,7 +109,7 @@ def _dst_form(is_dst_call):
                 return fn(*args, **kw)
             if not isinstance(dst, View):
                 raise KernelError(f"nisa.{fn.__name__}: dst must be a tile, got {dst!r}")
-            nl._assign(dst, fn(*rest, **kw))
+            _assign(dst, fn(*rest, **kw))
             return dst
         return call
     return wrap
@@ -117,7 +124,7 @@ def _views(args, *positions):
 def nc_matmul(*args, accumulate=None, mask=None, **kw):
     """PSUM [M, N] = stationary[K, M].T @ moving[K, N] (PE). nc_matmul(stationary, moving) returns a new PSUM tile
     (accumulate into one with psum_tile += ...); nc_matmul(dst, stationary, moving, accumulate=None) writes dst, a
-    PSUM tile, in an accumulation group (language._matmul_into)."""
+    PSUM tile, in an accumulation group (nl_assign._matmul_into)."""
     dst = kw.pop("dst", None)
     if dst is None and len(args) >= 3:
         dst, args = args[0], args[1:]
@@ -129,13 +136,13 @@ def nc_matmul(*args, accumulate=None, mask=None, **kw):
     if set(ops) != set(names):
         raise KernelError("nisa.nc_matmul takes stationary and moving tiles")
     st, mv = _mask([ops["stationary"], ops["moving"]], mask, "nisa.nc_matmul")
-    res = nl.matmul_op(st, mv, "nisa.nc_matmul")
+    res = nl_matmul.matmul_op(st, mv, "nisa.nc_matmul")
     if dst is None:
         return res
     if not isinstance(dst, View):
         raise KernelError(f"nisa.nc_matmul: dst must be a PSUM tile, got {dst!r}")
-    p = nl._fresh(res)
-    return nl._matmul_into(dst, res, p, accumulate, "nisa.nc_matmul")
+    p = _fresh(res)
+    return _matmul_into(dst, res, p, accumulate, "nisa.nc_matmul")
 
 
 @_api
@@ -148,14 +155,14 @@ def nc_transpose(data, *, engine=None, mask=None, dtype=None, **kw):
     x = _tile(data, "nisa.nc_transpose", "data")
     (x,) = _mask([x], mask, "nisa.nc_transpose")
     if engine == vector_engine:
-        out = nl._dve_transpose(x, "nisa.nc_transpose")
+        out = _dve_transpose(x, "nisa.nc_transpose")
     elif engine not in (None, tensor_engine, unknown_engine):
         raise KernelError("nisa.nc_transpose: engine must be the tensor or the vector engine, got "
                           f"{engine!r}")
     else:
-        out = nl._pe_transpose(x, "nisa.nc_transpose")
-    return out if dtype is None or _bir(dtype) == x.bir_dtype else nl.tensor_copy_to(out, _bir(dtype),
-                                                                                     "nisa.nc_transpose")
+        out = _pe_transpose(x, "nisa.nc_transpose")
+    return out if dtype is None or _bir(dtype) == x.bir_dtype else nl_dma.tensor_copy_to(out, _bir(dtype),
+                                                                                            "nisa.nc_transpose")
 
 
 def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask, what):
@@ -205,7 +212,7 @@ def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=None, **kw)
     """data1 op data2, element-wise (VectorE; GpSimd when engine= says so)."""
     x, y = _tile(data1, "nisa.tensor_tensor", "data1"), _tile(data2, "nisa.tensor_tensor", "data2")
     x, y = _mask([x, y], mask, "nisa.tensor_tensor")
-    nl._same_shape(x, y, "nisa.tensor_tensor", "data1", "data2")
+    _same_shape(x, y, "nisa.tensor_tensor", "data1", "data2")
     if x.storage.buffer == "psum" and y.storage.buffer == "psum":
         raise KernelError("nisa.tensor_tensor: data1 and data2 cannot both be in PSUM (NKI nki.isa.tensor_tensor)")
     out = _out(x.shape, _bir(dtype, dtypes.promote(x.bir_dtype, y.bir_dtype)))
@@ -246,7 +253,7 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, *, reverse0=False, 
     is_scalar_tensor_tensor)."""
     what = "nisa.scalar_tensor_tensor"
     x, t1 = _tile(data, what, "data"), _tile(operand1, what, "operand1")
-    nl._same_shape(x, t1, what, "data", "operand1")
+    _same_shape(x, t1, what, "data", "operand1")
     if x.storage.buffer == "psum" and t1.storage.buffer == "psum":
         raise KernelError(f"{what}: data and operand1 cannot both be in PSUM (NKI nki.isa.scalar_tensor_tensor)")
     fields = {"is_scalar_tensor_tensor": True, "op0": _alu(op0, what), "op1": _alu(op1, what)}
@@ -284,7 +291,7 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, *, reverse0
 @_dst_form(lambda a: _views(a, 0))
 def tensor_reduce(op, data, axis, *, negate=False, keepdims=False, dtype=None, mask=None, **kw):
     """A reduction of the trailing free axes (VectorE); negate multiplies the result by -1."""
-    return nl._reduce(_alu(op, "nisa.tensor_reduce"), data, axis, dtype, mask, keepdims, "nisa.tensor_reduce",
+    return _reduce(_alu(op, "nisa.tensor_reduce"), data, axis, dtype, mask, keepdims, "nisa.tensor_reduce",
                       negate)
 
 
@@ -293,7 +300,7 @@ def tensor_reduce(op, data, axis, *, negate=False, keepdims=False, dtype=None, m
 def tensor_copy(src, *, dtype=None, mask=None, engine=None, **kw):
     x = _tile(src, "nisa.tensor_copy", "src")
     (x,) = _mask([x], mask, "nisa.tensor_copy")
-    return nl.tensor_copy_to(x, _bir(dtype, x.bir_dtype), "nisa.tensor_copy", engine)
+    return nl_dma.tensor_copy_to(x, _bir(dtype, x.bir_dtype), "nisa.tensor_copy", engine)
 
 
 @_api
@@ -305,7 +312,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, *, reverse0=False, rever
     what = "nisa.tensor_tensor_scan"
     x, y = _tile(data0, what, "data0"), _tile(data1, what, "data1")
     x, y = _mask([x, y], mask, what)
-    nl._same_shape(x, y, what, "data0", "data1")
+    _same_shape(x, y, what, "data0", "data1")
     fields = {"is_tensor_tensor_scan": True, "op0": _alu(op0, what), "op1": _alu(op1, what)}
     if reverse0:
         fields["reverse0"] = True
@@ -417,7 +424,7 @@ def dma_copy(*, dst, src, mask=None, **kw):
     if dst.storage.buffer == "psum" or src.storage.buffer == "psum":
         raise KernelError("nisa.dma_copy: DMAs move HBM and SBUF, not PSUM")
     dst, src = _mask([dst, src], mask, "nisa.dma_copy")
-    nl._dma(src, dst, "nisa.dma_copy")
+    _dma(src, dst, "nisa.dma_copy")
 
 
 def __getattr__(name):

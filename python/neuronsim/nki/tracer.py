@@ -1,19 +1,20 @@
 """The tracer: a kernel is called once with symbolic tensors and records instructions; it never computes a value.
 
-- Idx: an index expression, c + sum(coef * loop variable) + sum(coef * arange axis). Arange axes are numbered by
-  their broadcast position counted from the end (-1 the last), so that nl.arange(128)[:, None] + nl.arange(64)[None, :]
-  has the shape (128, 64) by numpy's rules.
 - Storage: a tensor the kernel declares or is given (HBM, SBUF or PSUM), with the loop it was declared in.
 - View: a storage seen through an index: a start offset (symbolic in the loop variables) and [step, num] dims, the
   partition dim marked. Every tile a kernel holds is a View; indexing a View gives a View.
 - Trace: the instruction tree (ops and loops) being recorded; nl.affine_range / nl.sequential_range bodies are traced
   once with a symbolic loop variable and become one BIR loop (docs/nki-lowering.md).
+
+Index expressions are symbolic.py's. The traced program knows no NKI call by name: a View's operators (t + u,
+t[...] = v) call the nki.language functions the registry holds (registry.py).
 """
 import linecache
 import re
 
-from . import dtypes
+from . import dtypes, registry
 from .errors import KernelError, Unsupported, source_location
+from .symbolic import SHARD, Idx, ParDim, _broadcast_sizes, _is_int
 
 _current = None  # the Trace being recorded
 
@@ -25,260 +26,12 @@ def current(what="this call"):
     return _current
 
 
-# The loop-variable key of the running core's shard id in an Idx (program_id along an nl.nc(n) launch-grid axis);
-# lowered to the builder's ShardIDKind term (builder::Aff::shard, BIR `{kind: ShardIDKind, ub}`).
-SHARD = -1
-
-
-class NeedsUnroll(Unsupported):
-    """The kernel uses a loop variable as a Python value (a list index, an `if`): api.trace_kernel traces it again
-    with its nl.affine_range / nl.sequential_range loops unrolled, as NKI 0.7 runs them (docs/nki-lowering.md 1)."""
-
-
-# ---------------------------------------------------------------------------------------------------- expressions
-def _is_int(x):
-    return isinstance(x, int) and not isinstance(x, bool) or type(x).__name__ in ("int64", "int32")
-
-
-class Idx:
-    """c + sum(loop[v] * v) + sum(axes[pos] * arange(sizes[pos]) at position pos)."""
-    __slots__ = ("c", "loop", "axes", "sizes")
-
-    def __init__(self, c=0, loop=None, axes=None, sizes=None):
-        self.c = int(c)
-        self.loop = {k: v for k, v in (loop or {}).items() if v}
-        self.axes = {k: v for k, v in (axes or {}).items() if v}
-        self.sizes = dict(sizes or {})
-
-    @staticmethod
-    def of(x):
-        if isinstance(x, Idx):
-            return x
-        if _is_int(x):
-            return Idx(int(x))
-        raise Unsupported(f"an index must be an integer or an index expression (loop variable, nl.arange), got "
-                          f"{type(x).__name__} {x!r}")
-
-    # shape of the index (numpy broadcasting of its aranges)
-    @property
-    def ndim(self):
-        return max([-p for p in self.sizes] + [0])
-
-    @property
-    def shape(self):
-        n = self.ndim
-        return tuple(self.sizes.get(i - n, 1) for i in range(n))
-
-    def is_const(self):
-        return not self.loop and not self.axes
-
-    def is_scalar(self):  # loop-affine, no arange axis
-        return not self.axes
-
-    def __add__(self, o):
-        if isinstance(o, slice) or not (isinstance(o, Idx) or _is_int(o)):
-            return NotImplemented
-        o = Idx.of(o)
-        loop = dict(self.loop)
-        for k, v in o.loop.items():
-            loop[k] = loop.get(k, 0) + v
-        axes = dict(self.axes)
-        for k, v in o.axes.items():
-            axes[k] = axes.get(k, 0) + v
-        return Idx(self.c + o.c, loop, axes, _broadcast_sizes(self.sizes, o.sizes))
-
-    __radd__ = __add__
-
-    def __neg__(self):
-        return self * -1
-
-    def __sub__(self, o):
-        if not (isinstance(o, Idx) or _is_int(o)):
-            return NotImplemented
-        return self + (-Idx.of(o))
-
-    def __rsub__(self, o):
-        return Idx.of(o) + (-self)
-
-    def __mul__(self, o):
-        if isinstance(o, Idx):
-            if o.is_const():
-                o = o.c
-            elif self.is_const():
-                return o * self.c
-            else:
-                raise Unsupported("a product of two index expressions is not affine (index expressions are "
-                                  "c + sum(coef * loop variable) + sum(coef * nl.arange))")
-        if not _is_int(o):
-            return NotImplemented
-        k = int(o)
-        return Idx(self.c * k, {v: c * k for v, c in self.loop.items()}, {p: c * k for p, c in self.axes.items()},
-                   self.sizes)
-
-    __rmul__ = __mul__
-
-    def __floordiv__(self, o):
-        if self.is_const() and _is_int(o):
-            return Idx(self.c // int(o))
-        if self.loop and not self.axes:
-            raise NeedsUnroll("// of a loop variable (not affine)")
-        raise Unsupported("// of a loop variable or an nl.arange index is not affine: the front end lowers affine "
-                          "index expressions only (use nl.static_range for an unrolled loop)")
-
-    def __mod__(self, o):
-        if self.is_const() and _is_int(o):
-            return Idx(self.c % int(o))
-        if self.loop and not self.axes:
-            raise NeedsUnroll("% of a loop variable (not affine)")
-        raise Unsupported("% of a loop variable or an nl.arange index is not affine: the front end lowers affine "
-                          "index expressions only (use nl.static_range for an unrolled loop)")
-
-    def __index__(self):
-        if self.is_const():
-            return self.c
-        if self.loop and not self.axes:
-            raise NeedsUnroll("a loop variable used as a Python integer (a list index, a loop bound, a shape)")
-        raise Unsupported("an nl.arange index used as a Python integer (a list index, a loop bound, a shape): its "
-                          "value is symbolic while the kernel is traced")
-
-    __int__ = __index__
-
-    def __bool__(self):
-        if self.is_const():
-            return bool(self.c)
-        if self.loop and not self.axes:
-            raise NeedsUnroll("Python control flow on a loop variable (if / while on it)")
-        raise Unsupported("Python control flow on an nl.arange index (if/while on it): its value is symbolic while "
-                          "the kernel is traced; use mask=")
-
-    def _cmp(self, o, op):
-        return Pred(self - Idx.of(o), op)
-
-    def __lt__(self, o):
-        return self._cmp(o, "<")
-
-    def __le__(self, o):
-        return self._cmp(o, "<=")
-
-    def __gt__(self, o):
-        return self._cmp(o, ">")
-
-    def __ge__(self, o):
-        return self._cmp(o, ">=")
-
-    def __eq__(self, o):
-        if isinstance(o, (Idx, int)) and not isinstance(o, bool):
-            return self._cmp(o, "==")
-        return NotImplemented
-
-    def __ne__(self, o):
-        if isinstance(o, (Idx, int)) and not isinstance(o, bool):
-            return self._cmp(o, "!=")
-        return NotImplemented
-
-    __hash__ = object.__hash__
-
-    def __getitem__(self, key):
-        """nl.arange(n)[:, None], [None, :]: places the index's dims, None adding a dim of size 1."""
-        key = key if isinstance(key, tuple) else (key,)
-        n = self.ndim
-        colons = [i for i, k in enumerate(key) if isinstance(k, slice)]
-        if any(not (k is None or (isinstance(k, slice) and k == slice(None))) for k in key) or len(colons) != n:
-            raise Unsupported(f"an index expression of {n} dims takes {n} ':' and any None, got {key!r}")
-        m = len(key)
-        remap = {old - n: new - m for old, new in zip(range(n), colons)}
-        sizes = {i - m: 1 for i, k in enumerate(key) if k is None}  # the new dims, of size 1
-        sizes.update({remap[p]: s for p, s in self.sizes.items()})
-        return Idx(self.c, self.loop, {remap[p]: c for p, c in self.axes.items()}, sizes)
-
-    def __repr__(self):
-        parts = [str(self.c)] if self.c or not (self.loop or self.axes) else []
-        parts += [f"{c}*i{v}" for v, c in self.loop.items()] + [f"{c}*ax{p}" for p, c in self.axes.items()]
-        return "Idx(" + " + ".join(parts) + ")"
-
-    def bounds(self):
-        """(min, max) over the loop variables' ranges and the aranges' extents."""
-        lo = hi = self.c
-        tr = _current
-        for v, c in self.loop.items():
-            vlo, vhi = tr.var_range(v) if tr else (0, 0)
-            lo += min(c * vlo, c * vhi)
-            hi += max(c * vlo, c * vhi)
-        for p, c in self.axes.items():
-            n = self.sizes.get(p, 1) - 1
-            lo += min(0, c * n)
-            hi += max(0, c * n)
-        return lo, hi
-
-
-def _broadcast_sizes(a, b):
-    out = dict(a)
-    for p, s in b.items():
-        if p in out and out[p] != s and 1 not in (out[p], s):
-            raise KernelError(f"index expressions of sizes {out[p]} and {s} at the same position do not broadcast")
-        out[p] = max(out.get(p, 1), s) if p in out else s
-    return out
-
-
-class Pred:
-    """A comparison of an index expression with 0 (e - rhs op 0), for mask=; combine with &."""
-
-    def __init__(self, e, op):
-        self.terms = [(e, op)]
-
-    def __and__(self, o):
-        p = Pred(Idx(0), "==")
-        p.terms = self.terms + o.terms
-        return p
-
-    __rand__ = __and__
-
-    def __bool__(self):
-        if all(not e.axes for e, _ in self.terms):
-            raise NeedsUnroll("Python control flow on a comparison of loop variables (if / while on it)")
-        raise Unsupported("Python control flow on a comparison of index expressions: use it as mask=")
-
-
-def arange(*args):
-    """nl.arange(n) / nl.arange(start, stop[, step]): a 1-D index expression."""
-    if len(args) == 1:
-        start, stop, step = 0, args[0], 1
-    elif len(args) in (2, 3):
-        start, stop, step = args[0], args[1], args[2] if len(args) == 3 else 1
-    else:
-        raise Unsupported(f"nl.arange takes (stop) or (start, stop[, step]), got {len(args)} arguments")
-    start, stop, step = int(start), int(stop), int(step)
-    n = max(0, (stop - start + step - 1) // step)
-    return Idx(start, None, {-1: step}, {-1: n})
-
-
-class _MGrid:
-    """nl.mgrid[0:128, 0:512]: one index expression per dim, each along its own position."""
-
-    def __getitem__(self, key):
-        key = key if isinstance(key, tuple) else (key,)
-        m = len(key)
-        out = []
-        for i, k in enumerate(key):
-            if not isinstance(k, slice):
-                raise Unsupported("nl.mgrid takes slices: nl.mgrid[0:128, 0:512]")
-            start, stop, step = k.start or 0, k.stop, k.step or 1
-            n = max(0, (stop - start + step - 1) // step)
-            out.append(Idx(start, None, {i - m: step}, {i - m: n}))
-        return out[0] if m == 1 else tuple(out)
-
-
-mgrid = _MGrid()
-
-
-def ds(start, size):
-    """nl.ds(start, size): the slice start:start+size (start may be a loop expression)."""
-    return slice(start, start + size) if isinstance(start, Idx) else slice(int(start), int(start) + int(size))
+def bounds(e):
+    """(min, max) of index expression e over the current trace's loop ranges (symbolic.Idx.bounds)."""
+    return e.bounds(_current.var_range if _current is not None else None)
 
 
 # ---------------------------------------------------------------------------------------------------- storage
-class ParDim(int):
-    """nl.par_dim(n): a shape entry marking the partition dim."""
 _BUFFERS = {"hbm", "shared_hbm", "private_hbm", "sbuf", "psum"}
 
 
@@ -339,6 +92,11 @@ class Storage:
         return f"<{self.buffer} tensor {self.name} {list(self.shape)} {self.dtype}>"
 
 
+def _nl(name):
+    """nki.language's function `name`, as the registry holds it."""
+    return registry.function("nki.language", name)
+
+
 class View:
     """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims."""
     __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype")
@@ -388,15 +146,13 @@ class View:
         return index_view(self, key)
 
     def __setitem__(self, key, value):
-        from . import language
-        language._assign(self[key], value)
+        registry.statement("assign")(self[key], value)
 
     def broadcast_to(self, shape):
         """An HBM view broadcast along its size-1 dims (step 0: a DMA reads the same elements again, as NKI's
         tensor.broadcast_to before a load); a tile: nl.broadcast_to."""
-        from . import language
         if self.storage.buffer != "hbm":
-            return language.broadcast_to(self, shape)
+            return _nl("broadcast_to")(self, shape)
         shape = tuple(int(s) for s in shape)
         if len(shape) != len(self.dims) or any(n != m and n != 1 for (_, n, _), m in zip(self.dims, shape)):
             raise KernelError(f"{self.name} {list(self.shape)} does not broadcast to {list(shape)}")
@@ -404,13 +160,11 @@ class View:
         return View(self.storage, self.off_p, self.off_f, dims, self.bir_dtype)
 
     def reshape(self, shape):
-        from . import language
-        return language.reshape(self, shape)
+        return _nl("reshape")(self, shape)
 
-    # --- operators: the nl functions
+    # --- operators: the nl functions, looked up in the registry
     def _op(self, name, other, reverse=False):
-        from . import language
-        f = getattr(language, name)
+        f = _nl(name)
         return f(other, self) if reverse else f(self, other)
 
     def __add__(self, o):
@@ -441,8 +195,7 @@ class View:
         return self._op("power", o)
 
     def __neg__(self):
-        from . import language
-        return language.negative(self)
+        return _nl("negative")(self)
 
     def __lt__(self, o):
         return self._op("less", o)
@@ -466,21 +219,17 @@ class View:
         return self._op("bitwise_xor", o)
 
     def __matmul__(self, o):
-        from . import language
-        return language.matmul(self, o)
+        return _nl("matmul")(self, o)
 
     def __iadd__(self, o):
-        from . import language
-        return language._accumulate(self, o)
+        return registry.statement("accumulate")(self, o)
 
     def __isub__(self, o):
-        from . import language
-        language._assign(self, language.subtract(self, o))
+        registry.statement("assign")(self, _nl("subtract")(self, o))
         return self
 
     def __imul__(self, o):
-        from . import language
-        language._assign(self, language.multiply(self, o))
+        registry.statement("assign")(self, _nl("multiply")(self, o))
         return self
 
     __hash__ = object.__hash__
@@ -502,7 +251,7 @@ def _slice_size(k, n, what):
 
 
 def _check_range(e, n, what, dim):
-    lo, hi = e.bounds()
+    lo, hi = bounds(e)
     if lo < 0 or hi >= n:
         raise KernelError(f"index out of range on {what}: dim {dim} has size {n}, the index reaches [{lo}, {hi}]")
 
@@ -532,7 +281,7 @@ def index_view(v, key):
             if isinstance(k, slice):
                 start, size, sstep = _slice_size(k, num, what)
                 if size > 0:
-                    lo, hi = start.bounds()[0], (start + (size - 1) * sstep).bounds()[1]
+                    lo, hi = bounds(start)[0], bounds(start + (size - 1) * sstep)[1]
                     if lo < 0 or hi >= num:
                         raise KernelError(f"index out of range on {what}: dim {d} has size {num}, the index reaches "
                                           f"[{lo}, {hi}]")

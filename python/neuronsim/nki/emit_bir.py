@@ -1,5 +1,6 @@
-"""Lowering a trace to BIR through the builder and the lowering library (neuronsim._core.builder / .lowering, the
-C++ of include/neuronsim/builder.hpp and include/neuronsim/lowering.hpp that the workload generator uses too).
+"""Kernel to BIR: a finished trace emitted as BIR through the builder and the lowering library (neuronsim._core.builder
+/ .lowering, the C++ of include/neuronsim/builder.hpp and include/neuronsim/lowering.hpp that the workload generator
+uses too). Not to be confused with that library itself (lowering/) or with the simulator's BIR-to-stream step.
 docs/nki-lowering.md states every rule with its source. In short:
 
 - HBM tensors: the kernel's arguments are ExternalInput (ExternalOutput when the kernel writes them), the tensors it
@@ -16,7 +17,8 @@ docs/nki-lowering.md states every rule with its source. In short:
 from .. import _core
 from . import dtypes
 from .errors import KernelError
-from .tracer import SHARD, Loop, View
+from .symbolic import SHARD
+from .tracer import Loop, View
 
 _B = _core.builder
 _L = _core.lowering
@@ -204,7 +206,8 @@ class _Alloc:
                               f"{PSUM_BANKS}: {names}", ps[0][0].where)
 
 
-def lower(trace, label, arg_names, outputs):
+def emit_bir(trace, label, arg_names, outputs):
+    """The trace as BIR: a Lowered whose builder holds the kernel, its inputs and outputs named in argument order."""
     b = _B.Builder(label)
     used = _used_storages(trace)
     alloc = _Alloc(trace, used)

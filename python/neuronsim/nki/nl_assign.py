@@ -1,0 +1,103 @@
+"""The tile statements that are no NKI call: dst[...] = value (_assign) and dst += value (_accumulate), registered
+for the tracer's View (registry.statement); and _matmul_into, a matmul that writes its PSUM tile in an accumulation
+group (dst += matmul, nisa.nc_matmul(dst, ...))."""
+from . import registry
+from .errors import KernelError, Unsupported
+from .nl_common import _emit, _fresh, _is_num, _squeeze_free
+from .nl_dma import store
+from .nl_math import add
+from .tracer import View, current
+
+
+def _assign(dst, value):
+    """dst[...] = value: the instruction that made value writes dst instead, or a copy (a Memset for a number, a
+    Save for an HBM destination)."""
+    what = "tile assignment"
+    if _is_num(value):
+        if dst.storage.buffer == "hbm":
+            raise Unsupported("assigning a number to an HBM tensor: nl.store a tile")
+        op = _emit("Memset", [], [dst], what, {"mode": "Const", "constant": float(value)}, kind="zero")
+        if dst.storage.buffer == "psum" and float(value) == 0.0 and dst.is_whole():
+            dst.storage.zero_op = op  # as nl.zeros: a matmul accumulation group may take its place
+        return
+    if not isinstance(value, View):
+        raise KernelError(f"{what}: {dst.name}[...] = {type(value).__name__}: the value must be a tile or a number")
+    if dst.storage.buffer == "hbm":
+        store(dst, value)
+        return
+    if value.storage.buffer == "hbm":
+        raise KernelError(f"{what}: {dst.name}[...] = HBM tensor {value.name}: use nl.load")
+    if tuple(dst.shape) != tuple(value.shape):
+        if _squeeze_free(dst) != _squeeze_free(value):
+            raise KernelError(f"{what}: shape mismatch: {dst.name}{list(dst.shape)} = {value.name}"
+                              f"{list(value.shape)}")
+    p = _fresh(value)
+    if p is not None and p.kind == "load" and dst.storage.buffer == "psum":
+        raise KernelError(f"{what}: nl.load into PSUM tile {dst.name}: DMAs write SBUF")
+    # A matmul writes PSUM only: its result assigned to an SBUF tile is copied out below.
+    if p is not None and len(p.outs) == 1 and p.kind != "zero" and \
+            (p.type != "Matmult" or dst.storage.buffer == "psum"):
+        # The instruction writes the destination directly (its output dtype becomes the destination's).
+        p.outs[0] = dst
+        value.storage.__dict__["dead"] = True
+        dst.storage.written = True
+        dst.storage.zero_op = None
+        dst.storage.__dict__["computed"] = True
+        return
+    _emit("TensorCopy", [value], [dst], what)
+
+
+registry.define_statement("assign", _assign)
+
+
+def _matmul_into(dst, value, p, accumulate, what):
+    """The matmul p (whose fresh result is value) writes dst, a PSUM tile, instead: `dst += matmul` and the dst=
+    form of nc_matmul. Accumulation groups (reference neuron-arch.md 3.3 nc_matmul: accumulate False starts a group,
+    True adds, None lets the compiler choose, the first write overwriting): into a tile nothing but a zeroing wrote
+    since it was declared, the first matmul starts the group -- here (start_tensor_calc true, the zeroing Memset
+    dropped) or, from a loop directly inside the tile's scope, on the loop's first trip (pipelined_loop_first); a
+    region that depends on the innermost loop's variable is its trip's own group; anything else accumulates."""
+    if dst.storage.buffer != "psum":
+        raise KernelError(f"{what}: a matmul result accumulates in PSUM, but {dst.name} is in "
+                          f"{dst.storage.buffer.upper()} (declare it with buffer=nl.psum)")
+    if tuple(dst.shape) != tuple(value.shape):
+        raise KernelError(f"{what}: shape mismatch: {dst.name} {list(dst.shape)} and the matmul result "
+                          f"{list(value.shape)}")
+    p.outs[0] = dst
+    value.storage.__dict__["dead"] = True
+    st = dst.storage
+    z = st.zero_op
+    fresh = z is not None or not st.__dict__.get("computed")
+    home = z.scope if z is not None else st.scope
+    start = False
+    if accumulate is False:
+        start = True
+    elif fresh and dst.is_whole():
+        if p.scope is home:
+            start = True
+            if z is not None:
+                z.extra["dropped"] = True
+        elif p.scope is not None and p.scope.parent is home and current().stack[-1].loop is p.scope:
+            p.first_of = p.scope
+            if z is not None:
+                z.extra["dropped"] = True
+    elif fresh and p.scope is not None and p.scope.var in dst.off_f.loop:
+        start = True  # each trip writes a region of its own
+    p.fields["start_tensor_calc"] = start
+    st.zero_op = None
+    st.__dict__["computed"] = True
+    return dst
+
+
+def _accumulate(dst, value):
+    """dst += value: a fresh matmul result accumulates in its PSUM tile (_matmul_into); anything else is dst = dst +
+    value."""
+    if isinstance(value, View):
+        p = _fresh(value)
+        if p is not None and p.type == "Matmult" and not p.fields.get("is_transpose"):
+            return _matmul_into(dst, value, p, True, "+= accumulation")
+    _assign(dst, add(dst, value))
+    return dst
+
+
+registry.define_statement("accumulate", _accumulate)

@@ -1,0 +1,130 @@
+"""nki.language: the memory names (nl.sbuf, nl.psum, nl.hbm...), nl.tile_size and nl.par_dim, and the calls that create
+tensors: nl.ndarray, nl.zeros / ones / full and their _like forms (a Memset), nl.shared_constant, and nl.reshape of
+an HBM tensor."""
+import math
+
+from . import dtypes, registry
+from .errors import KernelError, Unsupported
+from .nl_common import _bir, _emit, _new_tile
+from .symbolic import Idx, ParDim
+from .tracer import View, new_storage
+
+_api = registry.api("nki.language")
+
+
+# ---------------------------------------------------------------------------------------------------- constants
+sbuf, psum, hbm, shared_hbm, private_hbm = "sbuf", "psum", "hbm", "shared_hbm", "private_hbm"
+
+
+class tile_size:
+    """nl.tile_size (public NKI docs): the hardware tile maxima."""
+    pmax = 128
+    psum_fmax = 2048
+    gemm_stationary_fmax = 128
+    gemm_moving_fmax = 512
+    bn_stats_fmax = 512
+    psum_num_banks = 8
+    total_available_sbuf_size = 180224  # trn1's usable bytes per partition (the lowering's budget)
+
+
+@_api
+def par_dim(n):
+    """nl.par_dim(n): marks the partition dim of a shape (NKI's (blocks, par_dim(P), free) tiles); without it the
+    first dim of an SBUF/PSUM tile is its partition dim."""
+    return ParDim(int(n))
+
+
+# ---------------------------------------------------------------------------------------------------- creation
+def _create(shape, dtype, buffer, what, name=None):
+    if buffer is None:
+        buffer = sbuf
+    b = buffer if isinstance(buffer, str) else getattr(buffer, "name", str(buffer))
+    if not isinstance(buffer, str) and hasattr(buffer, "kw"):
+        import warnings
+        warnings.warn(f"neuronsim.nki: {what}: an explicit allocation ({b}) is placed by neuronsim's own allocation "
+                      "(docs/nki-lowering.md 2), not at its address", stacklevel=3)
+    return _new_tile(tuple(shape), _bir(dtype), b, name=name)
+
+
+@_api
+def ndarray(shape, dtype, *, buffer=None, name="", **kw):
+    """nl.ndarray: a tensor of the given shape in buffer (default SBUF); its values are not set."""
+    return _create(shape, dtype, buffer, "nl.ndarray", name or None)
+
+
+@_api
+def empty_like(a, dtype=None, *, buffer=None, name="", **kw):
+    return _create(a.shape, dtype if dtype is not None else a.dtype, buffer or a.buffer, "nl.empty_like",
+                   name or None)
+
+
+def _filled(shape, dtype, buffer, value, what, name=None):
+    t = _create(shape, dtype, buffer, what, name)
+    t.storage.__dict__["temp"] = False
+    if t.storage.buffer == "hbm":
+        raise Unsupported(f"{what} in HBM: create the tile in SBUF and nl.store it")
+    op = _emit("Memset", [], [t], what, {"mode": "Const", "constant": float(value)}, kind="zero")
+    if t.storage.buffer == "psum" and value == 0:
+        t.storage.zero_op = op  # nl.zeros in PSUM: a matmul accumulation group may take its place (emit_bir.py)
+    return t
+
+
+@_api
+def zeros(shape, dtype, *, buffer=None, name="", **kw):
+    return _filled(shape, dtype, buffer, 0.0, "nl.zeros", name or None)
+
+
+@_api
+def ones(shape, dtype, *, buffer=None, name="", **kw):
+    return _filled(shape, dtype, buffer, 1.0, "nl.ones", name or None)
+
+
+@_api
+def full(shape, fill_value, dtype, *, buffer=None, name="", **kw):
+    return _filled(shape, dtype, buffer, fill_value, "nl.full", name or None)
+
+
+@_api
+def zeros_like(a, dtype=None, *, buffer=None, name="", **kw):
+    return _filled(a.shape, dtype if dtype is not None else a.dtype, buffer or a.buffer, 0.0, "nl.zeros_like",
+                   name or None)
+
+
+@_api
+def ones_like(a, dtype=None, *, buffer=None, name="", **kw):
+    return _filled(a.shape, dtype if dtype is not None else a.dtype, buffer or a.buffer, 1.0, "nl.ones_like",
+                   name or None)
+
+
+@_api
+def full_like(a, fill_value, dtype=None, *, buffer=None, name="", **kw):
+    return _filled(a.shape, dtype if dtype is not None else a.dtype, buffer or a.buffer, fill_value, "nl.full_like",
+                   name or None)
+
+
+@_api
+def shared_constant(constant, dtype=None, **kw):
+    """An HBM tensor holding constant data the kernel carries (nl.shared_constant): an input of the BIR whose data
+    neuronsim.nki.simulate / benchmark and `neuronsim nki` supply with the run (docs/nki-lowering.md 2)."""
+    import numpy as np
+    data = np.asarray(constant)
+    bir = _bir(dtype, dtypes.bir_name(data.dtype) or "float32")
+    v = new_storage(data.shape, bir, "hbm", kind="const").view()
+    v.storage.__dict__["data"] = data
+    return v
+
+
+@_api
+def reshape(x, shape):
+    """Reshape of an HBM tensor (a new row-major view of the same elements); tiles keep their shape."""
+    if not isinstance(x, View) or x.storage.buffer != "hbm" or not x.is_whole():
+        raise Unsupported("reshape of anything but a whole HBM tensor")
+    shape = tuple(int(s) for s in shape)
+    if math.prod(shape) != math.prod(x.shape):
+        raise KernelError(f"reshape of {x.name} {list(x.shape)} to {list(shape)}: the element counts differ")
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= s
+    strides.reverse()
+    return View(x.storage, Idx(0), Idx(0), [(st, s, False) for st, s in zip(strides, shape)], x.bir_dtype)

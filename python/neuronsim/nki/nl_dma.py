@@ -1,0 +1,128 @@
+"""nki.language: data movement -- nl.load / nl.store (one DMA each), nl.load_transpose2d, nl.copy and nl.broadcast_to,
+the shared identity matrix (a constant loaded), and nl.device_print."""
+import math
+
+from . import registry
+from .dtypes import float32
+from .errors import KernelError
+from .nl_common import _bir, _emit, _is_num, _mask, _new_tile, _squeeze_free, _tile
+from .nl_create import full, shared_constant
+from .tracer import View
+
+_api = registry.api("nki.language")
+
+
+# ---------------------------------------------------------------------------------------------------- data movement
+def _dma(src, dst, what, where=None):
+    kind = "load" if src.storage.buffer == "hbm" else "store" if dst.storage.buffer == "hbm" else "dma"
+    if src.shape != dst.shape and math.prod(src.shape) != math.prod(dst.shape):
+        raise KernelError(f"{what}: shape mismatch: source {src.name} {list(src.shape)}, destination {dst.name} "
+                          f"{list(dst.shape)}")
+    return _emit("Load" if kind == "load" else "Save" if kind == "store" else "DMACopy", [src], [dst], what,
+                 kind=kind, where=where)
+
+
+@_api
+def load(src, *, mask=None, dtype=None, **kw):
+    """nl.load: HBM -> a new SBUF tile (one Load, a DMA; a dtype= other than the tensor's adds a tensor_copy)."""
+    if not isinstance(src, View) or src.storage.buffer != "hbm":
+        raise KernelError(f"nl.load reads an HBM tensor, got {getattr(src, 'name', src)!r}")
+    (src,) = _mask([src], mask, "nl.load")
+    t = _new_tile(src.shape, src.bir_dtype)
+    t.storage.__dict__["temp"] = True
+    _dma(src, t, "nl.load")
+    if dtype is not None and _bir(dtype) != src.bir_dtype:
+        return tensor_copy_to(t, _bir(dtype), "nl.load")
+    return t
+
+
+@_api
+def shared_identity_matrix(n, dtype=float32, **kw):
+    """An [n, n] identity in SBUF (nl.shared_identity_matrix): loaded from a shared constant."""
+    import numpy as np
+    return load(shared_constant(np.identity(int(n), dtype=np.float32), dtype=dtype))
+
+
+@_api
+def store(dst, value, *, mask=None, **kw):
+    """nl.store: a tile -> HBM (one Save, a DMA; a tile of another dtype is converted first)."""
+    if not isinstance(dst, View) or dst.storage.buffer != "hbm":
+        raise KernelError(f"nl.store writes an HBM tensor, got {getattr(dst, 'name', dst)!r}")
+    if _is_num(value):
+        value = full(dst.shape, value, dst.dtype)
+    value = _tile(value, "nl.store", "value")
+    dst, value = _mask([dst, value], mask, "nl.store")
+    if tuple(dst.shape) != tuple(value.shape) and _squeeze_free(dst) != _squeeze_free(value):
+        raise KernelError(f"nl.store: shape mismatch: destination {dst.name} {list(dst.shape)}, value {value.name} "
+                          f"{list(value.shape)}")
+    if value.storage.buffer == "psum":
+        value = tensor_copy_to(value, dst.bir_dtype, "nl.store")  # DMAs move SBUF; PSUM goes through a copy
+    elif value.bir_dtype != dst.bir_dtype:
+        value = tensor_copy_to(value, dst.bir_dtype, "nl.store")
+    _dma(value, dst, "nl.store")
+
+
+@_api
+def load_transpose2d(src, *, mask=None, dtype=None, **kw):
+    """nl.load_transpose2d: a 2-D HBM region [A, B] -> an SBUF tile [B, A] (one Load whose source pattern walks the
+    region column by column)."""
+    if not isinstance(src, View) or src.storage.buffer != "hbm" or len(src.dims) != 2:
+        raise KernelError("nl.load_transpose2d reads a 2-D region of an HBM tensor")
+    (src,) = _mask([src], mask, "nl.load_transpose2d")
+    tsrc = View(src.storage, src.off_p, src.off_f, [src.dims[1], src.dims[0]], src.bir_dtype)
+    t = _new_tile(tsrc.shape, src.bir_dtype)
+    t.storage.__dict__["temp"] = True
+    _dma(tsrc, t, "nl.load_transpose2d")
+    if dtype is not None and _bir(dtype) != src.bir_dtype:
+        return tensor_copy_to(t, _bir(dtype), "nl.load_transpose2d")
+    return t
+
+
+def tensor_copy_to(x, bir, what, engine=None, buffer="sbuf"):
+    t = _new_tile(x.shape, bir, buffer)
+    t.storage.__dict__["temp"] = True
+    _emit("TensorCopy", [x], [t], what, engine=engine)
+    return t
+
+
+@_api
+def copy(x, dtype=None, *, mask=None, **kw):
+    """nl.copy: a new tile with x's values (TensorCopy; dtype= converts)."""
+    x = _tile(x, "nl.copy", "x")
+    (x,) = _mask([x], mask, "nl.copy")
+    return tensor_copy_to(x, _bir(dtype, x.bir_dtype), "nl.copy")
+
+
+@_api
+def broadcast_to(x, shape, **kw):
+    """nl.broadcast_to: [1, F] -> [P, F] across partitions (a DMA whose source partition step is 0), or [P, 1] ->
+    [P, F] along the free dim (a TensorCopy whose source free step is 0)."""
+    x = _tile(x, "nl.broadcast_to", "x")
+    shape = tuple(int(s) for s in shape)
+    if len(shape) != len(x.shape):
+        raise KernelError(f"nl.broadcast_to: {x.name} {list(x.shape)} to {list(shape)}: the dims differ")
+    dims = []
+    for (step, num, part), n in zip(x.dims, shape):
+        if num == n:
+            dims.append((step, num, part))
+        elif num == 1:
+            dims.append((0, n, part))
+        else:
+            raise KernelError(f"nl.broadcast_to: {x.name} {list(x.shape)} does not broadcast to {list(shape)}")
+    src = View(x.storage, x.off_p, x.off_f, dims, x.bir_dtype)
+    t = _new_tile(shape, x.bir_dtype)
+    t.storage.__dict__["temp"] = True
+    if shape[0] != x.shape[0]:
+        _emit("DMACopy", [src], [t], "nl.broadcast_to", kind="dma")
+    else:
+        _emit("TensorCopy", [src], [t], "nl.broadcast_to")
+    return t
+
+
+# ---------------------------------------------------------------------------------------------------- debugging
+@_api
+def device_print(prefix, x, **kw):
+    """nl.device_print(prefix, x): a DevicePrint instruction; the run prints the prefix and x's values."""
+    if not (isinstance(x, View) and x.storage.buffer == "hbm"):  # an HBM tensor prints as it is
+        x = _tile(x, "nl.device_print", "x")
+    _emit("DevicePrint", [x], [], "nl.device_print", {"prefix": str(prefix)})

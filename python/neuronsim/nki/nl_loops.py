@@ -1,0 +1,76 @@
+"""nki.language: loops (nl.affine_range, nl.sequential_range, nl.fori_loop, nl.static_range), index expressions
+(nl.arange, nl.ds, nl.mgrid: symbolic.py's) and launch grids (nl.nc, nl.program_id, nl.num_programs, nl.program_ndim;
+docs/nki-lowering.md "Launch grids")."""
+import math
+
+from . import registry
+from .errors import KernelError
+from .symbolic import SHARD, Idx, arange, ds, mgrid
+from .tracer import current, loop_range
+
+_api = registry.api("nki.language")
+registry.register("nki.language", "arange", arange)
+registry.register("nki.language", "ds", ds)
+registry.register("nki.language", "mgrid", mgrid)
+
+
+# ---------------------------------------------------------------------------------------------------- loops
+@_api
+def affine_range(*args, **kw):
+    """A loop whose iterations are independent: traced once, one BIR loop (never unrolled)."""
+    return loop_range("affine_range", args)
+
+
+@_api
+def sequential_range(*args, **kw):
+    """A loop with a carried dependency: traced once, one BIR loop (the simulator orders it by its dependencies)."""
+    return loop_range("sequential_range", args)
+
+
+@_api
+def fori_loop(lower, upper, body_fun, step=1, **kw):
+    """NKI 0.7's compiled loop: body_fun(i) for i in range(lower, upper, step), traced once as one BIR loop (static
+    bounds; a bound held in a register is refused)."""
+    for i in loop_range("fori_loop", (lower, upper, step)):
+        body_fun(i)
+
+
+@_api
+def static_range(*args, **kw):
+    """Unrolled: a plain Python range."""
+    return range(*[int(a) for a in args])
+
+
+@_api
+class nc(int):
+    """nl.nc(n) in a launch grid (kernel[nl.nc(2)](...)): the axis whose instances run on n physical NeuronCores of
+    one logical core (LNC = n; trn2, trn3), nl.program_id along it being the core's shard id."""
+
+
+@_api
+def program_id(axis):
+    """The launch-grid index of this instance along axis (kernel[g0, g1](...); docs/nki-lowering.md "Launch grids")."""
+    tr = current("nl.program_id")
+    if axis >= len(tr.program_ids):
+        if not tr.grid and axis == 0:
+            return 0
+        raise KernelError(f"nl.program_id({axis}) in a launch grid of {len(tr.grid)} dims")
+    if isinstance(tr.grid[axis], nc):
+        return Idx(0, {SHARD: 1})
+    return tr.program_ids[axis]
+
+
+@_api
+def num_programs(axes=None):
+    tr = current("nl.num_programs")
+    grid = tuple(int(g) for g in tr.grid) or (1,)
+    if axes is None:
+        return math.prod(grid)
+    if isinstance(axes, int):
+        return grid[axes] if axes < len(grid) else 1
+    return math.prod(grid[a] for a in axes)
+
+
+@_api
+def program_ndim():
+    return len(current("nl.program_ndim").grid)

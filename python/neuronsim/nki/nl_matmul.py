@@ -1,0 +1,89 @@
+"""nki.language: matrix multiplication and transposes on the tensor engine (nl.matmul, nl.transpose), and the PE /
+VectorE transposes and the matmul that nki.isa's calls share."""
+from . import registry
+from .errors import KernelError
+from .nl_common import _bir, _emit, _mask, _new_tile, _tile
+from .nl_dma import tensor_copy_to
+
+_api = registry.api("nki.language")
+
+
+# ---------------------------------------------------------------------------------------------------- matmul
+def _pe_transpose(x, what):
+    """x [P, F] -> PSUM [F, P]: a PE transpose (Matmult is_transpose, the identity matmul of NKI nc_transpose;
+    reference neuron-arch.md 3.3), output dtype = input dtype."""
+    if x.shape[0] > 128 or len(x.shape) != 2 or x.shape[1] > 128:
+        raise KernelError(f"{what}: a PE transpose takes a 2-D tile of at most [128, 128], {x.name} is "
+                          f"{list(x.shape)}")
+    out = _new_tile((x.shape[1], x.shape[0]), x.bir_dtype, "psum")
+    out.storage.__dict__["temp"] = True
+    _emit("Matmult", [x], [out], what, {"is_transpose": True})
+    return out
+
+
+def _dve_transpose(x, what):
+    """x [P, F] -> [F, P] with P, F <= 32: one StreamTranspose on VectorE (NKI nc_transpose on the vector engine),
+    output dtype = input dtype (StreamTranspose does not cast) in x's own buffer (SBUF or PSUM)."""
+    if len(x.shape) != 2 or x.shape[0] > 32 or x.shape[1] > 32:
+        raise KernelError(f"{what}: a vector-engine transpose takes a 2-D tile of at most [32, 32], {x.name} is "
+                          f"{list(x.shape)} (the tensor engine takes up to [128, 128])")
+    out = _new_tile((x.shape[1], x.shape[0]), x.bir_dtype, x.storage.buffer)
+    out.storage.__dict__["temp"] = True
+    _emit("StreamTranspose", [x], [out], what, {}, engine="DVE")
+    return out
+
+
+def matmul_op(stationary, moving, what, dtype="float32"):
+    """out[M, N] = stationary[K, M]^T @ moving[K, N] in PSUM (fp32): one Matmult on PE (NKI nki.isa.nc_matmul)."""
+    st, mv = _tile(stationary, what, "stationary"), _tile(moving, what, "moving")
+    for v, arg in ((st, "stationary"), (mv, "moving")):
+        if v.storage.buffer != "sbuf":
+            raise KernelError(f"{what}: the {arg} operand {v.name} is in {v.storage.buffer.upper()}; the PE array "
+                              "reads SBUF (copy PSUM results to SBUF first)")
+        if len(v.shape) != 2:
+            raise KernelError(f"{what}: the {arg} operand {v.name} must be 2-D, it is {list(v.shape)}")
+    K, M = st.shape
+    K2, N = mv.shape
+    if K != K2:
+        raise KernelError(f"{what}: shape mismatch: the contraction (partition) dims differ: stationary {st.name} "
+                          f"{list(st.shape)}, moving {mv.name} {list(mv.shape)}")
+    if M > 128 or N > 512:
+        raise KernelError(f"{what}: stationary free size {M} (max 128) / moving free size {N} (max 512) "
+                          "(nl.tile_size.gemm_stationary_fmax, gemm_moving_fmax)")
+    out = _new_tile((M, N), _bir(dtype), "psum")
+    out.storage.__dict__["temp"] = True
+    _emit("Matmult", [st, mv], [out], what, {"start_tensor_calc": True})
+    return out
+
+
+@_api
+def matmul(x, y, *, transpose_x=False, mask=None, **kw):
+    """nl.matmul: x @ y (x [M, K]) or x.T @ y (transpose_x=True, x [K, M]) into a PSUM tile (fp32). Without
+    transpose_x, x is transposed on PE first and copied back to SBUF, as the compiler does."""
+    x, y = _tile(x, "nl.matmul", "x"), _tile(y, "nl.matmul", "y")
+    x, y = _mask([x, y], mask, "nl.matmul")
+    # The PE array reads SBUF: an operand in PSUM (an nl.transpose or nl.matmul result) is copied out first, as the
+    # compiler does for nl.matmul (nisa.nc_matmul refuses it instead).
+    if x.storage.buffer == "psum":
+        x = tensor_copy_to(x, x.bir_dtype, "nl.matmul")
+    if y.storage.buffer == "psum":
+        y = tensor_copy_to(y, y.bir_dtype, "nl.matmul")
+    if not transpose_x:
+        if x.storage.buffer != "sbuf":
+            raise KernelError(f"nl.matmul: x {x.name} must be in SBUF")
+        xt = _pe_transpose(x, "nl.matmul")
+        x = tensor_copy_to(xt, x.bir_dtype, "nl.matmul")
+    return matmul_op(x, y, "nl.matmul")
+
+
+@_api
+def transpose(x, *, dtype=None, mask=None, **kw):
+    """nl.transpose: a 2-D tile transposed on PE into PSUM."""
+    x = _tile(x, "nl.transpose", "x")
+    (x,) = _mask([x], mask, "nl.transpose")
+    if x.storage.buffer != "sbuf":
+        raise KernelError(f"nl.transpose: x {x.name} must be in SBUF (the PE array reads SBUF)")
+    out = _pe_transpose(x, "nl.transpose")
+    if dtype is not None and _bir(dtype) != x.bir_dtype:
+        return tensor_copy_to(out, _bir(dtype), "nl.transpose")
+    return out
