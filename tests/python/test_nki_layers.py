@@ -19,8 +19,9 @@ PACKAGE = ROOT / "python" / "neuronsim" / "nki"
 LAYERS = [
     ("base", ["errors", "dtypes", "registry"]),  # errors in the kernel's terms, dtype names, the API registry
     ("symbolic", ["symbolic"]),  # index expressions (Idx, Pred, arange, mgrid, ds), shape markers
-    ("trace", ["tracer"]),  # the traced program: Trace, Storage, View, Loop, Op
-    ("api", ["nl_common", "nl_create", "nl_loops", "nl_dma", "nl_math", "nl_reduce", "nl_matmul", "nl_assign",
+    ("trace", ["clips", "loop_plan", "tracer"]),  # the traced program: Trace, Storage, View, Loop, Op; masks' clips,
+                                                  # loop plans
+    ("api", ["nl_mask", "nl_common", "nl_create", "nl_loops", "nl_dma", "nl_math", "nl_reduce", "nl_matmul", "nl_assign",
              "language", "isa", "collectives", "compiler", "typing"]),  # the nl / nisa / ... definitions
     ("emit", ["emit_bir"]),  # kernel to BIR: the trace through the builder
     ("user", ["api", "cli", "install", "__init__"]),  # jit, simulate, benchmark, to_bir; `neuronsim nki`

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .. import _core
-from . import dtypes, tracer
+from . import dtypes, loop_plan, tracer
 from .errors import KernelError, Unsupported
 from .emit_bir import emit_bir
 from .symbolic import NeedsUnroll
@@ -136,18 +136,53 @@ class _Traced:
         self.written_args = written_args
 
 
+MAX_PLAN_ROUNDS = 32  # traces a kernel's loop plans may take before its loops are unrolled instead
+
+
+class _NeedsPlan(Exception):
+    def __init__(self, requests):
+        self.requests = requests
+
+
 def trace_kernel(kernel, args, kwargs):
-    """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace. A kernel that uses
-    a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning."""
+    """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace. A trace that asks
+    for loops cut or split (a mask= that changes from trip to trip, `//` of a loop variable: loop_plan.py) is traced
+    again with those plans, until none is asked. A kernel that uses a loop variable as a Python value is traced
+    again with its loops unrolled (NeedsUnroll), with a warning."""
+    plan = {}
     try:
-        return _trace_kernel(kernel, args, kwargs, False)
+        for _ in range(MAX_PLAN_ROUNDS):
+            try:
+                return _trace_kernel(kernel, args, kwargs, False, plan)
+            except _NeedsPlan as e:
+                new = False
+                for key, p in e.requests.items():
+                    new = plan.setdefault(key, loop_plan.Plan()).merge(p) or new
+                if not new:
+                    break
+        raise NeedsUnroll(f"the loop plans did not settle in {MAX_PLAN_ROUNDS} traces")
     except NeedsUnroll as e:
         warnings.warn(f"neuronsim.nki: {e}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
                       "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
-        return _trace_kernel(kernel, args, kwargs, True)
+        return _trace_kernel(kernel, args, kwargs, True, {})
 
 
-def _trace_kernel(kernel, args, kwargs, unroll):
+def _trace_kernel(kernel, args, kwargs, unroll, plan):
+    try:
+        return _trace_once(kernel, args, kwargs, unroll, plan)
+    except Exception:
+        # An error after the trace asked for another one may come of a stand-in it went on with (a mask not
+        # applied yet, a quotient before its loop is split): the next trace says.
+        tr = _last_trace[0]
+        if tr is not None and tr.requests:
+            raise _NeedsPlan(tr.requests)
+        raise
+
+
+_last_trace = [None]
+
+
+def _trace_once(kernel, args, kwargs, unroll, plan):
     kernel = _as_kernel(kernel)
     fn = kernel.fn
     try:
@@ -158,6 +193,8 @@ def _trace_kernel(kernel, args, kwargs, unroll):
     tr = Trace(fn.__name__)
     tr.grid = kernel.grid
     tr.unroll = unroll
+    tr.plan = plan
+    _last_trace[0] = tr
     tr.cores = kernel.cores
     prev, tracer._current = tracer._current, tr
     try:
@@ -197,6 +234,8 @@ def _trace_kernel(kernel, args, kwargs, unroll):
                                   "buffer=nl.shared_hbm) written with nl.store)", where)
             if not v.storage.written:
                 raise KernelError(f"{fn.__name__} returns {v.name}, which nothing writes", where)
+        if tr.requests:
+            raise _NeedsPlan(tr.requests)
         written_args = [n for n, s in arg_storages.items() if s.kind == "output"]
         lowered = emit_bir(tr, kernel.label, list(arg_storages), outs)
         return _Traced(tr, lowered, arg_storages, result, written_args)

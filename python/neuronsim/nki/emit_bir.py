@@ -14,8 +14,11 @@ docs/nki-lowering.md states every rule with its source. In short:
 - Loads and stores: lowering.load / lowering.store (one DMA each, SP, the compiler's queues).
 - Every instruction carries its kernel line as BIR debug information (the profile's source lines).
 """
+import itertools
+
 from .. import _core
 from . import dtypes
+from .clips import clipped
 from .errors import KernelError
 from .symbolic import SHARD
 from .tracer import Loop, View
@@ -251,6 +254,26 @@ def emit_bir(trace, label, arg_names, outputs):
     return low
 
 
+def _unclip(v, piece):
+    """v with its clipped dims (a mask=: clips.Clipped) narrowed to what the instruction covers, its start moved to
+    the first element covered; None when that is nothing."""
+    if not any(clipped(n) for _, n, _ in v.dims):
+        return v
+    off_p, off_f, dims = v.off_p, v.off_f, []
+    for st, n, part in v.dims:
+        if clipped(n):
+            lo, hi = n.span(piece)
+            if hi <= lo:
+                return None
+            if part:
+                off_p = off_p + lo * st
+            else:
+                off_f = off_f + lo * st
+            n = hi - lo
+        dims.append((st, n, part))
+    return View(v.storage, off_p, off_f, dims, v.bir_dtype)
+
+
 class _Moved:
     """An op seen with other operand views (the same instruction otherwise)."""
 
@@ -283,7 +306,7 @@ class _Ctx:
         if not s.onchip:
             # The first dim stays a pair of its own (a DMA's HBM side moves it across partitions); the rest merge.
             all_dims = [(st, n) for st, n, _ in v.dims] or [(1, 1)]
-            dims = [all_dims[0]] + (self._merge(all_dims[1:]) or [(1, 1)])
+            dims = all_dims if keep else [all_dims[0]] + (self._merge(all_dims[1:]) or [(1, 1)])
             start = self.aff(v.off_f, env)
             return h.at_dtype(start, dims, v.bir_dtype) if v.bir_dtype != s.dtype else h.at(start, dims)
         if len(parts) > 1 or (parts and not v.dims[0][2]):
@@ -343,6 +366,21 @@ class _Ctx:
     def op(self, op, env, first=None):
         if op.extra.get("dropped"):
             return
+        if op.kind == "loop_reduce":
+            raise KernelError("nl.loop_reduce: its result must be assigned to the tile it reduces into "
+                              "(dst[...] = nl.loop_reduce(x, op, loop_indices=[i]))", op.where)
+        # A two-axis mask= (clips.PairClip): the instruction once per piece of its valid set; a piece or a clip that
+        # leaves nothing emits nothing.
+        pairs = list({id(p): p for v in op.ins + op.outs if isinstance(v, View) for _, n, _ in v.dims
+                      if clipped(n) for p, _ in n.pairs}.values())
+        for combo in itertools.product(*(p.pieces for p in pairs)):
+            piece = dict(zip(pairs, combo))
+            views = [_unclip(v, piece) if isinstance(v, View) else v for v in op.ins + op.outs]
+            if any(v is None for v in views):
+                continue
+            self._op(_Moved(op, views[:len(op.ins)], views[len(op.ins):]), env, first)
+
+    def _op(self, op, env, first):
         b = self.b
         where = op.where
         if op.type not in ("Matmult",):
@@ -354,7 +392,9 @@ class _Ctx:
             src, dst = self.ap(op.ins[0], env, where), self.ap(op.outs[0], env, where)
             r = (_L.load if op.kind == "load" else _L.store)(b, src, dst)
         else:
-            keep = op.type == "TensorReduce"
+            # A reduction counts its axes in pattern dims, a DMA transpose permutes them: their inputs keep the
+            # dims they have.
+            keep = op.type == "TensorReduce" or op.fields.get("mode") == "Transpose"
             r = b.add(op.type, [self.arg(x, env, where, keep) for x in op.ins],
                       [self.arg(x, env, where) for x in op.outs])
             for k, v in op.fields.items():
@@ -378,8 +418,10 @@ class _Ctx:
             """A load into this loop's own tile from a tensor the kernel never writes, that tile's first write in the
             body (or a loop of nothing but such loads): it may run B - 1 trips ahead."""
             if isinstance(item, Loop):
-                return bool(item.body.items) and all(loads_ahead(i) for i in item.body.items)
-            return (item.kind == "load" and item.type == "Load" and item.outs[0].storage.id in own and
+                body = [i for i in item.body.items if isinstance(i, Loop) or not i.extra.get("dropped")]
+                return bool(body) and all(loads_ahead(i) for i in body)
+            return (item.type in ("Load", "DMACopy") and item.ins[0].storage.buffer == "hbm" and
+                    item.outs[0].storage.onchip and item.outs[0].storage.id in own and
                     item.ins[0].storage.id in self.read_only and item.outs[0].storage.id not in written_in_body)
 
         def writes(item):

@@ -417,6 +417,23 @@ def select(pred, on_true, on_false, *, dtype=None, mask=None, **kw):
 
 
 @_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def dma_transpose(src, *, axes=None, mask=None, dtype=None, **kw):
+    """src (HBM or SBUF, 2-4 dims) transposed by DMA into SBUF: [A, B] -> [B, A], [A, B, C] -> [C, B, A],
+    [A, B, C, D] -> [D, B, C, A] (NKI nki.isa.dma_transpose; one DMACopy in Transpose mode, nl_dma.transpose_dma).
+    The dst= form writes dst; the gather form (indices, software DGE) is not lowered."""
+    what = "nisa.dma_transpose"
+    if not isinstance(src, View):
+        raise KernelError(f"{what}: src must be a tensor, got {src!r}")
+    n = len(src.shape)
+    if axes is not None and tuple(axes) != nl_dma.TRANSPOSE_AXES.get(n):
+        raise Unsupported(f"{what}: axes={tuple(axes)} on a {n}-D source (NKI transposes {n}-D tiles by "
+                          f"{nl_dma.TRANSPOSE_AXES.get(n)})")
+    (src,) = _mask([src], mask, what)
+    return nl_dma.transpose_dma(src, what, dtype)
+
+
+@_api
 def dma_copy(*, dst, src, mask=None, **kw):
     """One DMA: HBM -> SBUF (Load), SBUF -> HBM (Save), or between two SBUF or two HBM tensors (DMACopy)."""
     if not isinstance(dst, View) or not isinstance(src, View):

@@ -32,7 +32,7 @@ from .nl_math import (abs, add, arctan, bitwise_and, bitwise_not, bitwise_or, bi
                       maximum, minimum, mish, multiply, negative, not_equal, power, reciprocal, relu, right_shift,
                       rsqrt, sigmoid, sign, silu, sin, softplus, sqrt, square, subtract, tanh, where)
 from .nl_matmul import matmul, transpose  # noqa: F401
-from .nl_reduce import all, any, max, mean, min, prod, sum  # noqa: F401
+from .nl_reduce import all, any, loop_reduce, max, mean, min, prod, sum  # noqa: F401
 
 
 def __getattr__(name):

@@ -5,7 +5,9 @@ from . import registry
 from .errors import KernelError, Unsupported
 from .nl_common import _emit, _fresh, _is_num, _squeeze_free
 from .nl_dma import store
+from .nl_mask import carry_clips
 from .nl_math import add
+from .nl_reduce import finish_loop_reduce
 from .tracer import View, current
 
 
@@ -32,13 +34,20 @@ def _assign(dst, value):
             raise KernelError(f"{what}: shape mismatch: {dst.name}{list(dst.shape)} = {value.name}"
                               f"{list(value.shape)}")
     p = _fresh(value)
+    if p is not None and p.kind == "loop_reduce":
+        finish_loop_reduce(p, carry_clips(dst, p.outs[0]))
+        value.storage.__dict__["dead"] = True
+        dst.storage.written = True
+        dst.storage.zero_op = None
+        return
     if p is not None and p.kind == "load" and dst.storage.buffer == "psum":
         raise KernelError(f"{what}: nl.load into PSUM tile {dst.name}: DMAs write SBUF")
     # A matmul writes PSUM only: its result assigned to an SBUF tile is copied out below.
     if p is not None and len(p.outs) == 1 and p.kind != "zero" and \
             (p.type != "Matmult" or dst.storage.buffer == "psum"):
-        # The instruction writes the destination directly (its output dtype becomes the destination's).
-        p.outs[0] = dst
+        # The instruction writes the destination directly (its output dtype becomes the destination's), over what
+        # its mask= lets it (nl_mask.carry_clips).
+        p.outs[0] = carry_clips(dst, p.outs[0])
         value.storage.__dict__["dead"] = True
         dst.storage.written = True
         dst.storage.zero_op = None
@@ -63,7 +72,7 @@ def _matmul_into(dst, value, p, accumulate, what):
     if tuple(dst.shape) != tuple(value.shape):
         raise KernelError(f"{what}: shape mismatch: {dst.name} {list(dst.shape)} and the matmul result "
                           f"{list(value.shape)}")
-    p.outs[0] = dst
+    p.outs[0] = carry_clips(dst, p.outs[0])
     value.storage.__dict__["dead"] = True
     st = dst.storage
     z = st.zero_op

@@ -8,6 +8,8 @@ t += v, are registered by name (statement()). The API coverage table iterates en
 
 It imports nothing of the front end: it sits at the bottom with symbolic.py (tests/python/test_nki_layers.py).
 """
+import functools
+import types
 
 
 class Entry:
@@ -38,10 +40,27 @@ def register(module, name, fn, status="lowered"):
 
 def api(module):
     """The decorator that registers an API module's public functions under their own names:
-    `_api = registry.api("nki.language")`, then `@_api def add(x, y, ...)`."""
+    `_api = registry.api("nki.language")`, then `@_api def add(x, y, ...)`. A function is registered as a call
+    through the call hook (define_call_hook: the state one NKI call's instructions share, its mask=); a class as it
+    is."""
     def decorate(fn):
-        return register(module, fn.__name__, fn)
+        if not isinstance(fn, types.FunctionType):
+            return register(module, fn.__name__, fn)
+
+        @functools.wraps(fn)
+        def call(*args, **kw):
+            return fn(*args, **kw) if _CALL_HOOK[0] is None else _CALL_HOOK[0](fn, args, kw)
+        return register(module, fn.__name__, call)
     return decorate
+
+
+_CALL_HOOK = [None]
+
+
+def define_call_hook(hook):
+    """hook(fn, args, kwargs) runs every registered API function (nl_common.api_call)."""
+    _CALL_HOOK[0] = hook
+    return hook
 
 
 def function(module, name):

@@ -12,11 +12,15 @@ t[...] = v) call the nki.language functions the registry holds (registry.py).
 import linecache
 import re
 
-from . import dtypes, registry
+from . import dtypes, loop_plan, registry, symbolic
+from .clips import Check
 from .errors import KernelError, Unsupported, source_location
-from .symbolic import SHARD, Idx, ParDim, _broadcast_sizes, _is_int
+from .symbolic import SHARD, Idx, NeedsUnroll, ParDim, _broadcast_sizes, _is_int
 
 _current = None  # the Trace being recorded
+
+
+symbolic.context = lambda: _current  # `//` and `%` of loop variables read the trace being recorded
 
 
 def current(what="this call"):
@@ -99,10 +103,21 @@ def _nl(name):
 
 class View:
     """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims."""
-    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype")
+    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype", "oob")
 
-    def __init__(self, storage, off_p, off_f, dims, bir_dtype):
+    def __init__(self, storage, off_p, off_f, dims, bir_dtype, oob=()):
         self.storage, self.off_p, self.off_f, self.dims, self.bir_dtype = storage, off_p, off_f, dims, bir_dtype
+        self.oob = oob  # clips.Check: index range checks a mask= may still make hold (nl_mask; _emit raises them)
+
+    def derive(self, off_p, off_f, dims, bir_dtype=None):
+        """Another view of the same storage (dims moved, broadcast...): an index still out of range is an error
+        now (only a mask= on the call that takes the view itself may bring it in range)."""
+        self.raise_oob()
+        return View(self.storage, off_p, off_f, dims, self.bir_dtype if bir_dtype is None else bir_dtype)
+
+    def raise_oob(self, where=None):
+        for c in self.oob:
+            c.verify(self.dims, bounds, where)
 
     # --- what NKI code reads
     @property
@@ -157,7 +172,7 @@ class View:
         if len(shape) != len(self.dims) or any(n != m and n != 1 for (_, n, _), m in zip(self.dims, shape)):
             raise KernelError(f"{self.name} {list(self.shape)} does not broadcast to {list(shape)}")
         dims = [(st if n == m else 0, m, p) for (st, n, p), m in zip(self.dims, shape)]
-        return View(self.storage, self.off_p, self.off_f, dims, self.bir_dtype)
+        return self.derive(self.off_p, self.off_f, dims)
 
     def reshape(self, shape):
         return _nl("reshape")(self, shape)
@@ -250,14 +265,18 @@ def _slice_size(k, n, what):
     return start, max(0, (extent.c + step - 1) // step), step
 
 
-def _check_range(e, n, what, dim):
-    lo, hi = bounds(e)
+def _pending(checks, base, terms, n, what, d, dims):
+    """An index range check for tensor dim d (size n), kept when the index leaves [0, n) somewhere over the loops'
+    ranges: a mask= on the call that takes the view may still make it hold (clips.Check)."""
+    c = Check(d, n, base, terms, what)
+    lo, hi = c.reach(dims, bounds) or (0, 0)
     if lo < 0 or hi >= n:
-        raise KernelError(f"index out of range on {what}: dim {dim} has size {n}, the index reaches [{lo}, {hi}]")
+        checks.append(c)
 
 
 def index_view(v, key):
     what = f"tensor {v.name}"
+    v.raise_oob()
     key = key if isinstance(key, tuple) else (key,)
     if any(k is Ellipsis for k in key):
         i = key.index(Ellipsis)
@@ -266,6 +285,7 @@ def index_view(v, key):
         raise KernelError(f"{len(key)} indices for {what} of {len(v.dims)} dims {list(v.shape)}")
     advanced = any(isinstance(k, Idx) and k.axes for k in key)
     off_p, off_f = v.off_p, v.off_f
+    checks = []
 
     def move(step, part, e):
         nonlocal off_p, off_f
@@ -280,18 +300,15 @@ def index_view(v, key):
         for d, (k, (step, num, part)) in enumerate(zip(key, v.dims)):
             if isinstance(k, slice):
                 start, size, sstep = _slice_size(k, num, what)
-                if size > 0:
-                    lo, hi = bounds(start)[0], bounds(start + (size - 1) * sstep)[1]
-                    if lo < 0 or hi >= num:
-                        raise KernelError(f"index out of range on {what}: dim {d} has size {num}, the index reaches "
-                                          f"[{lo}, {hi}]")
                 move(step, part, start)
                 dims.append((step * sstep, size, part))
+                if size > 0:
+                    _pending(checks, start, [(len(dims) - 1, sstep)], num, what, d, dims)
             else:
                 e = Idx.of(k)
-                _check_range(e, num, what, d)
+                _pending(checks, e, [], num, what, d, dims)
                 move(step, part, e)
-        return View(v.storage, off_p, off_f, dims, v.bir_dtype)
+        return View(v.storage, off_p, off_f, dims, v.bir_dtype, tuple(checks))
     # Advanced: every index an expression; the result has their broadcast shape, then the dims not indexed.
     if any(isinstance(k, slice) for k in key):
         raise Unsupported(f"mixing slices and nl.arange / nl.mgrid indices on {what}: give every dim as an "
@@ -303,7 +320,6 @@ def index_view(v, key):
     R = max([-p for p in sizes] + [0])
     res = [[0, sizes.get(r - R, 1), None] for r in range(R)]
     for d, (e, (step, num, part)) in enumerate(zip(idx, v.dims)):
-        _check_range(e, num, what, d)
         move(step, part, Idx(e.c, e.loop))
         for p, c in e.axes.items():
             r = res[p + R]
@@ -313,7 +329,9 @@ def index_view(v, key):
             r[2] = part
     dims = [(s, n, bool(p)) for s, n, p in res]
     dims += list(v.dims[len(key):])
-    return View(v.storage, off_p, off_f, dims, v.bir_dtype)
+    for d, (e, (_, num, _)) in enumerate(zip(idx, v.dims)):
+        _pending(checks, Idx(e.c, e.loop), [(p + R, c) for p, c in e.axes.items()], num, what, d, dims)
+    return View(v.storage, off_p, off_f, dims, v.bir_dtype, tuple(checks))
 
 
 # ---------------------------------------------------------------------------------------------------- trace tree
@@ -336,14 +354,29 @@ class Block:
 
 
 class Loop:
-    def __init__(self, trace, kind, start, stop, step, where):
+    """A traced BIR loop: trips start, start + step, ... < stop. key and trip0: the nl.affine_range /
+    sequential_range loop it is a segment of (loop_plan) and the index of its first trip there; split: one of the
+    two loops a split makes of a segment (loop_plan: i = c * u + w), which is not cut or split again."""
+
+    def __init__(self, trace, kind, start, stop, step, where, key=None, trip0=0, split=False):
         self.trace = trace
         self.var = len(trace.loops)
         self.kind, self.start, self.stop, self.step, self.where = kind, start, stop, step, where
         self.trips = max(0, (stop - start + step - 1) // step)
+        self.key, self.trip0, self.split = key, trip0, split
         self.body = Block(self)
         self.parent = trace.stack[-1].loop
         trace.loops.append(self)
+
+
+class Peeled(int):
+    """A loop variable on a trip traced on its own (loop_plan): its value, and the key of its loop (nl.loop_reduce's
+    loop_indices name loops by their variables)."""
+
+    def __new__(cls, value, key):
+        obj = int.__new__(cls, value)
+        obj.key = key
+        return obj
 
 
 class Trace:
@@ -360,12 +393,45 @@ class Trace:
         self.program_ids = ()
         self.unroll = False  # nl.affine_range / sequential_range as Python ranges (NeedsUnroll)
         self.cores = 1  # a launch grid's nl.nc(n) axis: the kernel runs on n cores, its program_id the shard id
+        # Loop plans (loop_plan.py): the plans this trace follows, by loop key; what it asks of the next trace.
+        self.plan = {}
+        self.requests = {}
+        self.segment = None  # the key of the loop segment being traced (None: the kernel's top level)
+        self.key_counts = {}  # (segment, source line) -> loops of that line traced there so far
+        self.starts = {}  # loop key -> the marker op where its first segment starts (nl.loop_reduce's identity)
+        self.call = {}  # the NKI call being traced (nl_common.api_call): "drop" (its mask holds nowhere), ...
 
     def var_range(self, v):
         if v == SHARD:
             return 0, self.cores - 1
         L = self.loops[v]
         return L.start, L.start + L.step * max(L.trips - 1, 0)
+
+    # --- loop plans (loop_plan.py)
+    def loop_key(self, where):
+        k = (self.segment, where)
+        n = self.key_counts.get(k, 0)
+        self.key_counts[k] = n + 1
+        return (self.segment, where, n)
+
+    def request(self, key, cuts=(), split=None):
+        """Asks the next trace to cut loop `key` at these trips, or to split its segment (first trip, factor)."""
+        p = self.requests.setdefault(key, loop_plan.Plan())
+        p.cuts.update(cuts)
+        if split is not None:
+            p.splits[split[0]] = split[1]
+
+    def request_split(self, var, coef, c, const):
+        """`e // c` of e = const + coef * (loop variable var): asks for var's loop split so that the quotient is a
+        loop variable (loop_plan.split_for_floordiv); whether it could (else the kernel is unrolled)."""
+        if var == SHARD:
+            return False
+        L = self.loops[var]
+        r = loop_plan.split_for_floordiv(Idx(const, {var: coef}), c, L, var)
+        if r is None or L.split:
+            return False
+        self.request(L.key, split=(L.trip0, r))
+        return True
 
     def unique(self, base):
         base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "t"
@@ -442,17 +508,48 @@ def loop_range(kind, args, where=None):
 
 
 def _loop_gen(kind, start, stop, step, where):
+    """One segment after the other (loop_plan.segments; the whole loop without a plan): a BIR loop traced once with
+    its variable symbolic, a trip traced on its own with its variable a Python int (Peeled), or a split segment, two
+    nested loops u, w with i = first + step * (c * u + w)."""
     tr = current(f"nl.{kind}")
-    L = Loop(tr, kind, start, stop, step, where)
-    if L.trips == 0:
+    trips = max(0, (stop - start + step - 1) // step)
+    if trips == 0:
+        Loop(tr, kind, start, stop, step, where)
         return
-    tr.stack[-1].items.append(L)
-    tr.stack.append(L.body)
-    try:
-        yield Idx(0, {L.var: 1})
-    except GeneratorExit:
-        tr.broken = where
-        if tr.stack and tr.stack[-1] is L.body:
+    key = tr.loop_key(where)
+    marker = Op("Marker", [], [], {}, None, where, "loop start", kind="marker")
+    marker.extra["dropped"] = True  # emits nothing: where an identity for nl.loop_reduce goes (nl_reduce)
+    marker.extra["block"] = tr.stack[-1]
+    tr.emit(marker)
+    tr.starts.setdefault(key, marker)
+    outer = tr.segment
+    for a, b, r in loop_plan.segments(trips, tr.plan.get(key)):
+        tr.segment = (key, a)
+        first = start + step * a
+        pushed = []
+
+        def enter(L):
+            tr.stack[-1].items.append(L)
+            tr.stack.append(L.body)
+            pushed.append(L)
+        if b - a == 1 and r is None:
+            value = Peeled(first, key)
+        elif r is None:
+            enter(Loop(tr, kind, first, start + step * b, step, where, key, a))
+            value = Idx(0, {pushed[0].var: 1})
+        else:
+            enter(Loop(tr, kind, 0, (b - a) // r, 1, where, key, a, split=True))
+            enter(Loop(tr, kind, 0, r, 1, where, key, a, split=True))
+            value = Idx(first, {pushed[0].var: step * r, pushed[1].var: step})
+        try:
+            yield value
+        except GeneratorExit:
+            tr.broken = where
+            for L in reversed(pushed):
+                if tr.stack and tr.stack[-1] is L.body:
+                    tr.stack.pop()
+            tr.segment = outer
+            raise
+        for _ in pushed:
             tr.stack.pop()
-        raise
-    tr.stack.pop()
+        tr.segment = outer
