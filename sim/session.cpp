@@ -591,10 +591,10 @@ std::vector<EncodeSummary> encode_kernel_cores(const Kernel &k, isa::CoreGen gen
   std::vector<EncodeSummary> out(static_cast<size_t>(cores));
   std::vector<isa::Program> low;
   for (int i = 0; i < cores; ++i) {
-    LowerOptions lo;
+    StreamFormOptions lo;
     lo.shard = i % lnc;
     lo.rank = i / lnc;
-    low.push_back(lower_to_stream(k.program, ap, lo, &out[static_cast<size_t>(i)].lowered));
+    low.push_back(to_stream_form(k.program, ap, lo, &out[static_cast<size_t>(i)].stream_form));
   }
   prepare_cores_dir(outdir);
   fs::create_directories(outdir);
@@ -667,7 +667,7 @@ EncodeSummary encode_kernel(const Kernel &k, isa::CoreGen gen, const std::string
   EncodeSummary s;
   // One bundle set is one core's: a kernel written for several is refused, naming what says so (core_needs).
   check_kernel_cores(k.program, 1, 1, names);
-  const isa::Program low = lower_to_stream(k.program, engines::load_arch(arch), {}, &s.lowered);
+  const isa::Program low = to_stream_form(k.program, engines::load_arch(arch), {}, &s.stream_form);
   prepare_encode_dir(outdir);
   isa::write_bundle_dir(low, gen, outdir);
   std::ifstream ms(fs::path(outdir) / "manifest.json");

@@ -34,7 +34,7 @@
 #include "neuronsim/isa/names.hpp"
 #include "neuronsim/sim/analysis.hpp"
 #include "neuronsim/sim/io.hpp"
-#include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/stream_form.hpp"
 #include "neuronsim/sim/report.hpp"
 #include "neuronsim/sim/session.hpp"
 #include "neuronsim/sim/simulator.hpp"
@@ -673,7 +673,7 @@ int cmd_encode(const std::vector<std::string> &a) {
     std::cout << "neuronsim encode: " << k.label << " -> " << out << " (" << isa::core_gen_name(*gen) << ", arch "
               << arch << ", " << n << " cores, LNC=" << l << ")\n";
     for (size_t c = 0; c < es.size(); ++c) {
-      const sim::LowerStats &st = es[c].lowered;
+      const sim::StreamFormStats &st = es[c].stream_form;
       std::cout << "  core" << c << " (shard " << c % static_cast<size_t>(l) << ", rank " << c / static_cast<size_t>(l)
                 << "): " << st.instructions << " instructions: " << (st.instructions - st.carriers) << " dynamic + "
                 << st.carriers << " sync carriers (" << st.waits_dropped << " implied waits dropped)\n";
@@ -683,7 +683,7 @@ int cmd_encode(const std::vector<std::string> &a) {
     return 0;
   }
   const sim::EncodeSummary e = sim::encode_kernel(k, *gen, arch, out);
-  const sim::LowerStats &st = e.lowered;
+  const sim::StreamFormStats &st = e.stream_form;
   const nlohmann::json &m = e.manifest;
   std::cout << "neuronsim encode: " << k.label << " -> " << out << " (" << isa::core_gen_name(*gen) << ", arch "
             << arch << ")\n";

@@ -21,7 +21,7 @@
 #include "neuronsim/sim/core_needs.hpp"
 #include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/io.hpp"
-#include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/stream_form.hpp"
 #include "neuronsim/sim/run_config.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/validate.hpp"
@@ -241,10 +241,11 @@ std::vector<Mismatch> check_outputs(const Kernel &k, Run &run, const RunSettings
 // 1e-06)", or "MISMATCH b: <message>" for a missing tensor or a shape error.
 std::string mismatch_line(const Mismatch &m, double rtol, double atol);
 
-// Lowers the BIR kernel for `arch` and writes its bundle streams for `gen` into `outdir` (created if missing;
-// a non-empty folder is refused unless it holds a previous encode output, which is replaced).
+// Puts the BIR kernel in the stream form for `arch` (to_stream_form) and writes its bundle streams for `gen`
+// into `outdir` (created if missing; a non-empty folder is refused unless it holds a previous encode output,
+// which is replaced).
 struct EncodeSummary {
-  LowerStats lowered;
+  StreamFormStats stream_form;
   nlohmann::json manifest;
 };
 // A kernel written for several cores is refused (check_kernel_cores with one core), its message naming the

@@ -14,7 +14,7 @@
 namespace neuronsim::sim {
 
 struct ValidateOptions {
-  std::string arch;          // empty: the architecture of the streams' generation (lower.hpp arch_for_gen)
+  std::string arch;          // empty: the architecture of the streams' generation (stream_form.hpp arch_for_gen)
   std::vector<std::pair<std::string, std::string>>
       arch_sets;             // set over it (`--set`, session.hpp parse_arch_set)
   InputSpec inputs;          // the same inputs feed both runs; missing ones are generated from the tensor name
