@@ -14,9 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "neuronsim/isa/bundle.hpp"
-#include "neuronsim/sim/stream_form.hpp"
-#include "neuronsim/sim/session.hpp"
+#include "neuronsim/sim/device.hpp"
+#include "neuronsim/sim/ranks.hpp"
+#include "neuronsim/sim/run_settings.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/stream_form.hpp"
 
 namespace neuronsim::sim {
 
