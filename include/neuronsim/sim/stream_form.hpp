@@ -1,7 +1,8 @@
 // A BIR program in the stream form, the form a bundle stream carries (DESIGN.md 1 job 3, issue 6): loops
 // unrolled, every address constant, tensors placed, engines chosen and the synchronization the scheduler
-// inferred written out as explicit semaphores. The result runs on the same core and gives the same outputs; `isa::write_bundle_dir` can
-// encode it (the stream format writes each instruction once and has no loops, docs/bundle-layout.md).
+// inferred written out as explicit semaphores. The result runs on the same core and gives the same outputs;
+// `isa::write_bundle_dir` can encode it (the stream format writes each instruction once and has no loops,
+// docs/bundle-layout.md).
 #pragma once
 
 #include <string>
