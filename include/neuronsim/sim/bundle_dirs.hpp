@@ -1,5 +1,5 @@
-// Folders of bundle streams: `neuronsim encode` writing them (one core's, or one per core with cores.json), and
-// reading a multi-core folder and a folder's files back.
+// Folders of bundle streams: `neuronsim encode` writing them (one core's, or one per core with cores.json),
+// and reading a multi-core folder and a folder's files back.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// A kernel as a user names it (a BIR JSON file, a workload folder, a bundle-stream folder, a multi-core bundle
-// folder) and reading it (load_kernel): what every command and the Python module start from.
+// A kernel as a user names it (a BIR JSON file, a workload folder, a bundle-stream folder, a multi-core
+// bundle folder) and reading it (load_kernel): what every command and the Python module start from.
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
-// Per-rank data of a multi-core run (docs/multicore.md): how many ranks a run has, the rank<r>/ folders of its
-// inputs, expected outputs and outputs, and the files --save-inputs writes.
+// Per-rank data of a multi-core run (docs/multicore.md): how many ranks a run has, the rank<r>/ folders of
+// its inputs, expected outputs and outputs, and the files --save-inputs writes.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// What a run tells the user: the summary `neuronsim run` prints, the stats document and writing it, the progress
-// line of a long run, and the lines of a mismatch and of an output no instruction wrote.
+// What a run tells the user: the summary `neuronsim run` prints, the stats document and writing it, the
+// progress line of a long run, and the lines of a mismatch and of an output no instruction wrote.
 #pragma once
 
 #include <chrono>

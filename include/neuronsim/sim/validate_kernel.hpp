@@ -1,5 +1,5 @@
-// `neuronsim validate` on a kernel as a user names it: its bundle streams (one core's or a multi-core folder's)
-// against its BIR, and the report's text.
+// `neuronsim validate` on a kernel as a user names it: its bundle streams (one core's or a multi-core
+// folder's) against its BIR, and the report's text.
 #pragma once
 
 #include <string>
