@@ -242,7 +242,7 @@ isa::Program to_stream_form(const isa::Program &program, const engines::ArchPara
   // Vector clocks over the schedule: know[i][q] = how many queue-q instructions are known complete when
   // instruction i starts, through its waits and, transitively, its producers' waits. Queue order alone gives an
   // instruction its predecessors' knowledge but not their completion (the core completes an instruction its
-  // latency after it leaves the queue; completions stay in queue order, sim/core.cpp). A wait that this
+  // latency after it leaves the queue; completions stay in queue order, sim/core_issue.cpp). A wait that this
   // knowledge already implies costs a sync slot and changes nothing: it is dropped.
   const size_t n = s.insts.size();
   std::vector<Clock> know(n);
