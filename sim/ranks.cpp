@@ -10,11 +10,6 @@ namespace neuronsim::sim {
 
 namespace fs = std::filesystem;
 
-int run_ranks(const RunSettings &s) {
-  const int lnc = std::max(s.lnc, 1);
-  return std::max(std::max(s.cores, s.lnc), 1) / lnc;
-}
-
 bool has_rank_dirs(const std::string &dir, int ranks) {
   if (dir.empty() || ranks <= 1) return false;
   std::error_code ec;
@@ -52,11 +47,6 @@ InputSpec rank_inputs(const isa::Program &p, const InputSpec &spec, int rank, in
     if (fs::exists(f, ec)) r.files[t.name] = f.string();
   }
   return r;
-}
-
-InputSpec run_rank_inputs(const isa::Program &p, const RunSettings &s, int rank, int ranks) {
-  if (s.rank_input_list.empty()) return ranks > 1 ? rank_inputs(p, s.inputs, rank, ranks) : s.inputs;
-  return rank_inputs(p, s.rank_input_list.at(static_cast<size_t>(rank)), rank, ranks);
 }
 
 ExpectSpec rank_expect(const ExpectSpec &e, int rank, int ranks) {

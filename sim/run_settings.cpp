@@ -245,6 +245,16 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
   prepare_output_paths(dirs, out_files, read_files);
 }
 
+int run_ranks(const RunSettings &s) {
+  const int lnc = std::max(s.lnc, 1);
+  return std::max(std::max(s.cores, s.lnc), 1) / lnc;
+}
+
+InputSpec run_rank_inputs(const isa::Program &p, const RunSettings &s, int rank, int ranks) {
+  if (s.rank_input_list.empty()) return ranks > 1 ? rank_inputs(p, s.inputs, rank, ranks) : s.inputs;
+  return rank_inputs(p, s.rank_input_list.at(static_cast<size_t>(rank)), rank, ranks);
+}
+
 ScheduleMode parse_schedule(const std::string &value, const std::string &option) {
   if (value == "auto") return ScheduleMode::Auto;
   if (value == "whole") return ScheduleMode::Whole;

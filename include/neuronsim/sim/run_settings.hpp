@@ -97,6 +97,11 @@ void resolve_cores(const Kernel &k, RunSettings &s);
 void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::string &outdir,
                          const std::vector<std::string> &files);
 
+// The ranks of a run: its logical cores (1 for a single-core run).
+int run_ranks(const RunSettings &s);
+// Rank r's input spec in a run with settings `s` (rank_input_list or inputs, then rank_inputs, ranks.hpp).
+InputSpec run_rank_inputs(const isa::Program &p, const RunSettings &s, int rank, int ranks);
+
 // The architectures and generations by name. An architecture is a built-in name (UsageError "<option> takes
 // trn1, trn2, trn3 or an architecture FILE.json, got 'x'") or a file (engines::names_arch_file), read and
 // checked here (InputError naming the file and the key). A value with settings, "trn2+{KEY=VALUE,...}", has
