@@ -21,7 +21,7 @@ from . import dtypes
 from .clips import clipped
 from .errors import KernelError
 from .symbolic import SHARD
-from .tracer import Loop, View
+from .tracer import Loop, Op, View
 
 _B = _core.builder
 _L = _core.lowering
@@ -278,7 +278,7 @@ class _Moved:
     """An op seen with other operand views (the same instruction otherwise)."""
 
     def __init__(self, op, ins, outs):
-        self.__dict__.update({k: getattr(op, k) for k in op.__slots__})
+        self.__dict__.update({k: getattr(op, k) for k in Op.__slots__})
         self.ins, self.outs = ins, outs
 
 

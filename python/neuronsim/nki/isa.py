@@ -136,6 +136,11 @@ def nc_matmul(*args, accumulate=None, mask=None, **kw):
     if set(ops) != set(names):
         raise KernelError("nisa.nc_matmul takes stationary and moving tiles")
     st, mv = _mask([ops["stationary"], ops["moving"]], mask, "nisa.nc_matmul")
+    # The PE array reads SBUF: an operand in PSUM (a PE transpose's result) is copied out first, as for nl.matmul
+    # (INFERRED: NKI's page asks for SBUF operands, but public kernels that ran on silicon, the attention backward
+    # among them, pass nc_transpose's PSUM result, so the compiler copies it).
+    st, mv = (nl_dma.tensor_copy_to(v, v.bir_dtype, "nisa.nc_matmul") if isinstance(v, View) and
+              v.storage.buffer == "psum" else v for v in (st, mv))
     res = nl_matmul.matmul_op(st, mv, "nisa.nc_matmul")
     if dst is None:
         return res

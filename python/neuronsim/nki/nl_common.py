@@ -63,6 +63,9 @@ def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", wher
         s.written = True
         if s.buffer == "hbm" and s.kind == "input":
             s.kind = "output"  # an argument the kernel writes is one of its results (NKI's older output style)
+    if tr.call.get("clips"):  # the call's mask= covers every operand of its instructions
+        ins = [nl_mask.clip_operand(v, tr.call) for v in ins]
+        outs = [nl_mask.clip_operand(v, tr.call) for v in outs]
     op = Op(type_, list(ins), list(outs), dict(fields or {}), engine, where, what, kind)
     if tr.call.get("drop"):
         op.extra["dropped"] = True  # the call's mask= holds nowhere: nothing runs

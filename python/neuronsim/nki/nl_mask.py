@@ -93,27 +93,38 @@ def apply(views, mask, what):
         tr.call["drop"] = True
     if tr.call.get("drop") or tr.call.get("unresolved"):
         return [_plain(v) for v in views]  # nothing runs (or the trace is redone): no index is checked
-    out = []
-    for v in views:
-        if not isinstance(v, View):
-            out.append(v)
-            continue
-        dims = list(v.dims)
-        for pos, (lo, hi) in intervals.items():
-            d = len(dims) + pos
-            if d >= 0 and dims[d][1] != 1:
-                dims[d] = _narrow(dims[d], lo, hi)
-        for pair, pa, pb in pairs:
-            for pos, role in ((pa, "a"), (pb, "b")):
-                d = len(dims) + pos if pos is not None else -1
-                if pos is not None and d >= 0 and dims[d][1] != 1:
-                    st, n, part = dims[d]
-                    n = n if clipped(n) else Clipped(n)
-                    dims[d] = (st, n.paired(pair, role), part)
-        for c in v.oob:
-            c.verify(dims, bounds, masked=True)
-        out.append(View(v.storage, v.off_p, v.off_f, dims, v.bir_dtype))
-    return out
+    if intervals or pairs:
+        tr.call["clips"] = (intervals, pairs)  # for the call's other operands too (clip_operand)
+    return [clip_view(v, intervals, pairs, bool(terms)) if isinstance(v, View) else v for v in views]
+
+
+def clip_view(v, intervals, pairs, masked=True):
+    """v with the dims at the clipped positions (counted from its last dim; dims of size 1 are not clipped) narrowed,
+    and its index range checks made over them."""
+    dims = list(v.dims)
+    for pos, (lo, hi) in intervals.items():
+        d = len(dims) + pos
+        if d >= 0 and dims[d][1] != 1:
+            dims[d] = _narrow(dims[d], lo, hi)
+    for pair, pa, pb in pairs:
+        for pos, role in ((pa, "a"), (pb, "b")):
+            d = len(dims) + pos if pos is not None else -1
+            if pos is not None and d >= 0 and dims[d][1] != 1:
+                st, n, part = dims[d]
+                n = n if clipped(n) else Clipped(n)
+                dims[d] = (st, n.paired(pair, role), part)
+    for c in v.oob:
+        c.verify(dims, bounds, masked=masked)
+    return View(v.storage, v.off_p, v.off_f, dims, v.bir_dtype)
+
+
+def clip_operand(v, call):
+    """An operand of a masked call's instruction that the call did not pass through its mask (a per-partition
+    scalar, an initial value, a reduction's destination): clipped at the same positions, unless it is already."""
+    clips = call.get("clips")
+    if clips is None or not isinstance(v, View) or any(clipped(n) for _, n, _ in v.dims):
+        return v
+    return clip_view(v, *clips)
 
 
 def _narrow(dim, lo, hi):

@@ -81,7 +81,7 @@ def matmul(x, y, *, transpose_x=False, mask=None, **kw):
     x, y = _tile(x, "nl.matmul", "x"), _tile(y, "nl.matmul", "y")
     x, y = _mask([x, y], mask, "nl.matmul")
     # The PE array reads SBUF: an operand in PSUM (an nl.transpose or nl.matmul result) is copied out first, as the
-    # compiler does for nl.matmul (nisa.nc_matmul refuses it instead).
+    # compiler does (nisa.nc_matmul likewise).
     if x.storage.buffer == "psum":
         x = tensor_copy_to(x, x.bir_dtype, "nl.matmul")
     if y.storage.buffer == "psum":
