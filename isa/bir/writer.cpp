@@ -277,7 +277,7 @@ struct Writer {
                 {"allocated", t.allocated},
                 {"pinned", false},
                 {"tensor_id", 0}};
-    return {{"Skind", "memory_location_set"},
+    json set = {{"Skind", "memory_location_set"},
             {"name", set_name(t)},
             {"kind", enum_name(t.kind)},
             {"tensor_class", tclass},
@@ -290,6 +290,8 @@ struct Writer {
             {"volatile", false},
             {"tensorId2MemLocSize", 1},
             {"memorylocations", json::array({loc})}};
+    if (t.inout) set["inout"] = true;
+    return set;
   }
 
   json module() const {

@@ -336,9 +336,7 @@ def simulate(kernel, *arrays, arch=None, **kwargs):
     if traced.result is None:
         bound = inspect.signature(_as_kernel(kernel).fn).bind(*arrays, **kwargs)
         for name in traced.written_args:
-            target = bound.arguments[name]
-            got = outs[traced.arg_storages[name].id]
-            np.copyto(target, got.astype(target.dtype) if got.dtype != target.dtype else got)
+            _write_back(bound.arguments[name], outs[traced.arg_storages[name].id], traced.arg_storages[name].dtype)
         return None
 
     def build(x):
@@ -349,6 +347,23 @@ def simulate(kernel, *arrays, arch=None, **kwargs):
 
 
 simulate_kernel = simulate
+
+
+def _write_back(target, got, bir):
+    """An in-place argument's result into the caller's array (NKI's simulate updates it): a numpy array takes the
+    values in its own dtype (bf16 / fp8 held as raw bits take the bits), a neuronsim.nki.array its bits."""
+    if isinstance(target, TypedArray):
+        target.bits[...] = _core.from_float32(np.asarray(got, dtype=np.float32), bir) \
+            if got.dtype != target.bits.dtype else got
+        return
+    if not isinstance(target, np.ndarray):
+        return
+    if target.dtype.kind == "V" or target.dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"):
+        bits = _core.from_float32(np.asarray(got, dtype=np.float32), bir) if got.dtype.kind == "f" and \
+            got.dtype.itemsize == 4 else np.asarray(got)
+        target.view(bits.dtype)[...] = bits
+        return
+    np.copyto(target, got.astype(target.dtype) if got.dtype != target.dtype else got)
 
 
 def to_bir(kernel, *arrays_or_shapes, **kwargs):

@@ -221,7 +221,11 @@ def emit_bir(trace, label, arg_names, outputs):
         if s.buffer != "hbm" or (s.id not in used and s.kind != "input" and s.id not in out_ids):
             continue
         shape = list(s.shape)
-        if s.id in out_ids or s.kind == "output":
+        if s.__dict__.get("inout"):
+            # An argument the kernel also writes: filled with the caller's data, written out after the run.
+            handles[s.id] = b.inout(s.name, shape, s.dtype)
+            inputs.append(s.name)
+        elif s.id in out_ids or s.kind == "output":
             handles[s.id] = b.output(s.name, shape, s.dtype)
         elif s.kind in ("input", "const"):
             handles[s.id] = b.input(s.name, shape, s.dtype)

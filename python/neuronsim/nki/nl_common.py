@@ -62,7 +62,10 @@ def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", wher
             s.__dict__["computed"] = True
         s.written = True
         if s.buffer == "hbm" and s.kind == "input":
-            s.kind = "output"  # an argument the kernel writes is one of its results (NKI's older output style)
+            # An argument the kernel writes is one of its results (NKI's older output style), in place: it keeps the
+            # data it is given (emit_bir: an in-out tensor).
+            s.kind = "output"
+            s.__dict__["inout"] = True
     if tr.call.get("clips"):  # the call's mask= covers every operand of its instructions
         ins = [nl_mask.clip_operand(v, tr.call) for v in ins]
         outs = [nl_mask.clip_operand(v, tr.call) for v in outs]
