@@ -168,6 +168,7 @@ def trace_kernel(kernel, args, kwargs):
 
 
 def _trace_kernel(kernel, args, kwargs, unroll, plan):
+    _last_trace[0] = None
     try:
         return _trace_once(kernel, args, kwargs, unroll, plan)
     except Exception:

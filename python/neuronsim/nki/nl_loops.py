@@ -31,8 +31,13 @@ def sequential_range(*args, **kw):
 def fori_loop(lower, upper, body_fun, step=1, **kw):
     """NKI 0.7's compiled loop: body_fun(i) for i in range(lower, upper, step), traced once as one BIR loop (static
     bounds; a bound held in a register is refused)."""
+    tr = current("nl.fori_loop")
     for i in loop_range("fori_loop", (lower, upper, step)):
-        body_fun(i)
+        saved, tr.call = tr.call, {}  # the body's calls are the kernel's own (nl_common.api_call), not fori_loop's
+        try:
+            body_fun(i)
+        finally:
+            tr.call = saved
 
 
 @_api
