@@ -252,7 +252,20 @@ class _MGrid:
             start, stop, step = k.start or 0, k.stop, k.step or 1
             n = max(0, (stop - start + step - 1) // step)
             out.append(Idx(start, None, {i - m: step}, {i - m: n}))
-        return out[0] if m == 1 else tuple(out)
+        return out[0] if m == 1 else Grid(out)
+
+
+class Grid(tuple):
+    """nl.mgrid's result: the index expressions, one per dim (i_p, i_f = nl.mgrid[...]), also as .p (the partition
+    index) and .x (the first free index), as NKI's mgrid gives them (grid = nl.mgrid[0:128, 0:512]; t[grid.p, grid.x])."""
+
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
 
 
 mgrid = _MGrid()
