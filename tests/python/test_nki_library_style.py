@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import neuronsim.nki as nki
+from conftest import cli
 
 KERNELS = pathlib.Path(__file__).resolve().parent / "nki_kernels"
 RNG = np.random.default_rng(40)
@@ -46,3 +47,14 @@ def test_library_style_kernel_with_bias_per_architecture(lib, arch, factor):
     np.testing.assert_allclose(got, want.astype(np.float32), rtol=4e-7, atol=4e-7)
     helpers = sys.modules["libstyle_helpers"]
     assert helpers.FP8_RANGE[helpers.nl.float8_e4m3fn] == 448.0 and helpers.TileCfg(cols=8).rows == 128
+
+
+@pytest.mark.parametrize("arch, factor", [("trn1", 0.5), ("trn3", 1.0)])
+def test_cli_traces_the_kernel_for_the_run_s_arch(tmp, arch, factor):
+    """`neuronsim nki ... --arch A`: the kernel is traced for A (nisa.get_nc_version()) and runs on A."""
+    np.save(tmp / "x.npy", X)
+    (tmp / "want").mkdir()
+    np.save(tmp / "want" / "out.npy", (REF[0](X.astype(np.float64)) * factor).astype(np.float32))
+    r = cli("nki", f"{KERNELS / 'libstyle_kernel.py'}::act_scale", "--input", f"x={tmp / 'x.npy'}", "--arch", arch,
+            "--expect", tmp / "want", "--rtol", "4e-7", "--atol", "4e-7")
+    assert "outputs match" in r.stdout, r.stdout + r.stderr

@@ -159,7 +159,15 @@ class Scaling(nl.NKIObject):
         assert self.factor != 0
 
 
+@dataclasses.dataclass
+class Section(nl.NKIObject):
+    """Fields as plain class attributes under @dataclass: keywords all the same, as NKI takes them."""
+    index = None
+    offset = 0
+
+
 def test_nkiobject_subclasses_are_built_like_dataclasses():
+    assert (Section(index=2, offset=5).index, Section(index=1).offset, Section().index) == (2, 0, None)
     s = Scaling(factor=3.0)
     assert (s.factor, s.shift) == (3.0, 0.0) and Scaling(2.0, 1.0).shift == 1.0
     with pytest.raises(AssertionError):

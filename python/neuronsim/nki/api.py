@@ -307,8 +307,11 @@ def simulate(kernel, *arrays, arch=None, **kwargs):
     """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
     the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
     those arrays are updated in place and None is returned. Given the kernel alone, simulate(kernel) is the current
-    API's form: a callable that runs it, simulate(kernel)(a, b) (simulate(kernel[2])(...) with a launch grid)."""
-    if not arrays and not kwargs:
+    API's form: a callable that runs it, simulate(kernel)(a, b) (simulate(kernel[2])(...) with a launch grid) -- for a
+    kernel that takes arguments; one that takes none runs at once, as the legacy API's simulate_kernel(kernel)."""
+    needs = [p for p in inspect.signature(_as_kernel(kernel).fn).parameters.values()
+             if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not arrays and not kwargs and needs:
         return functools.wraps(_as_kernel(kernel).fn)(lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, **k))
     return simulate_kernel(kernel, *arrays, arch=arch, **kwargs)
 

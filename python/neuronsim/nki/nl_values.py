@@ -91,6 +91,22 @@ class NKIObject:
         if post is not None:
             post()
 
+    def __init_subclass__(cls, **kwargs):
+        """A plain class attribute of a subclass (`section_idx = None`) is a field too, with that default, so that a
+        @dataclass subclass that declares its fields that way takes them as keywords (NKI constructs such classes
+        so; the NKI Library's attention kernels rely on it). Functions, classes, properties and mutable values
+        stay class attributes."""
+        super().__init_subclass__(**kwargs)
+        ann = cls.__dict__.get("__annotations__")
+        if ann is None:
+            ann = {}
+            cls.__annotations__ = ann
+        for name, v in list(cls.__dict__.items()):
+            if name.startswith("_") or name in ann or callable(v) or isinstance(v, (property, classmethod,
+                                                                                    staticmethod, list, dict, set)):
+                continue
+            ann[name] = "typing.Any"
+
     def __repr__(self):
         shown = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({shown})"
