@@ -5,6 +5,9 @@ Imported by coverage.py, after every API module has registered its names. A defi
 adds its line here."""
 from . import registry
 
+_ALLOC = "placed by neuronsim's own allocation, with a warning (docs/nki-lowering.md 2)"
+_NO_PASSES = "accepted; neuronsim's lowering has no such compiler pass"
+
 _TESTS = {
     # tests/python/test_nki_language.py: nl calls against numpy
     "test_nki_language.py::test_unary": ("nki.language", "cos floor ceil negative"),
@@ -93,23 +96,31 @@ _TESTS_OTHER = [
     ("test_nki_names.py::test_simulate_callable_form_and_typing_placeholders", "nki.typing", "tensor"),
     ("test_nki_names.py::test_legacy_tensor_members_nkitensor_and_validation_errors", "nki.typing", "mutable_tensor"),
     ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki.compiler",
-     "skip_middle_end_transformations enable_stack_allocator no_reorder allocation_scope sbuf"),
+     "skip_middle_end_transformations enable_stack_allocator no_reorder allocation_scope", _NO_PASSES),
+    ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki.compiler", "sbuf",
+     _ALLOC),
     ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki.compiler.sbuf",
-     "mod_alloc"),
+     "mod_alloc", _ALLOC),
     ("test_nki_names.py::test_compiler_allocations_of_both_memories_are_placed_by_neuronsim", "nki.compiler",
-     "force_auto_alloc multi_buffer psum"),
+     "force_auto_alloc multi_buffer", _NO_PASSES),
+    ("test_nki_names.py::test_compiler_allocations_of_both_memories_are_placed_by_neuronsim", "nki.compiler", "psum",
+     _ALLOC),
     ("test_nki_names.py::test_compiler_allocations_of_both_memories_are_placed_by_neuronsim", "nki.compiler.sbuf",
-     "alloc auto_alloc"),
+     "alloc auto_alloc", _ALLOC),
     ("test_nki_names.py::test_compiler_allocations_of_both_memories_are_placed_by_neuronsim", "nki.compiler.psum",
-     "alloc auto_alloc mod_alloc"),
+     "alloc auto_alloc mod_alloc", _ALLOC),
     ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki",
-     "jit:mode jit:debug_kernel jit:show_compiler_tb jit:experimental_flags baremetal"),
-    ("test_nki_names.py::test_platform_target_option_picks_the_architecture", "nki", "jit jit:platform_target"),
+     "jit:mode jit:debug_kernel jit:show_compiler_tb jit:experimental_flags", "accepted; changes nothing here"),
+    ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki", "baremetal"),
+    ("test_nki_names.py::test_platform_target_option_picks_the_architecture", "nki", "jit"),
+    ("test_nki_names.py::test_platform_target_option_picks_the_architecture", "nki", "jit:platform_target",
+     "the architecture of the run and the trace (simulate, benchmark, to_bir; the CLI takes --arch)"),
     ("test_nki_language.py::test_launch_grid_program_id_runs_each_instance", "nki", "jit:kernel[grid]"),
     ("test_nki_names.py::test_simulate_callable_form_and_typing_placeholders", "nki",
      "simulate simulate_kernel benchmark"),
     ("test_nki_run.py::test_benchmark_profile_names_the_kernel_lines", "nki", "profile"),
-    ("test_nki_isa.py::test_index_out_of_range_is_a_kernel_error", "nki", "tensor"),
+    ("test_nki_isa.py::test_index_out_of_range_is_a_kernel_error", "nki", "tensor",
+     "neuronsim's nki.tensor(shape, dtype) is a placeholder argument; the kernel's tensor class is nl.NkiTensor"),
     ("test_nki_names.py::test_legacy_tensor_members_nkitensor_and_validation_errors", "nki",
      "tensor.dtype tensor.itemsize tensor.ndim tensor.shape tensor.reshape"),
     ("test_nki_language.py::test_reshape_of_an_hbm_tensor", "nki.language", "reshape"),
@@ -119,5 +130,5 @@ _TESTS_OTHER = [
 
 for _test, (_module, _names) in _TESTS.items():
     registry.checked_by(_test, _module, _names)
-for _test, _module, _names in _TESTS_OTHER:
-    registry.checked_by(_test, _module, _names)
+for _test, _module, _names, *_note in _TESTS_OTHER:
+    registry.checked_by(_test, _module, _names, *_note)

@@ -59,7 +59,7 @@ def _cell(e):
         return "MISSING", "no registry entry"
     if e.status == "refused":
         return "refused", e.reason
-    return "supported", e.test or "NO TEST NAMED"
+    return "supported", (e.test or "NO TEST NAMED") + (f"; {e.note}" if e.note else "")
 
 
 def table(reference):

@@ -27,11 +27,11 @@ class Entry:
     """One public name: module ("nki.language"), name ("add"; "tile_size.pmax" for a member), fn (what a kernel
     reaches), status ("lowered", "value", "refused"), test ("test_file.py::test_name", who checks it) and reason (why
     it is refused)."""
-    __slots__ = ("module", "name", "fn", "status", "test", "reason")
+    __slots__ = ("module", "name", "fn", "status", "test", "reason", "note")
 
     def __init__(self, module, name, fn, status, reason=None):
         self.module, self.name, self.fn, self.status = module, name, fn, status
-        self.test, self.reason = None, reason
+        self.test, self.reason, self.note = None, reason, None
 
     @property
     def supported(self):
@@ -99,16 +99,17 @@ def refuse_all(module, reasons):
         refuse(module, name, reason)
 
 
-def checked_by(test, module, names):
+def checked_by(test, module, names, note=None):
     """Records that `test` ("test_file.py::test_name") checks each of names (a list, or one string of names
-    separated by spaces) of module against numpy or NKI's documented example."""
+    separated by spaces) of module against numpy or NKI's documented example; note: what a reader of the coverage
+    table should know (an option that changes nothing here)."""
     for name in names.split() if isinstance(names, str) else names:
         entry = _ENTRIES.get((module, name))
         if entry is None:
             raise KeyError(f"checked_by: {module}.{name} is not registered")
         if entry.status == "refused":
             raise RuntimeError(f"checked_by: {module}.{name} is refused; a test cannot check it")
-        entry.test = test
+        entry.test, entry.note = test, note
 
 
 def function(module, name):
