@@ -378,3 +378,24 @@ def test_all_reduce_across_the_cores_of_a_logical_core():
         return y
     x = RNG.uniform(-1, 1, (256, 8)).astype(np.float32)
     np.testing.assert_array_equal(nki.simulate(nki.jit(kernel)[nl.nc(2)], x), x[:128] + x[128:])
+
+
+def test_mgrid_free_indices_and_a_loop_condition_anded_with_a_python_bool():
+    def kernel(x):
+        out = nl.ndarray((128, 4, 8), x.dtype, buffer=nl.shared_hbm)
+        g = nl.mgrid[0:128, 0:4, 0:8]
+        nl.store(out[g.p, g.x, g.y], nl.load(x[g.p, g.x * 8 + g.y]))
+        return out
+    np.testing.assert_array_equal(nki.simulate(kernel, X), X.reshape(128, 4, 8))
+
+    def halves(x):
+        out = nl.ndarray((128, 32), x.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(4):
+            t = nl.load(x[:, nl.ds(i * 8, 8)])
+            if (i < 2) & True:  # a loop condition with a Python bool: traced again with the loop unrolled
+                t = nl.negative(t)
+            nl.store(out[:, nl.ds(i * 8, 8)], t)
+        return out
+    with pytest.warns(UserWarning, match="unrolled"):
+        got = nki.simulate(halves, X)
+    np.testing.assert_array_equal(got, np.hstack([-X[:, :16], X[:, 16:]]))

@@ -214,6 +214,8 @@ class Pred:
         self.terms = [(e, op)]
 
     def __and__(self, o):
+        if o is True or o is False:  # a condition that is a Python bool already: (i < n) & True
+            return self if o else False
         p = Pred(Idx(0), "==")
         p.terms = self.terms + o.terms
         return p
@@ -257,7 +259,8 @@ class _MGrid:
 
 class Grid(tuple):
     """nl.mgrid's result: the index expressions, one per dim (i_p, i_f = nl.mgrid[...]), also as .p (the partition
-    index) and .x (the first free index), as NKI's mgrid gives them (grid = nl.mgrid[0:128, 0:512]; t[grid.p, grid.x])."""
+    index) and .x, .y, .z (the free indices), as NKI's mgrid gives them (grid = nl.mgrid[0:128, 0:512];
+    t[grid.p, grid.x])."""
 
     @property
     def p(self):
@@ -266,6 +269,14 @@ class Grid(tuple):
     @property
     def x(self):
         return self[1]
+
+    @property
+    def y(self):
+        return self[2]
+
+    @property
+    def z(self):
+        return self[3]
 
 
 mgrid = _MGrid()
