@@ -6,6 +6,7 @@ import builtins as _b  # sum, max, min, abs, all, any: NKI's names shadow Python
 from . import dtypes, nl_mask, registry, tracer
 from .clips import clipped
 from .errors import KernelError, Unsupported, source_location
+from .isa_constants import bir_of
 from .tracer import Op, View, current, new_storage
 
 
@@ -50,8 +51,12 @@ def _new_tile(shape, bir, buffer="sbuf", name=None, where=None):
 
 
 def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", where=None):
+    """Records one instruction. An nki.isa enum given as the engine or a field value (nisa.engine.vector,
+    nisa.reduce_cmd.reset_reduce) is written as its BIR name (isa_constants.bir_of)."""
     tr = current(what)
     where = where or _where()
+    engine = bir_of(engine)
+    fields = {k: bir_of(v) for k, v in (fields or {}).items()}
     for v in ins:
         if isinstance(v, View):
             v.storage.__dict__["uses"] = v.storage.__dict__.get("uses", 0) + 1

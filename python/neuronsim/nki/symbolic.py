@@ -241,6 +241,8 @@ class Pred:
         self.terms = [(e, op)]
 
     def __and__(self, o):
+        if o is True or o is False:  # a condition that is a Python bool already: (i < n) & True
+            return self if o else False
         p = Pred(Idx(0), "==")
         p.terms = self.terms + o.terms
         return p
@@ -266,19 +268,6 @@ def arange(*args):
     return Idx(start, None, {-1: step}, {-1: n})
 
 
-class Grid(tuple):
-    """What nl.mgrid gives: one index expression per dim, unpacked (`i_p, i_f = nl.mgrid[...]`) or by name, .p the
-    partition (first) dim and .x the last (NKI's mgrid object)."""
-
-    @property
-    def p(self):
-        return self[0]
-
-    @property
-    def x(self):
-        return self[-1]
-
-
 class _MGrid:
     """nl.mgrid[0:128, 0:512]: one index expression per dim, each along its own position."""
 
@@ -293,6 +282,28 @@ class _MGrid:
             n = max(0, (stop - start + step - 1) // step)
             out.append(Idx(start, None, {i - m: step}, {i - m: n}))
         return out[0] if m == 1 else Grid(out)
+
+
+class Grid(tuple):
+    """nl.mgrid's result: the index expressions, one per dim (i_p, i_f = nl.mgrid[...]), also as .p (the partition
+    index) and .x, .y, .z (the free indices), as NKI's mgrid gives them (grid = nl.mgrid[0:128, 0:512];
+    t[grid.p, grid.x])."""
+
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
+
+    @property
+    def y(self):
+        return self[2]
+
+    @property
+    def z(self):
+        return self[3]
 
 
 mgrid = _MGrid()
