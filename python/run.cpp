@@ -240,7 +240,8 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
                                             ? nlohmann::json()
                                             : sim::trace_json(r.result, r.simulator->schedule(), k->program);
         isa::write_file_atomic(report_file,
-                               sim::run_report_html(stats, timeline.is_null() ? nullptr : &timeline));
+                               sim::run_report_html(stats, timeline.is_null() ? nullptr : &timeline, "",
+                                                    trace_file));
       }
       bad = sim::check_outputs(*k, r, s);
     });

@@ -395,7 +395,8 @@ void write_run_files(std::ostream &out, const sim::Kernel &k, const sim::Run &ru
                                     : run.device || simulator.schedule().insts.empty()
                                         ? nlohmann::json()
                                         : sim::trace_json(r, simulator.schedule(), prog);
-    isa::write_file_atomic(report, sim::run_report_html(doc, timeline.is_null() ? nullptr : &timeline));
+    isa::write_file_atomic(report,
+                           sim::run_report_html(doc, timeline.is_null() ? nullptr : &timeline, "", trace));
     out << "report: " << report << "\n";
     if (json)
       summary["report"] = report;
