@@ -254,6 +254,7 @@ sim::Kernel load_run_kernel(RunArgs &args, const RunFrom &from, bool &bundled) {
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
   sim::Kernel k = sim::load_kernel(kernel);
   if (!from.label.empty()) k.label = from.label;
+  k.files.insert(k.files.end(), from.sources.begin(), from.sources.end());
   const isa::Program &prog = k.program;
   print_warnings(prog);
   sim::complete_settings(k, set);
