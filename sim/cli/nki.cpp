@@ -46,7 +46,8 @@ the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), t
   --emit-bir FILE        also write the traced BIR JSON there
 Every `neuronsim run` option applies (--arch, --set, --timing-only, --stats, --trace, --top, --why, --sensitivity,
 --report, --json, --quiet, --seed, --expect, --rtol/--atol, --outdir, --save-inputs, --max-instructions, --schedule,
---device-print, --cores, --lnc).
+--device-print, --cores, --lnc); --max-instructions also bounds the loop trips the tracer unrolls and the
+launch-grid instances it traces. No output may replace FILE.py or an --input (checked before tracing).
 Outputs are named after the kernel's variables (`c = nl.ndarray(...)` -> c.npy). `neuronsim.nki.install()` serves the
 neuronxcc.nki / nki imports when no real package of that name is importable.
 exit codes: as run (0 ok, 1 outputs differ, 2 usage, 3 the kernel cannot be traced or read, 4 simulation error)
