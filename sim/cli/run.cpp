@@ -254,6 +254,14 @@ sim::Kernel load_run_kernel(RunArgs &args, const RunFrom &from, bool &bundled) {
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
   sim::Kernel k = sim::load_kernel(kernel);
   if (!from.label.empty()) k.label = from.label;
+  if (!from.sources.empty() && !from.label.empty()) {
+    // Made from the user's files (nki's FILE.py) through a BIR file of neuronsim's own: the stats, the warnings
+    // and the errors name the kernel as the user gave it, never that file.
+    for (auto &w : k.program.warnings)
+      for (size_t at = 0; (at = w.find(k.program.file, at)) != std::string::npos; at += from.label.size())
+        w.replace(at, k.program.file.size(), from.label);
+    k.program.file = from.label;
+  }
   k.files.insert(k.files.end(), from.sources.begin(), from.sources.end());
   const isa::Program &prog = k.program;
   print_warnings(prog);
