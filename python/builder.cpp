@@ -211,7 +211,7 @@ void bind_builder(py::module_ &m) {
           "The module as BIR JSON text, as the workload generator writes its files.")
       .def(
           "kernel",
-          [](Builder &bb, const std::string &label) {
+          [](Builder &bb, const std::string &label, const std::vector<std::string> &sources) {
             // Through the BIR reader, as a file written by to_bir_text would be read: the same checks and the
             // same program `neuronsim run` gets from --emit-bir.
             return guarded([&] {
@@ -219,10 +219,13 @@ void bind_builder(py::module_ &m) {
               k->path = label;
               k->label = label;
               k->program = isa::parse_bir(isa::to_bir_json(bb.program()), label);
+              k->files = sources;  // no output of its runs may replace them
               return KernelInfo{std::move(k)};
             });
           },
-          py::arg("label"), "A Kernel run() takes, read from the module's BIR.");
+          py::arg("label"), py::arg("sources") = std::vector<std::string>{},
+          "A Kernel run() takes, read from the module's BIR; sources: the files it was made from (an NKI\n"
+          "kernel's .py), which no output of its runs may replace.");
 
   py::module_ l = m.def_submodule("lowering", "The lowering library (include/neuronsim/lowering.hpp).");
   l.attr("USABLE_SBUF_BYTES") = lowering::kUsableSbufBytes;

@@ -221,6 +221,8 @@ void Builder::add(const isa::Inst &inst) {
   if (inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultSparse ||
       inst.type == InstructionType::MatmultMx)
     check_pe_limits(si.d, inst);
+  if (inst.type == InstructionType::IndirectCopy)
+    check_index_count(si.d, inst);
   const bool dma_type = dma_type_of(inst);
   // A DMA instruction of a program without its own semaphores is a trigger on its issuing engine, then the
   // transfer on its DMA queue (docs/timing-model.md 2.4). DMABlock descriptors are fired by their DMATrigger.

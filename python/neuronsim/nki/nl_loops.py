@@ -3,7 +3,7 @@
 docs/nki-lowering.md "Launch grids")."""
 import math
 
-from . import registry
+from . import registry, tracer
 from .errors import KernelError
 from .symbolic import SHARD, Idx, arange, ds, mgrid
 from .tracer import current, loop_range
@@ -37,8 +37,11 @@ def fori_loop(lower, upper, body_fun, step=1, **kw):
 
 @_api
 def static_range(*args, **kw):
-    """Unrolled: a plain Python range."""
-    return range(*[int(a) for a in args])
+    """Unrolled: a plain Python range (its trips count against max_instructions, Trace.expand)."""
+    trips = range(*[int(a) for a in args])
+    if tracer._current is not None:
+        tracer._current.expand(len(trips), f"nl.static_range of {len(trips):,} trips", None)
+    return trips
 
 
 @_api

@@ -375,6 +375,22 @@ class Trace:
         self.cores = 1  # a launch grid's nl.nc(n) axis: the kernel runs on n cores, its program_id the shard id
         self.arch = "trn1"  # the architecture the kernel is traced for, and its NeuronCore generation (arch core_gen)
         self.core_gen = 2
+        # Bounded work and memory (api.trace_kernel sets both; None: unbounded): loop trips unrolled in Python and
+        # launch-grid instances traced count against max_instructions, as the run counts the dynamic instructions
+        # they become; the instructions recorded against max_static, the most a BIR program holds.
+        self.max_instructions = None
+        self.max_static = None
+        self.expanded = 0
+        self.recorded = 0
+
+    def expand(self, count, what, where):
+        """`count` more unrolled trips or grid instances (`what`, at the kernel's `where`), refused past the budget
+        before any of them is traced."""
+        self.expanded += count
+        if self.max_instructions is not None and self.expanded > self.max_instructions:
+            raise KernelError(f"{what}: {self.expanded:,} unrolled trips and launch-grid instances in all, more than "
+                              f"the {self.max_instructions:,} instructions one run may execute (--max-instructions, "
+                              "max_instructions=)", where)
 
     def var_range(self, v):
         if v == SHARD:
@@ -396,6 +412,10 @@ class Trace:
         if self.broken is not None:
             raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range body: the body is "
                               "traced once as one BIR loop", self.broken)
+        self.recorded += 1
+        if self.max_static is not None and self.recorded > self.max_static:
+            raise KernelError(f"the kernel records more than {self.max_static:,} instructions (the most a BIR program "
+                              "holds): unrolled loops or launch-grid instances grow it past that here")
         op.scope = self.stack[-1].loop
         self.stack[-1].items.append(op)
         return op
@@ -452,7 +472,10 @@ def loop_range(kind, args, where=None):
         raise Unsupported(f"nl.{kind} with step {step}: steps are positive")
     where = where or source_location()
     if current(f"nl.{kind}").unroll:
-        return iter(range(start, stop, step))
+        trips = range(start, stop, step)
+        current().expand(len(trips), f"nl.{kind} of {len(trips):,} trips, unrolled (its variable is used as a Python "
+                                     "value)", where)
+        return iter(trips)
     return _loop_gen(kind, start, stop, step, where)
 
 
