@@ -19,10 +19,10 @@ PACKAGE = ROOT / "python" / "neuronsim" / "nki"
 LAYERS = [
     ("base", ["errors", "dtypes", "registry"]),  # errors in the kernel's terms, dtype names, the API registry
     ("symbolic", ["symbolic"]),  # index expressions (Idx, Pred, arange, mgrid, ds), shape markers
-    ("trace", ["tracer"]),  # the traced program: Trace, Storage, View, Loop, Op
-    ("api", ["nl_common", "nl_create", "nl_loops", "nl_dma", "nl_math", "nl_reduce", "nl_matmul", "nl_assign",
-             "language", "isa", "collectives", "compiler", "typing"]),  # the nl / nisa / ... definitions
-    ("emit", ["emit_bir"]),  # kernel to BIR: the trace through the builder
+    ("trace", ["tracer", "dynamic"]),  # the traced program: Trace, Storage, View, Loop, Op; registers, dynamic loops
+    ("api", ["nl_common", "nl_views", "nl_create", "nl_loops", "nl_dma", "nl_math", "nl_reduce", "nl_matmul",
+             "nl_assign", "language", "isa_registers", "isa", "collectives", "compiler", "typing"]),  # nl / nisa / ...
+    ("emit", ["emit_bir", "emit_dynamic"]),  # kernel to BIR: the trace through the builder
     ("user", ["api", "cli", "install", "__init__"]),  # jit, simulate, benchmark, to_bir; `neuronsim nki`
 ]
 LAYER_OF = {m: (i, name) for i, (name, mods) in enumerate(LAYERS) for m in mods}

@@ -12,6 +12,8 @@ from .nl_assign import _assign, _matmul_into
 from .nl_common import _bir, _emit, _fresh, _imm, _is_num, _mask, _new_tile, _same_shape, _tile
 from .nl_dma import _dma
 from .nl_matmul import _dve_transpose, _pe_transpose
+from .isa_registers import (VirtualRegister, register_alloc, register_load, register_move,  # noqa: F401
+                            register_store)
 from .nl_reduce import _reduce
 from .symbolic import Idx, Pred
 from .tracer import View
@@ -417,14 +419,17 @@ def select(pred, on_true, on_false, *, dtype=None, mask=None, **kw):
 
 
 @_api
-def dma_copy(*, dst, src, mask=None, **kw):
-    """One DMA: HBM -> SBUF (Load), SBUF -> HBM (Save), or between two SBUF or two HBM tensors (DMACopy)."""
+def dma_copy(*, dst, src, mask=None, oob_mode=None, **kw):
+    """One DMA: HBM -> SBUF (Load), SBUF -> HBM (Save), or between two SBUF or two HBM tensors (DMACopy); a
+    gather / scatter view (.ap(vector_offset=)) makes it an IndirectLoad / IndirectSave, oob_mode.skip skipping the
+    indices outside the tensor (nl_dma._dma)."""
     if not isinstance(dst, View) or not isinstance(src, View):
         raise KernelError("nisa.dma_copy copies a tensor to a tensor (dst=, src=)")
     if dst.storage.buffer == "psum" or src.storage.buffer == "psum":
         raise KernelError("nisa.dma_copy: DMAs move HBM and SBUF, not PSUM")
     dst, src = _mask([dst, src], mask, "nisa.dma_copy")
-    _dma(src, dst, "nisa.dma_copy")
+    skip = getattr(oob_mode, "name", oob_mode) == "skip"  # nki.isa.oob_mode.skip (or its name)
+    _dma(src, dst, "nisa.dma_copy", oob_skip=skip)
 
 
 def __getattr__(name):

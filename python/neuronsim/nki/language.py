@@ -9,14 +9,16 @@ the source of each signature; docs/nki-lowering.md lists what each lowers to.
 This module is the public namespace: the definitions live by topic, each registered under nki.language
 (registry.py) --
     nl_create.py  memory names, nl.tile_size, nl.par_dim, tensor creation (ndarray, zeros, full...), reshape
-    nl_loops.py   loops, index expressions (arange, ds, mgrid), launch grids (nc, program_id...)
+    nl_loops.py   loops (dynamic ones too: dynamic_range, while_loop), index expressions (arange, ds, mgrid),
+                  launch grids (nc, program_id...)
+    nl_views.py   the access-pattern API of tensors (t.ap, t.view(dtype), t.get_pattern), reshape
     nl_dma.py     load, store, copy, broadcast_to, the shared identity, device_print
     nl_math.py    element-wise operators and activation functions, where
     nl_reduce.py  sum, max, min, prod, mean, all, any
     nl_matmul.py  matmul, transpose
 and nl_assign.py holds the tile statements t[...] = v and t += v.
 """
-from . import nl_assign  # noqa: F401 - registers the tile statements the tracer's View runs
+from . import nl_assign, nl_views  # noqa: F401 - register the tile statements and view methods the tracer's View runs
 from .dtypes import (bfloat16, bool_, float8_e4m3, float8_e4m3fn, float8_e5m2, float16, float32, int8, int16,  # noqa: F401
                      int32, tfloat32, uint8, uint16, uint32)
 from .errors import Unsupported, source_location
@@ -24,8 +26,8 @@ from .nl_create import (empty_like, full, full_like, hbm, ndarray, ones, ones_li
                         psum, reshape, sbuf, shared_constant, shared_hbm, tile_size, zeros, zeros_like)
 from .nl_dma import (broadcast_to, copy, device_print, load, load_transpose2d, shared_identity_matrix,  # noqa: F401
                      store)
-from .nl_loops import (affine_range, arange, ds, fori_loop, mgrid, nc, num_programs, program_id,  # noqa: F401
-                       program_ndim, sequential_range, static_range)
+from .nl_loops import (affine_range, arange, ds, dynamic_range, fori_loop, mgrid, nc, num_programs,  # noqa: F401
+                       program_id, program_ndim, sequential_range, static_range, while_loop)
 from .nl_math import (abs, add, arctan, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, cos,  # noqa: F401
                       divide, equal, erf, exp, floor, gelu, gelu_apprx_tanh, greater, greater_equal, invert,
                       left_shift, less, less_equal, log, logical_and, logical_not, logical_or, logical_xor,

@@ -7,6 +7,7 @@ from . import dtypes, registry
 from .errors import KernelError, Unsupported
 from .nl_common import _bir, _emit, _new_tile
 from .symbolic import Idx, ParDim
+from .nl_views import reshape_view
 from .tracer import View, new_storage
 
 _api = registry.api("nki.language")
@@ -116,15 +117,7 @@ def shared_constant(constant, dtype=None, **kw):
 
 @_api
 def reshape(x, shape):
-    """Reshape of an HBM tensor (a new row-major view of the same elements); tiles keep their shape."""
-    if not isinstance(x, View) or x.storage.buffer != "hbm" or not x.is_whole():
-        raise Unsupported("reshape of anything but a whole HBM tensor")
-    shape = tuple(int(s) for s in shape)
-    if math.prod(shape) != math.prod(x.shape):
-        raise KernelError(f"reshape of {x.name} {list(x.shape)} to {list(shape)}: the element counts differ")
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= s
-    strides.reverse()
-    return View(x.storage, Idx(0), Idx(0), [(st, s, False) for st, s in zip(strides, shape)], x.bir_dtype)
+    """Reshape of a contiguous view (nl_views.reshape_view: an HBM tensor or a slice of one, a tile's free dims)."""
+    if not isinstance(x, View):
+        raise KernelError(f"reshape of {x!r}: a tensor or tile is reshaped")
+    return reshape_view(x, shape)
