@@ -261,3 +261,61 @@ def indirect_twice(data, idx):
 def test_an_indirect_view_is_not_sliced_or_indirected_again():
     with pytest.raises(nki.KernelError, match="not sliced further"):
         nki.simulate(indirect_twice, np.zeros((64, 32), np.float32), np.zeros((16, 1), np.int32))
+
+
+def looped_views(a):
+    """a [4 * 8, 16] in tiles of 8 rows, each loaded into a tile of the loop (rotating buffers): its bytes as uint16
+    (view) and the odd columns of rows 2..5 (.ap at offset 2 * 16 + 1): the offsets of each buffer scale with the
+    view's dtype."""
+    o16 = nl.ndarray((32, 32), nl.uint16, buffer=nl.shared_hbm)
+    odd = nl.ndarray((16, 8), nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        t = nl.load(a[i * 8:(i + 1) * 8, :])
+        u = nl.ndarray((8, 32), nl.uint16, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=u, src=t.view(nl.uint16))
+        nl.store(o16[i * 8:(i + 1) * 8, :], u)
+        nl.store(odd[i * 4:(i + 1) * 4, :], nl.copy(t.ap([[16, 4], [2, 8]], offset=2 * 16 + 1)))
+    return o16, odd
+
+
+def test_views_of_a_rotating_tile_in_a_loop():
+    a = RNG.uniform(-1, 1, (32, 16)).astype(np.float32)
+    o16, odd = nki.simulate(looped_views, a)
+    np.testing.assert_array_equal(o16, a.view(np.uint16))
+    np.testing.assert_array_equal(odd, a.reshape(4, 8, 16)[:, 2:6, 1::2].reshape(16, 8))
+
+
+def two_engines(a):
+    """One register (2) read by a copy on VectorE and an activation on ScalarE: it lives on both (a RegisterMove on
+    each), each reading columns 2..5."""
+    o1 = nl.ndarray((8, 4), nl.float32, buffer=nl.shared_hbm)
+    o2 = nl.ndarray((8, 4), nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    r = nisa.register_alloc(2)
+    u = nl.ndarray((8, 4), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=u, src=t.ap([[16, 8], [1, 4]], scalar_offset=r, indirect_dim=1))
+    v = nisa.activation(nl.copy, t.ap([[16, 8], [1, 4]], scalar_offset=r, indirect_dim=1))
+    nl.store(o1, u)
+    nl.store(o2, v)
+    return o1, o2
+
+
+def test_a_register_read_on_two_engines_lives_on_both():
+    a = RNG.uniform(-1, 1, (8, 16)).astype(np.float32)
+    o1, o2 = nki.simulate(two_engines, a)
+    np.testing.assert_array_equal(o1, a[:, 2:6])
+    np.testing.assert_array_equal(o2, a[:, 2:6])
+    moves = [i["engine"] for op, i in bir_ops(nki.to_bir(two_engines, a)) if op == "RegisterMove"]
+    assert moves == ["Activation", "DVE"]
+
+
+def patterns(a):
+    t = nl.load(a)
+    assert t.get_pattern() == [[16, 8], [1, 16]]
+    assert t.ap([[16, 4], [2, 8]], offset=1).get_pattern() == [[16, 4], [2, 8]]
+    assert t.view(nl.bfloat16).get_pattern() == [[32, 8], [1, 32]]
+    assert a.ap([[32, 4], [1, 8]]).get_pattern() == [[32, 4], [1, 8]]
+
+
+def test_get_pattern_gives_the_pairs():
+    nki.to_bir(patterns, nki.tensor((8, 16), np.float32))

@@ -1,13 +1,11 @@
 """nki.language: the memory names (nl.sbuf, nl.psum, nl.hbm...), nl.tile_size and nl.par_dim, and the calls that create
 tensors: nl.ndarray, nl.zeros / ones / full and their _like forms (a Memset), nl.shared_constant, and nl.reshape of
-an HBM tensor."""
-import math
-
+a contiguous view (nl_views.py)."""
 from . import dtypes, registry
 from .errors import KernelError, Unsupported
 from .nl_common import _bir, _emit, _new_tile
-from .symbolic import Idx, ParDim
 from .nl_views import reshape_view
+from .symbolic import ParDim
 from .tracer import View, new_storage
 
 _api = registry.api("nki.language")
