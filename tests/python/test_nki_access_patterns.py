@@ -319,3 +319,59 @@ def patterns(a):
 
 def test_get_pattern_gives_the_pairs():
     nki.to_bir(patterns, nki.tensor((8, 16), np.float32))
+
+
+# ---------------------------------------------------------------------------------------------------- primitives
+def primitives(a, b):
+    """a [4, 8, 16] and b [8, 16] in HBM: NkiTensor's view primitives (public NKI docs, NkiTensor)."""
+    o_slice = nl.ndarray((8, 6), nl.float32, buffer=nl.shared_hbm)
+    o_perm = nl.ndarray((16, 8), nl.float32, buffer=nl.shared_hbm)
+    o_flat = nl.ndarray((8, 16), nl.float32, buffer=nl.shared_hbm)
+    o_bc = nl.ndarray((8, 4, 16), nl.float32, buffer=nl.shared_hbm)
+    o_rd = nl.ndarray((8, 2, 8), nl.float32, buffer=nl.shared_hbm)
+    nl.store(o_slice, nl.load(b.slice(1, 2, 14, 2)))                      # b[:, 2:14:2]
+    nl.store(o_perm, nl.load(a.select(0, 1).permute((1, 0))))             # a[1].T
+    t = nl.load(a.select(0, 2).expand_dim(1))                             # [8, 1, 16]
+    nl.store(o_flat, nl.copy(t.squeeze_dim(1)))                           # a[2]
+    nl.store(o_bc, nl.copy(t.broadcast(1, 4)))                            # a[2] repeated 4 times on dim 1
+    nl.store(o_rd, nl.load(a.select(0, 3).reshape_dim(1, (2, -1))))       # a[3] as [8, 2, 8]
+    assert a.strides == (128, 16, 1) and a.select(0, 1).offset == 128 and b.slice(1, 2, 14, 2).strides == (16, 2)
+    assert b.is_contiguous() and not b.slice(1, 0, 8).is_contiguous() and a.flatten_dims(1, 2).shape == (4, 128)
+    return o_slice, o_perm, o_flat, o_bc, o_rd
+
+
+def test_view_primitives_compose_patterns():
+    a = RNG.uniform(-1, 1, (4, 8, 16)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (8, 16)).astype(np.float32)
+    o_slice, o_perm, o_flat, o_bc, o_rd = nki.simulate(primitives, a, b)
+    np.testing.assert_array_equal(o_slice, b[:, 2:14:2])
+    np.testing.assert_array_equal(o_perm, a[1].T)
+    np.testing.assert_array_equal(o_flat, a[2])
+    np.testing.assert_array_equal(o_bc, np.repeat(a[2][:, None, :], 4, axis=1))
+    np.testing.assert_array_equal(o_rd, a[3].reshape(8, 2, 8))
+
+
+def run_time_selects(a, k, rows):
+    """a [4, 8, 16]: a.select(0, k) with k a [1, 1] tile (a run-time select), and a[k_reg] rows gathered by
+    vector_select(0, rows) of a.select(0, 0) (rows [8, 1])."""
+    o1 = nl.ndarray((8, 16), nl.float32, buffer=nl.shared_hbm)
+    o2 = nl.ndarray((8, 16), nl.float32, buffer=nl.shared_hbm)
+    k_sb = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=k_sb, src=k)
+    r_sb = nl.ndarray((8, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=r_sb, src=rows)
+    t = nl.ndarray((8, 16), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a.select(0, k_sb))
+    nisa.dma_copy(dst=o1, src=t)
+    u = nl.ndarray((8, 16), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=u, src=a.select(0, 0).vector_select(0, r_sb))
+    nisa.dma_copy(dst=o2, src=u)
+    return o1, o2
+
+
+def test_run_time_select_and_vector_select():
+    a = RNG.uniform(-1, 1, (4, 8, 16)).astype(np.float32)
+    rows = np.array([[7], [0], [3], [3], [1], [6], [2], [5]], np.int32)
+    o1, o2 = nki.simulate(run_time_selects, a, np.array([[2]], np.int32), rows)
+    np.testing.assert_array_equal(o1, a[2])
+    np.testing.assert_array_equal(o2, a[0][rows[:, 0]])

@@ -230,3 +230,159 @@ def reshape_view(x, shape, what="reshape"):
     if onchip:
         dims = [x.dims[0]] + dims
     return x.like(x.off_p, x.off_f, dims)
+
+
+# ---------------------------------------------------------------------------------------------------- view primitives
+# NkiTensor's views (public NKI docs, NkiTensor: "implemented on top of .ap()", each composing a new pattern at trace
+# time): they rearrange a view's dims, partition dim first on chip.
+def _dim(v, d, what, partition_ok=False):
+    d = int(d)
+    if d < 0:
+        d += len(v.dims)
+    if not 0 <= d < len(v.dims):
+        raise KernelError(f"{what}: dim {d} of {v.name} {list(v.shape)}")
+    if v.dims[d][2] and not partition_ok:
+        raise KernelError(f"{what}: dim {d} is the partition dim of {v.name} (NKI: on-chip views keep it first)")
+    if v.dyn is not None and v.dyn.index is not None and d == 0:
+        raise KernelError(f"{what}: dim 0 of {v.name} is the indexed dim of a vector select (NKI is_indirect)")
+    return d
+
+
+def strides(v):
+    """NkiTensor.strides: each dim's step in elements (on chip the partition dim steps the free size)."""
+    return tuple(_row(v.storage, v.bir_dtype, "strides") if part else st for st, _, part in v.dims)
+
+
+def offset(v):
+    """NkiTensor.offset: the view's start in elements of the flattened storage (an index expression in a loop)."""
+    if not v.storage.onchip:
+        return v.off_f.c if v.off_f.is_const() else v.off_f
+    e = v.off_p * _row(v.storage, v.bir_dtype, "offset") + v.off_f
+    return e.c if e.is_const() else e
+
+
+def is_contiguous(v):
+    """NkiTensor.is_contiguous: every dim of size > 1 steps the product of the sizes inside it (the partition dim
+    skipped on chip)."""
+    acc = 1
+    for st, n, part in reversed(v.dims):
+        if part:
+            continue
+        if n != 1 and st != acc:
+            return False
+        acc *= n
+    return True
+
+
+def slice_(v, dim, start, end, step=1):
+    """NkiTensor.slice: t[..., start:end:step, ...] along dim."""
+    d = _dim(v, dim, f"{v.name}.slice", partition_ok=True)
+    return v[(slice(None),) * d + (slice(start, end, step),)]
+
+
+def select(v, dim, index):
+    """NkiTensor.select: one index of dim, the dim removed; a register or a [1, 1] tile selects at run time (the
+    dim's step times its value added to the start, as .ap(scalar_offset=) does)."""
+    what = f"{v.name}.select"
+    d = _dim(v, dim, what)
+    if isinstance(index, (Register, View)):
+        if v.dyn is not None:
+            raise KernelError(f"{what}: one run-time select per view (NKI NkiTensor.select)")
+        if isinstance(index, View) and (not index.storage.onchip or math.prod(index.shape) != 1):
+            raise KernelError(f"{what}: a run-time index is a register or an SBUF tensor of shape (1, 1)")
+        if isinstance(index, View):
+            index.storage.__dict__["uses"] = index.storage.__dict__.get("uses", 0) + 1
+        step = v.dims[d][0]
+        return View(v.storage, v.off_p, v.off_f, v.dims[:d] + v.dims[d + 1:], v.bir_dtype,
+                    Indirect(terms=[(index, step)]))
+    key = (slice(None),) * d + (index,)
+    return v[key]
+
+
+def vector_select(v, dim, vector_offset):
+    """NkiTensor.vector_select: partition p of the result reads index vector_offset[p] of dim 0 of an HBM tensor (a
+    gather, as .ap(vector_offset=)); the result has vector_offset.shape[0] rows."""
+    what = f"{v.name}.vector_select"
+    if int(dim) != 0:
+        raise KernelError(f"{what}: dim must be 0 (NKI NkiTensor.vector_select)")
+    if v.storage.onchip:
+        raise KernelError(f"{what}: only HBM tensors (NKI NkiTensor.vector_select); {v.name} is in "
+                          f"{v.buffer.upper()}")
+    if v.dyn is not None:
+        raise KernelError(f"{what}: one run-time select per view (NKI NkiTensor.vector_select)")
+    idx = vector_offset
+    if not isinstance(idx, View) or not idx.storage.onchip or any(n != 1 for n in idx.shape[1:]):
+        raise KernelError(f"{what}: vector_offset is an SBUF tile of shape (P, 1), got {idx!r}")
+    step = v.dims[0][0]
+    return View(v.storage, v.off_p, v.off_f, [(step, idx.shape[0], False)] + list(v.dims[1:]), v.bir_dtype,
+                Indirect(index=idx, stride=step))
+
+
+def permute(v, order):
+    """NkiTensor.permute: the dims in another order (on chip the partition dim stays first)."""
+    order = [int(o) for o in order]
+    if sorted(order) != list(range(len(v.dims))):
+        raise KernelError(f"{v.name}.permute({order}): not a permutation of {len(v.dims)} dims")
+    if (v.storage.onchip or v.dyn is not None and v.dyn.index is not None) and order[0] != 0:
+        raise KernelError(f"{v.name}.permute({order}): dim 0 stays first (NKI NkiTensor.permute)")
+    return v.like(v.off_p, v.off_f, [v.dims[o] for o in order])
+
+
+def broadcast(v, dim, size):
+    """NkiTensor.broadcast: a size-1 dim repeated size times (step 0)."""
+    d = _dim(v, dim, f"{v.name}.broadcast")
+    if v.dims[d][1] != 1:
+        raise KernelError(f"{v.name}.broadcast: dim {d} has size {v.dims[d][1]}, not 1")
+    dims = list(v.dims)
+    dims[d] = (0, int(size), False)
+    return v.like(v.off_p, v.off_f, dims)
+
+
+def expand_dim(v, dim):
+    """NkiTensor.expand_dim: a new dim of size 1 at position dim (not before the partition dim)."""
+    d = int(dim)
+    if not 0 <= d <= len(v.dims) or (d == 0 and (v.storage.onchip or v.dyn is not None)):
+        raise KernelError(f"{v.name}.expand_dim({dim}): not a position a new dim may take (NKI NkiTensor.expand_dim)")
+    return v.like(v.off_p, v.off_f, v.dims[:d] + [(1, 1, False)] + v.dims[d:])
+
+
+def squeeze_dim(v, dim):
+    """NkiTensor.squeeze_dim: a dim of size 1 removed."""
+    d = _dim(v, dim, f"{v.name}.squeeze_dim")
+    if v.dims[d][1] != 1:
+        raise KernelError(f"{v.name}.squeeze_dim: dim {d} has size {v.dims[d][1]}, not 1")
+    return v.like(v.off_p, v.off_f, v.dims[:d] + v.dims[d + 1:])
+
+
+def reshape_dim(v, dim, shape):
+    """NkiTensor.reshape_dim: dim split into shape (one entry may be -1), row-major within the dim's step."""
+    d = _dim(v, dim, f"{v.name}.reshape_dim")
+    st, n, _ = v.dims[d]
+    shape = [int(s) for s in shape]
+    if shape.count(-1) == 1:
+        known = math.prod(s for s in shape if s != -1)
+        shape[shape.index(-1)] = n // known if known and n % known == 0 else -1
+    if any(s <= 0 for s in shape) or math.prod(shape) != n:
+        raise KernelError(f"{v.name}.reshape_dim({d}, {shape}): does not split a dim of {n}")
+    dims, acc = [], st
+    for s in reversed(shape):
+        dims.append((acc, s, False))
+        acc *= s
+    return v.like(v.off_p, v.off_f, v.dims[:d] + dims[::-1] + v.dims[d + 1:])
+
+
+def flatten_dims(v, start_dim, end_dim):
+    """NkiTensor.flatten_dims: dims start..end (contiguous in memory) merged into one."""
+    a, b = _dim(v, start_dim, f"{v.name}.flatten_dims"), _dim(v, end_dim, f"{v.name}.flatten_dims")
+    for k in range(a, b):
+        if v.dims[k][1] != 1 and v.dims[k][0] != v.dims[k + 1][0] * v.dims[k + 1][1]:
+            raise KernelError(f"{v.name}.flatten_dims({a}, {b}): the dims are not contiguous in memory")
+    n = math.prod(x[1] for x in v.dims[a:b + 1])
+    return v.like(v.off_p, v.off_f, v.dims[:a] + [(v.dims[b][0], n, False)] + v.dims[b + 1:])
+
+
+for _name, _fn in [("strides", strides), ("offset", offset), ("is_contiguous", is_contiguous), ("slice", slice_),
+                   ("select", select), ("vector_select", vector_select), ("permute", permute),
+                   ("broadcast", broadcast), ("expand_dim", expand_dim), ("squeeze_dim", squeeze_dim),
+                   ("reshape_dim", reshape_dim), ("flatten_dims", flatten_dims)]:
+    registry.define_statement("view." + _name, _fn)

@@ -195,6 +195,40 @@ class View:
     def is_indirect(self):
         return self.dyn is not None
 
+    # NkiTensor's view primitives (nl_views.py)
+    strides = property(lambda self: registry.statement("view.strides")(self))
+    offset = property(lambda self: registry.statement("view.offset")(self))
+
+    def is_contiguous(self):
+        return registry.statement("view.is_contiguous")(self)
+
+    def slice(self, dim, start, end, step=1):
+        return registry.statement("view.slice")(self, dim, start, end, step)
+
+    def select(self, dim, index):
+        return registry.statement("view.select")(self, dim, index)
+
+    def vector_select(self, dim, vector_offset):
+        return registry.statement("view.vector_select")(self, dim, vector_offset)
+
+    def permute(self, dims):
+        return registry.statement("view.permute")(self, dims)
+
+    def broadcast(self, dim, size):
+        return registry.statement("view.broadcast")(self, dim, size)
+
+    def expand_dim(self, dim):
+        return registry.statement("view.expand_dim")(self, dim)
+
+    def squeeze_dim(self, dim):
+        return registry.statement("view.squeeze_dim")(self, dim)
+
+    def reshape_dim(self, dim, shape):
+        return registry.statement("view.reshape_dim")(self, dim, shape)
+
+    def flatten_dims(self, start_dim, end_dim):
+        return registry.statement("view.flatten_dims")(self, start_dim, end_dim)
+
     # --- operators: the nl functions, looked up in the registry
     def _op(self, name, other, reverse=False):
         f = _nl(name)
