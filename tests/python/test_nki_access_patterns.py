@@ -49,6 +49,7 @@ def hbm_rows(a):
 
 
 def test_an_hbm_pattern_walks_the_flattened_tensor():
+    """NkiTensor.ap on an HBM tensor."""
     a = RNG.uniform(-1, 1, (8, 16)).astype(np.float32)
     np.testing.assert_array_equal(nki.simulate(hbm_rows, a), a[1::2, 3:9])
 
@@ -82,6 +83,7 @@ def reinterpret(a):
     nl.store(o16, u)
     i = nl.ndarray((4, 8), nl.int32, buffer=nl.sbuf)
     nisa.tensor_copy(dst=i, src=t.ap([[8, 4], [1, 8]], dtype=nl.int32))
+    assert t.reinterpret_cast(nl.int32).get_pattern() == [[8, 4], [1, 8]]
     nl.store(o32, i)
     h = nl.ndarray((4, 16), nl.uint16, buffer=nl.sbuf)
     nisa.dma_copy(dst=h, src=a.ap([[16, 4], [1, 16]], dtype=nl.uint16))
@@ -90,6 +92,7 @@ def reinterpret(a):
 
 
 def test_a_dtype_view_reinterprets_the_bytes():
+    """NkiTensor.view (nki.tensor.view in the legacy API), .ap(dtype=) and reinterpret_cast, view's other name."""
     a = RNG.uniform(-1, 1, (4, 8)).astype(np.float32)
     o16, o32, oh = nki.simulate(reinterpret, a)
     np.testing.assert_array_equal(o16, a.view(np.uint16))
@@ -255,10 +258,12 @@ def test_a_vector_offset_on_the_destination_scatters_rows():
 def indirect_twice(data, idx):
     i = nl.load(idx)
     v = data.ap([[32, 16], [1, 32]], vector_offset=i, indirect_dim=0)
+    assert v.is_indirect() and not data.is_indirect()
     return v[0:4, :]
 
 
 def test_an_indirect_view_is_not_sliced_or_indirected_again():
+    """NkiTensor.is_indirect says so, and slicing it is refused."""
     with pytest.raises(nki.KernelError, match="not sliced further"):
         nki.simulate(indirect_twice, np.zeros((64, 32), np.float32), np.zeros((16, 1), np.int32))
 
@@ -318,6 +323,7 @@ def patterns(a):
 
 
 def test_get_pattern_gives_the_pairs():
+    """NkiTensor.get_pattern of tiles, .ap views, dtype views and HBM tensors."""
     nki.to_bir(patterns, nki.tensor((8, 16), np.float32))
 
 
@@ -341,6 +347,8 @@ def primitives(a, b):
 
 
 def test_view_primitives_compose_patterns():
+    """NkiTensor.slice, select, permute, broadcast, expand_dim, squeeze_dim, reshape_dim, flatten_dims, and the
+    strides, offset and is_contiguous of views."""
     a = RNG.uniform(-1, 1, (4, 8, 16)).astype(np.float32)
     b = RNG.uniform(-1, 1, (8, 16)).astype(np.float32)
     o_slice, o_perm, o_flat, o_bc, o_rd = nki.simulate(primitives, a, b)
@@ -370,6 +378,7 @@ def run_time_selects(a, k, rows):
 
 
 def test_run_time_select_and_vector_select():
+    """NkiTensor.select by a [1, 1] tile at run time and NkiTensor.vector_select (a gather)."""
     a = RNG.uniform(-1, 1, (4, 8, 16)).astype(np.float32)
     rows = np.array([[7], [0], [3], [3], [1], [6], [2], [5]], np.int32)
     o1, o2 = nki.simulate(run_time_selects, a, np.array([[2]], np.int32), rows)

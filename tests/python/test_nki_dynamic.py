@@ -29,6 +29,7 @@ def registers(x):
     """register_alloc(7); move it to another register; load a tensor's element; store both: [7, x[0, 0] ]."""
     out = nl.ndarray((1, 2), nl.int32, buffer=nl.shared_hbm)
     r = nisa.register_alloc(7)
+    assert isinstance(r, nisa.VirtualRegister)
     q = nisa.register_alloc()
     nisa.register_move(q, r)
     s = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
@@ -41,6 +42,8 @@ def registers(x):
 
 
 def test_register_alloc_move_load_store():
+    """nisa.register_alloc (with a value), register_move, register_load, register_store; the kernel checks that each
+    is a VirtualRegister."""
     np.testing.assert_array_equal(nki.simulate(registers, np.array([[-42]], np.int32)), [[7, -42]])
 
 
@@ -64,6 +67,7 @@ def sum_first_tiles(x, n):
 
 
 def test_a_dynamic_range_reads_its_trip_count_from_a_tensor():
+    """nl.dynamic_range over a register loaded from a tensor: one DynamicForLoop, 0 to 5 trips."""
     x = RNG.uniform(-1, 1, (5 * 128, 64)).astype(np.float32)
     for n in (0, 1, 3, 5):
         want = x[:n * 128].reshape(n, 128, 64).sum(axis=0, dtype=np.float64) if n else np.zeros((128, 64))
@@ -181,6 +185,7 @@ def count_down_bare(val, count):
 
 @pytest.mark.parametrize("kernel", [count_down, count_down_bare])
 def test_a_while_loop_runs_until_its_register_is_zero_and_not_at_all_from_zero(kernel):
+    """nl.while_loop and the bare `while reg:`: a true while (0 trips from 0)."""
     val = np.array([[2.5]], np.float32)
     for n in (0, 1, 4):
         np.testing.assert_array_equal(nki.simulate(kernel, val, np.array([[n]], np.int32)), [[2.5 * n]])
