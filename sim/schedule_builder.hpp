@@ -383,6 +383,10 @@ private:
   // appended to `fps` (validated as check() does).
   void operand(const isa::Inst &inst, const char *kind, size_t i, const isa::Arg &arg, OperandMemo *memo,
                std::pmr::vector<Access> &out, std::vector<Footprint> &fps, std::vector<Tracker::Hint *> &hints);
+  // The start of an access that reads registers, from the registers of the engine that executes inst (its issuing
+  // engine for a DMA); `shown` gets "name = value" of each register read.
+  int64_t run_time_start(const isa::Inst &inst, const char *kind, size_t i, const isa::Expr &start,
+                         std::string &shown);
   // One finished entry: kept in s_ or handed to the sink.
   void emit(ScheduledInst &&si);
 

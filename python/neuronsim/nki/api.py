@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .. import _core
-from . import dtypes, tracer
+from . import dtypes, dynamic, tracer
 from .errors import KernelError, Unsupported
 from .emit_bir import emit_bir
 from .symbolic import NeedsUnroll
@@ -241,8 +241,11 @@ def _trace_kernel(kernel, args, kwargs, unroll, arch=None, max_instructions=None
             if hbm_seen is None:
                 hbm_seen = [s for s in tr.storages[n_before:] if s.buffer == "hbm"]
         if tr.broken is not None:
-            raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range body: the body is "
-                              "traced once as one BIR loop", tr.broken)
+            raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range / nl.dynamic_range "
+                              "body: the body is traced once as one BIR loop", tr.broken)
+        if dynamic.open_loops(tr) is not None:
+            raise Unsupported("break or return inside a `while reg:` loop: the body is traced once as one BIR loop",
+                              dynamic.open_loops(tr))
         result = results[0]
         outs = _flatten(result)
         for v in outs:
