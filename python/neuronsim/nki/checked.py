@@ -27,8 +27,10 @@ _TESTS = {
     "test_nki_language.py::test_arange_mgrid_ds_indexing_and_mask": ("nki.language", "arange ds"),
     "test_nki_language.py::test_static_and_python_ranges_unroll_sequential_range_loops":
         ("nki.language", "static_range sequential_range"),
-    "test_nki_language.py::test_a_loop_mask_that_always_holds_clips_nothing_one_that_does_not_unrolls_the_loop":
-        ("nki.language", "affine_range"),
+    ("test_nki_language.py::test_a_loop_mask_that_always_holds_clips_nothing_one_that_does_not_peels_the_trips_it_"
+     "clips"): ("nki.language", "affine_range"),
+    # tests/python/test_nki_lowering.py: the lowering of masks, split loops, reductions over loops, DMA transposes
+    "test_nki_lowering.py::test_loop_reduce_into_a_tile_nothing_initialised": ("nki.language", "loop_reduce"),
     "test_nki_language.py::test_device_print_prints_the_tile": ("nki.language", "device_print"),
     "test_nki_language.py::test_launch_grid_program_id_runs_each_instance": ("nki.language", "program_id "
                                                                              "num_programs"),
@@ -66,6 +68,7 @@ _TESTS_OTHER = [
     ("test_nki_names.py::test_all_reduce_across_the_cores_of_a_logical_core", "nki.collectives",
      "all_reduce ReplicaGroup"),
     ("test_nki_isa.py::test_select", "nki.isa", "select"),
+    ("test_nki_lowering.py::test_dma_transpose", "nki.isa", "dma_transpose"),
     ("test_nki_names.py::test_nkiobject_subclasses_are_built_like_dataclasses", "nki.collectives", "NKIObject"),
     ("test_nki_names.py::test_nkiobject_subclasses_are_built_like_dataclasses", "nki.isa", "NKIObject"),
     # nki.isa: the dst-first positional form of every lowered function, and the enums and values
@@ -126,6 +129,24 @@ _TESTS_OTHER = [
     ("test_nki_language.py::test_reshape_of_an_hbm_tensor", "nki.language", "reshape"),
     ("test_nki_language.py::test_broadcast_to_free_and_partitions", "nki", "tensor.broadcast_to"),
     ("test_nki_names.py::test_nki_dtype_is_the_type_of_the_dtypes_for_annotations", "nki", "dtype"),
+    # registers, dynamic loops and the access-pattern API (tests/python/test_nki_dynamic.py, test_nki_access_patterns.py)
+    ("test_nki_dynamic.py::test_register_alloc_move_load_store", "nki.isa",
+     "register_alloc register_move register_load register_store VirtualRegister"),
+    ("test_nki_dynamic.py::test_a_dynamic_range_reads_its_trip_count_from_a_tensor", "nki.language", "dynamic_range"),
+    ("test_nki_dynamic.py::test_a_while_loop_runs_until_its_register_is_zero_and_not_at_all_from_zero",
+     "nki.language", "while_loop"),
+    ("test_nki_access_patterns.py::test_an_hbm_pattern_walks_the_flattened_tensor", "nki.language", "NkiTensor.ap"),
+    ("test_nki_access_patterns.py::test_a_dtype_view_reinterprets_the_bytes", "nki.language",
+     "NkiTensor.view NkiTensor.reinterpret_cast"),
+    ("test_nki_access_patterns.py::test_a_dtype_view_reinterprets_the_bytes", "nki", "tensor.view"),
+    ("test_nki_access_patterns.py::test_get_pattern_gives_the_pairs", "nki.language", "NkiTensor.get_pattern"),
+    ("test_nki_access_patterns.py::test_an_indirect_view_is_not_sliced_or_indirected_again", "nki.language",
+     "NkiTensor.is_indirect"),
+    ("test_nki_access_patterns.py::test_view_primitives_compose_patterns", "nki.language",
+     "NkiTensor.slice NkiTensor.select NkiTensor.permute NkiTensor.broadcast NkiTensor.expand_dim "
+     "NkiTensor.squeeze_dim NkiTensor.reshape_dim NkiTensor.flatten_dims NkiTensor.strides NkiTensor.offset "
+     "NkiTensor.is_contiguous"),
+    ("test_nki_access_patterns.py::test_run_time_select_and_vector_select", "nki.language", "NkiTensor.vector_select"),
 ]
 
 for _test, (_module, _names) in _TESTS.items():

@@ -115,7 +115,7 @@ def clip_view(v, intervals, pairs, masked=True):
                 dims[d] = (st, n.paired(pair, role), part)
     for c in v.oob:
         c.verify(dims, bounds, masked=masked)
-    return View(v.storage, v.off_p, v.off_f, dims, v.bir_dtype)
+    return View(v.storage, v.off_p, v.off_f, dims, v.bir_dtype, v.dyn)
 
 
 def clip_operand(v, call):
@@ -141,14 +141,14 @@ def _depth(loop):
 
 
 def _plain(v):
-    return View(v.storage, v.off_p, v.off_f, v.dims, v.bir_dtype) if isinstance(v, View) and v.oob else v
+    return View(v.storage, v.off_p, v.off_f, v.dims, v.bir_dtype, v.dyn) if isinstance(v, View) and v.oob else v
 
 
 def plain_result(x):
     """A call's result as the kernel holds it: whole tiles, without the dims its own mask clipped (the next call
     sees the tile, as in NKI; the instructions that wrote it keep their clipped views)."""
     if isinstance(x, View) and any(clipped(n) for _, n, _ in x.dims):
-        return View(x.storage, x.off_p, x.off_f, [(s, int(n), p) for s, n, p in x.dims], x.bir_dtype)
+        return View(x.storage, x.off_p, x.off_f, [(s, int(n), p) for s, n, p in x.dims], x.bir_dtype, x.dyn)
     if isinstance(x, tuple):
         return tuple(plain_result(e) for e in x)
     return x
@@ -171,4 +171,4 @@ def carry_clips(dst, src):
         n = src.dims[j][1]
         if clipped(n) and int(n) == int(dims[i][1]):
             dims[i] = (dims[i][0], n, dims[i][2])
-    return View(dst.storage, dst.off_p, dst.off_f, dims, dst.bir_dtype, dst.oob)
+    return View(dst.storage, dst.off_p, dst.off_f, dims, dst.bir_dtype, dst.dyn, dst.oob)

@@ -45,8 +45,8 @@ def _dve_transpose(x, what):
     for i in range(0, P, 32):
         for j in range(0, F, 32):
             p, f = min(32, P - i), min(32, F - j)
-            src = x.derive(x.off_p + i * ps, x.off_f + j * fs, [(ps, p, True), (fs, f, False)])
-            dst = out.derive(out.off_p + j * ops, out.off_f + i * ofs, [(ops, f, True), (ofs, p, False)])
+            src = x.like(x.off_p + i * ps, x.off_f + j * fs, [(ps, p, True), (fs, f, False)])
+            dst = out.like(out.off_p + j * ops, out.off_f + i * ofs, [(ops, f, True), (ofs, p, False)])
             _emit("StreamTranspose", [src], [dst], what, {}, engine="DVE")
     return out
 

@@ -101,19 +101,34 @@ def _nl(name):
     return registry.function("nki.language", name)
 
 
+class Indirect:
+    """The run-time part of a view's start (NKI .ap(scalar_offset= / vector_offset=), docs/nki-lowering.md 4):
+    terms, ((source, coef), ...), each adding coef * its value to the start (a source is a register, a dynamic loop's
+    variable or a [1, 1] tile read when the instruction runs: dynamic.py); index, a [P, 1] tile of per-partition
+    indices (a gather / scatter), each index stepping `stride` elements; oob_skip, NKI's oob_mode.skip."""
+    __slots__ = ("terms", "index", "stride")
+
+    def __init__(self, terms=(), index=None, stride=0):
+        self.terms, self.index, self.stride = tuple(terms), index, stride
+
+
 class View:
-    """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims."""
-    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype", "oob")
+    """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims, offsets and
+    steps in elements of bir_dtype (another dtype than the storage's: a reinterpretation of its bytes), dyn, an
+    Indirect when part of the start is known only at run time, and oob, the index range checks a mask= may still
+    make hold (clips.Check; nl_mask applies the mask, _emit raises what is left)."""
+    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype", "dyn", "oob")
 
-    def __init__(self, storage, off_p, off_f, dims, bir_dtype, oob=()):
+    def __init__(self, storage, off_p, off_f, dims, bir_dtype, dyn=None, oob=()):
         self.storage, self.off_p, self.off_f, self.dims, self.bir_dtype = storage, off_p, off_f, dims, bir_dtype
-        self.oob = oob  # clips.Check: index range checks a mask= may still make hold (nl_mask; _emit raises them)
+        self.dyn, self.oob = dyn, oob
 
-    def derive(self, off_p, off_f, dims, bir_dtype=None):
-        """Another view of the same storage (dims moved, broadcast...): an index still out of range is an error
-        now (only a mask= on the call that takes the view itself may bring it in range)."""
+    def like(self, off_p, off_f, dims, bir_dtype=None):
+        """This view with another offset and dims (the same storage, dtype and run-time part: dims moved,
+        broadcast...). An index still out of range is an error now: only a mask= on the call that takes the view
+        itself may bring it in range."""
         self.raise_oob()
-        return View(self.storage, off_p, off_f, dims, self.bir_dtype if bir_dtype is None else bir_dtype)
+        return View(self.storage, off_p, off_f, dims, self.bir_dtype if bir_dtype is None else bir_dtype, self.dyn)
 
     def raise_oob(self, where=None):
         for c in self.oob:
@@ -185,10 +200,59 @@ class View:
         if len(shape) != len(self.dims) or any(n != m and n != 1 for (_, n, _), m in zip(self.dims, shape)):
             raise KernelError(f"{self.name} {list(self.shape)} does not broadcast to {list(shape)}")
         dims = [(st if n == m else 0, m, p) for (st, n, p), m in zip(self.dims, shape)]
-        return self.derive(self.off_p, self.off_f, dims)
+        return self.like(self.off_p, self.off_f, dims)
 
     def reshape(self, shape):
         return _nl("reshape")(self, shape)
+
+    # --- NKI's access-pattern API (NkiTensor.ap / view; nl_views.py)
+    def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
+        return registry.statement("ap")(self, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype)
+
+    def view(self, dtype):
+        return registry.statement("view_dtype")(self, dtype)
+
+    reinterpret_cast = view
+
+    def get_pattern(self):
+        return registry.statement("get_pattern")(self)
+
+    def is_indirect(self):
+        return self.dyn is not None
+
+    # NkiTensor's view primitives (nl_views.py)
+    strides = property(lambda self: registry.statement("view.strides")(self))
+    offset = property(lambda self: registry.statement("view.offset")(self))
+
+    def is_contiguous(self):
+        return registry.statement("view.is_contiguous")(self)
+
+    def slice(self, dim, start, end, step=1):
+        return registry.statement("view.slice")(self, dim, start, end, step)
+
+    def select(self, dim, index):
+        return registry.statement("view.select")(self, dim, index)
+
+    def vector_select(self, dim, vector_offset):
+        return registry.statement("view.vector_select")(self, dim, vector_offset)
+
+    def permute(self, dims):
+        return registry.statement("view.permute")(self, dims)
+
+    def broadcast(self, dim, size):
+        return registry.statement("view.broadcast")(self, dim, size)
+
+    def expand_dim(self, dim):
+        return registry.statement("view.expand_dim")(self, dim)
+
+    def squeeze_dim(self, dim):
+        return registry.statement("view.squeeze_dim")(self, dim)
+
+    def reshape_dim(self, dim, shape):
+        return registry.statement("view.reshape_dim")(self, dim, shape)
+
+    def flatten_dims(self, start_dim, end_dim):
+        return registry.statement("view.flatten_dims")(self, start_dim, end_dim)
 
     # --- operators: the nl functions, looked up in the registry
     def _op(self, name, other, reverse=False):
@@ -290,6 +354,9 @@ def _pending(checks, base, terms, n, what, d, dims):
 def index_view(v, key):
     what = f"tensor {v.name}"
     v.raise_oob()
+    if v.dyn is not None and v.dyn.index is not None:
+        raise KernelError(f"indexing {what}, a gather / scatter view (vector_offset=): an indirect view is not sliced "
+                          "further (NKI NkiTensor.is_indirect)")
     key = key if isinstance(key, tuple) else (key,)
     if any(k is Ellipsis for k in key):
         i = key.index(Ellipsis)
@@ -321,7 +388,7 @@ def index_view(v, key):
                 e = Idx.of(k)
                 _pending(checks, e, [], num, what, d, dims)
                 move(step, part, e)
-        return View(v.storage, off_p, off_f, dims, v.bir_dtype, tuple(checks))
+        return View(v.storage, off_p, off_f, dims, v.bir_dtype, v.dyn, tuple(checks))
     # Advanced: every index an expression; the result has their broadcast shape, then the dims not indexed.
     if any(isinstance(k, slice) for k in key):
         raise Unsupported(f"mixing slices and nl.arange / nl.mgrid indices on {what}: give every dim as an "
@@ -344,7 +411,7 @@ def index_view(v, key):
     dims += list(v.dims[len(key):])
     for d, (e, (_, num, _)) in enumerate(zip(idx, v.dims)):
         _pending(checks, Idx(e.c, e.loop), [(p + R, c) for p, c in e.axes.items()], num, what, d, dims)
-    return View(v.storage, off_p, off_f, dims, v.bir_dtype, tuple(checks))
+    return View(v.storage, off_p, off_f, dims, v.bir_dtype, v.dyn, tuple(checks))
 
 
 # ---------------------------------------------------------------------------------------------------- trace tree
@@ -413,13 +480,32 @@ class Trace:
         self.key_counts = {}  # (segment, source line) -> loops of that line traced there so far
         self.starts = {}  # loop key -> the marker op where its first segment starts (nl.loop_reduce's identity)
         self.call = {}  # the NKI call being traced (nl_common.api_call): "drop" (its mask holds nowhere), ...
+        self.registers = []  # the virtual registers (dynamic.Register), in order of allocation
         self.arch = "trn1"  # the architecture the kernel is traced for, and its NeuronCore generation (arch core_gen)
         self.core_gen = 2
+        # Bounded work and memory (api.trace_kernel sets both; None: unbounded): loop trips unrolled in Python and
+        # launch-grid instances traced count against max_instructions, as the run counts the dynamic instructions
+        # they become; the instructions recorded against max_static, the most a BIR program holds.
+        self.max_instructions = None
+        self.max_static = None
+        self.expanded = 0
+        self.recorded = 0
+
+    def expand(self, count, what, where):
+        """`count` more unrolled trips or grid instances (`what`, at the kernel's `where`), refused past the budget
+        before any of them is traced."""
+        self.expanded += count
+        if self.max_instructions is not None and self.expanded > self.max_instructions:
+            raise KernelError(f"{what}: {self.expanded:,} unrolled trips and launch-grid instances in all, more than "
+                              f"the {self.max_instructions:,} instructions one run may execute (--max-instructions, "
+                              "max_instructions=)", where)
 
     def var_range(self, v):
         if v == SHARD:
             return 0, self.cores - 1
         L = self.loops[v]
+        if L.trips is None:
+            raise Unsupported("the variable of a dynamic loop in an index expression (it is a register)")
         return L.start, L.start + L.step * max(L.trips - 1, 0)
 
     # --- loop plans (loop_plan.py)
@@ -462,6 +548,10 @@ class Trace:
         if self.broken is not None:
             raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range body: the body is "
                               "traced once as one BIR loop", self.broken)
+        self.recorded += 1
+        if self.max_static is not None and self.recorded > self.max_static:
+            raise KernelError(f"the kernel records more than {self.max_static:,} instructions (the most a BIR program "
+                              "holds): unrolled loops or launch-grid instances grow it past that here")
         op.scope = self.stack[-1].loop
         self.stack[-1].items.append(op)
         return op
@@ -518,7 +608,10 @@ def loop_range(kind, args, where=None):
         raise Unsupported(f"nl.{kind} with step {step}: steps are positive")
     where = where or source_location()
     if current(f"nl.{kind}").unroll:
-        return iter(range(start, stop, step))
+        trips = range(start, stop, step)
+        current().expand(len(trips), f"nl.{kind} of {len(trips):,} trips, unrolled (its variable is used as a Python "
+                                     "value)", where)
+        return iter(trips)
     return _loop_gen(kind, start, stop, step, where)
 
 
