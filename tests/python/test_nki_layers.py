@@ -22,7 +22,7 @@ LAYERS = [
     ("trace", ["tracer"]),  # the traced program: Trace, Storage, View, Loop, Op
     ("api", ["nl_common", "nl_create", "nl_loops", "nl_dma", "nl_math", "nl_reduce", "nl_matmul", "nl_assign",
              "language", "isa", "collectives", "compiler", "typing"]),  # the nl / nisa / ... definitions
-    ("emit", ["emit_bir"]),  # kernel to BIR: the trace through the builder
+    ("emit", ["alloc_scan", "alloc_ops", "alloc_explicit", "alloc_nest", "allocate", "emit_bir"]),  # kernel to BIR: the trace through the builder
     ("user", ["api", "cli", "install", "__init__"]),  # jit, simulate, benchmark, to_bir; `neuronsim nki`
 ]
 LAYER_OF = {m: (i, name) for i, (name, mods) in enumerate(LAYERS) for m in mods}
