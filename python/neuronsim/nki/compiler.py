@@ -11,6 +11,8 @@
   decorator's documentation says; enable_stack_allocator allocates automatically (a stack discipline is one way
   the compiler may place tiles; neuronsim's allocator places them by liveness).
 """
+import functools
+
 __neuronsim__ = True
 
 
@@ -34,15 +36,20 @@ def enable_stack_allocator(fn=None, **kw):
 
 
 def force_auto_alloc(fn=None, **kw):
-    """Ignore the kernel's explicit allocations (buffer=nki.compiler.sbuf.mod_alloc(...) and the like): every tile is
-    placed by the allocator. Marks the function (and an @nki.jit kernel's function)."""
+    """Ignore the kernel's explicit allocations (buffer=nki.compiler.sbuf.mod_alloc(...), address=): every tile is
+    placed by the allocator. The kernel, while it is traced, marks its trace (allocate.py reads the mark)."""
     def mark(f):
-        for target in (f, getattr(f, "fn", None)):
-            if target is not None:
-                try:
-                    target.__neuronsim_force_auto_alloc__ = True
-                except (AttributeError, TypeError):
-                    pass
+        inner = getattr(f, "fn", None)
+        target = inner if callable(inner) else f
+
+        @functools.wraps(target)
+        def traced(*args, **kwargs):
+            from .tracer import current
+            current("nki.compiler.force_auto_alloc").__dict__["force_auto_alloc"] = True
+            return target(*args, **kwargs)
+        if target is f:
+            return traced
+        f.fn = traced
         return f
     return mark(fn) if fn is not None else mark
 
