@@ -278,3 +278,28 @@ def test_force_auto_alloc_ignores_the_placement():
         return overlapping(a)
     a = RNG.standard_normal((128, 512)).astype(np.float32)
     np.testing.assert_allclose(nki.simulate(kernel, a), a + np.exp(a), rtol=1e-5, atol=1e-5)
+
+
+def unrolled_accumulate(x, y):
+    """A PSUM block tensor summed block by block in an unrolled kernel (NeedsUnroll: a list indexed by the loop
+    variable), as the attention tutorial's pipelined versions sum attn_out_psum[i]: each block's first matmul starts
+    its group, the rest add; the blocks share banks over time."""
+    nb, kt = x.shape[0], x.shape[2] // 128
+    out = nl.ndarray((nb, 128, 512), nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((nb, nl.par_dim(128), 512), nl.float32, buffer=nl.psum)
+    xs = [nl.load(x[b]) for b in range(nb)]
+    y_sb = nl.load(y)
+    for b in nl.affine_range(nb):
+        for k in nl.affine_range(kt):
+            acc[b] += nisa.nc_matmul(xs[b][:, nl.ds(k * 128, 128)], y_sb[:, nl.ds(k * 512, 512)])
+        nl.store(out[b], nl.copy(acc[b]))
+    return out
+
+
+def test_unrolled_block_accumulation_starts_each_group():
+    x = RNG.standard_normal((10, 128, 256)).astype(np.float32)  # 10 blocks of one bank: more than PSUM's 8
+    y = RNG.standard_normal((128, 1024)).astype(np.float32)
+    got = nki.simulate(unrolled_accumulate, x, y)
+    want = np.stack([sum(x[b][:, k * 128:(k + 1) * 128].T @ y[:, k * 512:(k + 1) * 512] for k in range(2))
+                     for b in range(10)])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)

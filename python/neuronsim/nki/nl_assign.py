@@ -80,6 +80,8 @@ def _matmul_into(dst, value, p, accumulate, what):
     z = st.zero_op
     fresh = z is not None or not st.__dict__.get("computed")
     home = z.scope if z is not None else st.scope
+    box = _box(dst)
+    seen = st.__dict__.setdefault("mm_regions", [])  # the fixed regions matmuls wrote (_box)
     start = False
     if accumulate is False:
         start = True
@@ -97,29 +99,30 @@ def _matmul_into(dst, value, p, accumulate, what):
     elif fresh and p.scope is not None and p.scope.parent is not None and p.scope.parent.var in dst.off_f.loop and \
             current().stack[-1].loop is p.scope:
         p.first_of = p.scope  # a region of the enclosing loop's trip, summed over this loop: its first trip starts it
-    elif not st.__dict__.get("computed_other") and dst.off_f.is_const() and dst.off_p.is_const():
-        start = _new_region(st, dst)  # a fixed region (an unrolled kernel's block) no matmul has written yet
+    elif not st.__dict__.get("computed_other") and box is not None and not st.__dict__.get("mm_moving"):
+        # a fixed region (an unrolled kernel's block) that no matmul has written yet starts its group
+        start = all(b[1] < box[0] or box[1] < b[0] or b[3] < box[2] or box[3] < b[2] for b in seen)
+    if box is None:
+        st.__dict__["mm_moving"] = True  # a matmul wrote a region that moves with a loop: no region is known new
+    elif box not in seen:
+        seen.append(box)
     p.fields["start_tensor_calc"] = start
     st.zero_op = None
     st.__dict__["computed"] = True
     return dst
 
 
-def _new_region(st, dst):
-    """Whether dst, a region of PSUM tile st at fixed offsets, is disjoint from every region a matmul wrote before
-    (then its first matmul starts the group); records it."""
+def _box(dst):
+    """(first, last partition, first, last free element) of a region at fixed offsets, else None."""
+    if not (dst.off_f.is_const() and dst.off_p.is_const()):
+        return None
     lo_f, hi_f, lo_p, hi_p = dst.off_f.c, dst.off_f.c, dst.off_p.c, dst.off_p.c
     for step, n, part in dst.dims:
         if part:
             hi_p += step * (n - 1)
         else:
             hi_f += step * (n - 1)
-    box = (lo_p, hi_p, lo_f, hi_f)
-    seen = st.__dict__.setdefault("mm_regions", [])
-    new = all(b[1] < box[0] or box[1] < b[0] or b[3] < box[2] or box[3] < b[2] for b in seen)
-    if box not in seen:
-        seen.append(box)
-    return new
+    return lo_p, hi_p, lo_f, hi_f
 
 
 def _accumulate(dst, value):
