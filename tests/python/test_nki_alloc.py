@@ -303,3 +303,32 @@ def test_unrolled_block_accumulation_starts_each_group():
     want = np.stack([sum(x[b][:, k * 128:(k + 1) * 128].T @ y[:, k * 512:(k + 1) * 512] for k in range(2))
                      for b in range(10)])
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_alloc_function_places_each_block():
+    """nki.compiler.sbuf.alloc / psum.alloc: the function gives each block's place, evaluated once per block (the
+    NKI Direct Allocation guide's simple_1d_alloc_func: blocks side by side from a base)."""
+    def kernel(a):
+        n = a.shape[0]
+        out = nl.ndarray(a.shape, nl.float32, buffer=nl.shared_hbm)
+        t = nl.ndarray((n, nl.par_dim(128), 256), nl.float32,
+                       buffer=ncc.sbuf.alloc(lambda idx, pdim, fdim: (0, 2048 + idx[0] * fdim)))
+        p = nl.ndarray((n, nl.par_dim(128), 128), nl.float32,
+                       buffer=ncc.psum.alloc(lambda idx, pdim, fdim: (4 + idx[0] % 2, 0, 0)))
+        ident = nl.ndarray((128, 128), nl.float32, buffer=ncc.sbuf.alloc(lambda idx, pdim, fdim: (0, 0)))
+        ident[...] = nl.load(nl.shared_constant(np.identity(128, dtype=np.float32)))
+        for i in range(n):
+            t[i] = nl.load(a[i])
+        for i in range(n):
+            p[i] = nisa.nc_matmul(t[i][:, 0:128], ident)  # transpose of the block's first 128 columns
+            nl.store(out[i, :, 0:128], nl.copy(p[i]))
+            nl.store(out[i, :, 128:256], t[i][:, 128:256])
+        return out
+    a = RNG.standard_normal((3, 128, 256)).astype(np.float32)
+    got = nki.simulate(kernel, a)
+    np.testing.assert_allclose(got[:, :, :128], a[:, :, :128].transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[:, :, 128:], a[:, :, 128:])
+    al = allocations(nki.to_bir(kernel, nki.tensor(a.shape)))
+    # Three blocks of 1 KiB from byte 2048; PSUM blocks alternate between banks 4 and 5.
+    assert (al["t"]["addr"], al["t"]["dims"]) == (2048, [128, 3 * 1024])
+    assert (al["p"]["bank"], al["p"]["addr"], al["p"]["dims"]) == (4, 0, [128, 2048 + 512])

@@ -13,6 +13,8 @@
 """
 import functools
 
+from . import registry
+
 __neuronsim__ = True
 
 
@@ -118,3 +120,25 @@ class _Memory:
 
 sbuf = _Memory("sbuf")
 psum = _Memory("psum")
+
+
+def allocation_scope(fn=None, **kw):
+    """A scope for the allocator (`with nki.compiler.allocation_scope():`): neuronsim's allocator places tiles by
+    liveness over the whole kernel."""
+    return no_reorder() if fn is None else fn
+
+
+def multi_buffer(factor=2):
+    """A buffering hint to the compiler's allocator; neuronsim's allocator chooses each loop's buffers by the
+    lowering library's rule (docs/nki-lowering.md 2)."""
+    return lambda f: f
+
+
+_M = "nki.compiler"
+for _name in ("skip_middle_end_transformations", "no_reorder", "enable_stack_allocator", "force_auto_alloc",
+              "allocation_scope", "multi_buffer", "sbuf", "psum"):
+    registry.value(_M, _name, globals()[_name])
+registry.value("nki.language", "no_reorder", no_reorder)  # the current API has it in nki.language
+for _mem in ("sbuf", "psum"):
+    for _name in ("alloc", "mod_alloc", "auto_alloc"):
+        registry.value(f"{_M}.{_mem}", _name, getattr(globals()[_mem], _name))
