@@ -332,3 +332,46 @@ def test_alloc_function_places_each_block():
     # Three blocks of 1 KiB from byte 2048; PSUM blocks alternate between banks 4 and 5.
     assert (al["t"]["addr"], al["t"]["dims"]) == (2048, [128, 3 * 1024])
     assert (al["p"]["bank"], al["p"]["addr"], al["p"]["dims"]) == (4, 0, [128, 2048 + 512])
+
+
+
+def dynamic_block_sum(x, n):
+    """2 * the sum of x's first n tiles of 128 rows, block by block. acc, a block tensor of 8 blocks [128, 64], is
+    touched inside and outside a dynamic loop (nl.dynamic_range over a register read from n; tile i of x at a run-time
+    offset); dbl, a block tensor declared in the dynamic body, is touched by the trips of a static loop there."""
+    T = x.shape[0] // 128
+    out = nl.ndarray((8, 128, 64), nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((8, nl.par_dim(128), 64), nl.float32, buffer=nl.sbuf)
+    for j in nl.affine_range(8):
+        nisa.memset(dst=acc[j], value=0.0)
+    n_sb = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=n_sb, src=n)
+    count = nisa.register_alloc()
+    nisa.register_load(count, n_sb)
+    for i in nl.dynamic_range(count):
+        blk = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=blk, src=x.reshape((T, 128 * 512)).ap([[512, 128], [1, 512]], scalar_offset=i,
+                                                                 indirect_dim=0))
+        dbl = nl.ndarray((8, nl.par_dim(128), 64), nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(8):
+            nisa.tensor_tensor(dst=dbl[j], data1=blk[:, j * 64:(j + 1) * 64], data2=blk[:, j * 64:(j + 1) * 64],
+                               op=nl.add)
+            nisa.tensor_tensor(dst=acc[j], data1=acc[j], data2=dbl[j], op=nl.add)
+    for j in nl.affine_range(8):
+        nl.store(out[j], acc[j])
+    return out
+
+
+def test_block_tensors_and_dynamic_loops():
+    """A dynamic loop's trips are unknown when tracing: acc, touched in it, is allocated whole (8 blocks); dbl,
+    declared in its body, still lives a trip of the static loop at a time (fewer than its 8 blocks), and blk, the
+    body's own tile, has one buffer (docs/nki-lowering.md 2). Values against numpy for 0, 2 and 3 trips."""
+    x = RNG.uniform(-1, 1, (3 * 128, 512)).astype(np.float32)
+    for n in (0, 2, 3):
+        got = nki.simulate(dynamic_block_sum, x, np.array([[n]], np.int32))
+        want = 2 * x[:n * 128].reshape(n, 128, 8, 64).sum(axis=0).transpose(1, 0, 2) if n else np.zeros((8, 128, 64))
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+    al = allocations(nki.to_bir(dynamic_block_sum, x, np.array([[2]], np.int32)))
+    assert al["acc"]["dims"] == [128, 8 * 64 * 4]  # bytes per partition
+    assert al["blk"]["dims"] == [128, 512 * 4]
+    assert al["dbl"]["dims"][1] < 8 * 64 * 4

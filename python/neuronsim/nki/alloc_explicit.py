@@ -20,7 +20,7 @@ import math
 
 from .. import _core
 from . import dtypes
-from .alloc_scan import block_elems
+from .alloc_scan import block_elems, whole_only
 from .errors import KernelError
 from .symbolic import Idx, NeedsUnroll
 from .tracer import View
@@ -96,6 +96,10 @@ class Explicit:
                 raise KernelError(f"{self._name()}: the blocks' byte addresses {sorted(set(bs))[:4]} are not a "
                                   f"whole number of {s.dtype} elements apart", s.where)
         self.cols = -(-span // self.dsz)
+        if not self.identity and whole_only(s, accs):
+            raise KernelError(f"{self._name()}: a tile placed block by block is accessed with a run-time offset, "
+                              "as another dtype or inside a dynamic loop: place it whole (address=, or one block)",
+                              s.where)
         self._require_buffers(accs)
 
     # ---------------------------------------------------------------- the placement of one block

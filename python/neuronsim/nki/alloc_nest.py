@@ -116,7 +116,7 @@ def plan(alloc, s, accs, lazy):
         trips = 1
         L = n.group.loop
         while L is not None:
-            trips *= L.trips
+            trips *= L.trips or 1  # a dynamic loop's trips are unknown: one trip's traffic
             L = L.parent
         p.traffic += (n.reload + n.save) * n.group.E * dtypes.size(s.dtype) * trips
     p.row = row

@@ -13,6 +13,7 @@ tiles it touches, and which blocks of a block tensor each loop trip touches.
 """
 import math
 
+from .emit_dynamic import tile_terms
 from .symbolic import Idx
 from .tracer import Loop, View
 
@@ -80,6 +81,10 @@ class Scan:
                 self.accesses.setdefault(v.storage.id, []).append(a)
             a.write |= out
             a.read |= (not out) or (out and acc_out)
+        for v in tile_terms(op):  # a [1, 1] tile an operand takes its run-time offset from: read by the op
+            if v.storage.onchip and (v.storage.id, id(v)) not in seen:
+                seen[(v.storage.id, id(v))] = a = Access(op, v, True, False, pos, path)
+                self.accesses.setdefault(v.storage.id, []).append(a)
 
     def where_of(self, t):
         return self.where[t] if 0 <= t < len(self.where) else None
@@ -94,6 +99,24 @@ class Scan:
             out.append(L)
             L = L.parent
         return out
+
+
+def whole_only(s, accs):
+    """Whether tile s must be allocated whole (never a trip's blocks, a nest's unit or an explicit block table): an
+    access with a run-time start (.ap(scalar_offset=...), its blocks unknown when tracing), one of another dtype (a
+    reinterpretation: offsets in other units), or one inside a dynamic loop within s's scope (its trips unknown; a
+    tile declared in a dynamic loop's body is made anew in each trip, and its blocks may still live a trip of a
+    static loop in that body at a time)."""
+    for a in accs:
+        v = a.view
+        if v.dyn is not None or v.bir_dtype != s.dtype:
+            return True
+        L = a.op.scope
+        while L is not None and L is not s.scope:
+            if L.trips is None:
+                return True
+            L = L.parent
+    return False
 
 
 def inside(loop, scope):

@@ -29,7 +29,7 @@ from . import dtypes
 from .alloc_explicit import Explicit, check_explicit
 from .alloc_nest import commit as nest_commit, plan as nest_plan
 from .alloc_ops import Home, LazyMemset, Reload, Save
-from .alloc_scan import Scan, block_runs, lazy_memset, shrink
+from .alloc_scan import Scan, block_runs, lazy_memset, shrink, whole_only
 from .errors import KernelError
 from .symbolic import Idx, NeedsUnroll
 from .tracer import Loop
@@ -140,10 +140,10 @@ class Allocation:
         best = None
         for u in p.live:
             s = u.storage
-            if u.explicit is not None or u.temp or s.id in self.demoted or u.mem != p.mem or \
-                    u.nest:
-                continue
             accs = self.scan.accesses.get(s.id, [])
+            if u.explicit is not None or u.temp or s.id in self.demoted or u.mem != p.mem or \
+                    u.nest or whole_only(s, accs):
+                continue
             lazy = lazy_memset(s, accs)
             plan = nest_plan(self, s, accs[1:] if lazy is not None else accs, lazy)
             if plan is None:
@@ -174,6 +174,11 @@ class Allocation:
         if spec is not None and not force_auto:
             u = self._add(Unit(self, s, s.buffer, None, self._scope_block(s), s.partitions, s.row))
             u.explicit = Explicit(self, u, spec, accs)
+            u.serve(accs)
+            return
+        if whole_only(s, accs):
+            block = self._scope_block(s)
+            u = self._add(Unit(self, s, s.buffer, s.scope, block, s.partitions, s.row))
             u.serve(accs)
             return
         lazy = lazy_memset(s, accs)
@@ -257,6 +262,12 @@ class Allocation:
             own = [u for u in self.units if u.rot is L and u.explicit is None]
             sb = [u for u in own if u.mem == "sbuf"]
             ps = [u for u in own if u.mem == "psum"]
+            if L.trips is None:  # a dynamic loop: its tiles allocated once, reused by every trip (emit_dynamic.py)
+                if self.mod_req.get(L.var, 1) > 1:
+                    raise KernelError(f"an explicitly placed tile rotates over {self.mod_req[L.var]} buffers in a "
+                                      "dynamic loop, whose tiles have one buffer: place it in one", L.where)
+                self.buffers[L.var] = 1
+                continue
             for u in self.units:
                 self._interval(u)
             B = 4
