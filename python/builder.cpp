@@ -210,6 +210,19 @@ void bind_builder(py::module_ &m) {
           py::arg("type"), py::arg("ins"), py::arg("outs"))
       .def("loop", &Builder::loop, py::arg("var"), py::arg("lb"), py::arg("ub"), py::arg("stride"),
            py::arg("body"))
+      .def(
+          "place",
+          [](Builder &bb, int tensor, int64_t addr, int64_t base, int64_t bank) {
+            auto &ts = bb.program().tensors;
+            if (tensor < 0 || static_cast<size_t>(tensor) >= ts.size())
+              throw py::index_error("no tensor " + std::to_string(tensor));
+            // An allocated SBUF/PSUM tensor (reference bir-json.md 1.5: addr, base, bank, allocated): the simulator
+            // places it there instead of choosing an address itself.
+            isa::Tensor &t = ts[static_cast<size_t>(tensor)];
+            t.addr = addr, t.base_partition = base, t.bank = bank, t.allocated = true;
+          },
+          py::arg("tensor"), py::arg("addr"), py::arg("base") = 0, py::arg("bank") = 0,
+          "Places an SBUF/PSUM tensor at byte addr of partitions base.. (PSUM: addr within bank `bank`).")
       .def("dynamic_loop",
            py::overload_cast<const std::string &, const Aff &, const Aff &, int64_t,
                              const std::function<void(Aff)> &>(&Builder::dynamic_loop),

@@ -260,6 +260,10 @@ struct RunResult {
   double dma_latency_ns = 0.0;  // from entering the ring to the first byte (dma_latency_ns)
   double preamble_ns = 0.0;     // RunOptions::include_preamble: kernel_preamble_ns (not in total_ns), else 0
   int64_t act_table_loads = 0;  // activation-table loads ScalarE made for functions the resident set lacked
+  // Bytes of the DMAs on a spill queue (qSyncSpillReload*, the queue the compiler gives its spill code: NKI docs
+  // "NKI Performance Guide"): Saves into DRAM and Loads back, as neuron-profile's spill_save_bytes and
+  // spill_reload_bytes count them.
+  int64_t spill_save_bytes = 0, spill_reload_bytes = 0;
   // A streamed run (ScheduleMode): `events` holds the events of the critical path's listed links (the stats'
   // critical-path list); the profile's sums, each row's time on the critical path included, come in `profile`
   // (indexed by profile_row), and the critical path's time per engine (DMA queues together as "DMA", in the order
