@@ -257,17 +257,19 @@ def _inputs(traced, args, kwargs, kernel):
     return ins
 
 
-def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None, **kwargs):
+def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None, sanitize=False,
+              **kwargs):
     """Runs the kernel on the simulator and returns the neuronsim.Result (outputs, stats with the profile in the
     kernel's source lines, total_ns). Arguments are numpy arrays (or neuronsim.nki.tensor(shape, dtype) with
-    timing_only=True). As a decorator, @nki.benchmark(warmup=..., iters=...), it makes a kernel whose call prints
-    its simulated time (warmup and iters have no meaning in a deterministic simulation)."""
+    timing_only=True). sanitize=True checks the run (docs/sanitizer.md): Result.findings lists what it found. As a
+    decorator, @nki.benchmark(warmup=..., iters=...), it makes a kernel whose call prints its simulated time (warmup
+    and iters have no meaning in a deterministic simulation)."""
     if kernel is None or (not callable(kernel) and not isinstance(kernel, Kernel)):
         return lambda f: Kernel(f, (), {"benchmark": True})
     traced = trace_kernel(kernel, arrays, kwargs)
     k = traced.lowered.builder.kernel(traced.lowered.label)
     inputs = None if timing_only else _inputs(traced, arrays, kwargs, kernel)
-    return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace)
+    return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace, sanitize=sanitize)
 
 
 def _placement(kernel, arch):
@@ -283,13 +285,17 @@ def _outputs_of(kernel, r, traced):
     return r.outputs
 
 
-def simulate(kernel, *arrays, arch=None, **kwargs):
+def simulate(kernel, *arrays, arch=None, sanitize=False, **kwargs):
     """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
     the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
-    those arrays are updated in place and None is returned."""
+    those arrays are updated in place and None is returned. sanitize=True checks the run for uninitialized reads,
+    loop-carried dependencies of affine_range loops and races (docs/sanitizer.md) and raises neuronsim.SanitizerError
+    (its .findings the list) when it finds any."""
     traced = trace_kernel(kernel, arrays, kwargs)
     k = traced.lowered.builder.kernel(traced.lowered.label)
-    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch))
+    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch), sanitize=sanitize)
+    if r.findings:
+        raise sanitizer_error(r)
     outs = {}
     for s in traced.trace.storages:
         if s.buffer == "hbm" and s.name in r.outputs:
@@ -310,6 +316,16 @@ def simulate(kernel, *arrays, arch=None, **kwargs):
 
 
 simulate_kernel = simulate
+
+
+def sanitizer_error(result):
+    """neuronsim.SanitizerError for a sanitized run's findings: its message their lines as the CLI prints them
+    ("sanitizer: KIND: ..."), e.findings the list (Result.findings), e.exit_code 5 (the CLI's)."""
+    e = _core.SanitizerError("\n".join(result.finding_lines))
+    e.findings = result.findings
+    e.exit_code = 5
+    e.file = e.inst_index = e.inst_name = e.field = e.source = None
+    return e
 
 
 def to_bir(kernel, *arrays_or_shapes, **kwargs):
