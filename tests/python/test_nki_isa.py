@@ -192,7 +192,7 @@ def test_tensor_tensor(engine):
     np.testing.assert_array_equal(nki.simulate(kernel, X, y), X - y)
     ops = bir_ops(nki.to_bir(kernel, X, y))
     tt = [i for op, i in ops if op == "TensorTensor"][0]
-    assert tt.get("engine", "Unassigned") == (engine or "Unassigned")
+    assert tt.get("engine", "Unassigned") == ("Unassigned" if engine is None else engine.bir)  # Pool
 
 
 def test_tensor_scalar_two_ops_and_reverse():

@@ -2,17 +2,21 @@
 on the simulator like any BIR kernel."""
 import functools
 import inspect
+import itertools
+import math
+import operator
 import os
 import warnings
 
 import numpy as np
 
 from .. import _core
-from . import dtypes, tracer
+from . import dtypes, dynamic, tracer
 from .errors import KernelError, Unsupported
 from .emit_bir import emit_bir
 from .symbolic import NeedsUnroll
 from .tracer import Trace, View, new_storage
+from . import typing as nki_typing
 
 
 class TensorSpec:
@@ -50,20 +54,20 @@ def array(values, dtype):
     return TypedArray(values, dtype)
 
 
-def _arg_spec(x):
-    """(shape, BIR dtype) of an argument that is a tensor, else None."""
-    if isinstance(x, TensorSpec):
+def _arg_spec(x, name="?"):
+    """(shape, BIR dtype) of an argument that is a tensor, else None; `name` the parameter it is given for."""
+    if isinstance(x, (TensorSpec, nki_typing.Placeholder)):
         b = dtypes.bir_name(x.dtype)
         if b is None:
-            raise KernelError(f"unknown dtype {x.dtype!r} for a kernel argument", None)
+            raise KernelError(f"kernel argument '{name}': unknown dtype {x.dtype!r}", None)
         return x.shape, b
     if isinstance(x, TypedArray):
         return x.shape, x.bir
     if isinstance(x, np.ndarray):
         b = dtypes.bir_name(x.dtype)
         if b is None:
-            raise KernelError(f"a kernel argument of numpy dtype {x.dtype} (neuronsim takes float32, float16, "
-                              "bfloat16 (ml_dtypes), the fp8 types and 8/16/32-bit integers)", None)
+            raise KernelError(f"kernel argument '{name}' has numpy dtype {x.dtype} (neuronsim takes float32, "
+                              "float16, bfloat16 (ml_dtypes), the fp8 types and 8/16/32-bit integers)", None)
         return tuple(x.shape), b
     return None
 
@@ -83,6 +87,14 @@ class Kernel:
         grid = grid if isinstance(grid, tuple) else (grid,)
         if sum(isinstance(g, nc) for g in grid) > 1:
             raise KernelError("a launch grid has at most one nl.nc(n) axis", None)
+        for g in grid:
+            try:
+                ok = not isinstance(g, bool) and operator.index(g) > 0
+            except TypeError:
+                ok = False
+            if not ok:
+                raise KernelError(f"{self.fn.__name__}{list(grid)}: a launch grid's dims are positive whole numbers, "
+                                  f"got {g!r}", None)
         return Kernel(self.fn, tuple(g if isinstance(g, nc) else int(g) for g in grid), self.options)
 
     @property
@@ -98,7 +110,7 @@ class Kernel:
             r = benchmark(self, *args, **kwargs)
             print(f"neuronsim: {self.fn.__name__}: {r.total_ns / 1000.0:.3f} us simulated ({r.arch})")
             return _outputs_of(self, r, None)
-        return simulate(self, *args, **kwargs)
+        return simulate_kernel(self, *args, **kwargs)
 
     @property
     def label(self):
@@ -122,6 +134,23 @@ baremetal = jit
 trace = jit
 
 
+def _sources(kernel, arrays=()):
+    """The files a run of the kernel reads, which no output of it may replace (the output rule of every writer,
+    sim::prepare_output_paths): the kernel's source file, and the file behind any argument that is a np.memmap."""
+    files = []
+    try:
+        f = inspect.getsourcefile(_as_kernel(kernel).fn)
+    except TypeError:
+        f = None
+    if f and os.path.isfile(f):
+        files.append(f)
+    for a in arrays:
+        name = getattr(a, "filename", None)
+        if isinstance(name, str) and os.path.isfile(name):
+            files.append(name)
+    return files
+
+
 def _as_kernel(k):
     if isinstance(k, Kernel):
         return k
@@ -136,18 +165,33 @@ class _Traced:
         self.written_args = written_args
 
 
-def trace_kernel(kernel, args, kwargs):
+def trace_kernel(kernel, args, kwargs, arch=None, max_instructions=None):
     """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace. A kernel that uses
-    a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning."""
+    a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning. arch:
+    the architecture the kernel is traced for (nisa.get_nc_version()); by default the one the run takes
+    (_placement). Loop trips unrolled and grid instances count against max_instructions (default: the run's), the
+    instructions recorded against the most a BIR program holds: tracing stops at the kernel line that passes either."""
+    budget = _max_instructions(max_instructions)
     try:
-        return _trace_kernel(kernel, args, kwargs, False)
+        return _trace_kernel(kernel, args, kwargs, False, arch, budget)
     except NeedsUnroll as e:
-        warnings.warn(f"neuronsim.nki: {e}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
-                      "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
-        return _trace_kernel(kernel, args, kwargs, True)
+        why = e
+    # Warned once the unrolled trace succeeds: a kernel refused while unrolled gets its one error line.
+    traced = _trace_kernel(kernel, args, kwargs, True, arch, budget)
+    warnings.warn(f"neuronsim.nki: {why}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
+                  "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
+    return traced
 
 
-def _trace_kernel(kernel, args, kwargs, unroll):
+def _max_instructions(n):
+    if n is None:
+        return _core.DEFAULT_MAX_INSTRUCTIONS
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise TypeError(f"max_instructions must be a positive int, got {type(n).__name__} {n!r}")
+    return n
+
+
+def _trace_kernel(kernel, args, kwargs, unroll, arch=None, max_instructions=None):
     kernel = _as_kernel(kernel)
     fn = kernel.fn
     try:
@@ -159,19 +203,29 @@ def _trace_kernel(kernel, args, kwargs, unroll):
     tr.grid = kernel.grid
     tr.unroll = unroll
     tr.cores = kernel.cores
+    tr.arch = _placement(kernel, arch)["arch"]
+    try:
+        tr.core_gen = int(_core.arch_params(tr.arch)["core_gen"])
+    except _core.Error as e:
+        raise KernelError(f"arch {tr.arch!r}: {e}", None)
+    tr.max_instructions = max_instructions
+    tr.max_static = _core.MAX_STATIC_INSTRUCTIONS
     prev, tracer._current = tracer._current, tr
     try:
         arg_storages = {}
         sym = {}
         where = (inspect.getsourcefile(fn) or "<kernel>", fn.__code__.co_firstlineno)
         for name, val in bound.arguments.items():
-            spec = _arg_spec(val)
+            spec = _arg_spec(val, name)
             if spec is None:
                 sym[name] = val
                 continue
             s = new_storage(spec[0], spec[1], "hbm", name=name, kind="input", where=where)
             arg_storages[name] = s
             sym[name] = s.view()
+        if kernel.grid:
+            tr.expand(math.prod(int(g) for g in kernel.grid if not _is_nc(g)),
+                      f"launch grid {list(kernel.grid)} of {fn.__name__}", where)
         instances = _grid_ids(kernel.grid)
         results = []
         hbm_seen = None
@@ -187,8 +241,11 @@ def _trace_kernel(kernel, args, kwargs, unroll):
             if hbm_seen is None:
                 hbm_seen = [s for s in tr.storages[n_before:] if s.buffer == "hbm"]
         if tr.broken is not None:
-            raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range body: the body is "
-                              "traced once as one BIR loop", tr.broken)
+            raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range / nl.dynamic_range "
+                              "body: the body is traced once as one BIR loop", tr.broken)
+        if dynamic.open_loops(tr) is not None:
+            raise Unsupported("break or return inside a `while reg:` loop: the body is traced once as one BIR loop",
+                              dynamic.open_loops(tr))
         result = results[0]
         outs = _flatten(result)
         for v in outs:
@@ -204,14 +261,15 @@ def _trace_kernel(kernel, args, kwargs, unroll):
         tracer._current = prev
 
 
-def _grid_ids(grid):
-    """The instances traced one after the other: every index of the plain axes (an nl.nc axis is the shard id, one
-    trace for all its cores)."""
+def _is_nc(g):
     from .language import nc
-    ids = [()]
-    for g in grid:
-        ids = [i + (k,) for i in ids for k in ([0] if isinstance(g, nc) else range(int(g)))]
-    return ids
+    return isinstance(g, nc)
+
+
+def _grid_ids(grid):
+    """The instances traced one after the other, made one at a time: every index of the plain axes (an nl.nc axis is
+    the shard id, one trace for all its cores)."""
+    return itertools.product(*[[0] if _is_nc(g) else range(int(g)) for g in grid])
 
 
 def _flatten(result):
@@ -237,8 +295,8 @@ def _bits_in(x, bir):
 def _value_out(a, bir):
     """An output as the caller gets it: bf16 / fp8 as ml_dtypes arrays when ml_dtypes is there, else float32."""
     if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn"):
-        t = dtypes.from_bir(bir)
-        if not isinstance(t, dtypes._Marker):
+        t = dtypes.numpy_type(dtypes.from_bir(bir))
+        if t is not None:  # ml_dtypes is there
             return a.view(t)
         return _core.to_float32(a, bir)
     return a
@@ -257,8 +315,8 @@ def _inputs(traced, args, kwargs, kernel):
     return ins
 
 
-def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None, sanitize=False,
-              **kwargs):
+def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None,
+              max_instructions=None, sanitize=False, **kwargs):
     """Runs the kernel on the simulator and returns the neuronsim.Result (outputs, stats with the profile in the
     kernel's source lines, total_ns). Arguments are numpy arrays (or neuronsim.nki.tensor(shape, dtype) with
     timing_only=True). sanitize=True checks the run (docs/sanitizer.md): Result.findings lists what it found. As a
@@ -266,16 +324,29 @@ def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, i
     and iters have no meaning in a deterministic simulation)."""
     if kernel is None or (not callable(kernel) and not isinstance(kernel, Kernel)):
         return lambda f: Kernel(f, (), {"benchmark": True})
-    traced = trace_kernel(kernel, arrays, kwargs)
-    k = traced.lowered.builder.kernel(traced.lowered.label)
+    traced = trace_kernel(kernel, arrays, kwargs, arch, max_instructions)
+    k = traced.lowered.builder.kernel(traced.lowered.label, _sources(kernel, arrays))
     inputs = None if timing_only else _inputs(traced, arrays, kwargs, kernel)
-    return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace, sanitize=sanitize)
+    return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace,
+                     max_instructions=_max_instructions(max_instructions), sanitize=sanitize)
+
+
+# @nki.jit(platform_target=...) -> the arch (the jit options' doc: trn1 | inf2 | gen2, trn2 | gen3, trn3 | gen4).
+_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2", "trn3": "trn3",
+            "gen4": "trn3"}
 
 
 def _placement(kernel, arch):
-    """arch= and the cores of the run: an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2
-    and trn3 have (the default arch is then trn2; trn1's cores are not grouped)."""
-    n = _as_kernel(kernel).cores
+    """arch= and the cores of the run: arch= if given, else the kernel's @nki.jit(platform_target=...), else trn1;
+    an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2 and trn3 have (the default arch is
+    then trn2; trn1's cores are not grouped)."""
+    k = _as_kernel(kernel)
+    target = k.options.get("platform_target")
+    if arch is None and target is not None:
+        arch = _TARGETS.get(str(target).lower())
+        if arch is None:
+            raise KernelError(f"platform_target={target!r}: the targets are " + ", ".join(_TARGETS), None)
+    n = k.cores
     if n == 1:
         return {"arch": arch or "trn1"}
     return {"arch": arch or "trn2", "cores": n, "lnc": n}
@@ -285,15 +356,30 @@ def _outputs_of(kernel, r, traced):
     return r.outputs
 
 
-def simulate(kernel, *arrays, arch=None, sanitize=False, **kwargs):
+def simulate(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, **kwargs):
     """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
     the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
-    those arrays are updated in place and None is returned. sanitize=True checks the run for uninitialized reads,
-    loop-carried dependencies of affine_range loops and races (docs/sanitizer.md) and raises neuronsim.SanitizerError
-    (its .findings the list) when it finds any."""
-    traced = trace_kernel(kernel, arrays, kwargs)
-    k = traced.lowered.builder.kernel(traced.lowered.label)
-    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch), sanitize=sanitize)
+    those arrays are updated in place and None is returned. Given the kernel alone, simulate(kernel) is the current
+    API's form: a callable that runs it, simulate(kernel)(a, b) (simulate(kernel[2])(...) with a launch grid) -- for a
+    kernel that takes arguments; one that takes none runs at once, as the legacy API's simulate_kernel(kernel).
+    sanitize=True checks the run for uninitialized reads, loop-carried dependencies of affine_range loops and races
+    (docs/sanitizer.md) and raises neuronsim.SanitizerError (its .findings the list) when it finds any."""
+    needs = [p for p in inspect.signature(_as_kernel(kernel).fn).parameters.values()
+             if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not arrays and not kwargs and needs:
+        return functools.wraps(_as_kernel(kernel).fn)(
+            lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, max_instructions=max_instructions, sanitize=sanitize,
+                                            **k))
+    return simulate_kernel(kernel, *arrays, arch=arch, max_instructions=max_instructions, sanitize=sanitize,
+                           **kwargs)
+
+
+def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, **kwargs):
+    """The legacy API's simulate_kernel(kernel, *args): runs the kernel once (simulate)."""
+    traced = trace_kernel(kernel, arrays, kwargs, arch, max_instructions)
+    k = traced.lowered.builder.kernel(traced.lowered.label, _sources(kernel, arrays))
+    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch),
+                  max_instructions=_max_instructions(max_instructions), sanitize=sanitize)
     if r.findings:
         raise sanitizer_error(r)
     outs = {}
@@ -315,7 +401,10 @@ def simulate(kernel, *arrays, arch=None, sanitize=False, **kwargs):
     return build(traced.result)
 
 
-simulate_kernel = simulate
+def to_bir(kernel, *arrays_or_shapes, arch=None, max_instructions=None, **kwargs):
+    """The kernel's BIR JSON module (a dict). Arguments: numpy arrays, neuronsim.nki.tensor(shape, dtype) or
+    nki.typing's nt.tensor[shape, dtype]; arch= the architecture it is traced for (nisa.get_nc_version())."""
+    return trace_kernel(kernel, arrays_or_shapes, kwargs, arch, max_instructions).lowered.builder.to_bir()
 
 
 def sanitizer_error(result):
@@ -328,15 +417,12 @@ def sanitizer_error(result):
     return e
 
 
-def to_bir(kernel, *arrays_or_shapes, **kwargs):
-    """The kernel's BIR JSON module (a dict). Arguments: numpy arrays or neuronsim.nki.tensor(shape, dtype)."""
-    return trace_kernel(kernel, arrays_or_shapes, kwargs).lowered.builder.to_bir()
-
-
-def save_bir(kernel, *arrays_or_shapes, path, **kwargs):
-    """Writes the kernel's BIR JSON to path (the form `neuronsim run` reads) and returns path."""
-    text = trace_kernel(kernel, arrays_or_shapes, kwargs).lowered.builder.to_bir_text()
-    with open(path, "w") as f:
-        f.write(text)
+def save_bir(kernel, *arrays_or_shapes, path, arch=None, max_instructions=None, **kwargs):
+    """Writes the kernel's BIR JSON to path (the form `neuronsim run` reads) and returns path. The path goes through
+    the rule of every output neuronsim writes, checked before the kernel is traced: never the kernel's own file (nor
+    a FIFO, a directory...); written whole or not at all."""
+    _core.check_output_paths([path], _sources(kernel, arrays_or_shapes))
+    text = trace_kernel(kernel, arrays_or_shapes, kwargs, arch, max_instructions).lowered.builder.to_bir_text()
+    _core.write_output(path, text, _sources(kernel, arrays_or_shapes))
     return path
 
