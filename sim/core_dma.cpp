@@ -25,7 +25,7 @@ void Core::publish(Job &j, int q) {
     if (pos > 0) finish = std::max(finish, j.times[q][pos - 1].finish);
     j.times[q][pos].finish = finish;
     if (!inst.updates.empty() || resets_semaphores(inst)) {
-      j.pending[q].push_back(PendingUpdates{finish, &inst});
+      j.pending[q].push_back(PendingUpdates{finish, &inst, pos});
       completion[q]->notify(sc_time(static_cast<double>(std::max<int64_t>(0, finish - now_ps())), SC_PS));
     }
     auto &qs = j.result->queues[q];

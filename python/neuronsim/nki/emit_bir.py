@@ -12,6 +12,8 @@ docs/nki-lowering.md states every rule with its source. In short:
 - Loads and stores: lowering.load / lowering.store (one DMA each, SP, the compiler's queues).
 - Every instruction carries its kernel line as BIR debug information (the profile's source lines).
 """
+import math
+
 from .. import _core
 from . import dtypes, emit_dynamic
 from .alloc_ops import Pseudo
@@ -81,6 +83,19 @@ def emit_bir(trace, label, arg_names, outputs):
         else:
             handles[s.id] = b.dram(s.name, shape, s.dtype)
     alloc.emit_tensors(b)
+    # The NKI tile each SBUF / PSUM tensor holds (its shape, rotating buffers) and the arguments the kernel writes in
+    # place, as allocation debug.nki: the sanitizer's messages speak of the tile, and count the caller's data in an
+    # in-place argument as written. Only a unit that holds its whole tile in the tile's own layout says so (a block
+    # of a block tensor, a group, an explicit placement or a spill's staging tile is named by its BIR tensor).
+    for u in alloc.units:
+        st = u.storage
+        if (u.explicit is not None or u.group is not None or u.temp or u.nest or u.handle is None
+                or u.rows * u.cols < math.prod(st.shape) or st.shape[st.pdim] != u.rows):
+            continue
+        b.tensor_nki(u.handle.t.id, list(st.shape), st.pdim, u.buffers, u.cols)
+    for s in trace.storages:
+        if s.buffer == "hbm" and s.kind == "output" and s.name in arg_names and s.id in handles:
+            b.tensor_nki(handles[s.id].id, argument=True)
     ctx = _Ctx(b, trace, alloc, handles)
     ctx.block(trace.root, {})
     outs = []
@@ -93,6 +108,36 @@ def emit_bir(trace, label, arg_names, outputs):
         if s.kind == "const" and s.id in handles:
             low.constants[s.name] = _const_bits(s.__dict__["data"], s.dtype)
     return low
+
+
+_REDUCE_OPS = {"add": "add", "max": "max", "min": "min", "mult": "mult"}
+
+
+def _view_key(v):
+    return (v.storage.id, v.off_p.c, tuple(sorted(v.off_p.loop.items())), tuple(sorted(v.off_p.axes.items())),
+            v.off_f.c, tuple(sorted(v.off_f.loop.items())), tuple(sorted(v.off_f.axes.items())), tuple(v.dims),
+            v.bir_dtype)
+
+
+def _reduction(op):
+    """(op, ins index) of an associative reduction step: a matmul folding into its accumulation group (-1: it reads
+    its PSUM destination), or `acc = acc op x` / `acc = acc op c` by add, max, min or multiply (the NKI affine_range
+    page's associative reductions); ("", -1) otherwise."""
+    if op.type == "Matmult" and op.extra.get("accumulates"):
+        return "add", -1
+    if not op.outs or not isinstance(op.outs[0], View):
+        return "", -1
+    out = _view_key(op.outs[0])
+    if op.type == "TensorTensor" and op.fields.get("op") in _REDUCE_OPS and not op.fields.get("acc"):
+        for k, x in enumerate(op.ins[:2]):
+            if isinstance(x, View) and _view_key(x) == out:
+                return _REDUCE_OPS[op.fields["op"]], k
+    if op.type == "TensorScalarPtr" and op.fields.get("op0") in _REDUCE_OPS and \
+            op.fields.get("op1", "bypass") == "bypass" and len(op.ins) == 2 and isinstance(op.ins[0], View) and \
+            not any(op.fields.get(f) for f in ("acc", "is_scalar_tensor_tensor", "is_tensor_tensor_scan")) and \
+            _view_key(op.ins[0]) == out:
+        return _REDUCE_OPS[op.fields["op0"]], 0
+    return "", -1
 
 
 class _Moved:
@@ -231,6 +276,31 @@ class _Ctx:
                 r.engine("SP")
         if where:
             r.source(where[0], where[1])
+        self._nki(r, op, env)
+
+    def _nki(self, r, op, env):
+        """BIR debug.nki: the kernel loops around the instruction and its trip of each (an expression of the BIR
+        loop variables, however the loop was pipelined or peeled; a number in an unrolled one), how many of them each
+        operand's tile is declared inside, and the associative reduction it folds into (the sanitizer's
+        loop-carried dependencies, docs/sanitizer.md)."""
+        nest = op.extra.get("nki", ())
+        reduce, reduce_in = _reduction(op)
+        if not nest and not reduce:
+            return
+        loops = []
+        for info, trip in nest:
+            t = _B.Aff(trip) if trip is not None else env[info.loop.var][2]
+            loops.append((info.id, info.kind, info.line, info.var, info.start, info.step, t))
+        ids = [info.id for info, _ in nest]
+        local = []
+        for x in list(op.ins) + list(op.outs):
+            d = 0
+            if isinstance(x, View):
+                scope = x.storage.nki_scope
+                while d < len(ids) and d < len(scope) and ids[d] == scope[d]:
+                    d += 1
+            local.append(d)
+        r.nki(loops, local, reduce, reduce_in)
 
     def loop(self, L, env):
         if emit_dynamic.is_dynamic(L):
@@ -281,7 +351,7 @@ class _Ctx:
 
         def env_for(i, k, first=None):
             e = dict(env)
-            e[L.var] = (i * L.step + L.start, k)
+            e[L.var] = (i * L.step + L.start, k, i)  # value, rotating buffer, trip
             return e
 
         def load(i, k):

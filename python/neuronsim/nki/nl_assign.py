@@ -76,6 +76,7 @@ def _matmul_into(dst, value, p, accumulate, what):
                           f"{list(value.shape)}")
     p.outs[0] = dst
     value.storage.__dict__["dead"] = True
+    p.extra["accumulates"] = True  # a fold of the accumulation group (the sanitizer's reduction, BIR debug.nki)
     st = dst.storage
     z = st.zero_op
     fresh = z is not None or not st.__dict__.get("computed")
@@ -83,6 +84,12 @@ def _matmul_into(dst, value, p, accumulate, what):
     box = _box(dst)
     seen = st.__dict__.setdefault("mm_regions", [])  # the fixed regions matmuls wrote (_box)
     start = False
+    if accumulate is True and z is None and not st.__dict__.get("computed"):
+        # += (or accumulate=True) into a tile that nothing zeroed or wrote (nl.ndarray): the matmul accumulates
+        # into whatever PSUM holds -- undefined on silicon (NKI nc_matmul: accumulate=True on an uninitialized PSUM
+        # location), which the simulator's first-write copy hides; written as an accumulation so that a sanitized
+        # run reports the read of unwritten PSUM.
+        fresh = False
     if accumulate is False:
         start = True
     elif fresh and dst.is_whole():
