@@ -356,18 +356,19 @@ def _inputs(traced, args, kwargs, kernel):
 
 
 def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None,
-              max_instructions=None, **kwargs):
+              max_instructions=None, sanitize=False, **kwargs):
     """Runs the kernel on the simulator and returns the neuronsim.Result (outputs, stats with the profile in the
     kernel's source lines, total_ns). Arguments are numpy arrays (or neuronsim.nki.tensor(shape, dtype) with
-    timing_only=True). As a decorator, @nki.benchmark(warmup=..., iters=...), it makes a kernel whose call prints
-    its simulated time (warmup and iters have no meaning in a deterministic simulation)."""
+    timing_only=True). sanitize=True checks the run (docs/sanitizer.md): Result.findings lists what it found. As a
+    decorator, @nki.benchmark(warmup=..., iters=...), it makes a kernel whose call prints its simulated time (warmup
+    and iters have no meaning in a deterministic simulation)."""
     if kernel is None or (not callable(kernel) and not isinstance(kernel, Kernel)):
         return lambda f: Kernel(f, (), {"benchmark": True})
     traced = trace_kernel(kernel, arrays, kwargs, arch, max_instructions)
     k = traced.lowered.builder.kernel(traced.lowered.label, _sources(kernel, arrays))
     inputs = None if timing_only else _inputs(traced, arrays, kwargs, kernel)
     return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace,
-                     max_instructions=_max_instructions(max_instructions))
+                     max_instructions=_max_instructions(max_instructions), sanitize=sanitize)
 
 
 # @nki.jit(platform_target=...) -> the arch (the jit options' doc: trn1 | inf2 | gen2, trn2 | gen3, trn3 | gen4).
@@ -395,26 +396,32 @@ def _outputs_of(kernel, r, traced):
     return r.outputs
 
 
-def simulate(kernel, *arrays, arch=None, max_instructions=None, **kwargs):
+def simulate(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, **kwargs):
     """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
     the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
     those arrays are updated in place and None is returned. Given the kernel alone, simulate(kernel) is the current
     API's form: a callable that runs it, simulate(kernel)(a, b) (simulate(kernel[2])(...) with a launch grid) -- for a
-    kernel that takes arguments; one that takes none runs at once, as the legacy API's simulate_kernel(kernel)."""
+    kernel that takes arguments; one that takes none runs at once, as the legacy API's simulate_kernel(kernel).
+    sanitize=True checks the run for uninitialized reads, loop-carried dependencies of affine_range loops and races
+    (docs/sanitizer.md) and raises neuronsim.SanitizerError (its .findings the list) when it finds any."""
     needs = [p for p in inspect.signature(_as_kernel(kernel).fn).parameters.values()
              if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if not arrays and not kwargs and needs:
         return functools.wraps(_as_kernel(kernel).fn)(
-            lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, max_instructions=max_instructions, **k))
-    return simulate_kernel(kernel, *arrays, arch=arch, max_instructions=max_instructions, **kwargs)
+            lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, max_instructions=max_instructions, sanitize=sanitize,
+                                            **k))
+    return simulate_kernel(kernel, *arrays, arch=arch, max_instructions=max_instructions, sanitize=sanitize,
+                           **kwargs)
 
 
-def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, **kwargs):
+def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, **kwargs):
     """The legacy API's simulate_kernel(kernel, *args): runs the kernel once (simulate)."""
     traced = trace_kernel(kernel, arrays, kwargs, arch, max_instructions)
     k = traced.lowered.builder.kernel(traced.lowered.label, _sources(kernel, arrays))
     r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch),
-                  max_instructions=_max_instructions(max_instructions))
+                  max_instructions=_max_instructions(max_instructions), sanitize=sanitize)
+    if r.findings:
+        raise sanitizer_error(r)
     outs = {}
     for s in traced.trace.storages:
         if s.buffer == "hbm" and s.name in r.outputs:
@@ -453,6 +460,16 @@ def _write_back(target, got, bir):
         target.view(bits.dtype)[...] = bits
         return
     np.copyto(target, got.astype(target.dtype) if got.dtype != target.dtype else got)
+
+
+def sanitizer_error(result):
+    """neuronsim.SanitizerError for a sanitized run's findings: its message their lines as the CLI prints them
+    ("sanitizer: KIND: ..."), e.findings the list (Result.findings), e.exit_code 5 (the CLI's)."""
+    e = _core.SanitizerError("\n".join(result.finding_lines))
+    e.findings = result.findings
+    e.exit_code = 5
+    e.file = e.inst_index = e.inst_name = e.field = e.source = None
+    return e
 
 
 def save_bir(kernel, *arrays_or_shapes, path, arch=None, max_instructions=None, **kwargs):

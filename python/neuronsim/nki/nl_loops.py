@@ -7,7 +7,8 @@ from . import dynamic, registry, tracer
 from .dynamic import Register
 from .errors import KernelError, source_location
 from .symbolic import SHARD, Idx, arange, ds, mgrid
-from .tracer import current, loop_range
+from .trace_loops import loop_range
+from .tracer import current
 
 _api = registry.api("nki.language")
 registry.register("nki.language", "arange", arange)

@@ -6,7 +6,8 @@ from . import nl_math, registry
 from .errors import KernelError, Unsupported
 from .nl_common import _bir, _emit, _mask, _new_tile, _tile
 from .symbolic import Idx
-from .tracer import Op, Peeled, View, current
+from .trace_loops import Peeled
+from .tracer import Op, View, current
 
 _api = registry.api("nki.language")
 
@@ -112,7 +113,7 @@ def _loop_ops():
 
 def _loop_keys(loop_indices, what):
     """The loops loop_indices name (their keys, tracer.Loop.key): loop variables, or the numbers a trip traced on
-    its own has (tracer.Peeled); None for a plain number (an unrolled loop: nothing names it)."""
+    its own has (trace_loops.Peeled); None for a plain number (an unrolled loop: nothing names it)."""
     tr = current(what)
     idx = loop_indices if isinstance(loop_indices, (list, tuple)) else [loop_indices]
     keys = []

@@ -4,7 +4,7 @@
 - View: a storage seen through an index: a start offset (symbolic in the loop variables) and [step, num] dims, the
   partition dim marked. Every tile a kernel holds is a View; indexing a View gives a View.
 - Trace: the instruction tree (ops and loops) being recorded; nl.affine_range / nl.sequential_range bodies are traced
-  once with a symbolic loop variable and become one BIR loop (docs/nki-lowering.md).
+  once with a symbolic loop variable and become one BIR loop (docs/nki-lowering.md; the iterators: trace_loops.py).
 
 Index expressions are symbolic.py's. The traced program knows no NKI call by name: a View's operators (t + u,
 t[...] = v) call the nki.language functions the registry holds (registry.py).
@@ -54,6 +54,9 @@ class Storage:
         self.where = where
         self.zero_op = None  # the Memset of an nl.zeros PSUM tile, until something else writes it
         self.written = False
+        # The kernel loops it is declared inside (their NkiLoop ids, outermost first): a tile declared in a loop's
+        # body is that trip's own (the sanitizer's loop-carried dependencies, BIR debug.nki "local").
+        self.nki_scope = tuple(info.id for info, _ in trace.nki_stack)
         trace.storages.append(self)
         if self.onchip and not self.shape:
             raise KernelError(f"an {self.buffer.upper()} tile needs at least one (partition) dim: {self.name}")
@@ -415,6 +418,24 @@ def index_view(v, key):
 
 
 # ---------------------------------------------------------------------------------------------------- trace tree
+class NkiLoop:
+    """A loop of the kernel as NKI sees it (the sanitizer's unit: BIR debug.nki): affine_range, sequential_range or
+    fori_loop, traced as one BIR loop or unrolled (then each call of the range is a loop of its own, its trips
+    numbered 0, 1, ...)."""
+
+    def __init__(self, trace, kind, where, loop=None, start=0, step=1):
+        self.id = trace.next_nki_loop
+        self.start, self.step = start, step
+        trace.next_nki_loop += 1
+        self.kind = {"affine_range": "affine", "sequential_range": "sequential"}.get(kind, "sequential")
+        self.line = where[1] if where else -1
+        self.var = ""
+        if where:
+            m = re.match(r"\s*for\s+([A-Za-z_]\w*)\s+in\b", linecache.getline(where[0], where[1]))
+            self.var = m.group(1) if m else ""
+        self.loop = loop  # the traced Loop, or None when unrolled
+
+
 class Op:
     """One instruction: its BIR type, operands (View or ("imm", value)), fields, engine, and the kernel line."""
     __slots__ = ("type", "ins", "outs", "fields", "engine", "where", "what", "kind", "scope", "first_of", "extra")
@@ -438,7 +459,7 @@ class Loop:
     sequential_range loop it is a segment of (loop_plan) and the index of its first trip there; split: one of the
     two loops a split makes of a segment (loop_plan: i = c * u + w), which is not cut or split again."""
 
-    def __init__(self, trace, kind, start, stop, step, where, key=None, trip0=0, split=False):
+    def __init__(self, trace, kind, start, stop, step, where, key=None, trip0=0, split=False, nki=None):
         self.trace = trace
         self.var = len(trace.loops)
         self.kind, self.start, self.stop, self.step, self.where = kind, start, stop, step, where
@@ -447,16 +468,7 @@ class Loop:
         self.body = Block(self)
         self.parent = trace.stack[-1].loop
         trace.loops.append(self)
-
-
-class Peeled(int):
-    """A loop variable on a trip traced on its own (loop_plan): its value, and the key of its loop (nl.loop_reduce's
-    loop_indices name loops by their variables)."""
-
-    def __new__(cls, value, key):
-        obj = int.__new__(cls, value)
-        obj.key = key
-        return obj
+        self.nki = nki or NkiLoop(trace, kind, where, self, start, step)  # the kernel loop it traces (a segment's)
 
 
 class Trace:
@@ -480,6 +492,11 @@ class Trace:
         self.key_counts = {}  # (segment, source line) -> loops of that line traced there so far
         self.starts = {}  # loop key -> the marker op where its first segment starts (nl.loop_reduce's identity)
         self.call = {}  # the NKI call being traced (nl_common.api_call): "drop" (its mask holds nowhere), ...
+        # The kernel loops being traced, outermost first: (NkiLoop, trip) -- trip None for a traced loop (its trip
+        # is the BIR loop's, emit_bir.py), the trip number for an unrolled one or a peeled trip, (a, ((Loop, coef),
+        # ...)) for a segment of a loop plan (trip a + the sum of its BIR loops' trips times coef).
+        self.nki_stack = []
+        self.next_nki_loop = 0
         self.registers = []  # the virtual registers (dynamic.Register), in order of allocation
         self.arch = "trn1"  # the architecture the kernel is traced for, and its NeuronCore generation (arch core_gen)
         self.core_gen = 2
@@ -553,6 +570,7 @@ class Trace:
             raise KernelError(f"the kernel records more than {self.max_static:,} instructions (the most a BIR program "
                               "holds): unrolled loops or launch-grid instances grow it past that here")
         op.scope = self.stack[-1].loop
+        op.extra["nki"] = tuple((info, trip) for info, trip in self.nki_stack)
         self.stack[-1].items.append(op)
         return op
 
@@ -589,75 +607,3 @@ def new_storage(shape, bir_dtype, buffer, name=None, kind="internal", where=None
     base = name or name_from_source(where, buffer)
     s = Storage(tr, tr.unique(base), buffer, shape, bir_dtype, kind, where)
     return s
-
-
-# ---------------------------------------------------------------------------------------------------- loops
-def loop_range(kind, args, where=None):
-    """The iterator of nl.affine_range / nl.sequential_range: one trip, the loop variable symbolic."""
-    if len(args) == 1:
-        start, stop, step = 0, args[0], 1
-    elif len(args) in (2, 3):
-        start, stop, step = args[0], args[1], args[2] if len(args) == 3 else 1
-    else:
-        raise Unsupported(f"nl.{kind} takes (stop) or (start, stop[, step])")
-    try:
-        start, stop, step = int(start), int(stop), int(step)
-    except Unsupported:
-        raise Unsupported(f"nl.{kind} with a bound that depends on a loop variable: trip counts are static")
-    if step <= 0:
-        raise Unsupported(f"nl.{kind} with step {step}: steps are positive")
-    where = where or source_location()
-    if current(f"nl.{kind}").unroll:
-        trips = range(start, stop, step)
-        current().expand(len(trips), f"nl.{kind} of {len(trips):,} trips, unrolled (its variable is used as a Python "
-                                     "value)", where)
-        return iter(trips)
-    return _loop_gen(kind, start, stop, step, where)
-
-
-def _loop_gen(kind, start, stop, step, where):
-    """One segment after the other (loop_plan.segments; the whole loop without a plan): a BIR loop traced once with
-    its variable symbolic, a trip traced on its own with its variable a Python int (Peeled), or a split segment, two
-    nested loops u, w with i = first + step * (c * u + w)."""
-    tr = current(f"nl.{kind}")
-    trips = max(0, (stop - start + step - 1) // step)
-    if trips == 0:
-        Loop(tr, kind, start, stop, step, where)
-        return
-    key = tr.loop_key(where)
-    marker = Op("Marker", [], [], {}, None, where, "loop start", kind="marker")
-    marker.extra["dropped"] = True  # emits nothing: where an identity for nl.loop_reduce goes (nl_reduce)
-    marker.extra["block"] = tr.stack[-1]
-    tr.emit(marker)
-    tr.starts.setdefault(key, marker)
-    outer = tr.segment
-    for a, b, r in loop_plan.segments(trips, tr.plan.get(key)):
-        tr.segment = (key, a)
-        first = start + step * a
-        pushed = []
-
-        def enter(L):
-            tr.stack[-1].items.append(L)
-            tr.stack.append(L.body)
-            pushed.append(L)
-        if b - a == 1 and r is None:
-            value = Peeled(first, key)
-        elif r is None:
-            enter(Loop(tr, kind, first, start + step * b, step, where, key, a))
-            value = Idx(0, {pushed[0].var: 1})
-        else:
-            enter(Loop(tr, kind, 0, (b - a) // r, 1, where, key, a, split=True))
-            enter(Loop(tr, kind, 0, r, 1, where, key, a, split=True))
-            value = Idx(first, {pushed[0].var: step * r, pushed[1].var: step})
-        try:
-            yield value
-        except GeneratorExit:
-            tr.broken = where
-            for L in reversed(pushed):
-                if tr.stack and tr.stack[-1] is L.body:
-                    tr.stack.pop()
-            tr.segment = outer
-            raise
-        for _ in pushed:
-            tr.stack.pop()
-        tr.segment = outer
