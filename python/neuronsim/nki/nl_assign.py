@@ -115,8 +115,10 @@ def _matmul_into(dst, value, p, accumulate, what):
     elif fresh and p.scope is not None and p.scope.parent is not None and p.scope.parent.var in dst.off_f.loop and \
             current().stack[-1].loop is p.scope:
         p.first_of = p.scope  # a region of the enclosing loop's trip, summed over this loop: its first trip starts it
-    elif not st.__dict__.get("computed_other") and box is not None and not st.__dict__.get("mm_moving"):
-        # a fixed region (an unrolled kernel's block) that no matmul has written yet starts its group
+    elif not st.__dict__.get("computed_other") and box is not None and not st.__dict__.get("mm_moving") and \
+            p.scope is home:
+        # a fixed region (an unrolled kernel's block) that no matmul has written yet starts its group -- written once
+        # where the tile lives: in a loop inside that, every trip would restart it (a never-zeroed tile accumulates)
         start = all(b[1] < box[0] or box[1] < b[0] or b[3] < box[2] or box[3] < b[2] for b in seen)
     if box is None:
         st.__dict__["mm_moving"] = True  # a matmul wrote a region that moves with a loop: no region is known new
