@@ -146,7 +146,9 @@ TEST(WhatIfCli, LatencyDominatedKernelGetsTheLatencyVerdictAndSensitivityRanksLa
       continue;
     }
     EXPECT_TRUE(unused.empty()) << "a used parameter after an unused one: " << s[i];
-    if (i > 0) EXPECT_LE(s[i]["speedup"].get<double>(), s[i - 1]["speedup"].get<double>());
+    if (i > 0) {
+      EXPECT_LE(s[i]["speedup"].get<double>(), s[i - 1]["speedup"].get<double>());
+    }
   }
   EXPECT_EQ(unused, (std::set<std::string>{"PE clock x2", "ACT clock x2", "POOL clock x2"}));
   // The text form: the verdict after the summary and the sorted table.

@@ -142,8 +142,11 @@ TEST(Analysis, ManyTinyInstructionsSayTheCompilerCouldMergeThem) {
     const std::string text = s["analysis"]["verdict"]["text"].get<std::string>();
     const std::string note = "; 2048 tiny instructions, 384 elements each on average, under MIN_II x 128 partitions: "
                              "the compiler may merge such per-iteration instructions, this BIR runs them as written";
-    if (free == 3) EXPECT_NE(text.find(note), std::string::npos) << text;
-    else EXPECT_EQ(text.find("tiny"), std::string::npos) << text;
+    if (free == 3) {
+      EXPECT_NE(text.find(note), std::string::npos) << text;
+    } else {
+      EXPECT_EQ(text.find("tiny"), std::string::npos) << text;
+    }
   }
 }
 
