@@ -76,5 +76,6 @@ int cmd_disasm(const std::vector<std::string> &a);
 int cmd_validate(const std::vector<std::string> &a);
 int cmd_report(const std::vector<std::string> &a);
 int cmd_sweep(const std::vector<std::string> &a);
+int cmd_tune(const std::vector<std::string> &a);
 
 } // namespace neuronsim::cli

@@ -32,7 +32,7 @@ namespace {
 
 const char *kNkiHelp =
     R"(usage: neuronsim nki FILE.py::FUNCTION [--input NAME=X.npy | --shape NAME=128x512[:DTYPE]]...
-                     [--grid DIMS] [--emit-bir OUT.bir.json] [run options]
+                     [--kwarg NAME=VALUE]... [--grid DIMS] [--emit-bir OUT.bir.json] [run options]
 
 Runs an NKI kernel file (nki.language / nki.isa, the neuronxcc.nki or nki namespace, unmodified) on the simulator:
 the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), then run as `neuronsim run` runs BIR.
@@ -41,6 +41,9 @@ the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), t
   --shape NAME=DIMS[:DTYPE]   a parameter by shape (128x512, dtype float32 unless given: bfloat16, float16, int32,
                          ...); its data is generated as `run` generates inputs. With --input, the dtype of the file's
                          bits (a bf16 array is held as uint16)
+  --kwarg NAME=VALUE     a compile-time parameter of the function (repeatable): VALUE a Python literal (512, 0.5,
+                         True, None, (128, 512), a string in quotes: NAME="'text'"); a NAME the function does not
+                         take is exit 3, naming its parameters
   --grid DIMS            the launch grid kernel[...] runs with: 4x2 (the instances one after the other on one core)
                          or nc2 (an nl.nc(2) axis: 2 cores of one logical core, --lnc 2, trn2 unless --arch)
   --emit-bir FILE        also write the traced BIR JSON there
@@ -141,6 +144,8 @@ int cmd_nki(const std::vector<std::string> &a) {
   std::vector<Option> options = {
       {"--shape", "NAME=DIMS[:DTYPE]", "a parameter by shape",
        [&](const std::string &v) { trace_args.insert(trace_args.end(), {"--shape", v}); }},
+      {"--kwarg", "NAME=VALUE", "a compile-time parameter of the function (a Python literal)",
+       [&](const std::string &v) { trace_args.insert(trace_args.end(), {"--kwarg", v}); }},
       {"--grid", "DIMS", "the launch grid",
        [&](const std::string &v) { trace_args.insert(trace_args.end(), {"--grid", v}); }},
       {"--input", "NAME=X.npy", "data for parameter NAME (the tracer reads its shape, the run its data)",
