@@ -96,9 +96,8 @@ class FunctionRef:
             path = inspect.getsourcefile(inner)
         except TypeError:
             path = None
-        mod = sys.modules.get(getattr(inner, "__module__", None) or "")
-        attr = getattr(mod, inner.__name__, None) if mod is not None else None
-        if path and os.path.isfile(path) and mod.__name__ != "__main__" and getattr(attr, "fn", attr) is inner:
+        top_level = getattr(inner, "__qualname__", None) == getattr(inner, "__name__", "")
+        if path and os.path.isfile(path) and top_level and getattr(inner, "__module__", None) != "__main__":
             return cls(path=os.path.abspath(path), name=inner.__name__)
         return cls(fn=fn)
 
