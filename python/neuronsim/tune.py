@@ -95,16 +95,22 @@ def _fingerprint(spec, kernel_fn, tensors):
             ins[name] = {"file": t[1], "sha256": file_sha256(t[1]), "dtype": str(t[2]) if t[2] else None}
         else:
             ins[name] = {"shape": list(t[1]), "dtype": str(t[2])}
-    return {"kernel": file_of(spec.kernel), "inputs": ins, "arch": spec.arch,
+    from .nki.api import _placement
+
+    # The arch the candidates run on: the one given, else the kernel's own (@nki.jit(platform_target=...), trn2 for
+    # an nl.nc grid, trn1), as `neuronsim nki` picks it.
+    arch = _placement(kernel_fn[spec.grid] if spec.grid else kernel_fn, spec.arch)["arch"]
+    return {"kernel": file_of(spec.kernel), "inputs": ins, "arch": arch,
             "fixed": {k: repr(v) for k, v in sorted(spec.fixed.items())},
             "grid": repr(spec.grid) if spec.grid else None,
             "reference": file_of(spec.reference) if spec.reference else None,
             "rtol": spec.rtol, "atol": spec.atol, "seed": spec.seed, "max_instructions": spec.max_instructions}
 
 
-_WHAT = {"kernel": "the kernel file's contents", "inputs": "the inputs", "arch": "the arch", "fixed": "the fixed "
-         "keyword arguments (--kwarg)", "grid": "the launch grid", "reference": "the reference", "rtol": "--rtol",
-         "atol": "--atol", "seed": "--seed", "max_instructions": "--max-instructions"}
+_WHAT = {"kernel": "the kernel file's contents differ", "inputs": "the inputs differ", "arch": "the arch differs",
+         "fixed": "the fixed keyword arguments (--kwarg) differ", "grid": "the launch grid differs",
+         "reference": "the reference differs", "rtol": "--rtol differs", "atol": "--atol differs",
+         "seed": "--seed differs", "max_instructions": "--max-instructions differs"}
 
 
 def _resume_check(folder, fp):
@@ -129,9 +135,9 @@ def _resume_check(folder, fp):
                 detail = f" ({fp[key].get('file')} changed since the rows were measured)"
             elif key in ("arch", "seed", "rtol", "atol"):
                 detail = f" ({old.get(key)!r} then, {fp.get(key)!r} now)"
-            raise _err("InvalidInput", f"--resume: {_WHAT[key]} differ from those the rows of {csv_path} were "
-                                       f"measured on{detail}; those rows are left as they are (remove the folder, or "
-                                       "give another --out, to start over)")
+            raise _err("InvalidInput", f"--resume: {_WHAT[key]} from what the rows of {csv_path} were measured on"
+                                       f"{detail}; those rows are left as they are (remove the folder, or give another "
+                                       "--out, to start over)")
 
 
 def _write_fingerprint(folder, fp):

@@ -152,7 +152,7 @@ def test_resume_reuses_rows_and_refuses_a_changed_kernel(client, tmp):
     assert [row[0] for row in read_csv(out / "results.csv")[1:]] == ["64", "128", "256"]
     before = (out / "results.csv").read_bytes()
     source = kernel.read_text()
-    for change, what in [("kernel", "the kernel file's contents differ"), ("arch", "the arch differ"),
+    for change, what in [("kernel", "the kernel file's contents differ"), ("arch", "the arch differs"),
                          ("input", "the inputs differ")]:
         a = list(args)
         if change == "kernel":
