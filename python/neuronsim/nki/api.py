@@ -426,3 +426,14 @@ def save_bir(kernel, *arrays_or_shapes, path, arch=None, max_instructions=None, 
     _core.write_output(path, text, _sources(kernel, arrays_or_shapes))
     return path
 
+
+
+def tune(kernel, *arrays_or_tensors, params, arch="trn1", reference=None, client=None, out=None, resume=False,
+         **fixed_kwargs):
+    """The kernel's keyword parameters searched on the simulator (docs/tuning.md): every candidate of the grid
+    `params` ({name: [values]}) traced, lowered and timed, and checked against `reference` when given, on Dask.
+    Returns the rows (dicts keyed as DIR/results.csv), best first. neuronsim.tune.tune says what each argument is
+    (also sample, seed, rtol, atol, workers, progress, report)."""
+    from ..tune import tune as run_tune
+    return run_tune(kernel, *arrays_or_tensors, params=params, arch=arch, reference=reference, client=client, out=out,
+                    resume=resume, **fixed_kwargs)
