@@ -29,7 +29,7 @@ from .nl_create import (empty_like, full, full_like, ndarray, ones, ones_like, p
 from .nl_dma import (broadcast_to, copy, device_print, load, load_transpose2d, shared_identity_matrix,  # noqa: F401
                      store)
 from .nl_loops import (affine_range, arange, ds, fori_loop, mgrid, nc, num_programs, program_id,  # noqa: F401
-                       program_ndim, sequential_range, static_range)
+                       program_ndim, sequential_range, spmd_dim, static_range)
 from .nl_math import (abs, add, arctan, average, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,  # noqa: F401
                       bypass, ceil, cos, divide, equal, erf, erf_dx, exp, floor, gelu, gelu_apprx_sigmoid,
                       gelu_apprx_sigmoid_dx, gelu_apprx_tanh, gelu_dx, greater, greater_equal, invert, left_shift,
