@@ -2,12 +2,13 @@
 nki-trace ...`, then runs the BIR it writes as `neuronsim run` would):
 
     python3 -m neuronsim nki-trace FILE.py::FUNCTION -o OUT.bir.json [--input NAME=X.npy]... [--shape NAME=SPEC]...
-                                  [--grid DIMS] [--arch NAME]
+                                  [--inputs DIR] [--grid DIMS] [--arch NAME]
 
 Each tensor parameter of FUNCTION is given by --input (the shape and dtype of the .npy file) or --shape
 (NAME=128x512 or NAME=128x512:bfloat16; float32 when no dtype is given); a --shape beside an --input names the dtype
-of the file's bits (bf16 arrays are held as uint16). Parameters with defaults may be left out. --arch: the
-architecture the kernel is traced for (nisa.get_nc_version()), the run's. Exit codes as `neuronsim
+of the file's bits (bf16 arrays are held as uint16); --inputs DIR gives the others from DIR/rank0/NAME.npy or
+DIR/NAME.npy (the folder `neuronsim run --inputs` reads, docs/multicore.md). Parameters with defaults may be left
+out. --arch: the architecture the kernel is traced for (nisa.get_nc_version()), the run's. Exit codes as `neuronsim
 run`: 2 usage, 3 the kernel cannot be traced (KernelError / Unsupported, the message naming the kernel's file:line).
 """
 import importlib.util
@@ -80,11 +81,11 @@ def load_function(target):
 
 def main(argv):
     try:
-        target, out, inputs, shapes, grid, arch = None, None, {}, {}, None, None
+        target, out, inputs, shapes, grid, arch, folder = None, None, {}, {}, None, None, None
         i = 0
         while i < len(argv):
             a = argv[i]
-            if a in ("-o", "--input", "--shape", "--grid", "--arch"):
+            if a in ("-o", "--input", "--inputs", "--shape", "--grid", "--arch"):
                 if i + 1 >= len(argv):
                     raise _Usage(f"option {a} needs a value")
                 v = argv[i + 1]
@@ -93,6 +94,8 @@ def main(argv):
                     out = v
                 elif a == "--arch":
                     arch = v
+                elif a == "--inputs":
+                    folder = v
                 elif a == "--grid":
                     grid = _parse_grid(v)
                 elif a == "--input":
@@ -116,6 +119,13 @@ def main(argv):
         params = inspect.signature(kernel.fn).parameters
         args = {}
         for name, p in params.items():
+            # --inputs DIR, as `neuronsim run` reads it: rank 0's own DIR/rank0/NAME.npy, else DIR/NAME.npy (every
+            # rank's); the shapes and dtypes are the same on every rank.
+            for f in ([os.path.join(folder, "rank0", name + ".npy"), os.path.join(folder, name + ".npy")]
+                      if folder is not None and name not in inputs else []):
+                if os.path.isfile(f):
+                    inputs[name] = f
+                    break
             if name in inputs:
                 try:
                     arr = np.load(inputs[name], mmap_mode="r", allow_pickle=False)
