@@ -164,13 +164,33 @@ def test_a_replicated_argument_and_a_per_rank_list_of_the_wrong_length():
         nki.simulate(kernel, xs + xs[:1], w, ranks=2)
 
 
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_sbuf_all_gather_along_the_free_dim(ranks):
+    """all_gather(collective_dim=1) of SBUF tiles, as the NKI Library's SBUF-to-SBUF all-gather calls it: rank r's
+    [H, W] lands in columns [r W, (r + 1) W)."""
+    group = ReplicaGroup([list(range(ranks))])
+
+    def kernel(x):
+        h, w = x.shape
+        t = nl.ndarray((h, w), x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        g = nl.ndarray((h, w * ranks), x.dtype, buffer=nl.sbuf)
+        cc.all_gather(dsts=[g], srcs=[t], replica_group=group, collective_dim=1)
+        out = nl.ndarray((h, w * ranks), x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=g)
+        return out
+    xs = [RNG.uniform(-1, 1, (16, 8)).astype(np.float32) for _ in range(ranks)]
+    for r, got in enumerate(nki.simulate(kernel, xs, ranks=ranks)):
+        np.testing.assert_array_equal(got, np.hstack(xs), err_msg=f"rank {r}")
+
+
 def test_collective_refusals_name_the_call():
     def bad_dim(x):
         t = nl.load(x)
         r = nl.ndarray((32, 16), x.dtype, buffer=nl.sbuf)
-        cc.all_gather(srcs=[t], dsts=[r], replica_group=ReplicaGroup([[0, 1]]), collective_dim=1)
+        cc.reduce_scatter(srcs=[t], dsts=[r], replica_group=ReplicaGroup([[0, 1]]), collective_dim=1, op=nl.add)
         return r
-    with pytest.raises(nki.KernelError, match="all_gather: collective_dim=1 on SBUF"):
+    with pytest.raises(nki.KernelError, match="reduce_scatter: collective_dim=1; 0 is supported"):
         nki.to_bir(bad_dim, np.zeros((32, 8), np.float32))
     with pytest.raises(nki.Unsupported, match="all_gather_v"):
         cc.all_gather_v([], [], ReplicaGroup([[0, 1]]), None)
@@ -247,3 +267,17 @@ def test_spmd_dim_mixes_cores_and_instances():
     x = RNG.uniform(-1, 1, (128, 8)).astype(np.float32)
     got = nki.simulate(nki.jit(kernel)[nl.spmd_dim(nl.nc(2), 2)], x)
     np.testing.assert_array_equal(got, x * np.repeat(np.arange(1, 5, dtype=np.float32), 32)[:, None])
+
+
+def test_rank_ids_in_registers():
+    """nki.collectives.rank_id() and the ring's processing rank at step 1 (the predecessor's), stored from their
+    registers into each rank's output."""
+    group = ReplicaGroup([[0, 1, 2, 3]])
+
+    def kernel(x):
+        out = nl.ndarray((1, 2), nl.int32, buffer=nl.shared_hbm)
+        nisa.register_store(out[0:1, 0:1], cc.rank_id())
+        nisa.register_store(out[0:1, 1:2], cc.collective_permute_implicit_current_processing_rank_id(1, group))
+        return out
+    got = nki.simulate(kernel, np.zeros((1, 1), np.float32), ranks=4)
+    assert [g.tolist() for g in got] == [[[r, (r - 1) % 4]] for r in range(4)]

@@ -129,6 +129,8 @@ _TESTS_OTHER = [
     ("test_nki_multicore.py::test_permutes_over_a_ring_of_ranks", "nki.collectives",
      "collective_permute collective_permute_implicit collective_permute_implicit_reduce"),
     ("test_nki_multicore.py::test_spmd_dim_mixes_cores_and_instances", "nki.language", "spmd_dim"),
+    ("test_nki_multicore.py::test_rank_ids_in_registers", "nki.collectives",
+     "rank_id collective_permute_implicit_current_processing_rank_id"),
     ("test_nki_names.py::test_simulate_callable_form_and_typing_placeholders", "nki",
      "simulate simulate_kernel benchmark"),
     ("test_nki_run.py::test_benchmark_profile_names_the_kernel_lines", "nki", "profile"),

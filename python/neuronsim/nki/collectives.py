@@ -9,9 +9,13 @@ its own copy of the kernel's tensors (per-rank inputs: docs/multicore.md "DRAM a
 """
 from . import language as nl
 from . import registry
+from .dynamic import Register, register_op
 from .errors import KernelError, source_location
 from .nl_common import _emit
-from .tracer import View
+from .nl_dma import _dma
+from .symbolic import Idx
+from .tracer import View, new_storage
+from .tracer import current as current_trace
 
 __neuronsim__ = True
 _api = registry.api("nki.collectives")
@@ -123,11 +127,29 @@ def all_gather(srcs, dsts, replica_group, collective_dim, priority=None, name=No
     src, dst = _operands(srcs, dsts, what)
     g = _group(replica_group, what)
     if collective_dim == 1 and src.storage.buffer != "hbm":
-        raise KernelError(f"{what}: collective_dim=1 on SBUF is not lowered (the simulator's AllGather concatenates "
-                          "flat; gather along dim 0 or on HBM)", source_location())
+        return _gather_columns(src, dst, g, what)
     _dim(collective_dim, (0,), what)
     _scaled(dst, src, g.size, what, "gathering")
     _cc("AllGather", src, dst, g, what)
+
+
+def _gather_columns(src, dst, g, what):
+    """An SBUF all_gather along dim 1 (the reference allows 0 or 1 on SBUF): dst [H, n W] holds rank r's [H, W] in
+    columns [r W, (r + 1) W). The simulator's AllGather concatenates flat in rank order, so it gathers into an HBM
+    scratch [n H, W] of this core's own, and one DMA moves it into dst column block by column block."""
+    if len(src.shape) != 2 or len(dst.shape) != 2 or tuple(dst.shape) != (src.shape[0], src.shape[1] * g.size):
+        raise KernelError(f"{what}: gathering [H, W] tiles over {g.size} ranks along dim 1 needs dsts[0] [H, "
+                          f"{g.size} W] = {[src.shape[0], src.shape[1] * g.size]}, got {list(dst.shape)}",
+                          source_location())
+    n, (h, w) = g.size, src.shape
+    scratch = new_storage((n * h, w), src.bir_dtype, "private_hbm", name="all_gather_scratch",
+                          where=source_location())
+    _cc("AllGather", src, scratch.view(), g, what)
+    (pstep, _, _), (fstep, _, _) = dst.dims
+    by_rank = View(scratch, Idx(0), Idx(0), [(w, h, False), (h * w, n, False), (1, w, False)], src.bir_dtype)
+    into = View(dst.storage, dst.off_p, dst.off_f, [(pstep, h, True), (fstep * w, n, False), (fstep, w, False)],
+                dst.bir_dtype)
+    _dma(by_rank, into, what)
 
 
 @_api
@@ -204,6 +226,35 @@ def collective_permute_implicit_reduce(srcs0_by_channel, srcs1_by_channel, dsts_
     g = _group(replica_group, what)
     _emit("CollectiveCompute", [a, b], [dst], what,
           {"kind": "PermuteReduceImplicit", "replica_groups": g.groups, "op": _op(op, what)}, engine="Pool")
+
+
+@_api
+def rank_id(name=None):
+    """The rank of the core running the kernel, in a register (GetGlobalRankId: rank = core / LNC, docs/multicore.md
+    "Cores, shards and ranks"); use it as .ap(scalar_offset=) or a dynamic loop bound as any register."""
+    what = "nki.collectives.rank_id"
+    r = Register(current_trace(what))
+    register_op("GetGlobalRankId", [], [r], what)
+    return r
+
+
+@_api
+def collective_permute_implicit_current_processing_rank_id(iteration_id, replica_group, channel_id=0, name=None):
+    """In a register, the rank whose data ring step iteration_id processes on this core: at step k the rank k places
+    before this one in the replica group's ring, this core's own at step 0 (GetCurProcessingRankID; docs/multicore.md
+    "Collectives"). iteration_id is a number when the kernel is traced (a Python or static_range loop)."""
+    what = "nki.collectives.collective_permute_implicit_current_processing_rank_id"
+    if isinstance(iteration_id, bool) or not isinstance(iteration_id, int):
+        raise KernelError(f"{what}: iteration_id={iteration_id!r}; a number when the kernel is traced (loop with "
+                          "range / nl.static_range; a loop variable of nl.affine_range is not lowered here)",
+                          source_location())
+    if channel_id != 0:
+        raise KernelError(f"{what}: channel_id={channel_id!r}; one channel (0) is lowered", source_location())
+    g = _group(replica_group, what)
+    r = Register(current_trace(what))
+    register_op("GetCurProcessingRankID", [], [r], what,
+                {"iter_id": int(iteration_id), "channel_id": 0, "replica_groups": g.groups})
+    return r
 
 
 registry.value("nki.collectives", "NKIObject", nl.NKIObject)  # a re-export in the reference's stub

@@ -57,9 +57,7 @@ registry.refuse_all("nki.collectives", {
     "all_gather_v": "the simulator has no variable-count all-gather (its AllToAllV is all_to_all_v's rule)",
     "all_to_all_v": "not lowered yet: the simulator's AllToAllV takes the metadata tensor; the front end does not "
                     "emit it",
-    **{n: "returns a register (the rank as the run knows it); registers come with the access-pattern work "
-          "(issue 37), not lowered here yet" for n in ("rank_id",
-                                                       "collective_permute_implicit_current_processing_rank_id")}})
+})
 
 _FRAMEWORK = "integration with a framework's tensors (PyTorch, JAX): neuronsim runs kernels on numpy arrays"
 registry.refuse_all("nki", {

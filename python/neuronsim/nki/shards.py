@@ -48,7 +48,7 @@ class Part:
 
 def marker(shard, shards):
     """The op that starts shard `shard`'s part (shard == shards: the end of the parts)."""
-    return Op("ShardPart", [], [], {"shard": shard, "shards": shards}, None, None, "launch grid", kind="shard_part")
+    return Op("ShardPart", [], [], {"shard": shard, "shards": shards}, "SP", None, "launch grid", kind="shard_part")
 
 
 def combine(tr, parts):
