@@ -221,6 +221,41 @@ bool Memory::chunks(const Access &a, std::vector<Chunk> &out) {
   return true;
 }
 
+void Memory::element_runs(const Access &a, std::vector<std::pair<int64_t, int64_t>> &out) const {
+  out.clear();
+  MemoryWalker w(*this, a);
+  w.resolve();
+  if (w.count == 0) return;
+  auto push = [&out](int64_t e, int64_t n) {
+    if (!out.empty() && out.back().first + out.back().second == e)
+      out.back().second += n;
+    else
+      out.emplace_back(e, n);
+  };
+  if (!w.onchip) {
+    for (int64_t i0 = 0; i0 < w.nparts; ++i0)
+      for (const auto &r : w.runs) push(a.start + i0 * w.pstep_e + r.first, r.second);
+    return;
+  }
+  // As MemoryWalker::walk: partition i0 starts at element start + i0 * pstep_e, a multiple of F apart; a run that
+  // crosses the end of a row continues in the next partition (the row-major layout).
+  const int64_t F = w.F, pf = a.start % F, pstep = w.pstep_e / F;
+  int64_t pp = a.start / F;
+  for (int64_t i0 = 0; i0 < w.nparts; ++i0, pp += pstep)
+    for (const auto &r : w.runs) {
+      int64_t e = pp * F + pf + r.first, len = r.second;
+      while (len > 0) {
+        const int64_t take = std::min(len, F - floor_mod(e, F));
+        if (!out.empty() && out.back().first + out.back().second == e && floor_mod(e, F) != 0)
+          out.back().second += take;
+        else
+          out.emplace_back(e, take);
+        e += take;
+        len -= take;
+      }
+    }
+}
+
 void Memory::check(const Access &a) const {
   MemoryWalker w(*this, a);
   w.resolve(false);

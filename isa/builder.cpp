@@ -72,6 +72,15 @@ InstRef &InstRef::name(const std::string &n) {
   inst().name = n;
   return *this;
 }
+InstRef &InstRef::nki(isa::NkiInfo info) {
+  inst().nki = std::make_shared<const isa::NkiInfo>(std::move(info));
+  return *this;
+}
+
+void Builder::tensor_nki(int id, isa::NkiTile tile) {
+  prog_.tensors.at(static_cast<size_t>(id)).nki = std::make_shared<const isa::NkiTile>(std::move(tile));
+}
+
 InstRef &InstRef::source(const std::string &file, int line) {
   inst().source_file = file;
   inst().source_line = line;

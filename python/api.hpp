@@ -56,6 +56,8 @@ struct Result {
   pybind11::list saved_inputs;                    // the files save_inputs= wrote
   std::string summary_text;                       // as `neuronsim run` prints it (sim::summary_text)
   std::shared_ptr<const nlohmann::json> doc;      // the stats document (report())
+  pybind11::object findings = pybind11::none();   // a sanitized run's findings (list of dict), else None
+  pybind11::list finding_lines;                   // ... as the CLI prints them ("sanitizer: KIND: ...")
   std::vector<std::string> read_files;            // what the run read, which report() may not replace
 };
 // Result.report(path): the run's page (sim/report.hpp), its timeline from the run's trace file when it wrote
@@ -74,7 +76,8 @@ Result run(pybind11::handle kernel, pybind11::handle inputs, pybind11::handle ar
            pybind11::handle atol, pybind11::handle kernel_sim, pybind11::handle trace,
            pybind11::handle max_instructions, pybind11::handle cores, pybind11::handle lnc,
            pybind11::handle schedule, pybind11::handle strict, pybind11::handle set, pybind11::handle seed,
-           pybind11::handle save_inputs, pybind11::handle progress, pybind11::handle report);
+           pybind11::handle save_inputs, pybind11::handle progress, pybind11::handle report,
+           pybind11::handle sanitize);
 pybind11::object isa();
 // The parameters of a built-in architecture or an architecture file, {"name": ..., <key>: value, ...}.
 pybind11::object arch_params(pybind11::handle arch);

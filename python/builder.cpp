@@ -2,6 +2,7 @@
 // lowering library (neuronsim/lowering.hpp) for Python, so that the NKI front end (python/neuronsim/nki/)
 // emits its BIR through the same builder and the same compiler-like rules as the workload generator
 // (workloads/gen/).
+#include <tuple>
 #include <type_traits>
 
 #include <pybind11/functional.h>
@@ -174,6 +175,34 @@ void bind_builder(py::module_ &m) {
           py::return_value_policy::reference_internal, py::arg("key"), py::arg("expr"),
           "A QuasiAffineExpr key of a collective: recv_from_rank (each call appends one), send_to_rank, iter_id.")
       .def("source", &InstRef::source, py::return_value_policy::reference_internal)
+      .def(
+          "nki",
+          [](InstRef &r,
+             const std::vector<std::tuple<int, std::string, int, std::string, int64_t, int64_t, Aff>> &loops,
+             std::vector<int> local, const std::string &reduce, int reduce_in) -> InstRef & {
+            isa::NkiInfo info;
+            for (const auto &[id, kind, line, var, start, step, trip] : loops) {
+              isa::NkiLoop l;
+              l.id = id;
+              l.kind = kind == "affine"       ? isa::NkiLoop::Kind::Affine
+                       : kind == "sequential" ? isa::NkiLoop::Kind::Sequential
+                                              : isa::NkiLoop::Kind::Static;
+              l.line = line;
+              l.var = var;
+              l.start = start;
+              l.step = step;
+              l.trip = trip.to_expr();
+              info.loops.push_back(std::move(l));
+            }
+            info.local = std::move(local);
+            info.reduce = reduce;
+            info.reduce_in = reduce_in;
+            return r.nki(std::move(info));
+          },
+          py::arg("loops"), py::arg("local") = std::vector<int>{}, py::arg("reduce") = "", py::arg("reduce_in") = -1,
+          py::return_value_policy::reference_internal,
+          "debug.nki: [(id, kind, line, var, start, step, trip Aff)] outermost first, per-operand local depths, "
+          "reduction op.")
       .def("name", &InstRef::name, py::return_value_policy::reference_internal);
 
   py::class_<Builder>(b, "Builder", "Writes a BIR module (include/neuronsim/builder.hpp).")
@@ -208,6 +237,14 @@ void bind_builder(py::module_ &m) {
             return bb.psum(n, std::move(s), dtype_of(dt));
           },
           py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32")
+      .def(
+          "tensor_nki",
+          [](Builder &bb, int id, std::vector<int64_t> shape, int pdim, int64_t buffers, int64_t cols, bool argument) {
+            bb.tensor_nki(id, isa::NkiTile{std::move(shape), pdim, buffers, cols, argument});
+          },
+          py::arg("id"), py::arg("shape") = std::vector<int64_t>{}, py::arg("pdim") = 0, py::arg("buffers") = 1,
+          py::arg("cols") = 0, py::arg("argument") = false,
+          "The NKI tile tensor `id` holds (its allocation's debug.nki).")
       .def_static("ap", &Builder::ap)
       .def_static(
           "reg", [](const std::string &n, const std::string &dt) { return Builder::reg(n, dtype_of(dt)); },
@@ -229,6 +266,19 @@ void bind_builder(py::module_ &m) {
           "Starts a top-level basic block named `name` (a branch target).")
       .def("loop", &Builder::loop, py::arg("var"), py::arg("lb"), py::arg("ub"), py::arg("stride"),
            py::arg("body"))
+      .def(
+          "place",
+          [](Builder &bb, int tensor, int64_t addr, int64_t base, int64_t bank) {
+            auto &ts = bb.program().tensors;
+            if (tensor < 0 || static_cast<size_t>(tensor) >= ts.size())
+              throw py::index_error("no tensor " + std::to_string(tensor));
+            // An allocated SBUF/PSUM tensor (reference bir-json.md 1.5: addr, base, bank, allocated): the simulator
+            // places it there instead of choosing an address itself.
+            isa::Tensor &t = ts[static_cast<size_t>(tensor)];
+            t.addr = addr, t.base_partition = base, t.bank = bank, t.allocated = true;
+          },
+          py::arg("tensor"), py::arg("addr"), py::arg("base") = 0, py::arg("bank") = 0,
+          "Places an SBUF/PSUM tensor at byte addr of partitions base.. (PSUM: addr within bank `bank`).")
       .def("dynamic_loop",
            py::overload_cast<const std::string &, const Aff &, const Aff &, int64_t,
                              const std::function<void(Aff)> &>(&Builder::dynamic_loop),

@@ -9,7 +9,8 @@ namespace neuronsim::python {
 namespace {
 
 // The classes live as long as the module (it holds a reference to each).
-PyObject *g_error = nullptr, *g_invalid = nullptr, *g_simulation = nullptr, *g_usage = nullptr;
+PyObject *g_error = nullptr, *g_invalid = nullptr, *g_simulation = nullptr, *g_usage = nullptr,
+         *g_sanitizer = nullptr;
 
 PyObject *make_class(py::module_ &m, const char *name, const char *doc, PyObject *base) {
   const std::string qualified = std::string("neuronsim.") + name;
@@ -54,6 +55,11 @@ void register_errors(py::module_ &m) {
       m, "SimulationError",
       "A fault while simulating: a deadlock, an out-of-bounds access at run time (CLI exit 4).", g_error);
   g_usage = make_class(m, "UsageError", "An argument is not one the call takes (CLI exit 2).", g_error);
+  g_sanitizer = make_class(
+      m, "SanitizerError",
+      "A sanitized run found something (neuronsim.nki.simulate(..., sanitize=True); CLI exit 5): e.findings is\n"
+      "the list of findings, as Result.findings (docs/sanitizer.md).",
+      g_error);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p)

@@ -79,6 +79,9 @@ progress     a callable progress(done, total, simulated_ns), called about five t
              runs (done / total: engine instructions issued / in the run); an exception it raises stops the
              run and is raised by run(). None: on a terminal, the CLI's progress line on stderr for runs over 1 s
 report       write the run's HTML report (as --report; docs/profiling.md) to this path, timeline included
+sanitize     check the run for uninitialized reads, loop-carried dependencies of NKI affine_range loops and
+             races (as --sanitize; docs/sanitizer.md): Result.findings lists what it found (empty: nothing),
+             as the stats' "sanitizer" list; None when not sanitizing
 
 The GIL is released while the kernel runs; Ctrl-C stops the run with KeyboardInterrupt.
 
@@ -188,6 +191,11 @@ PYBIND11_MODULE(_core, m) {
           "ok", [](const Result &r) { return r.mismatches.is_none() || py::len(r.mismatches) == 0; },
           "no mismatch (True when nothing was compared)")
       .def_readonly("saved_inputs", &Result::saved_inputs, "the files save_inputs= wrote, in order")
+      .def_readonly("findings", &Result::findings,
+                    "a sanitized run's findings (sanitize=True; docs/sanitizer.md): a list of dicts with the keys "
+                    "of the\nstats' \"sanitizer\" list, empty when it found nothing; None when not sanitizing")
+      .def_readonly("finding_lines", &Result::finding_lines,
+                    "the findings as the CLI prints them on stderr, one \"sanitizer: KIND: ...\" line each")
       .def(
           "summary", [](const Result &r) { return r.summary_text; },
           "The run's summary as `neuronsim run` prints it: simulated time, a line per engine and DMA queue, "
@@ -268,7 +276,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("trace") = py::none(), py::arg("max_instructions") = neuronsim::sim::kDefaultMaxInstructions,
         py::arg("cores") = py::none(), py::arg("lnc") = py::none(), py::arg("schedule") = "auto",
         py::arg("strict") = false, py::arg("set") = py::none(), py::arg("seed") = 0,
-        py::arg("save_inputs") = py::none(), py::arg("progress") = py::none(), py::arg("report") = py::none());
+        py::arg("save_inputs") = py::none(), py::arg("progress") = py::none(), py::arg("report") = py::none(),
+        py::arg("sanitize") = false);
   m.def(
       "did_you_mean",
       [](const std::string &given, const std::vector<std::string> &candidates) {

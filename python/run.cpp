@@ -109,7 +109,7 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
            py::handle rtol, py::handle atol, py::handle kernel_sim, py::handle trace,
            py::handle max_instructions, py::handle cores, py::handle lnc, py::handle schedule,
            py::handle strict, py::handle set, py::handle seed_arg, py::handle save_inputs, py::handle progress,
-           py::handle report) {
+           py::handle report, py::handle sanitize) {
   const std::shared_ptr<const sim::Kernel> k = kernel_arg(kernel, sim::KernelForms::Any);
   sim::RunSettings s;
   s.names = sim::python_setting_names();
@@ -133,6 +133,7 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
     s.save_inputs = path_arg(save_inputs, "save_inputs");
   s.options.timing_only = bool_arg(timing_only, "timing_only");
   s.strict = bool_arg(strict, "strict");
+  s.options.sanitize = bool_arg(sanitize, "sanitize");
   s.options.max_instructions = int_arg(max_instructions, "max_instructions");
   const int64_t seed_value = int_arg(seed_arg, "seed");
   if (seed_value < 0)
@@ -263,6 +264,8 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
   out.dynamic_instructions = r.device ? r.device_result.dynamic_instructions : r.result.dynamic_instructions;
   out.stats = to_python(stats);
   out.summary_text = summary;
+  if (r.result.sanitized) out.findings = to_python(sim::findings_json(r.result.findings));
+  for (const auto &f : r.result.findings) out.finding_lines.append(sim::one_line(sim::finding_line(f)));
   out.doc = std::make_shared<const nlohmann::json>(std::move(stats));
   out.read_files = std::move(read_files);
   for (const auto &f : r.saved_inputs)

@@ -26,6 +26,7 @@
 #endif
 
 #include "sim/core_module.hpp"
+#include "sim/sanitizer.hpp"
 
 namespace neuronsim::sim::core_detail {
 
@@ -100,6 +101,7 @@ void Core::apply_completion(int q) {
   bool changed = false;
   while (!j.pending[q].empty() && j.pending[q].front().at_ps <= now) {
     const isa::Inst &inst = *j.pending[q].front().inst;
+    if (j.sanitizer) j.sanitizer->on_release(j.core, q, j.pending[q].front().pos, inst);
     if (resets_semaphores(inst))
       for (int64_t id : inst.f.sema_group) j.sem[static_cast<size_t>(id)] = 0;  // ids checked by the scheduler
     for (const auto &u : inst.updates) apply_update(j, u);
@@ -121,6 +123,7 @@ void Core::abort_run(Job &j, std::exception_ptr error) {
 
 // Runs one instruction's semantics (not in timing-only runs); false when it failed (the run is aborted).
 bool Core::execute(Job &j, int q, const ScheduledInst &si) {
+  if (j.sanitizer && !sanitize(j, q, si)) return false;
   if (j.timing_only || si.trigger) return true;
   const isa::Inst &inst = *si.d.inst;
   try {
@@ -133,6 +136,30 @@ bool Core::execute(Job &j, int q, const ScheduledInst &si) {
     std::exception_ptr named = error_with_source(j.memory->program(), e);
     abort_run(j, named ? named : std::current_exception());
     return false;
+  } catch (...) {
+    abort_run(j, std::current_exception());
+    return false;
+  }
+  return true;
+}
+
+// The sanitizer's view of the instruction queue q is about to execute at its next position (the checks need
+// addresses only: timing-only runs too); false when it failed (the run is aborted).
+bool Core::sanitize(Job &j, int q, const ScheduledInst &si) {
+  try {
+    j.sanitizer->on_execute(j.core, q, j.next[q], si);
+  } catch (...) {
+    abort_run(j, std::current_exception());
+    return false;
+  }
+  return true;
+}
+
+// A collective's completion on this core, for the sanitizer: its clock joins the other members' and its accesses
+// are checked (they happen then).
+bool Core::sanitize_meet(Job &j, int q, int64_t pos, const ScheduledInst &si, const void *rv) {
+  try {
+    j.sanitizer->on_meet(j.core, q, pos, si, rv);
   } catch (...) {
     abort_run(j, std::current_exception());
     return false;

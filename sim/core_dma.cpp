@@ -7,6 +7,10 @@
 
 namespace neuronsim::sim::core_detail {
 
+// A transfer of the compiler's spill code: on a qSyncSpillReload queue (a Save out to DRAM, a Load back), the queue
+// the NKI docs' performance guide shows spills and reloads on.
+static bool is_spill(const isa::Inst &inst) { return inst.f.queue.rfind("qSyncSpillReload", 0) == 0; }
+
 // Publishes the completions of DMA queue q that are final, in queue order (completions stay in queue order: a
 // queue's semaphore counts finished transfers).
 void Core::publish(Job &j, int q) {
@@ -21,7 +25,7 @@ void Core::publish(Job &j, int q) {
     if (pos > 0) finish = std::max(finish, j.times[q][pos - 1].finish);
     j.times[q][pos].finish = finish;
     if (!inst.updates.empty() || resets_semaphores(inst)) {
-      j.pending[q].push_back(PendingUpdates{finish, &inst});
+      j.pending[q].push_back(PendingUpdates{finish, &inst, pos});
       completion[q]->notify(sc_time(static_cast<double>(std::max<int64_t>(0, finish - now_ps())), SC_PS));
     }
     auto &qs = j.result->queues[q];
@@ -29,6 +33,8 @@ void Core::publish(Job &j, int q) {
     qs.busy_ns += static_cast<double>(f.busy) / 1000.0;
     qs.bytes += f.bytes;
     qs.descriptors += f.descriptors;
+    if (is_spill(inst)) (inst.type == isa::InstructionType::Save ? j.result->spill_save_bytes
+                                                                 : j.result->spill_reload_bytes) += f.bytes;
     auto ns = [&](int64_t t) { return static_cast<double>(t - j.t0) / 1000.0; };
     qs.fixed_ns += static_cast<double>(f.split.fixed_ps) / 1000.0;
     qs.per_row_ns += static_cast<double>(f.split.per_row_ps) / 1000.0;

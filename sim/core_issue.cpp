@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/core_module.hpp"
+#include "sim/sanitizer.hpp"
 
 namespace neuronsim::sim::core_detail {
 
@@ -200,8 +201,10 @@ void Core::queue_thread(int q) {
       wait_until(start);
       bool stale = false;
       Rendezvous *rv = j.device->arrive(j.core, si, start);
+      if (j.sanitizer) j.sanitizer->on_arrive(j.core, q, pos, si, rv);
       while (rv && !(stale = generation != gen) && !j.aborted && !rv->done) wait(collective_done);
       if (stale || generation != gen || j.aborted) continue;
+      if (j.sanitizer && rv && !rv->error && !sanitize_meet(j, q, pos, si, rv)) continue;
       if (rv && rv->error) {
         abort_run(j, rv->error);
         continue;
@@ -225,7 +228,7 @@ void Core::queue_thread(int q) {
     j.known[q] = pos + 1;
     issued[q].notify(sc_core::SC_ZERO_TIME);
     if (!inst.updates.empty() || resets_semaphores(inst)) {
-      j.pending[q].push_back(PendingUpdates{finish, &inst});
+      j.pending[q].push_back(PendingUpdates{finish, &inst, pos});
       completion[q]->notify(sc_time(static_cast<double>(finish - now_ps()), SC_PS));
     }
     auto &qs = j.result->queues[q];

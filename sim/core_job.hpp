@@ -37,6 +37,7 @@ inline int64_t to_ps(double ns) { return static_cast<int64_t>(ns * 1000.0 + 0.5)
 struct PendingUpdates {
   int64_t at_ps;
   const isa::Inst *inst;
+  int64_t pos;  // its queue position (the sanitizer's clocks)
 };
 
 // A shared resource an instruction uses: it starts when the resource is free; if it holds it, the resource is
@@ -169,6 +170,7 @@ struct Job {
   bool aborted = false;
   Device *device = nullptr;  // several cores (sim/device.hpp): collectives meet there
   int core = 0;              // this core's index on the device
+  Sanitizer *sanitizer = nullptr;  // a sanitized run (RunOptions::sanitize): fed as instructions execute
 
   // A streamed run's folds (RunResult::streamed): the events are not kept.
   TraceEvent scratch;                   // the event being recorded

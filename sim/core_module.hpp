@@ -58,6 +58,8 @@ SC_MODULE(Core) {
   void apply_completion(int q);
   void abort_run(Job &j, std::exception_ptr error);
   bool execute(Job &j, int q, const ScheduledInst &si);
+  bool sanitize(Job &j, int q, const ScheduledInst &si);
+  bool sanitize_meet(Job &j, int q, int64_t pos, const ScheduledInst &si, const void *rv);
   const ScheduledInst *fetch(Job &j, int q, int64_t pos);
   const PosTimes *times_of(Job &j, int q, int64_t pos);
   // sim/core_issue.cpp

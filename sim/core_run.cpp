@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "sim/core_job.hpp"
+#include "sim/sanitizer.hpp"
 #include "sim/schedule_builder.hpp"
 
 namespace neuronsim::sim {
@@ -71,6 +72,15 @@ void Simulator::build(const Simulator *share) {
   memory_ = std::make_unique<engines::Memory>(program_, arch_);
   memory_->set_host(host_.get());
   memory_->set_core(options_.shard, options_.rank);
+  if (options_.sanitize) {
+    // The sanitizer numbers the run's dynamic instructions by schedule entry: the schedule is whole.
+    if (!options_.sanitizer) options_.sanitizer = std::make_shared<Sanitizer>(1, 1);
+    options_.sanitizer->attach(options_.core, program_, *memory_, static_cast<int>(options_.rank));
+    if (options_.schedule == ScheduleMode::Streamed)
+      throw SemanticError({program_.file, -1, "", "schedule"},
+                          "--sanitize needs the whole schedule (--schedule=whole or auto), not --schedule=streamed");
+    options_.schedule = ScheduleMode::Whole;
+  }
   if (has_data_dependent_control(program_)) {
     schedule_deferred_ = true;
     if (options_.schedule == ScheduleMode::Streamed)
@@ -98,7 +108,8 @@ void Simulator::build(const Simulator *share) {
     }
   }
   // Whole; also a program past --max-instructions, whose walk reports it (queue_totals does not count it).
-  schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
+  schedule_ = build_schedule(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions,
+                             options_.sanitizer.get());
   if (options_.schedule == ScheduleMode::Streamed)
     throw SemanticError({program_.file, -1, "", "schedule"},
                         "--schedule=streamed needs a program whose structure fixes its path (instructions and "
@@ -274,7 +285,8 @@ void Simulator::begin_run(Device *device, int core_index) {
     const engines::Memory initial(*memory_);
     memory_->set_host(host_quiet_.get());  // this pass's DevicePrints are not the run's: the timed run prints
     try {
-      schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions);
+      schedule_ = build_schedule_executing(program_, *memory_, arch_, options_.dma_triggers, options_.max_instructions,
+                                           options_.sanitizer.get());
     } catch (const Error &) {
       rethrow_with_source(program_);
     }
@@ -320,6 +332,10 @@ void Simulator::begin_run(Device *device, int core_index) {
   }
 
   set_up_job(*job, result, true, options_, *memory_, arch_, schedule(), streamed_, program_.file);
+  if (options_.sanitizer) {
+    job->sanitizer = options_.sanitizer.get();
+    options_.sanitizer->begin(options_.core, *memory_);
+  }
   load_core(*job);
 }
 
@@ -365,6 +381,10 @@ RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out
       result.dma_slices = job->engines.take_slices();
       for (auto &sl : result.dma_slices) sl.start_ps -= job->t0, sl.end_ps -= job->t0;
     }
+  }
+  if (options_.sanitizer && !job->device) {
+    result.sanitized = true;
+    result.findings = options_.sanitizer->findings();
   }
   if (streamed_) {
     result.schedule_peak_held = stream->peak_held();

@@ -12,6 +12,7 @@
 #include "neuronsim/engines/collective.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "sim/core_job.hpp"
+#include "sim/sanitizer.hpp"
 
 namespace neuronsim::sim {
 
@@ -65,10 +66,14 @@ Device::Device(const std::vector<const isa::Program *> &programs, const RunOptio
   if (cores % lnc != 0)
     throw InputError({program.file, -1, "", "cores"},
                      std::to_string(cores) + " cores do not make logical cores of " + std::to_string(lnc));
+  // One sanitizer for every core: one list of findings, and the clocks of cores that meet.
+  std::shared_ptr<Sanitizer> sanitizer = options.sanitize ? std::make_shared<Sanitizer>(cores, lnc) : nullptr;
   for (int i = 0; i < cores; ++i) {
     RunOptions o = options;
     o.shard = i % lnc;
     o.rank = i / lnc;
+    o.core = i;
+    o.sanitizer = sanitizer;
     o.schedule = ScheduleMode::Whole;  // the streamed schedule is single-core (issue 18); a core's schedule is small
     if (i > 0) {  // the run's hooks follow core 0 (progress, cancel, trace events)
       o.progress = nullptr;
@@ -359,6 +364,10 @@ DeviceResult Device::run() {
   for (const auto &c : r.cores) {
     r.total_ns = std::max(r.total_ns, c.total_ns);
     r.dynamic_instructions += c.dynamic_instructions;
+  }
+  if (const std::shared_ptr<Sanitizer> &s = core(0).options_.sanitizer) {
+    for (auto &c : r.cores) c.sanitized = true;
+    r.cores[0].findings = s->findings();  // every core's, in one list
   }
   r.collectives = completed_;
   r.link_busy_ns = link_ns_;

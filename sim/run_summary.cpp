@@ -53,8 +53,11 @@ std::string summary_text(Run &run, const nlohmann::json &doc, bool why) {
 
 nlohmann::json run_stats(Run &run, const isa::Program &p, const std::vector<std::string> &command_line,
                          bool with_profile) {
-  return run.device ? device_stats_json(*run.device, run.device_result, command_line, with_profile)
-                    : stats_json(run.result, run.simulator->schedule(), p, command_line, with_profile);
+  nlohmann::json doc = run.device ? device_stats_json(*run.device, run.device_result, command_line, with_profile)
+                                  : stats_json(run.result, run.simulator->schedule(), p, command_line, with_profile);
+  // A sanitized run's findings, every core's in one list (docs/sanitizer.md); absent when not sanitizing.
+  if (run.result.sanitized) doc["sanitizer"] = findings_json(run.result.findings);
+  return doc;
 }
 
 std::string ProgressLine::line(int64_t done, int64_t total, double sim_ns) {

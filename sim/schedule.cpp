@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "sim/schedule_builder.hpp"
+#include "sim/sanitizer.hpp"
 
 namespace neuronsim::sim {
 
@@ -235,6 +236,7 @@ void Builder::add(const isa::Inst &inst) {
   ScheduledInst si = sink_ ? sink_->blank() : ScheduledInst(res);
   si.d.inst = &inst;
   si.d.seq = idx;
+  if (sanitizer_) si.nki_ctx = sanitizer_->context(inst, lv_.data(), mem_.shard());
   for (const auto &w : inst.waits)
     if (w.sem < 0 || w.sem >= kNumSemaphores)
       throw SemanticError({prog_.file, inst.index, inst.name, "waits"},
@@ -384,13 +386,17 @@ using schedule_detail::Builder;
 
 
 Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch,
-                        bool dma_triggers, int64_t max_instructions) {
-  return Builder(program, mem, arch, dma_triggers, max_instructions).build();
+                        bool dma_triggers, int64_t max_instructions, Sanitizer *sanitizer) {
+  Builder b(program, mem, arch, dma_triggers, max_instructions);
+  b.with_sanitizer(sanitizer);
+  return b.build();
 }
 
 Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch,
-                                  bool dma_triggers, int64_t max_instructions) {
-  return Builder(program, mem, arch, dma_triggers, max_instructions, &mem).build();
+                                  bool dma_triggers, int64_t max_instructions, Sanitizer *sanitizer) {
+  Builder b(program, mem, arch, dma_triggers, max_instructions, &mem);
+  b.with_sanitizer(sanitizer);
+  return b.build();
 }
 
 std::string default_dma_queue_name(Engine issuer, isa::DGEType dge, DmaQueueKind kind) {

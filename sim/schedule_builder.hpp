@@ -238,6 +238,8 @@ public:
     tracker_ = Tracker(true);
   }
   int64_t tracker_records() const { return tracker_.records(); }
+  // Sanitized runs: each entry gets its NKI context (ScheduledInst::nki_ctx) from the sanitizer. Before the walk.
+  void with_sanitizer(Sanitizer *s) { sanitizer_ = s; }
   // Resolves every operand with the general walk (Memory::footprint), none from the operand memo: tests compare
   // the two. Before the walk.
   void without_operand_memo() { memo_on_ = false; }
@@ -453,6 +455,7 @@ private:
   std::vector<OperandMemo> memo_;                                       // per static operand
   int64_t memo_hits_ = 0;
   std::vector<uint8_t> dma_type_;                                       // per instruction: is_dma(type)
+  Sanitizer *sanitizer_ = nullptr;                                      // sanitized runs (with_sanitizer)
 };
 
 } // namespace neuronsim::sim::schedule_detail

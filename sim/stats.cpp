@@ -251,7 +251,9 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
               {"bytes", bytes},
               {"descriptors", descriptors},
               {"busy_ns", dma_busy(r)},
-              {"utilization", dma_utilization(r)}};
+              {"utilization", dma_utilization(r)},
+              {"spill_save_bytes", r.spill_save_bytes},
+              {"spill_reload_bytes", r.spill_reload_bytes}};
   // The chain of instructions that set the total time: each one started when its predecessor in the chain
   // completed (or released its queue). Long chains are cut to their last 10000 links.
   // (A streamed run keeps the events of the links it lists: RunResult::events.)
@@ -370,6 +372,9 @@ void print_summary(std::ostream &out, const RunResult &r, const Schedule &s, con
       o << "  " << std::setw(static_cast<int>(width[c])) << row[c];
     o << "\n";
   }
+  if (r.spill_save_bytes > 0 || r.spill_reload_bytes > 0)
+    o << "spills: " << r.spill_save_bytes << " bytes saved to DRAM, " << r.spill_reload_bytes
+      << " bytes reloaded (spill_save_bytes / spill_reload_bytes, the DMAs on qSyncSpillReload*)\n";
   // The bottleneck is the engine that holds the critical path longest (DMA queues counted together).
   const auto shares = critical_path_shares(r, s);
   if (!shares.empty() && r.total_ns > 0) {

@@ -419,10 +419,13 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
 
   // Run 1: the BIR.
   Capture cb;
-  Simulator sb(bir, capture_options(arch, cb));
+  RunOptions ob = capture_options(arch, cb);
+  ob.sanitize = opt.sanitize;
+  Simulator sb(bir, ob);
   cb.by_seq.resize(sb.schedule().insts.size());
   load_inputs(bir, sb.memory(), opt.inputs);
   const RunResult rb = sb.run();
+  R.findings = rb.findings;
   cb.names = dynamic_names(bir, sb.schedule());  // after the run: a data-dependent schedule is built by it
   cb.by_seq.resize(sb.schedule().insts.size());
 
@@ -436,7 +439,9 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
   int64_t compared = 0, outputs = 0;
   if (sp) {
     Capture cs;
-    Simulator ss(*sp, capture_options(arch, cs));
+    RunOptions os = capture_options(arch, cs);
+    os.sanitize = opt.sanitize;
+    Simulator ss(*sp, os);
     cs.by_seq.resize(ss.schedule().insts.size());
     load_inputs(*sp, ss.memory(), opt.inputs);
     std::optional<RunResult> rs;
@@ -447,6 +452,7 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
     }
     cs.by_seq.resize(ss.schedule().insts.size());
     if (rs) {
+      R.findings.insert(R.findings.end(), rs->findings.begin(), rs->findings.end());
       R.notes.push_back("simulated time: BIR " + num(rb.total_ns) + " ns, bundles " + num(rs->total_ns) + " ns");
       int64_t missing = 0;
       R.divergence = compare_instructions(bir, cb, *sp, cs, ss.schedule(), L, opt, "", compared, missing);
@@ -493,6 +499,7 @@ ValidateReport validate_device_bundles(const isa::Program &bir, const std::strin
   auto rank_spec = [&](const isa::Program &p, int r) { return rank_inputs(p, opt.inputs, r, ranks); };
   RunOptions base;
   base.arch = arch;
+  base.sanitize = opt.sanitize;
 
   // Run 1: the BIR on `cores` cores.
   std::vector<Capture> cb(n);
@@ -503,6 +510,7 @@ ValidateReport validate_device_bundles(const isa::Program &bir, const std::strin
   }
   for (int r = 0; r < ranks; ++r) load_inputs(bir, db.rank_memory(r), rank_spec(bir, r));
   const DeviceResult rb = db.run();
+  R.findings = rb.cores[0].findings;
   for (size_t i = 0; i < n; ++i)  // after the run: a data-dependent schedule is built by it
     cb[i].names = dynamic_names(bir, db.core(static_cast<int>(i)).schedule());
 
@@ -533,6 +541,7 @@ ValidateReport validate_device_bundles(const isa::Program &bir, const std::strin
       R.divergence = "the bundle run failed: " + e.message();
     }
     if (rs) {
+      R.findings.insert(R.findings.end(), rs->cores[0].findings.begin(), rs->cores[0].findings.end());
       std::string per_core;
       for (size_t i = 0; i < n; ++i)
         per_core += (i ? ", " : "") + std::string("core") + std::to_string(i) + " " + num(rb.cores[i].total_ns) +

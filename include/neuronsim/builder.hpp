@@ -117,6 +117,8 @@ public:
   InstRef &name(const std::string &n);
   // The user's source line it comes from: the BIR `debug` object ({filename, lineno}) the profile reads.
   InstRef &source(const std::string &file, int line);
+  // What the NKI front end knows of it (BIR `debug.nki`, isa::NkiInfo): its kernel loops, local tiles, reduction.
+  InstRef &nki(isa::NkiInfo info);
 
 private:
   Builder *b_;
@@ -132,6 +134,8 @@ public:
   TensorHandle dram(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
   TensorHandle sbuf(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
   TensorHandle psum(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
+  // The NKI tile tensor `id` holds (its allocation's `debug.nki`, isa::NkiTile), for messages in kernel terms.
+  void tensor_nki(int id, isa::NkiTile tile);
 
   static isa::Arg ap(const Ap &a);
   static isa::Arg imm(double v, Dtype dt = Dtype::float32);

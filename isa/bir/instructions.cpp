@@ -226,6 +226,8 @@ void Reader::read_instruction(const json &j, std::vector<Node> &out) {
   bool need_ops = needs_operands(inst.type);
   inst.ins = read_args(j, "ins", need_ops);
   inst.outs = read_args(j, "outs", need_ops);
+  if (const json *dbg = get(j, "debug"))
+    if (const json *nki = get(*dbg, "nki")) inst.nki = read_nki_info(*nki, inst);
   for (const char *side : {"ins", "outs"})
     if (const json *list = get(j, side))
       for (size_t i = 0; i < list->size(); ++i)

@@ -144,6 +144,11 @@ private:
   // ------------------------------------------------------------------------- allocations.cpp
   void read_allocation(const json &al, const std::string &field);
 
+  // ------------------------------------------------------------------------- nki_debug.cpp
+  // `debug.nki` of an instruction (NkiInfo) and of an allocation (NkiTile).
+  std::shared_ptr<const NkiInfo> read_nki_info(const json &nki, const Inst &inst) const;
+  std::shared_ptr<const NkiTile> read_nki_tile(const json &nki, const std::string &field) const;
+
   // ------------------------------------------------------------------------- expressions.cpp
   int resolve_axis(const std::string &name, const std::string &field) const;
   static Expr loop_var(int v);

@@ -190,6 +190,24 @@ struct Writer {
     j["dependencies"] = in.dependencies;
     if (in.source_line >= 0) j["debug"]["lineno"] = in.source_line;
     if (!in.source_file.empty()) j["debug"]["filename"] = in.source_file;
+    if (in.nki) j["debug"]["nki"] = nki_json(*in.nki);
+    return j;
+  }
+
+  // debug.nki of an instruction (isa::NkiInfo; read by isa/bir/nki_debug.cpp).
+  json nki_json(const NkiInfo &n) const {
+    json loops = json::array();
+    for (const auto &l : n.loops) {
+      json o = {{"id", l.id}, {"kind", NkiInfo::kind_name(l.kind)}, {"trip", expr_to_json(l.trip, p.loop_vars)}};
+      if (l.line >= 0) o["lineno"] = l.line;
+      if (!l.var.empty()) o["var"] = l.var;
+      if (l.start != 0) o["start"] = l.start;
+      if (l.step != 1) o["step"] = l.step;
+      loops.push_back(o);
+    }
+    json j = {{"loops", loops}};
+    if (!n.local.empty()) j["local"] = n.local;
+    if (!n.reduce.empty()) j["reduce"] = n.reduce, j["reduce_in"] = n.reduce_in;
     return j;
   }
 
@@ -277,7 +295,7 @@ struct Writer {
                 {"allocated", t.allocated},
                 {"pinned", false},
                 {"tensor_id", 0}};
-    return {{"Skind", "memory_location_set"},
+    json a = {{"Skind", "memory_location_set"},
             {"name", set_name(t)},
             {"kind", enum_name(t.kind)},
             {"tensor_class", tclass},
@@ -290,6 +308,12 @@ struct Writer {
             {"volatile", false},
             {"tensorId2MemLocSize", 1},
             {"memorylocations", json::array({loc})}};
+    if (t.nki) {
+      json n = {{"shape", t.nki->shape}, {"pdim", t.nki->pdim}, {"buffers", t.nki->buffers}, {"cols", t.nki->cols}};
+      if (t.nki->argument) n["argument"] = true;
+      a["debug"]["nki"] = n;
+    }
+    return a;
   }
 
   json module() const {

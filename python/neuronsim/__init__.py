@@ -1,7 +1,8 @@
 """The neuronsim package: the simulator in process (the extension neuronsim._core, python/*.cpp) and sweeps over
 many kernels and architectures on Dask (neuronsim.sweeps). docs/python.md and docs/sweeps.md are the guides."""
 from . import _core
-from ._core import (Error, InvalidInput, Kernel, Mismatch, Report, Result, SimulationError, TensorInfo, UsageError,
+from ._core import (Error, InvalidInput, Kernel, Mismatch, Report, Result, SanitizerError, SimulationError,
+                    TensorInfo, UsageError,
                     __version__, arch_params, encode, from_float32, isa, load, run, run_config, to_float32,
                     validate)
 from .sweeps import sweep
@@ -10,7 +11,8 @@ import inspect as _inspect
 import re as _re
 
 __doc__ = _core.__doc__
-__all__ = ["Error", "InvalidInput", "Kernel", "Mismatch", "Report", "Result", "SimulationError", "TensorInfo",
+__all__ = ["Error", "InvalidInput", "Kernel", "Mismatch", "Report", "Result", "SanitizerError", "SimulationError",
+           "TensorInfo",
            "UsageError", "arch_params", "encode", "from_float32", "isa", "load", "run", "run_config", "sweep",
            "to_float32", "validate"]
 

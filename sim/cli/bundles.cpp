@@ -65,7 +65,9 @@ streams: header words, opcodes, bytes that decode to no op, ALU bytes that decod
   --arch NAME|FILE.json   default: the streams' generation's
   --cores N --lnc L       a multi-core bundle folder (encode --cores): both run on its N cores and each core is
                           compared (default and required: the folder's cores.json); inputs per rank as for run
-exit codes: 0 they agree, 1 divergence or lint error, 2 usage, 3 invalid input
+  --sanitize              check both runs for uninitialized reads and races, the streams' explicit semaphores
+                          included (docs/sanitizer.md): one "sanitizer: KIND: ..." line per finding on stderr
+exit codes: 0 they agree, 1 divergence or lint error, 2 usage, 3 invalid input, 5 the sanitizer found something
 )";
 
 } // namespace
@@ -224,6 +226,8 @@ int cmd_validate(const std::vector<std::string> &a) {
        [&](const std::string &v) { vo.cores = parse_cores("--cores", v); }},
       {"--lnc", "L", "its cores per logical core",
        [&](const std::string &v) { vo.lnc = parse_cores("--lnc", v); }},
+      {"--sanitize", "", "check both runs for uninitialized reads, loop-carried dependencies and races",
+       [&](const std::string &) { vo.sanitize = true; }},
   };
   if (!parse_options(a, options, [](const std::string &o) {
         throw UsageError("unknown argument '" + o + "' (validate takes --bir KERNEL --bundles DIR)");
@@ -237,6 +241,9 @@ int cmd_validate(const std::vector<std::string> &a) {
   print_warnings(k.program);
   const sim::ValidateReport r = sim::validate_kernel(k, bundles, vo);
   std::cout << sim::report_text(r);
+  // A sanitized validation's findings, one line each on stderr (docs/sanitizer.md): exit 5, as a run's.
+  for (const auto &f : r.findings) std::cerr << sim::one_line(sim::finding_line(f)) << "\n";
+  if (!r.findings.empty()) return 5;
   return r.agree ? 0 : 1;
 }
 

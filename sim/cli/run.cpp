@@ -88,6 +88,9 @@ const char *kRunHelp = R"(usage: neuronsim run [KERNEL] [options]
                            `PROG DIR/config.json` (operands as DIR/in<i>.npy, results read from
                            DIR/out<i>.npy; DIR is a fresh temporary directory; docs/cli.md "External kernels")
   --device-print FILE      write DevicePrint lines to FILE (default: stdout, before the summary)
+  --sanitize               check the run for uninitialized reads, loop-carried dependencies of NKI affine_range
+                           loops and races (docs/sanitizer.md; with --timing-only too): one line per finding
+                           on stderr, "sanitizer: KIND: ...", the stats' "sanitizer" list, exit 5
 
 Output files (--outdir's, --stats, --trace, --report, --device-print, --save-inputs) are regular files,
 replaced whole when the run succeeds, or character devices such as /dev/null, written in place; a FIFO,
@@ -100,7 +103,8 @@ Input and expected arrays must have exactly the tensor's shape. Outputs are writ
 file, and every output path is checked before the run. A key a type does not have is warned about; a required
 key that is missing is an error (docs/bad-input.md).
 
-exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error (deadlock, fault)
+exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error (deadlock, fault),
+            5 the sanitizer found something (--sanitize; outputs are written first; it wins over 1)
 )";
 
 std::string find_workloads_dir() {
@@ -228,6 +232,8 @@ std::vector<Option> run_options(RunArgs &r) {
          if (r.set.options.kernel_sim.empty())
            throw UsageError("--kernel-sim needs a program");
        }},
+      {"--sanitize", "", "check for uninitialized reads, loop-carried dependencies and races",
+       [&r](const std::string &) { r.set.options.sanitize = true; }},
       {"--device-print", "FILE", "DevicePrint lines to FILE",
        [&r](const std::string &v) {
          r.device_print = v;
@@ -455,6 +461,15 @@ int write_and_check_outputs(std::ostream &out, const sim::Kernel &k, sim::Run &r
 
 } // namespace
 
+// A sanitized run's findings, one line each on stderr (and in the --json document): true when there are any (the
+// run then exits 5, docs/sanitizer.md).
+static bool report_findings(const sim::Run &run, nlohmann::json &summary, bool json) {
+  if (!run.result.sanitized) return false;
+  for (const auto &f : run.result.findings) std::cerr << sim::one_line(sim::finding_line(f)) << "\n";
+  if (json) summary["sanitizer"] = sim::findings_json(run.result.findings);
+  return !run.result.findings.empty();
+}
+
 std::vector<Option> run_option_rows() {
   RunArgs unused;
   std::vector<Option> rows = run_options(unused);
@@ -523,7 +538,8 @@ int cmd_run(const std::vector<std::string> &a, const RunFrom &from) {
     sim::print_top(out, doc, args.top);
   if (args.sensitivity) print_sensitivity(out, k, args, run, summary);
   write_run_files(out, k, run, args, doc, summary);
-  return write_and_check_outputs(out, k, run, args, summary);
+  const int code = write_and_check_outputs(out, k, run, args, summary);
+  return report_findings(run, summary, args.json) ? 5 : code;
 }
 
 } // namespace neuronsim::cli

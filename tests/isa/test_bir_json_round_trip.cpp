@@ -1,5 +1,9 @@
 // BIR JSON writer (isa/bir/writer.cpp): write -> read round trips with loops, every argument kind and
 // expression, and a builder-made program.
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
 #include <gtest/gtest.h>
 
 #include "isa/bir_json_support.hpp"
@@ -119,4 +123,47 @@ TEST(BirJson, BuilderProgramRoundTrips) {
   p.insts[0].ins[0].json_kind = "symbolic_ap";
   p.insts[0].outs[0].json_kind = "physical_ap";
   expect_same_program(p, q);
+}
+
+// debug.nki (docs/bir-format.md section 6): the NKI front end's loops, local tiles and reduction on an instruction,
+// the tile an allocation holds, are read and written back unchanged, so a re-written BIR is sanitized as the
+// original (docs/sanitizer.md).
+TEST(BirJson, NkiDebugInfoRoundTrips) {
+  json t = alloc("t", "SB", {4, 8});
+  t["debug"]["nki"] = {{"shape", {4, 8}}, {"pdim", 0}, {"buffers", 2}, {"cols", 8}};
+  json ap = {{8, 4}, {1, 8}};
+  json nki = {{"loops",
+               {{{"id", 3}, {"kind", "affine"}, {"lineno", 12}, {"var", "k"}, {"start", 1}, {"step", 2},
+                 {"trip", aff({{aff_iv("i"), 1}}, 0)}},
+                {{"id", 4}, {"kind", "sequential"}, {"trip", 5}}}},
+              {"local", {0, 2}},
+              {"reduce", "max"},
+              {"reduce_in", 0}};
+  json body = {{{"opcode", "GenericCopy"},
+                {"name", "G"},
+                {"ins", {phys_ap("t", ap)}},
+                {"outs", {phys_ap("t", ap)}},
+                {"debug", {{"lineno", 14}, {"filename", "k.py"}, {"nki", nki}}}}};
+  const Program p = load(module({t}, {loop("i", 0, 3, 1, body)}));
+  const auto it = std::find_if(p.insts.begin(), p.insts.end(), [](const Inst &i) { return i.name == "G"; });
+  ASSERT_NE(it, p.insts.end());
+  const Inst &g = *it;
+  ASSERT_TRUE(g.nki);
+  ASSERT_EQ(g.nki->loops.size(), 2u);
+  EXPECT_EQ(g.nki->loops[0].id, 3);
+  EXPECT_EQ(g.nki->loops[0].kind, NkiLoop::Kind::Affine);
+  EXPECT_EQ((std::tuple(g.nki->loops[0].line, g.nki->loops[0].var, g.nki->loops[0].start, g.nki->loops[0].step)),
+            (std::tuple(12, std::string("k"), int64_t(1), int64_t(2))));
+  EXPECT_EQ(g.nki->loops[1].kind, NkiLoop::Kind::Sequential);
+  EXPECT_EQ(g.nki->local, (std::vector<int>{0, 2}));
+  EXPECT_EQ((std::pair(g.nki->reduce, g.nki->reduce_in)), (std::pair(std::string("max"), 0)));
+  ASSERT_TRUE(p.tensors[0].nki);
+  EXPECT_EQ(p.tensors[0].nki->buffers, 2);
+  const json j = to_bir_json(p);
+  const json &w = j["functions"][0]["blocks"][0]["instructions"][0]["blocks"][0]["instructions"][0];
+  EXPECT_EQ(w["debug"]["nki"]["local"], nki["local"]);
+  EXPECT_EQ(w["debug"]["nki"]["reduce"], "max");
+  EXPECT_EQ(j["functions"][0]["allocations"][0]["debug"]["nki"], t["debug"]["nki"]);
+  // The re-read program writes the same document.
+  EXPECT_EQ(to_bir_json(parse_bir(j, "rt.json")), j);
 }

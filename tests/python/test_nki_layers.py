@@ -25,7 +25,8 @@ LAYERS = [
              "nl_matmul", "nl_assign", "nl_values", "nl_constants", "refusals", "language", "isa_registers", "isa",
              "isa_multicore", "isa_legacy", "collectives", "compiler", "typing", "checked"]),  # the nl / nisa / ...
     # definitions, the names refused and tested
-    ("emit", ["emit_bir", "emit_dynamic"]),  # kernel to BIR: the trace through the builder
+    ("emit", ["alloc_scan", "alloc_ops", "alloc_explicit", "alloc_nest", "allocate", "emit_bir",
+              "emit_dynamic"]),  # kernel to BIR: the trace through the builder, SBUF / PSUM placed by the allocator
     ("user", ["api", "cli", "install", "legacy", "coverage", "__init__"]),  # jit, simulate...; `neuronsim nki`;
     # the legacy package view; the coverage table
 ]

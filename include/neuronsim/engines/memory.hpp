@@ -145,6 +145,11 @@ public:
   void note_written(const Chunk &c, int64_t esz);
 
   Footprint footprint(const Access &a) const;
+  // The elements an access touches, exactly (a footprint is a box around them): runs (first element, count) of the
+  // tensor's logical row-major layout counted in the access's dtype, in walk order, adjacent runs joined, each
+  // inside one partition row on chip. Bounds are checked as read_f32 checks them. The sanitizer's view of an
+  // access (sim/sanitizer.cpp): it needs the bytes, in timing-only runs too.
+  void element_runs(const Access &a, std::vector<std::pair<int64_t, int64_t>> &out) const;
   // Validates an access against its tensor without touching memory (throws like read_f32).
   void check(const Access &a) const;
 
@@ -152,6 +157,14 @@ public:
   // for a tensor that is not an output in DRAM.
   int64_t unwritten_elements(int tensor) const;
 
+  // Whether DRAM tensor `tensor`'s bytes were made (by loading data into it, or by any access): before a run,
+  // whether it was given data.
+  bool dram_loaded(int tensor) const {
+    const Memory &d = dram_owner_ ? *dram_owner_ : *this;
+    return tensor >= 0 && tensor < static_cast<int>(d.dram_.size()) &&
+           d.dram_[static_cast<size_t>(tensor)].size() == d.dram_bytes_[static_cast<size_t>(tensor)] &&
+           d.dram_bytes_[static_cast<size_t>(tensor)] > 0;
+  }
   // Whole DRAM tensor bytes (inputs are loaded and outputs saved through these).
   std::vector<uint8_t> &dram(int tensor);
   const std::vector<uint8_t> &dram(int tensor) const;

@@ -125,6 +125,36 @@ struct SemUpdate {
   int64_t value = 1;
 };
 
+// ---------------------------------------------------------------------------------------------- NKI debug info
+// What the NKI front end knows about an instruction that the BIR itself does not say (BIR `debug.nki`,
+// docs/bir-format.md section 6): the kernel's loops around it, which of its tiles are declared inside them, and
+// whether it is one step of an associative reduction. The sanitizer judges loop-carried dependencies of
+// `nl.affine_range` loops with it, per trip of the kernel's own loops however the lowering pipelined or unrolled
+// them (docs/sanitizer.md).
+struct NkiLoop {
+  enum class Kind { Affine, Sequential, Static };
+  int id = 0;         // the kernel's loop, numbered by the front end (one number per traced or unrolled loop)
+  Kind kind = Kind::Affine;
+  int line = -1;      // its `for` line in the instruction's source file
+  std::string var;    // its variable's name in the kernel, when known
+  int64_t start = 0, step = 1;  // the variable's value in trip t is start + t * step
+  Expr trip;          // the instruction's trip of it (0, 1, ...): an expression of the BIR loop variables
+};
+struct NkiInfo {
+  std::vector<NkiLoop> loops;  // outermost first
+  // Per operand (ins, then outs): how many of `loops`, outermost first, the tile it names is declared inside (a
+  // tile declared inside a loop's body is that trip's own). Missing entries are 0.
+  std::vector<int> local;
+  // "add", "max", "min" or "mult": the instruction reads outs[0]'s region, folds it with this associative and
+  // commutative op and writes it back (`acc += ...`, `acc[...] = nl.maximum(acc, x)`, a matmul accumulating into
+  // PSUM). reduce_in: the ins operand reading the accumulator, -1 when outs[0] is read implicitly (PSUM).
+  std::string reduce;
+  int reduce_in = -1;
+  static const char *kind_name(NkiLoop::Kind k) {
+    return k == NkiLoop::Kind::Affine ? "affine" : k == NkiLoop::Kind::Sequential ? "sequential" : "static";
+  }
+};
+
 // ---------------------------------------------------------------------------------------------- instruction
 struct Inst {
   InstructionType type = InstructionType::NoOp;
@@ -145,11 +175,26 @@ struct Inst {
   // GetCurProcessingRankID `iter_id` (a MaybeAffine<uint>) when it is given as an expression rather than a number.
   // Empty when absent. Evaluated per core (constants, ShardIDKind, registers; engines/ops/collective.cpp).
   std::vector<Expr> recv_from_rank, send_to_rank, iter_id_expr;
+  // debug.nki: the NKI front end's loops, local tiles and reduction of this instruction; null when absent.
+  std::shared_ptr<const NkiInfo> nki;
 
   bool has(Field fld) const { return given.test(static_cast<int>(fld)); }
 };
 
 // ---------------------------------------------------------------------------------------------- tensors
+// The NKI tile an SBUF / PSUM tensor holds (BIR allocation `debug.nki`), for messages in the kernel's terms: the
+// front end's tensor is `buffers` rotating copies of the tile side by side, `cols` elements of every partition
+// each (docs/nki-lowering.md 2); the tile's shape has its partition dim at `pdim`.
+// `argument`: a DRAM tensor that is an argument of the kernel the kernel writes (in place): the caller's data are
+// in it when the run starts (no shape then).
+struct NkiTile {
+  std::vector<int64_t> shape;
+  int pdim = 0;
+  int64_t buffers = 1;
+  int64_t cols = 0;
+  bool argument = false;
+};
+
 struct Tensor {
   std::string name;        // memory_location name ("a"); arguments' memref
   std::string set_name;    // memory_location_set name ("a_set"); arguments' memsetref
@@ -168,6 +213,7 @@ struct Tensor {
   // A callee's own (non-parameter) allocation, named "<function>/<name>": the function it belongs to. The writer
   // leaves these out (they are written with the callee's function).
   std::string owner;
+  std::shared_ptr<const NkiTile> nki;  // debug.nki: the NKI tile it holds, when the front end says
 
   bool is_dram() const { return mem != MemoryType::SB && mem != MemoryType::PSUM; }
   bool is_input() const {

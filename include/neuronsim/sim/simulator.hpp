@@ -19,6 +19,7 @@
 #include "neuronsim/engines/memory.hpp"
 #include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/program.hpp"
+#include "neuronsim/sim/sanitizer.hpp"
 
 namespace neuronsim::sim {
 
@@ -46,6 +47,7 @@ struct ScheduledInst {
   // descriptor generation, docs/timing-model.md 2.4). The transfer itself follows it as a separate entry on its DMA
   // queue, waiting for the trigger; a trigger carries the instruction's dependencies and executes nothing.
   bool trigger = false;
+  int32_t nki_ctx = -1;             // sanitized runs: its NKI context (its trips of the kernel's loops), else -1
   int64_t pos = 0;                  // position within its queue
   std::pmr::vector<QueueWait> waits;  // dependencies, at most one per producer queue (its own queue included:
                                     // a dependent instruction waits for its predecessor's completion latency)
@@ -96,8 +98,10 @@ inline constexpr int64_t kMaxScheduleBytes = int64_t(2) << 30;  // 2 GiB
 // program without its own semaphores becomes a trigger on its issuing engine and a transfer on its DMA queue
 // (ScheduledInst::trigger); without (lowering to bundle streams), one entry on its DMA queue.
 // `max_instructions` bounds the dynamic instructions and the loop trips (kDefaultMaxInstructions).
+// With `sanitizer`, each entry gets its NKI context (ScheduledInst::nki_ctx).
 Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch,
-                        bool dma_triggers = false, int64_t max_instructions = kDefaultMaxInstructions);
+                        bool dma_triggers = false, int64_t max_instructions = kDefaultMaxInstructions,
+                        Sanitizer *sanitizer = nullptr);
 
 // Whether the program's path depends on run-time values (a CompareAndBranch on a register, DynamicForLoop, DoWhile,
 // an access whose start reads a register): then the schedule can only be built by executing the program in order
@@ -111,7 +115,8 @@ bool compares_immediates(const isa::Inst &inst);
 // order on `mem` (with one engine state per queue) as it is scheduled, so each branch sees the registers it
 // compares. The caller restores `mem` before the timed run, which executes the same trace again.
 Schedule build_schedule_executing(const isa::Program &program, engines::Memory &mem, const engines::ArchParams &arch,
-                                  bool dma_triggers = false, int64_t max_instructions = kDefaultMaxInstructions);
+                                  bool dma_triggers = false, int64_t max_instructions = kDefaultMaxInstructions,
+                                  Sanitizer *sanitizer = nullptr);
 
 
 struct QueueStats {
@@ -226,8 +231,15 @@ struct RunOptions {
   // Streamed runs: the critical-path records (one per dynamic instruction) each queue keeps in memory before it
   // spills them, as one block, to an unlinked temporary file under $TMPDIR (sim/path_log.hpp). At least 1.
   int64_t critical_path_block = 4096;
-  // Set by sim::Device for each of its cores: its shard id (ShardIDKind) and rank (GetGlobalRankId).
+  // Set by sim::Device for each of its cores: its shard id (ShardIDKind) and rank (GetGlobalRankId), and its index.
   int64_t shard = 0, rank = 0;
+  int core = 0;
+  // The sanitizer (`--sanitize`, docs/sanitizer.md): uninitialized reads, loop-carried dependencies of NKI
+  // affine_range loops and races are checked as the run goes (timing-only runs too) and listed in
+  // RunResult::findings. The schedule is then whole. `sanitizer`: the state a Device shares between its cores (a
+  // single-core run makes its own).
+  bool sanitize = false;
+  std::shared_ptr<Sanitizer> sanitizer;
 };
 inline constexpr int64_t kCancelPollInstructions = 256;
 
@@ -264,6 +276,10 @@ struct RunResult {
   double dma_latency_ns = 0.0;  // from entering the ring to the first byte (dma_latency_ns)
   double preamble_ns = 0.0;     // RunOptions::include_preamble: kernel_preamble_ns (not in total_ns), else 0
   int64_t act_table_loads = 0;  // activation-table loads ScalarE made for functions the resident set lacked
+  // Bytes of the DMAs on a spill queue (qSyncSpillReload*, the queue the compiler gives its spill code: NKI docs
+  // "NKI Performance Guide"): Saves into DRAM and Loads back, as neuron-profile's spill_save_bytes and
+  // spill_reload_bytes count them.
+  int64_t spill_save_bytes = 0, spill_reload_bytes = 0;
   // A streamed run (ScheduleMode): `events` holds the events of the critical path's listed links (the stats'
   // critical-path list); the profile's sums, each row's time on the critical path included, come in `profile`
   // (indexed by profile_row), and the critical path's time per engine (DMA queues together as "DMA", in the order
@@ -274,6 +290,9 @@ struct RunResult {
   std::vector<std::pair<std::string, double>> critical_path_engines;
   double critical_path_dma_fixed_ns = 0.0; // streamed: the DMA links' time in fixed latency (stats.cpp)
   int64_t schedule_peak_held = 0;        // the most schedule entries the stream held at once (its window's bound)
+  // A sanitized run (RunOptions::sanitize): what the sanitizer found, every core's (in core 0's result).
+  bool sanitized = false;
+  std::vector<Finding> findings;
   int64_t critical_path_spilled = 0;     // bytes of critical-path records it wrote to its temporary file
 };
 inline constexpr int64_t kStreamedEventTail = int64_t(1) << 16;

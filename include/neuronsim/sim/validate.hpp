@@ -10,6 +10,7 @@
 #include "neuronsim/isa/program.hpp"
 #include "neuronsim/sim/core_needs.hpp"
 #include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/sanitizer.hpp"
 
 namespace neuronsim::sim {
 
@@ -22,6 +23,7 @@ struct ValidateOptions {
   // A multi-core bundle folder (cores.json, encode --cores): 0 = the folder's; given, they must match it.
   int cores = 0, lnc = 0;
   CoreSettingNames names; // how a refusal of the kernel's cores names them (--cores, or Python's cores=)
+  bool sanitize = false;  // both runs sanitized (`validate --sanitize`, docs/sanitizer.md): ValidateReport::findings
 };
 
 struct ValidateReport {
@@ -32,6 +34,7 @@ struct ValidateReport {
   std::string divergence;          // the first instruction (BIR program order) whose written data differ, or
                                    // the first output that differs; empty when none
   std::string summary;             // one line: "validate: OK ..." or "validate: DIFFER: <first problem>"
+  std::vector<Finding> findings;   // ValidateOptions::sanitize: the BIR run's findings, then the streams' run's
 };
 
 // `bir` is the kernel as read from BIR JSON; `bundle_dir` holds manifest.json and the engine streams. Throws

@@ -341,18 +341,19 @@ def _inputs(traced, args, kwargs, kernel):
 
 
 def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None,
-              max_instructions=None, **kwargs):
+              max_instructions=None, sanitize=False, **kwargs):
     """Runs the kernel on the simulator and returns the neuronsim.Result (outputs, stats with the profile in the
     kernel's source lines, total_ns). Arguments are numpy arrays (or neuronsim.nki.tensor(shape, dtype) with
-    timing_only=True). As a decorator, @nki.benchmark(warmup=..., iters=...), it makes a kernel whose call prints
-    its simulated time (warmup and iters have no meaning in a deterministic simulation)."""
+    timing_only=True). sanitize=True checks the run (docs/sanitizer.md): Result.findings lists what it found. As a
+    decorator, @nki.benchmark(warmup=..., iters=...), it makes a kernel whose call prints its simulated time (warmup
+    and iters have no meaning in a deterministic simulation)."""
     if kernel is None or (not callable(kernel) and not isinstance(kernel, Kernel)):
         return lambda f: Kernel(f, (), {"benchmark": True})
     traced = trace_kernel(kernel, arrays, kwargs, arch, max_instructions)
     k = traced.lowered.builder.kernel(traced.lowered.label, _sources(kernel, arrays))
     inputs = None if timing_only else _inputs(traced, arrays, kwargs, kernel)
     return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace,
-                     max_instructions=_max_instructions(max_instructions))
+                     max_instructions=_max_instructions(max_instructions), sanitize=sanitize)
 
 
 # @nki.jit(platform_target=...) -> the arch (the jit options' doc: trn1 | inf2 | gen2, trn2 | gen3, trn3 | gen4).
@@ -380,12 +381,14 @@ def _outputs_of(kernel, r, traced):
     return r.outputs
 
 
-def simulate(kernel, *arrays, arch=None, max_instructions=None, ranks=None, **kwargs):
+def simulate(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, ranks=None, **kwargs):
     """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
     the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
     those arrays are updated in place and None is returned. Given the kernel alone, simulate(kernel) is the current
     API's form: a callable that runs it, simulate(kernel)(a, b) (simulate(kernel[2])(...) with a launch grid) -- for a
     kernel that takes arguments; one that takes none runs at once, as the legacy API's simulate_kernel(kernel).
+    sanitize=True checks the run for uninitialized reads, loop-carried dependencies of affine_range loops and races
+    (docs/sanitizer.md) and raises neuronsim.SanitizerError (its .findings the list) when it finds any.
     ranks=R runs R ranks (logical cores, each with its own copy of the kernel's tensors, for nki.collectives): an
     argument given as a list of R arrays is each rank's own (rank r reads the r-th), any other every rank's; the
     result is a list of R results, rank r's r-th (docs/multicore.md "DRAM and data per rank")."""
@@ -393,9 +396,10 @@ def simulate(kernel, *arrays, arch=None, max_instructions=None, ranks=None, **kw
              if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if not arrays and not kwargs and needs:
         return functools.wraps(_as_kernel(kernel).fn)(
-            lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, max_instructions=max_instructions, ranks=ranks,
-                                            **k))
-    return simulate_kernel(kernel, *arrays, arch=arch, max_instructions=max_instructions, ranks=ranks, **kwargs)
+            lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, max_instructions=max_instructions, sanitize=sanitize,
+                                            ranks=ranks, **k))
+    return simulate_kernel(kernel, *arrays, arch=arch, max_instructions=max_instructions, sanitize=sanitize,
+                           ranks=ranks, **kwargs)
 
 
 def _per_rank(arrays, kwargs, ranks):
@@ -411,7 +415,7 @@ def _per_rank(arrays, kwargs, ranks):
     return [([pick(a, r) for a in arrays], {k: pick(v, r) for k, v in kwargs.items()}) for r in range(ranks)]
 
 
-def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, ranks=None, **kwargs):
+def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, ranks=None, **kwargs):
     """The legacy API's simulate_kernel(kernel, *args): runs the kernel once (simulate); ranks= as simulate."""
     if ranks is not None:
         if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
@@ -422,7 +426,9 @@ def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, ranks=Non
     k = traced.lowered.builder.kernel(traced.lowered.label, _sources(kernel, arrays))
     if ranks is None:
         r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch),
-                      max_instructions=_max_instructions(max_instructions))
+                      max_instructions=_max_instructions(max_instructions), sanitize=sanitize)
+        if r.findings:
+            raise sanitizer_error(r)
         return _results(kernel, traced, r.outputs, arrays, kwargs)
     for a, kw in per[1:]:
         for x, y in zip(list(arrays) + list(kwargs.values()), list(a) + list(kw.values())):
@@ -431,7 +437,9 @@ def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, ranks=Non
                 raise KernelError(f"simulate(ranks={ranks}): every rank's arrays have rank 0's shapes and dtypes "
                                   f"({x.shape} {x.dtype} against {getattr(y, 'shape', y)})", None)
     r = _core.run(k, [_inputs(traced, a, kw, kernel) for a, kw in per], **_placement(kernel, arch, ranks),
-                  max_instructions=_max_instructions(max_instructions))
+                  max_instructions=_max_instructions(max_instructions), sanitize=sanitize)
+    if r.findings:
+        raise sanitizer_error(r)
     if ranks == 1:
         return [_results(kernel, traced, r.outputs, arrays, kwargs)]
     return [_results(kernel, traced, {n: v[i] for n, v in r.outputs.items()}, a, kw) for i, (a, kw) in enumerate(per)]
@@ -462,6 +470,16 @@ def to_bir(kernel, *arrays_or_shapes, arch=None, max_instructions=None, **kwargs
     """The kernel's BIR JSON module (a dict). Arguments: numpy arrays, neuronsim.nki.tensor(shape, dtype) or
     nki.typing's nt.tensor[shape, dtype]; arch= the architecture it is traced for (nisa.get_nc_version())."""
     return trace_kernel(kernel, arrays_or_shapes, kwargs, arch, max_instructions).lowered.builder.to_bir()
+
+
+def sanitizer_error(result):
+    """neuronsim.SanitizerError for a sanitized run's findings: its message their lines as the CLI prints them
+    ("sanitizer: KIND: ..."), e.findings the list (Result.findings), e.exit_code 5 (the CLI's)."""
+    e = _core.SanitizerError("\n".join(result.finding_lines))
+    e.findings = result.findings
+    e.exit_code = 5
+    e.file = e.inst_index = e.inst_name = e.field = e.source = None
+    return e
 
 
 def save_bir(kernel, *arrays_or_shapes, path, arch=None, max_instructions=None, **kwargs):

@@ -5,7 +5,8 @@ Imported by coverage.py, after every API module has registered its names. A defi
 adds its line here."""
 from . import registry
 
-_ALLOC = "placed by neuronsim's own allocation, with a warning (docs/nki-lowering.md 2)"
+_ALLOC = "placed as written, the placement checked (docs/nki-lowering.md 2)"
+_AUTO = "placed by neuronsim's allocator, by liveness (docs/nki-lowering.md 2)"
 _NO_PASSES = "accepted; neuronsim's lowering has no such compiler pass"
 
 _TESTS = {
@@ -98,17 +99,21 @@ _TESTS_OTHER = [
     ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki.compiler",
      "skip_middle_end_transformations enable_stack_allocator no_reorder allocation_scope", _NO_PASSES),
     ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki.compiler", "sbuf",
-     _ALLOC),
-    ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki.compiler.sbuf",
-     "mod_alloc", _ALLOC),
+     _AUTO),
+    ("test_nki_alloc.py::test_explicit_placement_is_where_the_kernel_says", "nki.compiler.sbuf", "mod_alloc", _ALLOC),
+    ("test_nki_alloc.py::test_force_auto_alloc_ignores_the_placement", "nki.compiler", "force_auto_alloc",
+     "the kernel's explicit placements are ignored: the allocator places every tile (docs/nki-lowering.md 2)"),
     ("test_nki_names.py::test_compiler_allocations_of_both_memories_are_placed_by_neuronsim", "nki.compiler",
-     "force_auto_alloc multi_buffer", _NO_PASSES),
+     "multi_buffer", "accepted; neuronsim's allocator chooses each loop's buffers (docs/nki-lowering.md 2)"),
     ("test_nki_names.py::test_compiler_allocations_of_both_memories_are_placed_by_neuronsim", "nki.compiler", "psum",
-     _ALLOC),
+     _AUTO),
     ("test_nki_names.py::test_compiler_allocations_of_both_memories_are_placed_by_neuronsim", "nki.compiler.sbuf",
-     "alloc auto_alloc", _ALLOC),
+     "auto_alloc", _AUTO),
+    ("test_nki_alloc.py::test_alloc_function_places_each_block", "nki.compiler.sbuf", "alloc", _ALLOC),
     ("test_nki_names.py::test_compiler_allocations_of_both_memories_are_placed_by_neuronsim", "nki.compiler.psum",
-     "alloc auto_alloc mod_alloc", _ALLOC),
+     "auto_alloc", _AUTO),
+    ("test_nki_alloc.py::test_alloc_function_places_each_block", "nki.compiler.psum", "alloc", _ALLOC),
+    ("test_nki_alloc.py::test_explicit_placement_is_where_the_kernel_says", "nki.compiler.psum", "mod_alloc", _ALLOC),
     ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki",
      "jit:mode jit:debug_kernel jit:show_compiler_tb jit:experimental_flags", "accepted; changes nothing here"),
     ("test_nki_names.py::test_jit_options_and_compiler_directives_leave_the_result_alone", "nki", "baremetal"),

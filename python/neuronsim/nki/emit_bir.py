@@ -5,25 +5,25 @@ docs/nki-lowering.md states every rule with its source. In short:
 
 - HBM tensors: the kernel's arguments are ExternalInput (ExternalOutput when the kernel writes them), the tensors it
   returns ExternalOutput, other HBM tensors Internal DRAM.
-- SBUF / PSUM: one physical tensor per tile; a tile declared in a loop body gets the loop's B rotating buffers
-  (lowering.rotating_sbuf / rotating_psum), B = min(lowering.sbuf_buffers(...), lowering.psum_buffers(...)) over the
-  loop's own tiles against everything declared outside it. More than the budget (lowering.USABLE_SBUF_BYTES per
-  partition, 8 PSUM banks of 2 KiB) is a KernelError naming the tensors.
+- SBUF / PSUM: placed by allocate.Allocation (liveness, rotating buffers per loop, spills, explicit placement);
+  each unit of it is one placed BIR tensor, and its spill / reload / lazy Memset instructions sit among the items.
 - Loops: every traced loop is lowering.pipelined_loop (pipelined_loop_first when its first trip starts a PSUM
   accumulation group): loads into the loop's own tiles from tensors the kernel never writes run B - 1 trips ahead.
 - Loads and stores: lowering.load / lowering.store (one DMA each, SP, the compiler's queues).
 - Every instruction carries its kernel line as BIR debug information (the profile's source lines).
 """
+import math
+
 from .. import _core
 from . import dtypes, emit_dynamic
+from .alloc_ops import Pseudo
+from .allocate import Allocation
 from .errors import KernelError
 from .symbolic import SHARD
 from .tracer import Loop, View
 
 _B = _core.builder
 _L = _core.lowering
-PSUM_BANK_BYTES = 2048  # per partition (reference neuron-arch.md 1.4)
-PSUM_BANKS = 8
 
 
 class Lowered:
@@ -63,157 +63,11 @@ def _used_storages(trace):
     return used
 
 
-def _inside(scope, loop):
-    """Whether a tile declared in `scope` (a Loop or None) is declared inside `loop`."""
-    while scope is not None:
-        if scope is loop:
-            return True
-        scope = scope.parent
-    return False
-
-
-def _banks(s):
-    return max(1, -(-s.bytes_per_partition // PSUM_BANK_BYTES))
-
-
-class _Alloc:
-    """Buffers per loop and the physical tensors of every on-chip tile."""
-
-    def __init__(self, trace, used):
-        self.trace = trace
-        self.tiles = [s for s in trace.storages if s.onchip and s.id in used]
-        self.buffers = {}  # loop var -> B
-        for L in self._loops_top_down(trace.root):
-            if emit_dynamic.is_dynamic(L):  # its tiles are allocated once and reused by every trip
-                self.buffers[L.var] = 1
-                continue
-            own = [s for s in self.tiles if s.scope is L]
-            sb = [s for s in own if s.buffer == "sbuf"]
-            ps = [s for s in own if s.buffer == "psum"]
-            B = 4
-            if sb:
-                slot = sum(s.bytes_per_partition for s in sb)
-                fixed = sum(s.bytes_per_partition * self._b(s) for s in self.tiles
-                            if s.buffer == "sbuf" and s.scope is not L)
-                B = min(B, _L.sbuf_buffers(L.trips, slot, fixed))
-            if ps:
-                banks = sum(_banks(s) for s in ps)
-                other = sum(_banks(s) * self._b(s) for s in self.tiles if s.buffer == "psum" and s.scope is not L)
-                B = min(B if sb else 8, _L.psum_buffers(L.trips, banks, other))
-            if not sb and not ps:
-                B = 1
-            self.buffers[L.var] = B
-        self.alias = {}  # storage id -> the storage whose buffer it shares
-        if not self._fits():
-            self._share_by_lifetime()
-        self._check_budget()
-
-    def _fits(self):
-        sb = sum(s.bytes_per_partition * self._b(s) for s in self.tiles if s.buffer == "sbuf")
-        ps = sum(_banks(s) * self._b(s) for s in self.tiles if s.buffer == "psum")
-        return sb <= _L.USABLE_SBUF_BYTES and ps <= PSUM_BANKS
-
-    def _share_by_lifetime(self):
-        """Tiles that do not fit get buffers shared by lifetime: tiles of one buffer, scope, shape and dtype whose
-        lifetimes (first to last use in program order, a use inside a loop the tile is declared outside of counting
-        for the whole loop) do not overlap take the same physical tensor, the simulator ordering the later tile's
-        writes after the earlier one's reads (its memory dependencies). Kernels that fit are left as declared."""
-        life = {}  # storage id -> [first, last] position
-        pos = [0]
-
-        def use(sid, lo, hi):
-            a, b = life.get(sid, (lo, hi))
-            life[sid] = (min(a, lo), max(b, hi))
-
-        def visit(block, enclosing):
-            for item in block.items:
-                if isinstance(item, Loop):
-                    start, pending = pos[0], []
-                    visit(item.body, enclosing + [(item, start, pending)])
-                    for sid in pending:  # used in the loop, declared outside it: live for the whole loop
-                        use(sid, start, pos[0])
-                    continue
-                pos[0] += 1
-                for v in item.ins + item.outs + emit_dynamic.tile_terms(item):
-                    if not isinstance(v, View) or not v.storage.onchip:
-                        continue
-                    use(v.storage.id, pos[0], pos[0])
-                    outer = next((e for e in enclosing if not _inside(v.storage.scope, e[0])), None)
-                    if outer is not None:
-                        outer[2].append(v.storage.id)
-        visit(self.trace.root, [])
-        groups = {}
-        for s in self.tiles:
-            if s.id not in life:
-                continue
-            a, b = life[s.id]
-            key = (s.buffer, s.scope.var if s.scope is not None else None, s.dtype)
-            groups.setdefault(key, []).append((a, b, s))
-        self.size = {}  # representative id -> (partitions, row): the largest of the tiles that share it
-        for items in groups.values():
-            items.sort(key=lambda x: x[0])
-            free_at = []  # (end, representative)
-            for a, b, s in items:
-                for k, (e, rep) in enumerate(free_at):
-                    if e < a:
-                        self.alias[s.id] = rep.id
-                        free_at[k] = (b, rep)
-                        p, r = self.size[rep.id]
-                        self.size[rep.id] = (max(p, s.partitions), max(r, s.row))
-                        break
-                else:
-                    free_at.append((b, s))
-                    self.size[s.id] = (s.partitions, s.row)
-        self.tiles = [s for s in self.tiles if s.id not in self.alias]
-
-    def _loops_top_down(self, block):
-        out = []
-        for item in block.items:
-            if isinstance(item, Loop):
-                out.append(item)
-                out.extend(self._loops_top_down(item.body))
-        return out
-
-    def _b(self, s):
-        return self.buffers.get(s.scope.var, 1) if s.scope is not None else 1
-
-    def rows(self, s):
-        """(partitions, elements per partition) of the physical tensor of tile s (shared tiles: the largest)."""
-        return self.__dict__.get("size", {}).get(s.id, (s.partitions, s.row))
-
-    def bytes(self, s):
-        return self.rows(s)[1] * dtypes.size(s.dtype)
-
-    def banks(self, s):
-        return max(1, -(-self.bytes(s) // PSUM_BANK_BYTES))
-
-    def _check_budget(self):
-        sb = [(s, self.bytes(s) * self._b(s)) for s in self.tiles if s.buffer == "sbuf"]
-        total = sum(b for _, b in sb)
-        if total > _L.USABLE_SBUF_BYTES:
-            top = sorted(sb, key=lambda x: -x[1])[:6]
-            names = ", ".join(f"{s.name} {list(s.shape)} {s.dtype} x{self._b(s)} ({s.where[0]}:{s.where[1]})"
-                              if s.where else f"{s.name}" for s, _ in top)
-            raise KernelError(f"SBUF overflow: the tiles need {total} bytes per partition, the budget is "
-                              f"{_L.USABLE_SBUF_BYTES} (trn1's usable SBUF, reference neuron-arch.md 1.4); largest: "
-                              f"{names}", top[0][0].where)
-        ps = [(s, self.banks(s) * self._b(s)) for s in self.tiles if s.buffer == "psum"]
-        banks = sum(b for _, b in ps)
-        for s, _ in ps:
-            if s.bytes_per_partition > PSUM_BANK_BYTES * PSUM_BANKS:
-                raise KernelError(f"PSUM tile {s.name} {list(s.shape)} {s.dtype} needs {s.bytes_per_partition} bytes "
-                                  f"per partition; PSUM holds {PSUM_BANK_BYTES * PSUM_BANKS}", s.where)
-        if banks > PSUM_BANKS:
-            names = ", ".join(f"{s.name} {list(s.shape)} x{self._b(s)} ({b} banks)" for s, b in ps)
-            raise KernelError(f"PSUM overflow: the tiles need {banks} banks of 2 KiB per partition, PSUM has "
-                              f"{PSUM_BANKS}: {names}", ps[0][0].where)
-
-
 def emit_bir(trace, label, arg_names, outputs):
     """The trace as BIR: a Lowered whose builder holds the kernel, its inputs and outputs named in argument order."""
     b = _B.Builder(label)
     used = _used_storages(trace)
-    alloc = _Alloc(trace, used)
+    alloc = Allocation(trace, used)
     handles = {}  # storage id -> TensorHandle or Rotating
     inputs = []
     out_ids = [v.storage.id for v in outputs]
@@ -228,18 +82,20 @@ def emit_bir(trace, label, arg_names, outputs):
             inputs.append(s.name)
         else:
             handles[s.id] = b.dram(s.name, shape, s.dtype)
-    for s in alloc.tiles:
-        B = alloc._b(s)
-        rows, row = alloc.rows(s)
-        if s.buffer == "psum":
-            # A PSUM tile takes whole 2 KiB banks: its buffers rotate over banks, as the generator's do (one
-            # accumulation group per bank, reference neuron-arch.md 1.4).
-            cols = alloc.banks(s) * PSUM_BANK_BYTES // dtypes.size(s.dtype)
-            handles[s.id] = _L.rotating_psum(b, s.name, rows, cols, s.dtype, B)
-        else:
-            handles[s.id] = _L.rotating_sbuf(b, s.name, rows, row, s.dtype, B)
-    for sid, rep in alloc.alias.items():
-        handles[sid] = handles[rep]
+    alloc.emit_tensors(b)
+    # The NKI tile each SBUF / PSUM tensor holds (its shape, rotating buffers) and the arguments the kernel writes in
+    # place, as allocation debug.nki: the sanitizer's messages speak of the tile, and count the caller's data in an
+    # in-place argument as written. Only a unit that holds its whole tile in the tile's own layout says so (a block
+    # of a block tensor, a group, an explicit placement or a spill's staging tile is named by its BIR tensor).
+    for u in alloc.units:
+        st = u.storage
+        if (u.explicit is not None or u.group is not None or u.temp or u.nest or u.handle is None
+                or u.rows * u.cols < math.prod(st.shape) or st.shape[st.pdim] != u.rows):
+            continue
+        b.tensor_nki(u.handle.t.id, list(st.shape), st.pdim, u.buffers, u.cols)
+    for s in trace.storages:
+        if s.buffer == "hbm" and s.kind == "output" and s.name in arg_names and s.id in handles:
+            b.tensor_nki(handles[s.id].id, argument=True)
     ctx = _Ctx(b, trace, alloc, handles)
     ctx.block(trace.root, {})
     outs = []
@@ -254,6 +110,36 @@ def emit_bir(trace, label, arg_names, outputs):
     return low
 
 
+_REDUCE_OPS = {"add": "add", "max": "max", "min": "min", "mult": "mult"}
+
+
+def _view_key(v):
+    return (v.storage.id, v.off_p.c, tuple(sorted(v.off_p.loop.items())), tuple(sorted(v.off_p.axes.items())),
+            v.off_f.c, tuple(sorted(v.off_f.loop.items())), tuple(sorted(v.off_f.axes.items())), tuple(v.dims),
+            v.bir_dtype)
+
+
+def _reduction(op):
+    """(op, ins index) of an associative reduction step: a matmul folding into its accumulation group (-1: it reads
+    its PSUM destination), or `acc = acc op x` / `acc = acc op c` by add, max, min or multiply (the NKI affine_range
+    page's associative reductions); ("", -1) otherwise."""
+    if op.type == "Matmult" and op.extra.get("accumulates"):
+        return "add", -1
+    if not op.outs or not isinstance(op.outs[0], View):
+        return "", -1
+    out = _view_key(op.outs[0])
+    if op.type == "TensorTensor" and op.fields.get("op") in _REDUCE_OPS and not op.fields.get("acc"):
+        for k, x in enumerate(op.ins[:2]):
+            if isinstance(x, View) and _view_key(x) == out:
+                return _REDUCE_OPS[op.fields["op"]], k
+    if op.type == "TensorScalarPtr" and op.fields.get("op0") in _REDUCE_OPS and \
+            op.fields.get("op1", "bypass") == "bypass" and len(op.ins) == 2 and isinstance(op.ins[0], View) and \
+            not any(op.fields.get(f) for f in ("acc", "is_scalar_tensor_tensor", "is_tensor_tensor_scan")) and \
+            _view_key(op.ins[0]) == out:
+        return _REDUCE_OPS[op.fields["op0"]], 0
+    return "", -1
+
+
 class _Moved:
     """An op seen with other operand views (the same instruction otherwise)."""
 
@@ -266,6 +152,7 @@ class _Ctx:
     def __init__(self, b, trace, alloc, handles):
         self.b, self.trace, self.alloc, self.handles = b, trace, alloc, handles
         self.loop_names = 0
+        self.cur_op = None  # the trace's instruction being emitted (its operands' units, allocate.py)
         self.regs = emit_dynamic.Registers(trace)
         self.tmp = {}  # id(a [1, 1] tile an operand offsets by) -> the register it is read into (emit_dynamic)
         # Sources the kernel never writes: their loads may run ahead of the trips that consume them.
@@ -282,7 +169,11 @@ class _Ctx:
 
     def ap(self, v, env, where, keep=False):
         s = v.storage
-        h = self.handles[s.id]
+        h = self.handles.get(s.id)
+        if s.onchip:
+            u = self.alloc.unit_of(self.cur_op, s)
+            h = u.handle
+            slot, v, poff = self.alloc.offsets(u, v, env)  # v in the unit's own layout
         dims = [(st, n) for st, n, part in v.dims if not part]
         parts = [(st, n) for st, n, part in v.dims if part]
         run_time = emit_dynamic.run_time_start(v, env, self.tmp) if v.dyn is not None else 0
@@ -294,13 +185,12 @@ class _Ctx:
             return h.at_dtype(start, dims, v.bir_dtype) if v.bir_dtype != s.dtype else h.at(start, dims)
         if len(parts) > 1 or (parts and not v.dims[0][2]):
             raise KernelError(f"tile {s.name}: the partition dim must be the first dim of an access", where)
-        slot = env[s.scope.var][1] if s.scope is not None else 0
         # Offsets and steps count the view's dtype: a view of another dtype (a reinterpretation, nl_views.py) scales
         # the physical row and the buffer slot by the ratio of the sizes (whole numbers: nl_views checks the row).
         esz, vsz = dtypes.size(s.dtype), dtypes.size(v.bir_dtype)
         phys_row, cols = h.cols * h.buffers * esz // vsz, h.cols * esz // vsz
         pstep, pnum = parts[0] if parts else (1, 1)
-        start = self.aff(v.off_p, env) * phys_row + self.aff(v.off_f, env) + slot * cols + run_time
+        start = self.aff(v.off_p + poff, env) * phys_row + self.aff(v.off_f, env) + slot * cols + run_time
         # A reduction counts its axes in pattern dims: its input keeps the free dims it has.
         free = (dims if keep else self._merge(dims)) or [(1, 1)]
         if v.bir_dtype != s.dtype:
@@ -327,7 +217,7 @@ class _Ctx:
 
     # --- the tree
     def block(self, block, env, items=None):
-        for item in items if items is not None else block.items:
+        for item in items if items is not None else self.alloc.items(block):
             if isinstance(item, Loop):
                 self.loop(item, env)
             else:
@@ -352,10 +242,14 @@ class _Ctx:
         return out
 
     def op(self, op, env, first=None):
+        if isinstance(op, Pseudo):
+            op.emit(self, env)
+            return
         if op.extra.get("dropped"):
             return
         if op.kind == "shard_part":
             return self.shard_part(op.fields["shard"], op.fields["shards"])
+        self.cur_op = op
         if op.kind == "register":
             emit_dynamic.register_op(self, op, env)
             return
@@ -388,6 +282,31 @@ class _Ctx:
                 r.engine("SP")
         if where:
             r.source(where[0], where[1])
+        self._nki(r, op, env)
+
+    def _nki(self, r, op, env):
+        """BIR debug.nki: the kernel loops around the instruction and its trip of each (an expression of the BIR
+        loop variables, however the loop was pipelined or peeled; a number in an unrolled one), how many of them each
+        operand's tile is declared inside, and the associative reduction it folds into (the sanitizer's
+        loop-carried dependencies, docs/sanitizer.md)."""
+        nest = op.extra.get("nki", ())
+        reduce, reduce_in = _reduction(op)
+        if not nest and not reduce:
+            return
+        loops = []
+        for info, trip in nest:
+            t = _B.Aff(trip) if trip is not None else env[info.loop.var][2]
+            loops.append((info.id, info.kind, info.line, info.var, info.start, info.step, t))
+        ids = [info.id for info, _ in nest]
+        local = []
+        for x in list(op.ins) + list(op.outs):
+            d = 0
+            if isinstance(x, View):
+                scope = x.storage.nki_scope
+                while d < len(ids) and d < len(scope) and ids[d] == scope[d]:
+                    d += 1
+            local.append(d)
+        r.nki(loops, local, reduce, reduce_in)
 
     def shard_part(self, s, n):
         """Where shard s's part of a kernel whose shards trace differently starts (shards.py; s == n: where the parts
@@ -407,7 +326,7 @@ class _Ctx:
             emit_dynamic.loop(self, L, env)
             return
         B = self.alloc.buffers.get(L.var, 1)
-        own = {s.id for s in self.alloc.tiles if s.scope is L}
+        own = self.alloc.ahead(L)
         ahead, rest = [], []
         written_in_body = set()
 
@@ -439,7 +358,7 @@ class _Ctx:
             else:
                 for v in item.outs:
                     written_in_body.add(v.storage.id)
-        for item in L.body.items:
+        for item in self.alloc.items(L.body):
             if B > 1 and loads_ahead(item):
                 ahead.append(item)
             else:
@@ -451,7 +370,7 @@ class _Ctx:
 
         def env_for(i, k, first=None):
             e = dict(env)
-            e[L.var] = (i * L.step + L.start, k)
+            e[L.var] = (i * L.step + L.start, k, i)  # value, rotating buffer, trip
             return e
 
         def load(i, k):

@@ -12,7 +12,8 @@ instructions, run-time starts, and dynamic loops. docs/nki-lowering.md 4 states 
   just before it; a dynamic loop's variable is the BIR loop variable of its DynamicForLoop (and, when a register
   instruction reads it, also a register the loop sets before its first trip and steps at the end of each).
 - Loops: nl.dynamic_range / a register-bounded fori_loop is a DynamicForLoop (one buffer per tile: "Tensors allocated
-  inside the loop body are allocated once and reused", public NKI docs "NKI Dynamic Loops"); nl.while_loop and
+  inside the loop body are allocated once and reused", public NKI docs "NKI Dynamic Loops"; allocate.py allocates a
+  tile declared outside a dynamic loop and touched in it whole, never block by block); nl.while_loop and
   `while reg:` are a DoWhile on the condition register inside a DynamicForLoop of (cond != 0) trips (RegisterAlu
   not_equal): the body is skipped when the condition starts at 0, as NKI's while is.
 """
@@ -169,7 +170,7 @@ def loop(ctx, L, env):
         def body(var):
             e = dict(env)
             e[L.var] = (var, 0)
-            ctx.b.do_while(cond.name, lambda: ctx.block(None, e, L.body.items))
+            ctx.b.do_while(cond.name, lambda: ctx.block(L.body, e))
         ctx.b.dynamic_loop(f"w{line}_{ctx.loop_names}", _B.Aff(0), _B.Aff.reg(guard), 1, body)
         return
     engines = ctx.regs.of(L.reg)
@@ -180,7 +181,7 @@ def loop(ctx, L, env):
     def body(var):
         e = dict(env)
         e[L.var] = (var, 0)
-        ctx.block(None, e, L.body.items)
+        ctx.block(L.body, e)
         if L.reg.shadow:
             _move(ctx, L.reg.name, [_B.Builder.reg(L.reg.name), _B.Builder.imm(L.step, "int32")], engines, L.where,
                   "RegisterAlu", {"op": "add"})

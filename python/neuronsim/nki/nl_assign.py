@@ -22,6 +22,8 @@ def _assign(dst, value):
         return
     if not isinstance(value, View):
         raise KernelError(f"{what}: {dst.name}[...] = {type(value).__name__}: the value must be a tile or a number")
+    if _same(dst, value):
+        return  # t[i] += x stores t[i] back into itself: nothing to do
     if dst.storage.buffer == "hbm":
         store(dst, value)
         return
@@ -43,8 +45,17 @@ def _assign(dst, value):
         dst.storage.written = True
         dst.storage.zero_op = None
         dst.storage.__dict__["computed"] = True
+        if p.type != "Matmult":
+            dst.storage.__dict__["computed_other"] = True
         return
     _emit("TensorCopy", [value], [dst], what)
+
+
+def _same(a, b):
+    def key(i):
+        return i.c, tuple(sorted(i.loop.items())), tuple(sorted(i.axes.items()))
+    return a.storage is b.storage and key(a.off_p) == key(b.off_p) and key(a.off_f) == key(b.off_f) and \
+        list(a.dims) == list(b.dims) and a.bir_dtype == b.bir_dtype
 
 
 registry.define_statement("assign", _assign)
@@ -65,11 +76,20 @@ def _matmul_into(dst, value, p, accumulate, what):
                           f"{list(value.shape)}")
     p.outs[0] = dst
     value.storage.__dict__["dead"] = True
+    p.extra["accumulates"] = True  # a fold of the accumulation group (the sanitizer's reduction, BIR debug.nki)
     st = dst.storage
     z = st.zero_op
     fresh = z is not None or not st.__dict__.get("computed")
     home = z.scope if z is not None else st.scope
+    box = _box(dst)
+    seen = st.__dict__.setdefault("mm_regions", [])  # the fixed regions matmuls wrote (_box)
     start = False
+    if accumulate is True and z is None and not st.__dict__.get("computed"):
+        # += (or accumulate=True) into a tile that nothing zeroed or wrote (nl.ndarray): the matmul accumulates
+        # into whatever PSUM holds -- undefined on silicon (NKI nc_matmul: accumulate=True on an uninitialized PSUM
+        # location), which the simulator's first-write copy hides; written as an accumulation so that a sanitized
+        # run reports the read of unwritten PSUM.
+        fresh = False
     if accumulate is False:
         start = True
     elif fresh and dst.is_whole():
@@ -83,10 +103,33 @@ def _matmul_into(dst, value, p, accumulate, what):
                 z.extra["dropped"] = True
     elif fresh and p.scope is not None and p.scope.var in dst.off_f.loop:
         start = True  # each trip writes a region of its own
+    elif fresh and p.scope is not None and p.scope.parent is not None and p.scope.parent.var in dst.off_f.loop and \
+            current().stack[-1].loop is p.scope:
+        p.first_of = p.scope  # a region of the enclosing loop's trip, summed over this loop: its first trip starts it
+    elif not st.__dict__.get("computed_other") and box is not None and not st.__dict__.get("mm_moving"):
+        # a fixed region (an unrolled kernel's block) that no matmul has written yet starts its group
+        start = all(b[1] < box[0] or box[1] < b[0] or b[3] < box[2] or box[3] < b[2] for b in seen)
+    if box is None:
+        st.__dict__["mm_moving"] = True  # a matmul wrote a region that moves with a loop: no region is known new
+    elif box not in seen:
+        seen.append(box)
     p.fields["start_tensor_calc"] = start
     st.zero_op = None
     st.__dict__["computed"] = True
     return dst
+
+
+def _box(dst):
+    """(first, last partition, first, last free element) of a region at fixed offsets, else None."""
+    if not (dst.off_f.is_const() and dst.off_p.is_const()):
+        return None
+    lo_f, hi_f, lo_p, hi_p = dst.off_f.c, dst.off_f.c, dst.off_p.c, dst.off_p.c
+    for step, n, part in dst.dims:
+        if part:
+            hi_p += step * (n - 1)
+        else:
+            hi_f += step * (n - 1)
+    return lo_p, hi_p, lo_f, hi_f
 
 
 def _accumulate(dst, value):

@@ -60,6 +60,8 @@ def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", wher
         if kind != "zero":
             s.zero_op = None  # something else writes the nl.zeros tile: its memset stays
             s.__dict__["computed"] = True
+            if type_ != "Matmult":
+                s.__dict__["computed_other"] = True  # written by something else than a matmul (nl_assign)
         s.written = True
         if s.buffer == "hbm" and s.kind == "input":
             s.kind = "output"  # an argument the kernel writes is one of its results (NKI's older output style)

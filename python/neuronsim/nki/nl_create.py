@@ -2,6 +2,7 @@
 tensors: nl.ndarray, nl.zeros / ones / full and their _like forms (a Memset), nl.shared_constant, and nl.reshape of
 a contiguous view (nl_views.py)."""
 from . import dtypes, registry
+from .compiler import Placement
 from .errors import KernelError, Unsupported
 from .nl_common import _bir, _emit, _new_tile
 from .nl_views import reshape_view
@@ -59,21 +60,42 @@ def par_dim(n):
 
 
 # ---------------------------------------------------------------------------------------------------- creation
-def _create(shape, dtype, buffer, what, name=None):
+def _create(shape, dtype, buffer, what, name=None, address=None):
+    """A new tile; an explicit placement (buffer=nki.compiler.sbuf.mod_alloc(...) and the like, or address=) is kept
+    on its storage for the allocator (allocate.py), which places the tile there."""
     if buffer is None:
         buffer = sbuf
-    b = str(buffer) if isinstance(buffer, str) else getattr(buffer, "name", str(buffer))  # nl.sbuf: "sbuf"
-    if not isinstance(buffer, str) and hasattr(buffer, "kw"):
-        import warnings
-        warnings.warn(f"neuronsim.nki: {what}: an explicit allocation ({b}) is placed by neuronsim's own allocation "
-                      "(docs/nki-lowering.md 2), not at its address", stacklevel=3)
-    return _new_tile(tuple(shape), _bir(dtype), b, name=name)
+    spec = None
+    if isinstance(buffer, str):
+        b = str(buffer)  # nl.sbuf (a MemoryRegion, a str): "sbuf"
+    else:
+        b = getattr(buffer, "name", None)
+        if b not in (sbuf, psum):
+            raise Unsupported(f"{what}: buffer={buffer!r}: the front end places tensors in nl.sbuf, nl.psum, nl.hbm, "
+                              "nl.shared_hbm, nl.private_hbm or an nki.compiler allocation")
+        if getattr(buffer, "kind", "auto") != "auto":
+            spec = buffer
+    if address is not None:
+        if b not in (sbuf, psum):
+            raise KernelError(f"{what}: address= places an SBUF or PSUM tensor, this one is in {b}")
+        if spec is not None:
+            raise KernelError(f"{what}: both address= and buffer={spec!r} place the tensor: give one")
+        try:
+            part, byte = (int(x) for x in address)
+        except (TypeError, ValueError):
+            raise KernelError(f"{what}: address= takes (partition, byte offset), got {address!r}")
+        spec = Placement(b, "address", partition=part, byte=byte)
+    t = _new_tile(tuple(shape), _bir(dtype), b, name=name)
+    if spec is not None:
+        t.storage.__dict__["placement"] = spec
+    return t
 
 
 @_api
-def ndarray(shape, dtype, *, buffer=None, name="", **kw):
-    """nl.ndarray: a tensor of the given shape in buffer (default SBUF); its values are not set."""
-    return _create(shape, dtype, buffer, "nl.ndarray", name or None)
+def ndarray(shape, dtype, *, buffer=None, name="", address=None, **kw):
+    """nl.ndarray: a tensor of the given shape in buffer (default SBUF); its values are not set. address=(partition,
+    byte) places an SBUF / PSUM tensor there (the current NKI's explicit placement)."""
+    return _create(shape, dtype, buffer, "nl.ndarray", name or None, address)
 
 
 @_api

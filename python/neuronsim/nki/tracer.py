@@ -50,6 +50,9 @@ class Storage:
         self.where = where
         self.zero_op = None  # the Memset of an nl.zeros PSUM tile, until something else writes it
         self.written = False
+        # The kernel loops it is declared inside (their NkiLoop ids, outermost first): a tile declared in a loop's
+        # body is that trip's own (the sanitizer's loop-carried dependencies, BIR debug.nki "local").
+        self.nki_scope = tuple(info.id for info, _ in trace.nki_stack)
         trace.storages.append(self)
         if self.onchip and not self.shape:
             raise KernelError(f"an {self.buffer.upper()} tile needs at least one (partition) dim: {self.name}")
@@ -400,6 +403,24 @@ def index_view(v, key):
 
 
 # ---------------------------------------------------------------------------------------------------- trace tree
+class NkiLoop:
+    """A loop of the kernel as NKI sees it (the sanitizer's unit: BIR debug.nki): affine_range, sequential_range or
+    fori_loop, traced as one BIR loop or unrolled (then each call of the range is a loop of its own, its trips
+    numbered 0, 1, ...)."""
+
+    def __init__(self, trace, kind, where, loop=None, start=0, step=1):
+        self.id = trace.next_nki_loop
+        self.start, self.step = start, step
+        trace.next_nki_loop += 1
+        self.kind = {"affine_range": "affine", "sequential_range": "sequential"}.get(kind, "sequential")
+        self.line = where[1] if where else -1
+        self.var = ""
+        if where:
+            m = re.match(r"\s*for\s+([A-Za-z_]\w*)\s+in\b", linecache.getline(where[0], where[1]))
+            self.var = m.group(1) if m else ""
+        self.loop = loop  # the traced Loop, or None when unrolled
+
+
 class Op:
     """One instruction: its BIR type, operands (View or ("imm", value)), fields, engine, and the kernel line."""
     __slots__ = ("type", "ins", "outs", "fields", "engine", "where", "what", "kind", "scope", "first_of", "extra")
@@ -427,6 +448,7 @@ class Loop:
         self.body = Block(self)
         self.parent = trace.stack[-1].loop
         trace.loops.append(self)
+        self.nki = NkiLoop(trace, kind, where, self, start, step)
 
 
 class Trace:
@@ -443,6 +465,10 @@ class Trace:
         self.program_ids = ()
         self.unroll = False  # nl.affine_range / sequential_range as Python ranges (NeedsUnroll)
         self.cores = 1  # a launch grid's nl.nc(n) axis: the kernel runs on n cores, its program_id the shard id
+        # The kernel loops being traced, outermost first: (NkiLoop, trip) -- trip None for a traced loop (its trip
+        # is the BIR loop's, emit_bir.py), the trip number for an unrolled one.
+        self.nki_stack = []
+        self.next_nki_loop = 0
         self.registers = []  # the virtual registers (dynamic.Register), in order of allocation
         self.arch = "trn1"  # the architecture the kernel is traced for, and its NeuronCore generation (arch core_gen)
         self.core_gen = 2
@@ -490,6 +516,7 @@ class Trace:
             raise KernelError(f"the kernel records more than {self.max_static:,} instructions (the most a BIR program "
                               "holds): unrolled loops or launch-grid instances grow it past that here")
         op.scope = self.stack[-1].loop
+        op.extra["nki"] = tuple((info, trip) for info, trip in self.nki_stack)
         self.stack[-1].items.append(op)
         return op
 
@@ -550,8 +577,22 @@ def loop_range(kind, args, where=None):
         trips = range(start, stop, step)
         current().expand(len(trips), f"nl.{kind} of {len(trips):,} trips, unrolled (its variable is used as a Python "
                                      "value)", where)
-        return iter(trips)
+        return _unrolled_gen(kind, start, stop, step, where)
     return _loop_gen(kind, start, stop, step, where)
+
+
+def _unrolled_gen(kind, start, stop, step, where):
+    """An unrolled loop (Python runs its trips): its trips are recorded for the instructions they emit."""
+    tr = current(f"nl.{kind}")
+    entry = [NkiLoop(tr, kind, where, None, start, step), 0]
+    tr.nki_stack.append(entry)
+    try:
+        for trip, value in enumerate(range(start, stop, step)):
+            entry[1] = trip
+            yield value
+    finally:
+        if any(e is entry for e in tr.nki_stack):
+            tr.nki_stack[:] = [e for e in tr.nki_stack if e is not entry]
 
 
 def _loop_gen(kind, start, stop, step, where):
@@ -561,6 +602,8 @@ def _loop_gen(kind, start, stop, step, where):
         return
     tr.stack[-1].items.append(L)
     tr.stack.append(L.body)
+    entry = [L.nki, None]
+    tr.nki_stack.append(entry)
     try:
         yield Idx(0, {L.var: 1})
     except GeneratorExit:
@@ -568,4 +611,6 @@ def _loop_gen(kind, start, stop, step, where):
         if tr.stack and tr.stack[-1] is L.body:
             tr.stack.pop()
         raise
+    finally:
+        tr.nki_stack[:] = [e for e in tr.nki_stack if e is not entry]
     tr.stack.pop()

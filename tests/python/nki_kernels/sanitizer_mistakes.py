@@ -1,0 +1,67 @@
+"""Ordinary mistakes of a kernel engineer that run to the end on the simulator without a word, each the subject of
+one sanitizer finding (tests/python/test_sanitizer.py, docs/sanitizer.md). The line each finding names carries a
+`# MISTAKE: <name>` comment."""
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def count_positive(x):
+    """Counts the positive elements of each row into an int32 counter that nothing initialises: every count is off
+    by the counter's garbage (here the 0xFF fill: -1)."""
+    out = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.shared_hbm)
+    counts = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+    for i in nl.sequential_range(x.shape[1] // 128):
+        t = nl.load(x[:, i * 128:(i + 1) * 128])
+        pos = nl.sum(nl.greater(t, 0.0, dtype=nl.int32), axis=1, keepdims=True, dtype=nl.int32)
+        counts[...] = nl.add(counts, pos)  # MISTAKE: counter
+    nl.store(out, value=counts)
+    return out
+
+
+@nki.jit
+def add_to_output(x):
+    """Reads its output before anything wrote it (meaning x + out, with out not yet computed)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(out[:, :])  # MISTAKE: output
+    nl.store(out[:, :], value=nl.add(t, nl.load(x[:, :])))
+    return out
+
+
+@nki.jit
+def matmul_unzeroed(lhsT, rhs):
+    """Accumulates matmuls into a PSUM tile nothing zeroed (nl.ndarray, not nl.zeros): undefined on silicon."""
+    out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(lhsT.shape[0] // 128):
+        a = nl.load(lhsT[k * 128:(k + 1) * 128, :])
+        b = nl.load(rhs[k * 128:(k + 1) * 128, :])
+        acc += nisa.nc_matmul(a, b)  # MISTAKE: psum
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
+@nki.jit
+def running_total(x):
+    """A running sum over column blocks in an affine_range: trip i reads the block trip i - 1 stored."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out[:, 0:128], value=nl.load(x[:, 0:128]))
+    for i in nl.affine_range(1, x.shape[1] // 128):
+        prev = nl.load(out[:, (i - 1) * 128:i * 128])  # MISTAKE: carried
+        nl.store(out[:, i * 128:(i + 1) * 128], value=nl.add(prev, nl.load(x[:, i * 128:(i + 1) * 128])))
+    return out
+
+
+@nki.jit
+def exchange_halves(x):
+    """On the two cores of a logical core (exchange_halves[nl.nc(2)]): each stores its half of x into out and reads
+    the other core's half back -- with nothing ordering the other core's store before the read."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    swapped = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    s = nl.program_id(0)
+    mine = nl.load(x[s * 64:(s + 1) * 64, :])
+    nl.store(out[s * 64:(s + 1) * 64, :], value=mine)
+    theirs = nl.load(out[(1 - s) * 64:(2 - s) * 64, :])  # MISTAKE: race
+    nl.store(swapped[s * 64:(s + 1) * 64, :], value=theirs)
+    return out, swapped
