@@ -401,6 +401,9 @@ private:
   // reference neuronx-cc/bir/sim-control-sync-customop.md 2.1/2.2: taken = comp_op(lhs, rhs); the IMM/REG suffix
   // says where the right-hand side comes from.
   bool compare(const isa::Inst &inst);
+  // A backward branch taken twice in a walk without run-time control flow: SemanticError (it repeats forever).
+  void refuse_repeat(std::vector<int> &back_jumps, const isa::Inst &inst, const std::string &block,
+                     const char *field);
 
   // The engine whose sequencer triggers a DMA instruction (reference neuron-arch.md 1.5 [DMA, DGE]): any engine
   // may trigger a transfer with prebuilt descriptors (the instruction's engine; SP, the Sync engine "most commonly

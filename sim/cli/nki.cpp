@@ -38,6 +38,8 @@ Runs an NKI kernel file (nki.language / nki.isa, the neuronxcc.nki or nki namesp
 the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), then run as `neuronsim run` runs BIR.
   FILE.py::FUNCTION      the kernel (a plain function or an @nki.jit one)
   --input NAME=X.npy     data for parameter NAME; its shape and dtype come from the file
+  --inputs DIR           the data of every parameter not given otherwise, as `run --inputs` reads it: rank r's
+                         DIR/rank<r>/NAME.npy, else DIR/NAME.npy (several ranks: --cores N --lnc L, N / L ranks)
   --shape NAME=DIMS[:DTYPE]   a parameter by shape (128x512, dtype float32 unless given: bfloat16, float16, int32,
                          ...); its data is generated as `run` generates inputs. With --input, the dtype of the file's
                          bits (a bf16 array is held as uint16)
@@ -207,6 +209,14 @@ int cmd_nki(const std::vector<std::string> &a) {
   for (Option row : run_option_rows()) {
     if (row.name == "--input")
       continue;
+    if (row.name == "--inputs") {  // the run reads each rank's data, the tracer rank 0's shapes (docs/multicore.md)
+      row.apply = [&](const std::string &v) {
+        trace_args.insert(trace_args.end(), {"--inputs", v});
+        run_args.insert(run_args.end(), {"--inputs", v});
+      };
+      options.push_back(std::move(row));
+      continue;
+    }
     const bool flag = row.value.empty();
     row.apply = [&run_args, name = row.name, flag](const std::string &v) {
       run_args.push_back(name);

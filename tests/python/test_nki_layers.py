@@ -19,11 +19,12 @@ PACKAGE = ROOT / "python" / "neuronsim" / "nki"
 LAYERS = [
     ("base", ["errors", "dtypes", "registry"]),  # errors in the kernel's terms, dtype names, the API registry
     ("symbolic", ["symbolic"]),  # index expressions (Idx, Pred, arange, mgrid, ds), shape markers
-    ("trace", ["tracer", "dynamic"]),  # the traced program: Trace, Storage, View, Loop, Op; registers, dynamic loops
+    ("trace", ["tracer", "dynamic", "shards"]),  # the traced program: Trace, Storage, View, Loop, Op; registers,
+    # dynamic loops; the shards' parts
     ("api", ["isa_constants", "nl_common", "nl_views", "nl_create", "nl_loops", "nl_dma", "nl_math", "nl_reduce",
              "nl_matmul", "nl_assign", "nl_values", "nl_constants", "refusals", "language", "isa_registers", "isa",
-             "isa_legacy", "collectives", "compiler", "typing", "checked"]),  # the nl / nisa / ... definitions, the
-    # names refused and tested
+             "isa_multicore", "isa_legacy", "collectives", "compiler", "typing", "checked"]),  # the nl / nisa / ...
+    # definitions, the names refused and tested
     ("emit", ["alloc_scan", "alloc_ops", "alloc_explicit", "alloc_nest", "allocate", "emit_bir",
               "emit_dynamic"]),  # kernel to BIR: the trace through the builder, SBUF / PSUM placed by the allocator
     ("user", ["api", "cli", "install", "legacy", "coverage", "__init__"]),  # jit, simulate...; `neuronsim nki`;

@@ -42,8 +42,8 @@ for _name in ("dtype", "itemsize", "ndim", "shape", "reshape", "broadcast_to"): 
     registry.value("nki", "tensor." + _name, getattr(_View, _name))
 registry.value("nki", "profile", benchmark)  # legacy nki.profile: a run with its profile (neuronsim.Result.stats)
 # nki.jit's options: each is accepted; what it changes here is in docs/nki-api.md.
-for _name in ("jit:mode", "jit:platform_target", "jit:kernel[grid]", "jit:debug_kernel", "jit:show_compiler_tb",
-              "jit:experimental_flags"):
+for _name in ("jit:mode", "jit:platform_target", "jit:kernel[grid]", "jit:kernel[lnc]", "jit:debug_kernel",
+              "jit:show_compiler_tb", "jit:experimental_flags"):
     registry.value("nki", _name, jit)
 
 

@@ -2,13 +2,15 @@
 nki-trace ...`, then runs the BIR it writes as `neuronsim run` would):
 
     python3 -m neuronsim nki-trace FILE.py::FUNCTION -o OUT.bir.json [--input NAME=X.npy]... [--shape NAME=SPEC]...
-                                  [--kwarg NAME=VALUE]... [--grid DIMS] [--arch NAME] [--max-instructions N]
+                                  [--inputs DIR] [--kwarg NAME=VALUE]... [--grid DIMS] [--arch NAME]
+                                  [--max-instructions N]
 
 Each tensor parameter of FUNCTION is given by --input (the shape and dtype of the .npy file) or --shape
 (NAME=128x512 or NAME=128x512:bfloat16; float32 when no dtype is given); a --shape beside an --input names the dtype
-of the file's bits (bf16 arrays are held as uint16). --kwarg NAME=VALUE passes a compile-time parameter (VALUE a
-Python literal: int, float, str in quotes, bool, None, tuple; a NAME the function does not take is exit 3).
-Parameters with defaults may be left out. --arch: the architecture the kernel is traced for
+of the file's bits (bf16 arrays are held as uint16); --inputs DIR gives the others from DIR/rank0/NAME.npy or
+DIR/NAME.npy (the folder `neuronsim run --inputs` reads, docs/multicore.md). --kwarg NAME=VALUE passes a
+compile-time parameter (VALUE a Python literal: int, float, str in quotes, bool, None, tuple; a NAME the function does
+not take is exit 3). Parameters with defaults may be left out. --arch: the architecture the kernel is traced for
 (nisa.get_nc_version()), the run's. Exit codes as `neuronsim run`: 2 usage, 3 the kernel cannot be traced
 (KernelError / Unsupported, the message naming the kernel's file:line; the kernel's own exception or sys.exit too).
 --max-instructions bounds the loops unrolled and the launch-grid instances traced (api.trace_kernel).
@@ -135,13 +137,14 @@ def main(argv):
     try:
         target, out, inputs, shapes, grid, arch, max_instructions = None, None, {}, {}, None, None, None
         kwargs = {}
+        inputs_dir = None
         # A warning names the kernel's line itself: one line, as the CLI's own warnings.
         warnings.showwarning = lambda message, *_: sys.stderr.write(
             f"neuronsim: warning: {_one_line(str(message).removeprefix('neuronsim.nki: '))}\n")
         i = 0
         while i < len(argv):
             a = argv[i]
-            if a in ("-o", "--input", "--shape", "--grid", "--arch", "--max-instructions", "--kwarg"):
+            if a in ("-o", "--input", "--inputs", "--shape", "--grid", "--arch", "--max-instructions", "--kwarg"):
                 if i + 1 >= len(argv):
                     raise _Usage(f"option {a} needs a value")
                 v = argv[i + 1]
@@ -150,6 +153,8 @@ def main(argv):
                     out = v
                 elif a == "--arch":
                     arch = v
+                elif a == "--inputs":
+                    inputs_dir = v
                 elif a == "--grid":
                     grid = _parse_grid(v)
                 elif a == "--max-instructions":
@@ -183,6 +188,13 @@ def main(argv):
         check_keywords(kernel, kwargs, "--kwarg", target)
         args = {}
         for name, p in params.items():
+            # --inputs DIR, as `neuronsim run` reads it: rank 0's own DIR/rank0/NAME.npy, else DIR/NAME.npy (every
+            # rank's); the shapes and dtypes are the same on every rank.
+            for f in ([os.path.join(inputs_dir, "rank0", name + ".npy"), os.path.join(inputs_dir, name + ".npy")]
+                      if inputs_dir is not None and name not in inputs and name not in kwargs else []):
+                if os.path.isfile(f):
+                    inputs[name] = f
+                    break
             if name in kwargs:
                 if name in inputs or name in shapes:
                     raise _Usage(f"parameter '{name}' given both by --kwarg and by --input / --shape")

@@ -13,6 +13,7 @@ from .errors import KernelError, Unsupported, source_location
 from .nl_assign import _assign, _matmul_into
 from .nl_common import _bir, _emit, _fresh, _imm, _is_num, _mask, _new_tile, _same_shape, _tile
 from .nl_dma import _dma
+from .isa_multicore import core_barrier, sendrecv  # noqa: F401 - nki.isa names, defined beside each other
 from .nl_matmul import _dve_transpose, _pe_transpose
 from .isa_registers import (VirtualRegister, register_alloc, register_load, register_move,  # noqa: F401
                             register_store)

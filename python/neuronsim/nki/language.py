@@ -32,7 +32,7 @@ from .nl_create import (empty_like, full, full_like, ndarray, ones, ones_like, p
 from .nl_dma import (broadcast_to, copy, device_print, load, load_transpose2d, shared_identity_matrix,  # noqa: F401
                      store)
 from .nl_loops import (affine_range, arange, ds, dynamic_range, fori_loop, mgrid, nc, num_programs,  # noqa: F401
-                       program_id, program_ndim, sequential_range, static_range, while_loop)
+                       program_id, program_ndim, sequential_range, spmd_dim, static_range, while_loop)
 from .nl_math import (abs, add, arctan, average, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,  # noqa: F401
                       bypass, ceil, cos, divide, equal, erf, erf_dx, exp, floor, gelu, gelu_apprx_sigmoid,
                       gelu_apprx_sigmoid_dx, gelu_apprx_tanh, gelu_dx, greater, greater_equal, invert, left_shift,

@@ -9,7 +9,8 @@ _INSTR = "the instruction has no lowering in the front end yet (issue 37, new nk
 _NL = "no lowering in the front end yet (issue 37, new nki.language compute calls)"
 _AP = "comes with the access-pattern API (tensor views, .ap, registers; issue 37)"
 _REG = "comes with registers and dynamic loops (issue 37)"
-_MULTI = "comes with multi-core kernels: per-shard tracing, barriers and collectives (issue 37)"
+_MULTI = ("the legacy nki.language collective over launch-grid program axes is not lowered (nki.collectives' "
+          "all_reduce, all_gather, reduce_scatter and all_to_all are)")
 _MX = "comes with the MX types (issue 37)"
 
 registry.refuse_all("nki.isa", {
@@ -24,7 +25,6 @@ registry.refuse_all("nki.isa", {
     **{n: _REG for n in ("register_alloc", "register_load", "register_move", "register_store", "VirtualRegister")},
     "tensor_copy_dynamic_src": "removed from the reference in SDK 2.32 (tensor_copy with .ap(scalar_offset=)); " + _AP,
     "tensor_copy_dynamic_dst": "removed from the reference in SDK 2.32 (tensor_copy with .ap(scalar_offset=)); " + _AP,
-    "core_barrier": _MULTI, "sendrecv": _MULTI,
     "NkiInstruction": "nki.isa calls return their destination tile here, not an instruction handle",
     "NkiInstruction.depends_on": "nki.isa calls return their destination tile here, not an instruction handle; the "
                                  "simulator orders instructions by their data dependencies",
@@ -44,7 +44,7 @@ registry.refuse_all("nki.language", {
     "gemm_stationary_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has "
                             "no text)",
     "dynamic_range": _REG, "while_loop": _REG,
-    "spmd_dim": _MULTI, "all_reduce": _MULTI,
+    "all_reduce": _MULTI,
     **{n: "listed but commented out in the legacy reference (no API): " + _MULTI
        for n in ("all_gather", "all_to_all", "reduce_scatter")},
     "NkiTensor.rearrange": "einops-style patterns are not parsed here (permute, reshape_dim and flatten_dims "
@@ -54,18 +54,16 @@ registry.refuse_all("nki.language", {
 })
 
 registry.refuse_all("nki.collectives", {
-    n: _MULTI for n in ("all_gather", "all_gather_v", "all_to_all", "all_to_all_v", "collective_permute",
-                        "collective_permute_implicit", "collective_permute_implicit_current_processing_rank_id",
-                        "collective_permute_implicit_reduce", "rank_id", "reduce_scatter")})
+    "all_gather_v": "the simulator has no variable-count all-gather (its AllToAllV is all_to_all_v's rule)",
+    "all_to_all_v": "not lowered yet: the simulator's AllToAllV takes the metadata tensor; the front end does not "
+                    "emit it",
+})
 
 _FRAMEWORK = "integration with a framework's tensors (PyTorch, JAX): neuronsim runs kernels on numpy arrays"
 registry.refuse_all("nki", {
     "FrameworkKernel": _FRAMEWORK,
     **{f"FrameworkKernel.{n}": _FRAMEWORK for n in ("dump_config", "is_framework_tensor", "map_framework_tensor",
                                                    "translate_to_neuron_dtype")},
-    "jit:kernel[lnc]": "kernel[n] is the legacy launch grid here (n instances traced one after the other, "
-                       "nl.nc(n) for the cores of one logical core); the current meaning, the LNC degree with "
-                       "nl.program_id the shard id, " + _MULTI,
     **{f"tensor.{n}": "not defined on neuronsim's tensors (" + _AP + ")" for n in ("assert_shape", "astype",
                                                                                   "expand_dims")},
 })
