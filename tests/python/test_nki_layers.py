@@ -21,7 +21,8 @@ LAYERS = [
     ("symbolic", ["symbolic"]),  # index expressions (Idx, Pred, arange, mgrid, ds), shape markers
     ("trace", ["tracer"]),  # the traced program: Trace, Storage, View, Loop, Op
     ("api", ["nl_common", "nl_create", "nl_loops", "nl_dma", "nl_math", "nl_reduce", "nl_matmul", "nl_assign",
-             "language", "isa", "collectives", "compiler", "typing"]),  # the nl / nisa / ... definitions
+             "language", "isa", "isa_common", "isa_mx", "collectives", "compiler",
+             "typing"]),  # the nl / nisa / ... definitions
     ("emit", ["emit_bir"]),  # kernel to BIR: the trace through the builder
     ("user", ["api", "cli", "install", "__init__"]),  # jit, simulate, benchmark, to_bir; `neuronsim nki`
 ]

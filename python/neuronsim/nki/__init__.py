@@ -24,6 +24,8 @@ package is importable, so that published kernel files run unmodified (`neuronsim
 __neuronsim__ = True
 
 from . import collectives, compiler, isa, language, typing  # noqa: E402
+# nki.isa's topic modules: each registers its names, which nki.isa serves (isa.__getattr__)
+from . import isa_mx  # noqa: E402, F401
 from .api import (Kernel, TensorSpec, TypedArray, array, baremetal, benchmark, jit, save_bir,  # noqa: E402
                   simulate, simulate_kernel, tensor, to_bir, trace)
 from .errors import KernelError, Unsupported  # noqa: E402

@@ -38,6 +38,14 @@ bfloat16 = _ml_or_marker("bfloat16", "bfloat16", "bfloat16", 2)
 float8_e4m3 = _ml_or_marker("float8_e4m3", "float8_e4m3", "float8e4", 1)
 float8_e5m2 = _ml_or_marker("float8_e5m2", "float8_e5m2", "float8e5", 1)
 float8_e4m3fn = _ml_or_marker("float8_e4m3fn", "float8_e4m3fn", "float8_e4m3fn", 1)
+# The OCP MX types (public NKI docs, nki.isa.quantize_mx / nc_matmul_mx): x4 containers of four fp8 values (4 bytes)
+# or four fp4 values (2 bytes), and the E8M0 block scale. numpy has no such types: arrays of them are given as raw
+# bits (uint32 / uint16 / uint8, neuronsim's .npy convention: engines/npy_dtype.cpp).
+float8_e4m3fn_x4 = _Marker("float8_e4m3fn_x4", "float8_e4m3fn_x4", 4)
+float8_e5m2_x4 = _Marker("float8_e5m2_x4", "float8_e5m2_x4", 4)
+float4_e2m1fn_x4 = _Marker("float4_e2m1fn_x4", "float4_e2m1fn_x4", 2)
+float8_e8m0fnu = _ml_or_marker("float8_e8m0fnu", "float8_e8m0fnu", "float8_e8m0fnu", 1)
+MX_X4 = ("float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4")
 # tfloat32: fp32 storage with a reduced-precision PE operand: BIR's float32r (reference neuronx-cc/arch/pe-engine.md,
 # "float32r (Dtype 17) ... single-pass reduced-precision"; INFERRED to be what NKI's tfloat32 lowers to).
 tfloat32 = _Marker("tfloat32", "float32r", 4)
@@ -50,16 +58,19 @@ _BIR = {
 }
 if _ml is not None:  # pragma: no cover
     _BIR[np.dtype(_ml.bfloat16)] = "bfloat16"
-    for _a, _b in (("float8_e4m3", "float8e4"), ("float8_e5m2", "float8e5"), ("float8_e4m3fn", "float8_e4m3fn")):
+    for _a, _b in (("float8_e4m3", "float8e4"), ("float8_e5m2", "float8e5"), ("float8_e4m3fn", "float8_e4m3fn"),
+                   ("float8_e8m0fnu", "float8_e8m0fnu")):
         if hasattr(_ml, _a):
             _BIR[np.dtype(getattr(_ml, _a))] = _b
 
 _BY_NAME = {"float32": float32, "float16": float16, "bfloat16": bfloat16, "int32": int32, "int16": int16,
             "int8": int8, "uint32": uint32, "uint16": uint16, "uint8": uint8, "tfloat32": tfloat32,
             "float8_e4m3": float8_e4m3, "float8_e5m2": float8_e5m2, "float8_e4m3fn": float8_e4m3fn,
-            "bool": bool_}
+            "bool": bool_, "float8_e4m3fn_x4": float8_e4m3fn_x4, "float8_e5m2_x4": float8_e5m2_x4,
+            "float4_e2m1fn_x4": float4_e2m1fn_x4, "float8_e8m0fnu": float8_e8m0fnu}
 _SIZE = {"float32": 4, "float32r": 4, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4, "int16": 2, "uint16": 2,
-         "int8": 1, "uint8": 1, "float8e4": 1, "float8e5": 1, "float8_e4m3fn": 1}
+         "int8": 1, "uint8": 1, "float8e4": 1, "float8e5": 1, "float8_e4m3fn": 1, "float8_e4m3fn_x4": 4,
+         "float8_e5m2_x4": 4, "float4_e2m1fn_x4": 2, "float8_e8m0fnu": 1}
 _FLOAT_RANK = {"float8e4": 1, "float8e5": 1, "float8_e4m3fn": 1, "bfloat16": 2, "float16": 2, "float32r": 3,
                "float32": 4}
 
@@ -120,4 +131,6 @@ def numpy_of(bir):
     """The numpy dtype arrays of a BIR dtype are held in by neuronsim (bf16 as uint16, fp8 as uint8 raw bits)."""
     return {"float32": np.float32, "float32r": np.float32, "float16": np.float16, "int32": np.int32,
             "int16": np.int16, "int8": np.int8, "uint32": np.uint32, "uint16": np.uint16, "uint8": np.uint8,
-            "bfloat16": np.uint16, "float8e4": np.uint8, "float8e5": np.uint8, "float8_e4m3fn": np.uint8}[bir]
+            "bfloat16": np.uint16, "float8e4": np.uint8, "float8e5": np.uint8, "float8_e4m3fn": np.uint8,
+            "float8_e4m3fn_x4": np.uint32, "float8_e5m2_x4": np.uint32, "float4_e2m1fn_x4": np.uint16,
+            "float8_e8m0fnu": np.uint8}[bir]

@@ -42,7 +42,8 @@ _ALU = {
     nl.greater_equal: "is_ge", nl.less: "is_lt", nl.less_equal: "is_le", nl.logical_and: "logical_and",
     nl.logical_or: "logical_or", nl.logical_xor: "logical_xor", nl.bitwise_and: "bitwise_and",
     nl.bitwise_or: "bitwise_or", nl.bitwise_xor: "bitwise_xor", nl.left_shift: "logical_shift_left",
-    nl.right_shift: "logical_shift_right", nl.rsqrt: "rsqrt", nl.abs: "abs",
+    nl.right_shift: "logical_shift_right", nl.rsqrt: "rsqrt", nl.abs: "abs", nl.abs_max: "abs_max",
+    nl.abs_min: "abs_min", nl.fmod: "mod",
     np.add: "add", np.subtract: "subtract", np.multiply: "mult", np.divide: "divide", np.maximum: "max",
     np.minimum: "min", np.power: "pow", np.equal: "is_equal", np.not_equal: "not_equal", np.greater: "is_gt",
     np.greater_equal: "is_ge", np.less: "is_lt", np.less_equal: "is_le", np.logical_and: "logical_and",
@@ -120,11 +121,43 @@ def _views(args, *positions):
 
 
 
+# nki.isa.matmul_perf_mode -> BIR MatmultPerfMode (public NKI docs: none, double_row).
+_PERF = {"none": None, "double_row": "DoubleRow"}
+
+
+def _perf_mode(mode, what):
+    name = mode if isinstance(mode, str) or mode is None else getattr(mode, "value", getattr(mode, "name", mode))
+    if name is None or name in _PERF:
+        return _PERF.get(name)
+    raise KernelError(f"{what}: perf_mode={mode!r} is not a nisa.matmul_perf_mode (none, double_row)")
+
+
+def _double_row(st, mv, what):
+    """perf_mode double_row (public NKI docs, nc_matmul "Layout"): stationary [K, 2, M] and moving [K, 2, N] hold the
+    2K contraction rows (row 2p + r in [p, r, :]); out [M, N]. The simulator's DoubleRow reads logical row 2p + r
+    as element (p, 2m + r) of the stationary and as half r of the moving's partition (engines/ops/matmult.cpp), so
+    the stationary's view walks m before r."""
+    for v, arg in ((st, "stationary"), (mv, "moving")):
+        if len(v.shape) != 3 or v.shape[1] != 2 or not dtypes.is_float(v.bir_dtype) or dtypes.size(v.bir_dtype) != 1:
+            raise KernelError(f"{what}: perf_mode double_row takes fp8 [K, 2, free] operands; {arg} {v.name} is "
+                              f"{list(v.shape)} {v.bir_dtype}")
+    if st.shape[0] != mv.shape[0] or st.shape[2] > 128 or mv.shape[2] > 512:
+        raise KernelError(f"{what}: double_row operands stationary {list(st.shape)} / moving {list(mv.shape)}: one K, "
+                          "free sizes at most 128 / 512")
+    stv = View(st.storage, st.off_p, st.off_f, [st.dims[0], st.dims[2], st.dims[1]], st.bir_dtype)
+    out = _out((st.shape[2], mv.shape[2]), "float32", "psum")
+    _emit("Matmult", [stv, mv], [out], what, {"start_tensor_calc": True, "perf_mode": "DoubleRow"})
+    return out
+
+
 @_api
-def nc_matmul(*args, accumulate=None, mask=None, **kw):
+def nc_matmul(*args, accumulate=None, mask=None, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, tile_position=(), tile_size=(), perf_mode=None, **kw):
     """PSUM [M, N] = stationary[K, M].T @ moving[K, N] (PE). nc_matmul(stationary, moving) returns a new PSUM tile
     (accumulate into one with psum_tile += ...); nc_matmul(dst, stationary, moving, accumulate=None) writes dst, a
-    PSUM tile, in an accumulation group (nl_assign._matmul_into)."""
+    PSUM tile, in an accumulation group (nl_assign._matmul_into). The options of the public nki.isa.nc_matmul page
+    become the Matmult's fields: is_stationary_onezero / is_moving_onezero (is_weight_onezero / is_fmap_onezero),
+    is_transpose, tile_position / tile_size (PE tiling: checked, kept), perf_mode double_row (DoubleRow)."""
     dst = kw.pop("dst", None)
     if dst is None and len(args) >= 3:
         dst, args = args[0], args[1:]
@@ -136,7 +169,21 @@ def nc_matmul(*args, accumulate=None, mask=None, **kw):
     if set(ops) != set(names):
         raise KernelError("nisa.nc_matmul takes stationary and moving tiles")
     st, mv = _mask([ops["stationary"], ops["moving"]], mask, "nisa.nc_matmul")
-    res = nl_matmul.matmul_op(st, mv, "nisa.nc_matmul")
+    perf = _perf_mode(perf_mode, "nisa.nc_matmul")
+    if perf:
+        st, mv = _tile(st, "nisa.nc_matmul", "stationary"), _tile(mv, "nisa.nc_matmul", "moving")
+        if tile_position or tile_size:
+            raise KernelError("nisa.nc_matmul: perf_mode double_row with tiling mode is not lowered")
+        res = _double_row(st, mv, "nisa.nc_matmul")
+    else:
+        res = nl_matmul.matmul_op(st, mv, "nisa.nc_matmul")
+        tiling = nl_matmul.pe_tiling(tile_position, tile_size, st.shape[0], st.shape[1], "nisa.nc_matmul")
+        res.storage.__dict__["producer"].fields.update(tiling)
+    fields = res.storage.__dict__["producer"].fields
+    for flag, key in ((is_stationary_onezero, "is_weight_onezero"), (is_moving_onezero, "is_fmap_onezero"),
+                      (is_transpose, "is_transpose")):
+        if flag:
+            fields[key] = True
     if dst is None:
         return res
     if not isinstance(dst, View):
@@ -428,8 +475,13 @@ def dma_copy(*, dst, src, mask=None, **kw):
 
 
 def __getattr__(name):
-    """Every nki.isa name not defined above: Unsupported naming the call and the kernel's line."""
+    """The nki.isa names the topic modules isa_<topic>.py define (they import this module, so it cannot import them:
+    they are reached through the registry); every other name: Unsupported naming the call and the kernel's line."""
     if name.startswith("__"):
         raise AttributeError(name)
+    try:
+        return registry.function("nki.isa", name)
+    except KeyError:
+        pass
     raise Unsupported(f"nisa.{name} is not lowered by neuronsim's NKI front end (docs/nki-lowering.md lists what is)",
                       source_location())

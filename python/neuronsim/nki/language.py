@@ -19,6 +19,7 @@ and nl_assign.py holds the tile statements t[...] = v and t += v.
 from . import nl_assign  # noqa: F401 - registers the tile statements the tracer's View runs
 from .dtypes import (bfloat16, bool_, float8_e4m3, float8_e4m3fn, float8_e5m2, float16, float32, int8, int16,  # noqa: F401
                      int32, tfloat32, uint8, uint16, uint32)
+from .dtypes import float4_e2m1fn_x4, float8_e4m3fn_x4, float8_e5m2_x4, float8_e8m0fnu  # noqa: F401 - MX
 from .errors import Unsupported, source_location
 from .nl_create import (empty_like, full, full_like, hbm, ndarray, ones, ones_like, par_dim, private_hbm,  # noqa: F401
                         psum, reshape, sbuf, shared_constant, shared_hbm, tile_size, zeros, zeros_like)
@@ -26,6 +27,7 @@ from .nl_dma import (broadcast_to, copy, device_print, load, load_transpose2d, s
                      store)
 from .nl_loops import (affine_range, arange, ds, fori_loop, mgrid, nc, num_programs, program_id,  # noqa: F401
                        program_ndim, sequential_range, static_range)
+from .nl_math import abs_max, abs_min, fmod, mod, tan, trunc  # noqa: F401
 from .nl_math import (abs, add, arctan, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, cos,  # noqa: F401
                       divide, equal, erf, exp, floor, gelu, gelu_apprx_tanh, greater, greater_equal, invert,
                       left_shift, less, less_equal, log, logical_and, logical_not, logical_or, logical_xor,
