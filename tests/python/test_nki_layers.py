@@ -21,8 +21,8 @@ LAYERS = [
     ("symbolic", ["symbolic"]),  # index expressions (Idx, Pred, arange, mgrid, ds), shape markers
     ("trace", ["tracer"]),  # the traced program: Trace, Storage, View, Loop, Op
     ("api", ["nl_common", "nl_create", "nl_loops", "nl_dma", "nl_math", "nl_reduce", "nl_matmul", "nl_assign",
-             "language", "isa", "isa_common", "isa_mx", "collectives", "compiler",
-             "typing"]),  # the nl / nisa / ... definitions
+             "nl_norm", "nl_random", "language", "isa", "isa_common", "isa_mx", "isa_accum", "isa_select",
+             "isa_move", "isa_random", "collectives", "compiler", "typing"]),  # the nl / nisa / ... definitions
     ("emit", ["emit_bir"]),  # kernel to BIR: the trace through the builder
     ("user", ["api", "cli", "install", "__init__"]),  # jit, simulate, benchmark, to_bir; `neuronsim nki`
 ]
@@ -117,7 +117,7 @@ def test_the_registry_holds_every_public_function(module, public):
     assert not missing, f"{public} functions not registered (no @_api): {missing}"
     for name, e in entries.items():
         assert getattr(module, name) is e.fn, f"{public}.{name} is not the registered function"
-        assert e.status == "lowered"
+        assert e.status in ("lowered", "refused")
 
 
 def test_registry_entries_by_name():

@@ -83,6 +83,34 @@ def _act(op, what):
                           "lowers", source_location())
 
 
+# nki.isa.reduce_cmd by NKI name and ordinal (public NKI docs, nki.isa.reduce_cmd: idle 0, reset 1, reduce 2,
+# reset_reduce 3, load_reduce 4) -> BIR EngineAccumulationType (reference neuron-arch.md 3.2; accumulator.cpp).
+_CMD = {"idle": "Idle", "reset": "Zero", "reduce": "Accumulate", "reset_reduce": "ZeroAccumulate",
+        "load_reduce": "LoadAccumulate"}
+_CMD_BY_ORDINAL = ["Idle", "Zero", "Accumulate", "ZeroAccumulate", "LoadAccumulate"]
+
+
+def _acc_cmd(x, what, default="Idle"):
+    """A reduce_cmd as a BIR EngineAccumulationType name: reduce_cmd's members, their NKI names or ordinals, or the
+    BIR names themselves; None is `default`."""
+    if x is None:
+        return default
+    if isinstance(x, str) and x in _CMD_BY_ORDINAL:
+        return x
+    if isinstance(x, str) and x in _CMD:
+        return _CMD[x]
+    name = getattr(x, "name", None)
+    if isinstance(name, str) and name in _CMD:
+        return _CMD[name]
+    value = getattr(x, "value", x)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(_CMD_BY_ORDINAL):
+        return _CMD_BY_ORDINAL[value]
+    if isinstance(value, str) and value is not x:
+        return _acc_cmd(value, what, default)
+    raise KernelError(f"{what}: reduce_cmd={x!r} is not a nisa.reduce_cmd (idle, reset, reduce, reset_reduce, "
+                      "load_reduce)")
+
+
 def _scalar(x, what, arg):
     return _imm(x) if _is_num(x) else _tile(x, what, arg)
 
@@ -222,10 +250,17 @@ def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask,
         ins.append(_scalar(bias, what, "bias"))
     fields = {"func": func}
     outs = [out]
-    if reduce_res is not None or rcmd not in (None, reduce_cmd.idle):
+    cmd = _acc_cmd(rcmd, what)
+    if cmd == "LoadAccumulate":
+        raise KernelError(f"{what}: reduce_cmd load_reduce is not one of activation's (idle, reset, reduce, "
+                          "reset_reduce)")
+    if reduce_res is not None or cmd != "Idle":
         if reduce_op is not None and _alu(reduce_op, what) != "add":
             raise KernelError(f"{what}: reduce_op must be add on ScalarE (reference neuron-arch.md 3.2)")
-        fields["acc"] = rcmd if rcmd not in (None, reduce_cmd.idle) else reduce_cmd.reset_reduce
+        # The registers are folded under cmd; reduce_res reads them afterwards -- with idle, their value as earlier
+        # calls left it (public NKI docs, nki.isa.activation: "reduce_res = reduce_regs").
+        if cmd != "Idle":
+            fields["acc"] = cmd
         if reduce_res is not None:
             r = _tile(reduce_res, what, "reduce_res")
             if r.shape[0] != x.shape[0] or any(n != 1 for n in r.shape[1:]):
@@ -241,7 +276,8 @@ def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask,
 @_dst_form(lambda a: _views(a, 0))
 def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, dtype=None,
                mask=None, **kw):
-    """op(data * scale + bias) on ScalarE; with reduce_res, the row sums go to reduce_res as well."""
+    """op(data * scale + bias) on ScalarE. reduce_cmd drives the ACT registers with the row sums (reset, reduce,
+    reset_reduce; idle leaves them); reduce_res, when given, receives the registers after this instruction."""
     return _activation(op, data, bias, scale, reduce_op, reduce_res, reduce_cmd, dtype, mask, "nisa.activation")
 
 
@@ -315,22 +351,35 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, *, reverse0=False, 
 
 @_api
 @_dst_form(lambda a: _views(a, 0, 1))
-def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, *, reverse0=False, reduce_res_negate=False,
-                         dtype=None, mask=None, **kw):
-    """data op0 operand0, and its row reduction with reduce_op into reduce_res [P, 1] (VectorE; TensorScalarPtr with
-    the accumulator: acc ZeroAccumulate, op1 the reduce op, outs[1] the registers, engines/ops/tensor_scalar.cpp)."""
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res=None, *, reverse0=False, reduce_res_negate=False,
+                         reduce_cmd=None, reduce_init=None, dtype=None, mask=None, **kw):
+    """data op0 operand0, and its row reduction with reduce_op into the DVE registers (VectorE; TensorScalarPtr
+    with the accumulator: acc the reduce_cmd (default reset_reduce), op1 the reduce op, ins[2] reduce_init with
+    load_reduce, outs[1] reduce_res [P, 1] when given (negated with reduce_res_negate), engines/ops/
+    tensor_scalar.cpp)."""
     what = "nisa.tensor_scalar_reduce"
     x = _tile(data, what, "data")
-    r = _tile(reduce_res, what, "reduce_res")
-    if r.shape[0] != x.shape[0] or any(n != 1 for n in r.shape[1:]):
-        raise KernelError(f"{what}: reduce_res {r.name} must be [{x.shape[0]}, 1], it is {list(r.shape)}")
-    fields = {"op0": _alu(op0, what), "op1": _alu(reduce_op, what), "acc": reduce_cmd.reset_reduce}
+    cmd = _acc_cmd(reduce_cmd, what, "ZeroAccumulate")
+    if cmd in ("Idle", "Zero"):
+        raise KernelError(f"{what}: reduce_cmd is reset_reduce, reduce or load_reduce (public NKI docs)")
+    if (cmd == "LoadAccumulate") != (reduce_init is not None):
+        raise KernelError(f"{what}: reduce_init is given exactly when reduce_cmd is load_reduce")
+    fields = {"op0": _alu(op0, what), "op1": _alu(reduce_op, what), "acc": cmd}
     if reverse0:
         fields["reverse0"] = True
     if reduce_res_negate:
         fields["negate_second_output"] = True
+    ins = [x, _scalar(operand0, what, "operand0")]
+    if reduce_init is not None:
+        ins.append(_scalar(reduce_init, what, "reduce_init"))
     out = _out(x.shape, _bir(dtype, x.bir_dtype))
-    _emit("TensorScalarPtr", [x, _scalar(operand0, what, "operand0")], [out, r], what, fields)
+    outs = [out]
+    if reduce_res is not None:
+        r = _tile(reduce_res, what, "reduce_res")
+        if r.shape[0] != x.shape[0] or any(n != 1 for n in r.shape[1:]):
+            raise KernelError(f"{what}: reduce_res {r.name} must be [{x.shape[0]}, 1], it is {list(r.shape)}")
+        outs.append(r)
+    _emit("TensorScalarPtr", ins, outs, what, fields)
     return out
 
 

@@ -6,33 +6,23 @@ from .errors import KernelError
 from .nl_common import _bir, _imm, _is_num, _tile
 from .tracer import View
 
-# nki.isa.reduce_cmd by NKI name and ordinal (public NKI docs, nki.isa.reduce_cmd: idle 0, reset 1, reduce 2,
-# reset_reduce 3, load_reduce 4) -> BIR EngineAccumulationType (reference neuron-arch.md 3.2; accumulator.cpp).
-_CMD = {"idle": "Idle", "reset": "Zero", "reduce": "Accumulate", "reset_reduce": "ZeroAccumulate",
-        "load_reduce": "LoadAccumulate"}
-_CMD_BY_ORDINAL = ["Idle", "Zero", "Accumulate", "ZeroAccumulate", "LoadAccumulate"]
-
 
 def acc_cmd(x, what, default="Idle"):
-    """A reduce_cmd as a BIR EngineAccumulationType name: nisa.reduce_cmd's members, their NKI names or ordinals, or
-    the BIR names themselves; None is `default`."""
-    if x is None:
-        return default
-    if isinstance(x, str):
-        if x in _CMD_BY_ORDINAL:
-            return x
-        if x in _CMD:
-            return _CMD[x]
-    name = getattr(x, "name", None)
-    if isinstance(name, str) and name in _CMD:
-        return _CMD[name]
-    value = getattr(x, "value", x)
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(_CMD_BY_ORDINAL):
-        return _CMD_BY_ORDINAL[value]
-    if isinstance(value, str) and value != x:
-        return acc_cmd(value, what, default)
-    raise KernelError(f"{what}: reduce_cmd={x!r} is not a nisa.reduce_cmd (idle, reset, reduce, reset_reduce, "
-                      "load_reduce)")
+    """A reduce_cmd as a BIR EngineAccumulationType name (isa._acc_cmd)."""
+    return isa._acc_cmd(x, what, default)
+
+
+def engine_name(e, what, allowed):
+    """An engine= argument (nisa.engine.vector, nisa.vector_engine, ...) as a BIR engine name, one of `allowed`
+    (BIR names); None and the unknown engine give None (the instruction's own engine)."""
+    if e is None or e is isa.unknown_engine:
+        return None
+    name = e if isinstance(e, str) else getattr(e, "name", None)
+    bir = {"vector": "DVE", "gpsimd": "Pool", "scalar": "Activation", "tensor": "PE", "sync": "SP",
+           "unknown": None}.get(name, name)
+    if bir is not None and bir not in allowed:
+        raise KernelError(f"{what}: engine={e!r}: this call runs on " + " or ".join(allowed))
+    return bir
 
 
 def alu(op, what, allow_bypass=False):

@@ -13,6 +13,8 @@ This module is the public namespace: the definitions live by topic, each registe
     nl_dma.py     load, store, copy, broadcast_to, the shared identity, device_print
     nl_math.py    element-wise operators and activation functions, where
     nl_reduce.py  sum, max, min, prod, mean, all, any
+    nl_norm.py    softmax, var, rms_norm (composites of the above)
+    nl_random.py  rand, dropout (random_seed refused)
     nl_matmul.py  matmul, transpose
 and nl_assign.py holds the tile statements t[...] = v and t += v.
 """
@@ -33,7 +35,10 @@ from .nl_math import (abs, add, arctan, bitwise_and, bitwise_not, bitwise_or, bi
                       left_shift, less, less_equal, log, logical_and, logical_not, logical_or, logical_xor,
                       maximum, minimum, mish, multiply, negative, not_equal, power, reciprocal, relu, right_shift,
                       rsqrt, sigmoid, sign, silu, sin, softplus, sqrt, square, subtract, tanh, where)
+from .nl_dma import gather_flattened, static_cast  # noqa: F401
 from .nl_matmul import matmul, transpose  # noqa: F401
+from .nl_norm import rms_norm, softmax, var  # noqa: F401
+from .nl_random import dropout, rand, random_seed  # noqa: F401
 from .nl_reduce import all, any, max, mean, min, prod, sum  # noqa: F401
 
 

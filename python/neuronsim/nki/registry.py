@@ -36,11 +36,12 @@ def register(module, name, fn, status="lowered"):
     return fn
 
 
-def api(module):
+def api(module, status="lowered"):
     """The decorator that registers an API module's public functions under their own names:
-    `_api = registry.api("nki.language")`, then `@_api def add(x, y, ...)`."""
+    `_api = registry.api("nki.language")`, then `@_api def add(x, y, ...)`. status="refused" marks a name whose
+    function raises Unsupported with the reason (the hardware behaviour is not documented enough to lower it)."""
     def decorate(fn):
-        return register(module, fn.__name__, fn)
+        return register(module, fn.__name__, fn, status)
     return decorate
 
 
