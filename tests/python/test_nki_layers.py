@@ -22,7 +22,8 @@ LAYERS = [
     ("trace", ["tracer"]),  # the traced program: Trace, Storage, View, Loop, Op
     ("api", ["nl_common", "nl_create", "nl_loops", "nl_dma", "nl_math", "nl_reduce", "nl_matmul", "nl_assign",
              "nl_norm", "nl_random", "language", "isa", "isa_common", "isa_mx", "isa_accum", "isa_select",
-             "isa_move", "isa_random", "collectives", "compiler", "typing"]),  # the nl / nisa / ... definitions
+             "isa_move", "isa_random", "isa_builtin", "collectives", "compiler",
+             "typing"]),  # the nl / nisa / ... definitions
     ("emit", ["emit_bir"]),  # kernel to BIR: the trace through the builder
     ("user", ["api", "cli", "install", "__init__"]),  # jit, simulate, benchmark, to_bir; `neuronsim nki`
 ]

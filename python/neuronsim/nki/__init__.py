@@ -25,7 +25,7 @@ __neuronsim__ = True
 
 from . import collectives, compiler, isa, language, typing  # noqa: E402
 # nki.isa's topic modules: each registers its names, which nki.isa serves (isa.__getattr__)
-from . import isa_accum, isa_move, isa_mx, isa_random, isa_select  # noqa: E402, F401
+from . import isa_accum, isa_builtin, isa_move, isa_mx, isa_random, isa_select  # noqa: E402, F401
 from .api import (Kernel, TensorSpec, TypedArray, array, baremetal, benchmark, jit, save_bir,  # noqa: E402
                   simulate, simulate_kernel, tensor, to_bir, trace)
 from .errors import KernelError, Unsupported  # noqa: E402
