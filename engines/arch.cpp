@@ -147,7 +147,7 @@ ArchParams parse_arch(const std::string &file, const std::string &json_text) {
 #define NS_ARCH(ctype, member, key, range, doc) entry(key, a.member, range);
 #include "neuronsim/engines/arch_params.def"
 #undef NS_ARCH
-  // A PSUM bank is a whole number of bytes (sim/core.cpp maps an address to its bank by division).
+  // A PSUM bank is a whole number of bytes (sim/core_resources.cpp maps an address to its bank by division).
   if (a.psum_bytes_per_partition % a.psum_banks != 0)
     throw error("psum_banks", std::to_string(a.psum_banks) + " banks do not divide psum_bytes_per_partition " +
                                   std::to_string(a.psum_bytes_per_partition));

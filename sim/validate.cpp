@@ -14,9 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "neuronsim/isa/bundle.hpp"
-#include "neuronsim/sim/lower.hpp"
-#include "neuronsim/sim/session.hpp"
+#include "neuronsim/sim/device.hpp"
+#include "neuronsim/sim/ranks.hpp"
+#include "neuronsim/sim/run_settings.hpp"
 #include "neuronsim/sim/simulator.hpp"
+#include "neuronsim/sim/stream_form.hpp"
 
 namespace neuronsim::sim {
 
@@ -410,7 +412,7 @@ ValidateReport validate_bundles(const isa::Program &bir, const std::string &dir,
 
   // The BIR as `neuronsim encode` would write it: what each bundle should carry.
   // (with data-dependent control: along the path these inputs take, as `encode` lowers it)
-  const isa::Program expected = lower_to_stream(bir, ap, {}, nullptr, &opt.inputs);
+  const isa::Program expected = to_stream_form(bir, ap, {}, nullptr, &opt.inputs);
   Lint L = lint_streams(dir, m, expected);
   R.lint = L.lines;
   R.lint_errors = L.errors;
@@ -472,12 +474,12 @@ ValidateReport validate_device_bundles(const isa::Program &bir, const std::strin
   // Each core's streams against the BIR lowered for that core (its shard and rank), as `encode --cores` does.
   std::vector<Lint> lints;
   for (size_t i = 0; i < n; ++i) {
-    LowerOptions lo;
+    StreamFormOptions lo;
     lo.shard = static_cast<int64_t>(i) % lnc;
     lo.rank = static_cast<int64_t>(i) / lnc;
     // (with data-dependent control: along the path the core's rank's inputs take, as for one core)
     const InputSpec in = rank_inputs(bir, opt.inputs, static_cast<int>(i) / lnc, ranks);
-    const isa::Program expected = lower_to_stream(bir, ap, lo, nullptr, &in);
+    const isa::Program expected = to_stream_form(bir, ap, lo, nullptr, &in);
     lints.push_back(lint_streams(core_dir(i), ms[i], expected));
     for (const auto &l : lints.back().lines) {
       // "lint: X" -> "lint: core<i>: X" (the summary quotes the first finding after its "lint: ")

@@ -287,7 +287,7 @@ Cost matmul(const Ctx &c) {
 Cost sequencer(const Ctx &c) { return cycles(c.a.sequencer_instruction_cycles); }
 
 // calibration.md E1: loading the activation table (a LoadActFuncSet) takes ~1287 ns of ACT. The core charges the
-// same occupancy to an activation whose function the resident set lacks (sim/core.cpp).
+// same occupancy to an activation whose function the resident set lacks (sim/core_issue.cpp).
 Cost act_table_load(const Ctx &c) {
   if (c.engine != Engine::Activation) return stream(c);
   Cost r;

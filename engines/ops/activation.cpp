@@ -66,6 +66,13 @@ void apply_fn(const Memory &m, AF f, float *x, int64_t n, float alpha) {
       return 0.5 * v * (std::tanh((0.044715 * v * v * v + v) * 0.7978845608028654) + 1.0);
     });
   case AF::Gelu_apprx_sigmoid: return map_row(x, n, alpha, [](double v, double) { return v * sigmoid(1.702 * v); });
+  // Derivative_Gelu_apprx_sigmoid: reference sim-activation-pwp.md 5 (Deriv_Gelu_aps), u = 1.702 x:
+  // (u + e^u + 1) e^u / (e^u + 1)^2, the derivative of x * sigmoid(1.702 x).
+  case AF::Derivative_Gelu_apprx_sigmoid:
+    return map_row(x, n, alpha, [](double v, double) {
+      const double u = 1.702 * v, e = std::exp(u);
+      return (u + e + 1.0) * e / ((e + 1.0) * (e + 1.0));
+    });
   case AF::Derivative_Gelu:
     return map_row(x, n, alpha, [](double v, double) {
       return 0.5 * (std::erf(v * 0.7071067811865476) + 1.0) + v * 0.3989423 * std::exp(-v * v / 2.0);

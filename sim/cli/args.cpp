@@ -1,5 +1,7 @@
-// The option-value parsers and the option tables of the `neuronsim` command (sim/cli/cli.hpp).
+// The option-value parsers and the option tables of the `neuronsim` command, and the reader's warnings as
+// every command prints them (sim/cli/cli.hpp).
 #include <cmath>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -7,6 +9,7 @@
 #include "neuronsim/error.hpp"
 #include "neuronsim/isa/names.hpp"
 #include "neuronsim/sim/device.hpp"
+#include "neuronsim/sim/front_end_errors.hpp"
 
 namespace neuronsim::cli {
 
@@ -97,6 +100,21 @@ std::string options_help(const std::vector<Option> &table) {
     s += head + row.help + "\n";
   }
   return s;
+}
+
+// --input NAME=FILE.npy: both parts non-empty, each NAME once.
+void add_input(sim::InputSpec &spec, const std::string &v) {
+  const auto eq = v.find('=');
+  if (eq == std::string::npos || eq == 0) throw UsageError("--input takes NAME=FILE.npy, got '" + v + "'");
+  const std::string name = v.substr(0, eq), file = v.substr(eq + 1);
+  if (file.empty()) throw UsageError("--input " + name + "= needs a file name after '='");
+  if (!spec.files.emplace(name, file).second)
+    throw UsageError("--input " + name + " is given twice ('" + spec.files[name] + "' and '" + file + "')");
+}
+
+// What the reader ignored (unknown keys), one line each on stderr before the run.
+void print_warnings(const isa::Program &p) {
+  for (const auto &w : p.warnings) std::cerr << "neuronsim: warning: " << sim::one_line(w) << "\n";
 }
 
 } // namespace neuronsim::cli

@@ -1,10 +1,14 @@
 // What the files of the `neuronsim` command share (sim/cli/): the argument parsers, the option tables of the
-// subcommands and the commands that live outside main.cpp, which only dispatches. Calls public headers only.
+// subcommands and the subcommands themselves, one file per group; main.cpp only dispatches. Calls public
+// headers only.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "neuronsim/isa/program.hpp"
+#include "neuronsim/sim/io.hpp"
 
 namespace neuronsim::cli {
 
@@ -20,6 +24,10 @@ int parse_count(const std::string &opt, const std::string &v);
 int parse_cores(const std::string &opt, const std::string &v);
 // A path-valued option's value: an empty one is a usage error, not "the current directory".
 std::string need_path(const std::string &opt, const std::string &v);
+// --input NAME=FILE.npy: both parts non-empty, each NAME once.
+void add_input(sim::InputSpec &spec, const std::string &v);
+// What the reader ignored (unknown keys), one line each on stderr before the run.
+void print_warnings(const isa::Program &p);
 
 // One option of a subcommand's table: its spelling, the name of its value ("" for a flag), one help line, and
 // what it does with the value. A subcommand's options are one table, so that parsing, the "did you mean" of
@@ -38,7 +46,7 @@ bool parse_options(const std::vector<std::string> &a, const std::vector<Option> 
 // The table as --help lists it: "  --cores N              <help>", one line each.
 std::string options_help(const std::vector<Option> &table);
 
-// `neuronsim run` (main.cpp) and what calls it for another command: `neuronsim nki` runs the BIR it traced as
+// `neuronsim run` (run.cpp) and what calls it for another command: `neuronsim nki` runs the BIR it traced as
 // `run` would, naming the kernel FILE.py::FUNCTION and the command `nki`.
 struct RunFrom {
   std::string command = "run";             // in the run header, "neuronsim <command>: <label>"
@@ -46,17 +54,26 @@ struct RunFrom {
   std::vector<std::string> command_line;   // as the stats record it (default: neuronsim run ARGS)
 };
 int cmd_run(const std::vector<std::string> &a, const RunFrom &from);
-// run's option table (main.cpp) without its actions: its names, values and help, for `nki`, which forwards
+// run's option table (run.cpp) without its actions: its names, values and help, for `nki`, which forwards
 // them to run.
 std::vector<Option> run_option_rows();
 // `neuronsim nki FILE.py::FUNCTION [options]` (nki.cpp): an NKI kernel traced by the Python package, then run.
 int cmd_nki(const std::vector<std::string> &a);
 // The interpreter of the Python package (NEURONSIM_PYTHON overrides the build's), this build's package put first
-// on PYTHONPATH; UsageError when the build has no Python package.
+// on PYTHONPATH (sweep.cpp); UsageError when the build has no Python package.
 std::string python_interpreter();
 
-// `neuronsim compare A B` (compare.cpp) and `neuronsim arch` (arch.cpp): the exit code.
+// The other subcommands, each returning its exit code: `neuronsim compare A B` (compare.cpp), `neuronsim
+// arch` (arch.cpp), `neuronsim isa` (isa.cpp), `neuronsim encode`, `disasm` and `validate` (bundles.cpp),
+// `neuronsim report` (report.cpp) and `neuronsim sweep` (sweep.cpp: it execs the Python package's sweep and
+// returns only when the interpreter cannot be started).
 int cmd_compare(const std::vector<std::string> &a);
 int cmd_arch(const std::vector<std::string> &a);
+int cmd_isa(const std::vector<std::string> &a);
+int cmd_encode(const std::vector<std::string> &a);
+int cmd_disasm(const std::vector<std::string> &a);
+int cmd_validate(const std::vector<std::string> &a);
+int cmd_report(const std::vector<std::string> &a);
+int cmd_sweep(const std::vector<std::string> &a);
 
 } // namespace neuronsim::cli

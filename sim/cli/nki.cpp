@@ -160,6 +160,10 @@ int cmd_nki(const std::vector<std::string> &a) {
     // directory is refused now, before the kernel is traced.
     isa::output_target(emit);
   }
+  // The architecture the run takes is the one the kernel is traced for (nisa.get_nc_version()).
+  const auto arch_at = std::find(run_args.begin(), run_args.end(), "--arch");
+  if (arch_at != run_args.end() && arch_at + 1 != run_args.end())
+    trace_args.insert(trace_args.end(), {"--arch", *(arch_at + 1)});
   TempDir tmp;
   const std::string bir = (tmp.path() / "kernel.bir.json").string();
   std::vector<std::string> words = {python_interpreter(), "-m", "neuronsim", "nki-trace", target, "-o", bir};

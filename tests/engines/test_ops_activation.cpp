@@ -77,6 +77,24 @@ TEST(OpsActivation, Activate2StagesAndReduceOps) {
   EXPECT_EQ(h.get(r), (V{1, 0}));
 }
 
+TEST(OpsActivation, DerivativeOfGeluApprxSigmoid) {
+  // d/dx [x sigmoid(1.702 x)] = s + u s (1 - s), u = 1.702 x, s = sigmoid(u) (reference sim-activation-pwp.md 5):
+  // x = 0: s = 1/2, u = 0 -> 0.5; x large: s -> 1, u s (1 - s) -> 0 -> 1; x large negative -> 0.
+  Harness h;
+  auto x = h.b.sbuf("x", {1, 4}), y = h.b.sbuf("y", {1, 4});
+  h.b.add(InstructionType::Activation, {P(x.all())}, {P(y.all())})
+      .act_func(ActivationFunctionType::Derivative_Gelu_apprx_sigmoid);
+  h.place();
+  h.set(x, {0, 30, -30, 1});
+  h.run();
+  auto g = h.get(y);
+  EXPECT_EQ(g[0], 0.5f);
+  EXPECT_NEAR(g[1], 1.0f, 1e-6f);
+  EXPECT_NEAR(g[2], 0.0f, 1e-6f);
+  // x = 1: s = 1/(1 + e^-1.702) = 0.845796, 1.702 * s * (1 - s) = 0.221984 -> 1.067780
+  EXPECT_NEAR(g[3], 1.067780f, 2e-6f);
+}
+
 TEST(OpsActivation, UnknownFunctionIsSemanticErrorNamingFunc) {
   Harness h;
   auto x = h.b.sbuf("x", {1, 1});

@@ -1,5 +1,5 @@
 """nki.language's math and statistics beyond the element-wise basics -- abs_max, abs_min, fmod, mod, trunc, tan,
-softmax, var, rms_norm, static_cast -- on the simulator against numpy references written from their public
+softmax, var, rms_norm -- on the simulator against numpy references written from their public
 nki.language pages (which cite numpy.fmod, numpy.mod, numpy.trunc, numpy.tan, numpy.var, torch softmax)."""
 import numpy as np
 
@@ -61,15 +61,3 @@ def test_rms_norm():
     xd = x.astype(np.float64)
     want = xd / np.sqrt((xd * xd).sum(1, keepdims=True) / 48 + 1e-6) * w
     np.testing.assert_allclose(run_unary(lambda t, u: nl.rms_norm(t, u, axis=1, n=48), x, w), want, rtol=64 * F32)
-
-
-def test_static_cast_of_a_number_and_of_a_tile():
-    assert nl.static_cast(3.7, nl.int32) == 3 and nl.static_cast(2, nl.float32) == 2.0
-    x = RNG.uniform(-100, 100, (16, 8)).astype(np.float32)
-
-    def kernel(x):
-        out = nl.ndarray(x.shape, nl.int32, buffer=nl.shared_hbm)
-        nl.store(out, nl.static_cast(nl.load(x), nl.int32))
-        return out
-    got = nki.simulate(kernel, x)
-    assert got.dtype == np.int32 and np.all(np.abs(got - x) <= 1)

@@ -20,7 +20,7 @@
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/sim/io.hpp"
-#include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/stream_form.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "neuronsim/sim/validate.hpp"
 #include "support/temp_dir.hpp"
@@ -309,7 +309,7 @@ TEST(Control, BreakLeavesOnlyTheInnermostRegion) {
   // In a bundle stream each Break executed keeps its place as a sync carrier (Break has no opcode), and the
   // streams agree with the BIR.
   const std::string dir = neuronsim::testing::temp_dir("bundles");
-  const isa::Program low = sim::lower_to_stream(b.program(), engines::builtin_arch("trn2"), {});
+  const isa::Program low = sim::to_stream_form(b.program(), engines::builtin_arch("trn2"), {});
   isa::write_bundle_dir(low, isa::CoreGen::V3, dir);
   const sim::ValidateReport v = sim::validate_bundles(b.program(), dir, {});
   EXPECT_TRUE(v.agree) << v.summary;

@@ -1,6 +1,6 @@
 // Bundle streams of a multi-core kernel (issue 17: "encode/validate still works per core"): `encode --cores N`
-// lowers the kernel once per core (its shard id and rank resolved, sim/lower.hpp LowerOptions), and the N stream
-// sets run on N cores give what the BIR gives on N cores.
+// lowers the kernel once per core (its shard id and rank resolved, sim/stream_form.hpp StreamFormOptions), and
+// the N stream sets run on N cores give what the BIR gives on N cores.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include "neuronsim/error.hpp"
 #include "neuronsim/sim/device.hpp"
 #include "neuronsim/sim/io.hpp"
-#include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/stream_form.hpp"
 #include "neuronsim/engines/arch.hpp"
 #include "neuronsim/sim/session.hpp"
 #include "support/shard_program.hpp"
@@ -76,11 +76,12 @@ TEST(DeviceBundles, EachCoreIsLoweredForItsShard) {
 }
 
 // The multi-core workloads: the N stream sets on N cores give, on every core, exactly the simulated time of the
-// programs `encode --cores` lowered before writing them (sim/lower.hpp, core i with its shard and rank), and
+// programs `encode --cores` lowered before writing them (sim/stream_form.hpp, core i with its shard and rank), and
 // outputs byte-identical to the BIR's on N cores for every rank. The time also equals the BIR's when the lowering
 // added no sync carrier (tp_mlp: the BIR run without its DMA triggers, the one cost a stream does not carry,
-// tests/sim/test_lower.cpp SameOutputsAndSameTimeAsTheBir); matmul_lnc2's 8 carriers (EventSemaphore, one
-// instruction slot each on PE and DVE) make its streams slightly slower (sim/lower.hpp LowerOptions::fit_bundles).
+// tests/sim/test_stream_form.cpp SameOutputsAndSameTimeAsTheBir); matmul_lnc2's 8 carriers (EventSemaphore, one
+// instruction slot each on PE and DVE) make its streams slightly slower (sim/stream_form.hpp
+// StreamFormOptions::fit_bundles).
 TEST(DeviceBundles, WorkloadsRunTheSameOnEveryCore) {
   struct Case {
     const char *name;
@@ -96,11 +97,11 @@ TEST(DeviceBundles, WorkloadsRunTheSameOnEveryCore) {
     EXPECT_EQ(kb.core_lnc, c.lnc);
     std::vector<isa::Program> lowered;
     for (int i = 0; i < c.cores; ++i) {
-      EXPECT_EQ(sums[static_cast<size_t>(i)].lowered.carriers, c.carriers) << c.name << " core " << i;
-      sim::LowerOptions lo;
+      EXPECT_EQ(sums[static_cast<size_t>(i)].stream_form.carriers, c.carriers) << c.name << " core " << i;
+      sim::StreamFormOptions lo;
       lo.shard = i % c.lnc;
       lo.rank = i / c.lnc;
-      lowered.push_back(sim::lower_to_stream(k.program, engines::load_arch("trn2"), lo));
+      lowered.push_back(sim::to_stream_form(k.program, engines::load_arch("trn2"), lo));
     }
 
     sim::Device bir(k.program, trn2(/*dma_triggers=*/false), c.cores, c.lnc);

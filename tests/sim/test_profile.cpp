@@ -1,4 +1,4 @@
-// The profile (docs/profiling.md): wait reasons decided in sim/core.cpp and the per-instruction / opcode /
+// The profile (docs/profiling.md): wait reasons decided in sim/core_issue.cpp and the per-instruction / opcode /
 // engine / source-line sums of stats_json, on hand-built kernels whose waits are known by construction.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// sim/session.cpp: what `neuronsim run|encode|validate` and the Python module share. kernel1 is real compiler
-// output computing b = a - 1.0 on a [10, 10] fp32 tile (workloads/kernel1); tensor_add states rtol = atol = 0
-// in its tolerance.json.
+// include/neuronsim/sim/session.hpp (the headers it includes): what `neuronsim run|encode|validate` and the
+// Python module share. kernel1 is real compiler output computing b = a - 1.0 on a [10, 10] fp32 tile
+// (workloads/kernel1); tensor_add states rtol = atol = 0 in its tolerance.json.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -21,7 +21,7 @@ struct Cost {
   double latency_ns = 0.0;  // completion latency after the occupancy
   int64_t bytes = 0;        // DMA transfers: bytes written
   // A PE matmul's LoadStationary (weight load), not part of `ns`: the core charges the part of it that cannot
-  // hide behind the previous matmul's MultiplyMoving (sim/core.cpp; reference neuron-arch.md 2.1).
+  // hide behind the previous matmul's MultiplyMoving (sim/core_issue.cpp; reference neuron-arch.md 2.1).
   double weight_load_ns = 0.0;
   int64_t weight_load_cycles = 0;
   // A matmul after an idle PE also fills and drains the array (calibration.md E4), charged by the core only then:
@@ -35,7 +35,7 @@ struct Cost {
 };
 
 // `engine` is the resolved engine (never Unassigned): PE, Activation, Pool, DVE, SP, or DMA for an instruction on a
-// DMA queue (then only `bytes` is set: sim/core.cpp times the transfer with engines::DmaEngines).
+// DMA queue (then only `bytes` is set: sim/core_dma.cpp times the transfer with engines::DmaEngines).
 Cost instruction_cost(const DynInst &d, isa::Engine engine, const ArchParams &arch, const Memory &mem);
 
 // The work an instruction does, for the stats' achieved-against-peak rates (docs/profiling.md): a PE matmul's

@@ -14,7 +14,7 @@
 //  - a transfer completes `dma_completion_ns` after its last descriptor ends.
 // The ring depth (a queue holds at most `dma_ring_depth` transfers between entering and completing), HBM as a pool
 // shared by the transfers in flight (engines/hbm.hpp) and the triggers on the issuing engines are applied by
-// sim/core.cpp and sim/schedule.cpp.
+// sim/core_dma.cpp and sim/schedule.cpp.
 //
 // The model is plain C++ with integer picosecond times, so it is deterministic and independent of SystemC's
 // thread order. Round robin makes a transfer's completion depend on transfers that arrive later; the model is

@@ -1,7 +1,7 @@
 // What an instruction may ask of the process running the simulation, outside the simulated NeuronCore: the
 // external kernel program that CustomOp / BIRKernel run (birsim shells out to `kernel_sim`, reference
 // neuronx-cc/bir/sim-control-sync-customop.md 6.1) and the sink DevicePrint writes its lines to. The simulator
-// (sim/core.cpp) fills one from its RunOptions and hands it to the engines through Memory::set_host; the engine
+// (sim/core_run.cpp) fills one from its RunOptions and hands it to the engines through Memory::set_host; the engine
 // semantics (engines/ops/kernel.cpp) read it from there. Nothing here is mutable global state.
 #pragma once
 

@@ -42,7 +42,7 @@ inline constexpr int kMaxCores = 8;  // SystemC cores made on first use (modules
 // the shards of a logical core share its DRAM).
 std::string multicore_control_flow_refusal(const isa::Program &program, int lnc, ErrorContext *where);
 
-// One collective's meeting point, shared by its members' Jobs (sim/core.cpp waits on `done`).
+// One collective's meeting point, shared by its members' Jobs (sim/core_issue.cpp waits on `done`).
 struct Rendezvous {
   std::string what;                 // "CollectiveCompute AllReduce", for the deadlock report
   std::vector<int> members;         // cores, in rank order
@@ -97,7 +97,7 @@ public:
   // Runs every core to completion. SimulationError on a deadlock (every blocked core) or the first core's error.
   DeviceResult run();
 
-  // Called by a core (sim/core.cpp) when its instruction `si` (a collective) is ready at `ps`: the rendezvous it
+  // Called by a core (sim/core_issue.cpp) when its instruction `si` (a collective) is ready at `ps`: the rendezvous it
   // waits on (done when complete), or null when the core takes no part (not in any replica group).
   Rendezvous *arrive(int core, const ScheduledInst &si, int64_t ps);
   // How a core is woken when a rendezvous it waits on completes (set by the core at the start of the run).

@@ -133,7 +133,7 @@ struct DmaEngineStats {
   int64_t transfers = 0;  // transfer parts it served
 };
 
-// Why an instruction started later than its queue was free (docs/timing-model.md 7; sim/core.cpp decides it where
+// Why an instruction started later than its queue was free (docs/timing-model.md 7; sim/core_issue.cpp decides it where
 // it decides the start): the wait is cut into consecutive intervals, each charged to the constraint that held it.
 enum class WaitReason : int {
   Dependency,  // a producer's completion (inferred dependencies, the queue's own order)

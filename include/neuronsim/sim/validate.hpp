@@ -14,9 +14,9 @@
 namespace neuronsim::sim {
 
 struct ValidateOptions {
-  std::string arch;          // empty: the architecture of the streams' generation (lower.hpp arch_for_gen)
+  std::string arch;          // empty: the architecture of the streams' generation (stream_form.hpp arch_for_gen)
   std::vector<std::pair<std::string, std::string>>
-      arch_sets;             // set over it (`--set`, session.hpp parse_arch_set)
+      arch_sets;             // set over it (`--set`, run_settings.hpp parse_arch_set)
   InputSpec inputs;          // the same inputs feed both runs; missing ones are generated from the tensor name
   double rtol = 0.0, atol = 0.0;  // both sides run the same semantics, so agreement is exact by default
   // A multi-core bundle folder (cores.json, encode --cores): 0 = the folder's; given, they must match it.

@@ -23,19 +23,31 @@ package is importable, so that published kernel files run unmodified (`neuronsim
 """
 __neuronsim__ = True
 
-from . import collectives, compiler, isa, language, typing  # noqa: E402
-# nki.isa's topic modules: each registers its names, which nki.isa serves (isa.__getattr__)
-from . import isa_accum, isa_builtin, isa_move, isa_mx, isa_random, isa_select  # noqa: E402, F401
+from . import collectives, compiler, isa, language, registry, typing  # noqa: E402
+# nki.isa's topic modules: each registers its names (replacing their refusals), which nki.isa serves through the
+# registry (isa.__getattr__)
+from . import isa_accum, isa_move, isa_mx, isa_random, isa_select  # noqa: E402, F401
 from .api import (Kernel, TensorSpec, TypedArray, array, baremetal, benchmark, jit, save_bir,  # noqa: E402
                   simulate, simulate_kernel, tensor, to_bir, trace)
+from .dtypes import DType as dtype  # noqa: E402 - nki.dtype, the type of the dtypes (annotations: x: nki.dtype)
 from .errors import KernelError, Unsupported  # noqa: E402
 from .install import install  # noqa: E402
+from .tracer import View as _View  # noqa: E402
 
 __all__ = ["Kernel", "KernelError", "TensorSpec", "TypedArray", "Unsupported", "array", "baremetal", "benchmark",
-           "collectives", "compiler", "install", "isa", "jit", "language", "save_bir", "simulate", "simulate_kernel",
-           "tensor", "to_bir", "trace", "typing"]
+           "collectives", "compiler", "dtype", "install", "isa", "jit", "language", "save_bir", "simulate",
+           "simulate_kernel", "tensor", "to_bir", "trace", "typing"]
+
+for _name in ("jit", "simulate", "baremetal", "benchmark", "simulate_kernel", "tensor", "dtype"):
+    registry.value("nki", _name, globals()[_name])
+for _name in ("dtype", "itemsize", "ndim", "shape", "reshape", "broadcast_to"):  # legacy nki.tensor's members
+    registry.value("nki", "tensor." + _name, getattr(_View, _name))
+registry.value("nki", "profile", benchmark)  # legacy nki.profile: a run with its profile (neuronsim.Result.stats)
+# nki.jit's options: each is accepted; what it changes here is in docs/nki-api.md.
+for _name in ("jit:mode", "jit:platform_target", "jit:kernel[grid]", "jit:debug_kernel", "jit:show_compiler_tb",
+              "jit:experimental_flags"):
+    registry.value("nki", _name, jit)
 
 
 def __getattr__(name):
-    from .errors import source_location
-    raise Unsupported(f"nki.{name} is not part of neuronsim's NKI front end", source_location())
+    return registry.module_getattr("nki", name)

@@ -13,6 +13,7 @@ from .errors import KernelError, Unsupported
 from .emit_bir import emit_bir
 from .symbolic import NeedsUnroll
 from .tracer import Trace, View, new_storage
+from . import typing as nki_typing
 
 
 class TensorSpec:
@@ -66,7 +67,7 @@ def array(values, dtype):
 
 def _arg_spec(x):
     """(shape, BIR dtype) of an argument that is a tensor, else None."""
-    if isinstance(x, TensorSpec):
+    if isinstance(x, (TensorSpec, nki_typing.Placeholder)):
         b = dtypes.bir_name(x.dtype)
         if b is None:
             raise KernelError(f"unknown dtype {x.dtype!r} for a kernel argument", None)
@@ -112,7 +113,7 @@ class Kernel:
             r = benchmark(self, *args, **kwargs)
             print(f"neuronsim: {self.fn.__name__}: {r.total_ns / 1000.0:.3f} us simulated ({r.arch})")
             return _outputs_of(self, r, None)
-        return simulate(self, *args, **kwargs)
+        return simulate_kernel(self, *args, **kwargs)
 
     @property
     def label(self):
@@ -150,18 +151,20 @@ class _Traced:
         self.written_args = written_args
 
 
-def trace_kernel(kernel, args, kwargs):
+def trace_kernel(kernel, args, kwargs, arch=None):
     """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace. A kernel that uses
-    a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning."""
+    a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning. arch:
+    the architecture the kernel is traced for (nisa.get_nc_version()); by default the one the run takes
+    (_placement)."""
     try:
-        return _trace_kernel(kernel, args, kwargs, False)
+        return _trace_kernel(kernel, args, kwargs, False, arch)
     except NeedsUnroll as e:
         warnings.warn(f"neuronsim.nki: {e}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
                       "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
-        return _trace_kernel(kernel, args, kwargs, True)
+        return _trace_kernel(kernel, args, kwargs, True, arch)
 
 
-def _trace_kernel(kernel, args, kwargs, unroll):
+def _trace_kernel(kernel, args, kwargs, unroll, arch=None):
     kernel = _as_kernel(kernel)
     fn = kernel.fn
     try:
@@ -173,6 +176,11 @@ def _trace_kernel(kernel, args, kwargs, unroll):
     tr.grid = kernel.grid
     tr.unroll = unroll
     tr.cores = kernel.cores
+    tr.arch = _placement(kernel, arch)["arch"]
+    try:
+        tr.core_gen = int(_core.arch_params(tr.arch)["core_gen"])
+    except _core.Error as e:
+        raise KernelError(f"arch {tr.arch!r}: {e}", None)
     prev, tracer._current = tracer._current, tr
     try:
         arg_storages = {}
@@ -251,8 +259,8 @@ def _bits_in(x, bir):
 def _value_out(a, bir):
     """An output as the caller gets it: bf16 / fp8 as ml_dtypes arrays when ml_dtypes is there, else float32."""
     if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn"):
-        t = dtypes.from_bir(bir)
-        if not isinstance(t, dtypes._Marker):
+        t = dtypes.numpy_type(dtypes.from_bir(bir))
+        if t is not None:  # ml_dtypes is there
             return a.view(t)
         return _core.to_float32(a, bir)
     return a
@@ -278,16 +286,28 @@ def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, i
     its simulated time (warmup and iters have no meaning in a deterministic simulation)."""
     if kernel is None or (not callable(kernel) and not isinstance(kernel, Kernel)):
         return lambda f: Kernel(f, (), {"benchmark": True})
-    traced = trace_kernel(kernel, arrays, kwargs)
+    traced = trace_kernel(kernel, arrays, kwargs, arch)
     k = traced.lowered.builder.kernel(traced.lowered.label)
     inputs = None if timing_only else _inputs(traced, arrays, kwargs, kernel)
     return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace)
 
 
+# @nki.jit(platform_target=...) -> the arch (the jit options' doc: trn1 | inf2 | gen2, trn2 | gen3, trn3 | gen4).
+_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2", "trn3": "trn3",
+            "gen4": "trn3"}
+
+
 def _placement(kernel, arch):
-    """arch= and the cores of the run: an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2
-    and trn3 have (the default arch is then trn2; trn1's cores are not grouped)."""
-    n = _as_kernel(kernel).cores
+    """arch= and the cores of the run: arch= if given, else the kernel's @nki.jit(platform_target=...), else trn1;
+    an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2 and trn3 have (the default arch is
+    then trn2; trn1's cores are not grouped)."""
+    k = _as_kernel(kernel)
+    target = k.options.get("platform_target")
+    if arch is None and target is not None:
+        arch = _TARGETS.get(str(target).lower())
+        if arch is None:
+            raise KernelError(f"platform_target={target!r}: the targets are " + ", ".join(_TARGETS), None)
+    n = k.cores
     if n == 1:
         return {"arch": arch or "trn1"}
     return {"arch": arch or "trn2", "cores": n, "lnc": n}
@@ -300,8 +320,19 @@ def _outputs_of(kernel, r, traced):
 def simulate(kernel, *arrays, arch=None, **kwargs):
     """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
     the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
-    those arrays are updated in place and None is returned."""
-    traced = trace_kernel(kernel, arrays, kwargs)
+    those arrays are updated in place and None is returned. Given the kernel alone, simulate(kernel) is the current
+    API's form: a callable that runs it, simulate(kernel)(a, b) (simulate(kernel[2])(...) with a launch grid) -- for a
+    kernel that takes arguments; one that takes none runs at once, as the legacy API's simulate_kernel(kernel)."""
+    needs = [p for p in inspect.signature(_as_kernel(kernel).fn).parameters.values()
+             if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not arrays and not kwargs and needs:
+        return functools.wraps(_as_kernel(kernel).fn)(lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, **k))
+    return simulate_kernel(kernel, *arrays, arch=arch, **kwargs)
+
+
+def simulate_kernel(kernel, *arrays, arch=None, **kwargs):
+    """The legacy API's simulate_kernel(kernel, *args): runs the kernel once (simulate)."""
+    traced = trace_kernel(kernel, arrays, kwargs, arch)
     k = traced.lowered.builder.kernel(traced.lowered.label)
     r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch))
     outs = {}
@@ -323,17 +354,15 @@ def simulate(kernel, *arrays, arch=None, **kwargs):
     return build(traced.result)
 
 
-simulate_kernel = simulate
+def to_bir(kernel, *arrays_or_shapes, arch=None, **kwargs):
+    """The kernel's BIR JSON module (a dict). Arguments: numpy arrays, neuronsim.nki.tensor(shape, dtype) or
+    nki.typing's nt.tensor[shape, dtype]; arch= the architecture it is traced for (nisa.get_nc_version())."""
+    return trace_kernel(kernel, arrays_or_shapes, kwargs, arch).lowered.builder.to_bir()
 
 
-def to_bir(kernel, *arrays_or_shapes, **kwargs):
-    """The kernel's BIR JSON module (a dict). Arguments: numpy arrays or neuronsim.nki.tensor(shape, dtype)."""
-    return trace_kernel(kernel, arrays_or_shapes, kwargs).lowered.builder.to_bir()
-
-
-def save_bir(kernel, *arrays_or_shapes, path, **kwargs):
+def save_bir(kernel, *arrays_or_shapes, path, arch=None, **kwargs):
     """Writes the kernel's BIR JSON to path (the form `neuronsim run` reads) and returns path."""
-    text = trace_kernel(kernel, arrays_or_shapes, kwargs).lowered.builder.to_bir_text()
+    text = trace_kernel(kernel, arrays_or_shapes, kwargs, arch).lowered.builder.to_bir_text()
     with open(path, "w") as f:
         f.write(text)
     return path

@@ -2,11 +2,12 @@
 nki-trace ...`, then runs the BIR it writes as `neuronsim run` would):
 
     python3 -m neuronsim nki-trace FILE.py::FUNCTION -o OUT.bir.json [--input NAME=X.npy]... [--shape NAME=SPEC]...
-                                  [--grid DIMS]
+                                  [--grid DIMS] [--arch NAME]
 
 Each tensor parameter of FUNCTION is given by --input (the shape and dtype of the .npy file) or --shape
 (NAME=128x512 or NAME=128x512:bfloat16; float32 when no dtype is given); a --shape beside an --input names the dtype
-of the file's bits (bf16 arrays are held as uint16). Parameters with defaults may be left out. Exit codes as `neuronsim
+of the file's bits (bf16 arrays are held as uint16). Parameters with defaults may be left out. --arch: the
+architecture the kernel is traced for (nisa.get_nc_version()), the run's. Exit codes as `neuronsim
 run`: 2 usage, 3 the kernel cannot be traced (KernelError / Unsupported, the message naming the kernel's file:line).
 """
 import importlib.util
@@ -79,17 +80,19 @@ def load_function(target):
 
 def main(argv):
     try:
-        target, out, inputs, shapes, grid = None, None, {}, {}, None
+        target, out, inputs, shapes, grid, arch = None, None, {}, {}, None, None
         i = 0
         while i < len(argv):
             a = argv[i]
-            if a in ("-o", "--input", "--shape", "--grid"):
+            if a in ("-o", "--input", "--shape", "--grid", "--arch"):
                 if i + 1 >= len(argv):
                     raise _Usage(f"option {a} needs a value")
                 v = argv[i + 1]
                 i += 2
                 if a == "-o":
                     out = v
+                elif a == "--arch":
+                    arch = v
                 elif a == "--grid":
                     grid = _parse_grid(v)
                 elif a == "--input":
@@ -132,7 +135,7 @@ def main(argv):
                 raise _Usage(f"{target} has no parameter '{name}' (it has: {', '.join(params)})")
         if grid is not None:
             kernel = kernel[grid]
-        traced = trace_kernel(kernel, (), args)
+        traced = trace_kernel(kernel, (), args, arch)
         text = traced.lowered.builder.to_bir_text()
         with open(out, "w") as f:
             f.write(text)

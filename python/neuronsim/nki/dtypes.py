@@ -1,9 +1,13 @@
 """NKI's data types (public NKI docs, nki.language "Data Types") and their BIR names.
 
-float32, float16, the integer types and bool_ are numpy's own scalar types, as in NKI, so that test code may write
-np.zeros(shape, dtype=nl.float32). bfloat16 and the fp8 types are ml_dtypes' when that package is importable (as
-NKI's are); without it they are markers that kernels can pass around but numpy arrays cannot take (arrays of them are
-then given as float32 values or as their raw bits, uint16 / uint8, neuronsim's .npy convention).
+Each dtype is a DType: a str holding its NKI name, as the current API has them (its stub declares `DType = str`), so
+str(nl.bfloat16) == 'bfloat16' and a dtype is hashable, comparable and storable in a table built at import
+(`{nl.float8_e4m3: 240.0}`). Numpy takes a name as a dtype, so the legacy API's use of its dtypes as numpy's
+(`np.dtype(nl.float32)`, `np.zeros(shape, dtype=nl.float16)`, `x.astype(nl.int32)`) works for every type numpy has;
+a DType also compares equal to numpy's (`nl.float32 == np.float32`). numpy has no bfloat16, fp8 or tfloat32 without
+the ml_dtypes package (not required here): `np.dtype(nl.bfloat16)` then raises numpy's own TypeError, and arrays of
+those types are given as float32 values (neuronsim.nki.array) or as their raw bits, uint16 / uint8 (neuronsim's .npy
+convention).
 """
 import numpy as np
 
@@ -13,43 +17,73 @@ except ImportError:  # pragma: no cover
     _ml = None
 
 
-class _Marker:
-    """A dtype numpy does not have (without ml_dtypes): its NKI name, its BIR name and its size."""
+class DType(str):
+    """An NKI dtype: its name (a str), its BIR name (.bir) and its size in bytes (.itemsize)."""
+    __slots__ = ()
 
-    def __init__(self, name, bir, itemsize):
-        self.name, self.bir, self.itemsize = name, bir, itemsize
+    @property
+    def name(self):
+        return str(self)
 
-    def __repr__(self):
-        return f"nki.language.{self.name}"
+    @property
+    def bir(self):
+        return _BIR_OF_NAME[str(self)]
+
+    @property
+    def itemsize(self):
+        return _SIZE[self.bir]
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return str.__eq__(self, other)
+        try:
+            o = np.dtype(other)
+        except TypeError:
+            return NotImplemented
+        mine = numpy_type(self)
+        return o == mine if mine is not None else o.name == str(self)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = str.__hash__
+
+    def __reduce__(self):
+        return (DType, (str(self),))
 
 
-def _ml_or_marker(attr, name, bir, size):
-    if _ml is not None and hasattr(_ml, attr):
-        return getattr(_ml, attr)
-    return _Marker(name, bir, size)
+# name -> BIR name (isa/tables/enums.def Dtype); the order of public NKI docs' dtype table.
+_BIR_OF_NAME = {
+    "bool_": "uint8", "int8": "int8", "int16": "int16", "int32": "int32", "uint8": "uint8", "uint16": "uint16",
+    "uint32": "uint32", "float16": "float16", "float32": "float32", "bfloat16": "bfloat16",
+    # tfloat32: fp32 storage with a reduced-precision PE operand: BIR's float32r (reference neuronx-cc/arch/
+    # pe-engine.md, "float32r (Dtype 17) ... single-pass reduced-precision"; INFERRED to be what NKI's tfloat32 is).
+    "tfloat32": "float32r",
+    "float8_e4m3": "float8e4", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8e5",
+    # The MX types (current API; reference neuron-arch.md 3.6): packed containers of 4 elements, and the scale.
+    "float8_e5m2_x4": "float8_e5m2_x4", "float8_e4m3fn_x4": "float8_e4m3fn_x4", "float8_e8m0fnu": "float8_e8m0fnu",
+    "float4_e2m1fn_x4": "float4_e2m1fn_x4",
+}
+_SIZE = {"float32": 4, "float32r": 4, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4, "int16": 2, "uint16": 2,
+         "int8": 1, "uint8": 1, "float8e4": 1, "float8e5": 1, "float8_e4m3fn": 1, "float8_e8m0fnu": 1,
+         # x4 containers: 4 fp8 in 4 bytes, 4 fp4 in 2 bytes (engines/ops/mx.cpp)
+         "float8_e5m2_x4": 4, "float8_e4m3fn_x4": 4, "float4_e2m1fn_x4": 2}
+_FLOAT_RANK = {"float8e4": 1, "float8e5": 1, "float8_e4m3fn": 1, "bfloat16": 2, "float16": 2, "float32r": 3,
+               "float32": 4}
 
+bool_, int8, int16, int32 = DType("bool_"), DType("int8"), DType("int16"), DType("int32")
+uint8, uint16, uint32 = DType("uint8"), DType("uint16"), DType("uint32")
+float16, float32, bfloat16, tfloat32 = DType("float16"), DType("float32"), DType("bfloat16"), DType("tfloat32")
+float8_e4m3, float8_e4m3fn, float8_e5m2 = DType("float8_e4m3"), DType("float8_e4m3fn"), DType("float8_e5m2")
+float8_e5m2_x4, float8_e4m3fn_x4 = DType("float8_e5m2_x4"), DType("float8_e4m3fn_x4")
+float8_e8m0fnu, float4_e2m1fn_x4 = DType("float8_e8m0fnu"), DType("float4_e2m1fn_x4")
+MX_X4 = ("float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4")  # the BIR names of the x4 containers
+ALL = {str(d): d for d in (bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, bfloat16, tfloat32,
+                           float8_e4m3, float8_e4m3fn, float8_e5m2, float8_e5m2_x4, float8_e4m3fn_x4, float8_e8m0fnu,
+                           float4_e2m1fn_x4)}
 
-float32 = np.float32
-float16 = np.float16
-int32, int16, int8 = np.int32, np.int16, np.int8
-uint32, uint16, uint8 = np.uint32, np.uint16, np.uint8
-bool_ = np.bool_
-bfloat16 = _ml_or_marker("bfloat16", "bfloat16", "bfloat16", 2)
-float8_e4m3 = _ml_or_marker("float8_e4m3", "float8_e4m3", "float8e4", 1)
-float8_e5m2 = _ml_or_marker("float8_e5m2", "float8_e5m2", "float8e5", 1)
-float8_e4m3fn = _ml_or_marker("float8_e4m3fn", "float8_e4m3fn", "float8_e4m3fn", 1)
-# The OCP MX types (public NKI docs, nki.isa.quantize_mx / nc_matmul_mx): x4 containers of four fp8 values (4 bytes)
-# or four fp4 values (2 bytes), and the E8M0 block scale. numpy has no such types: arrays of them are given as raw
-# bits (uint32 / uint16 / uint8, neuronsim's .npy convention: engines/npy_dtype.cpp).
-float8_e4m3fn_x4 = _Marker("float8_e4m3fn_x4", "float8_e4m3fn_x4", 4)
-float8_e5m2_x4 = _Marker("float8_e5m2_x4", "float8_e5m2_x4", 4)
-float4_e2m1fn_x4 = _Marker("float4_e2m1fn_x4", "float4_e2m1fn_x4", 2)
-float8_e8m0fnu = _ml_or_marker("float8_e8m0fnu", "float8_e8m0fnu", "float8_e8m0fnu", 1)
-MX_X4 = ("float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4")
-# tfloat32: fp32 storage with a reduced-precision PE operand: BIR's float32r (reference neuronx-cc/arch/pe-engine.md,
-# "float32r (Dtype 17) ... single-pass reduced-precision"; INFERRED to be what NKI's tfloat32 lowers to).
-tfloat32 = _Marker("tfloat32", "float32r", 4)
-
+# numpy dtypes -> BIR names, for arrays given to a kernel and dtypes given as numpy's.
 _BIR = {
     np.dtype(np.float32): "float32", np.dtype(np.float16): "float16", np.dtype(np.int32): "int32",
     np.dtype(np.int16): "int16", np.dtype(np.int8): "int8", np.dtype(np.uint32): "uint32",
@@ -57,41 +91,32 @@ _BIR = {
     np.dtype(np.int64): "int32",  # NKI: "INT64 is auto-converted to 32-bit" (reference neuron-arch.md 3.6 [DT])
 }
 if _ml is not None:  # pragma: no cover
-    _BIR[np.dtype(_ml.bfloat16)] = "bfloat16"
-    for _a, _b in (("float8_e4m3", "float8e4"), ("float8_e5m2", "float8e5"), ("float8_e4m3fn", "float8_e4m3fn"),
-                   ("float8_e8m0fnu", "float8_e8m0fnu")):
+    for _a in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"):
         if hasattr(_ml, _a):
-            _BIR[np.dtype(getattr(_ml, _a))] = _b
+            _BIR[np.dtype(getattr(_ml, _a))] = _BIR_OF_NAME[_a]
 
-_BY_NAME = {"float32": float32, "float16": float16, "bfloat16": bfloat16, "int32": int32, "int16": int16,
-            "int8": int8, "uint32": uint32, "uint16": uint16, "uint8": uint8, "tfloat32": tfloat32,
-            "float8_e4m3": float8_e4m3, "float8_e5m2": float8_e5m2, "float8_e4m3fn": float8_e4m3fn,
-            "bool": bool_, "float8_e4m3fn_x4": float8_e4m3fn_x4, "float8_e5m2_x4": float8_e5m2_x4,
-            "float4_e2m1fn_x4": float4_e2m1fn_x4, "float8_e8m0fnu": float8_e8m0fnu}
-_SIZE = {"float32": 4, "float32r": 4, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4, "int16": 2, "uint16": 2,
-         "int8": 1, "uint8": 1, "float8e4": 1, "float8e5": 1, "float8_e4m3fn": 1, "float8_e4m3fn_x4": 4,
-         "float8_e5m2_x4": 4, "float4_e2m1fn_x4": 2, "float8_e8m0fnu": 1}
-_FLOAT_RANK = {"float8e4": 1, "float8e5": 1, "float8_e4m3fn": 1, "bfloat16": 2, "float16": 2, "float32r": 3,
-               "float32": 4}
+
+def numpy_type(dt):
+    """numpy's dtype for an NKI dtype, None when numpy has none (bf16 / fp8 without ml_dtypes, tfloat32, MX)."""
+    name = str(dt)
+    if name == "bool_":
+        return np.dtype(np.bool_)
+    if _ml is not None and hasattr(_ml, name):  # pragma: no cover
+        return np.dtype(getattr(_ml, name))
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return None
 
 
 def is_dtype(x):
-    if isinstance(x, _Marker):
-        return True
-    try:
-        return np.dtype(x) in _BIR
-    except TypeError:
-        return False
+    return bir_name(x) is not None
 
 
 def bir_name(dt):
-    """The BIR dtype name of an NKI dtype (a numpy type, an ml_dtypes type, a marker or a name); None if not one."""
-    if isinstance(dt, _Marker):
-        return dt.bir
+    """The BIR dtype name of an NKI dtype (a DType or its name, a numpy type or dtype); None if it is not one."""
     if isinstance(dt, str):
-        dt = _BY_NAME.get(dt, dt)
-        if isinstance(dt, _Marker):
-            return dt.bir
+        return _BIR_OF_NAME.get(str(dt))
     try:
         return _BIR.get(np.dtype(dt))
     except TypeError:
@@ -100,8 +125,8 @@ def bir_name(dt):
 
 def from_bir(name):
     """The NKI dtype of a BIR dtype name."""
-    for k, v in _BY_NAME.items():
-        if bir_name(v) == name:
+    for k, v in ALL.items():
+        if _BIR_OF_NAME[k] == name and k != "bool_":
             return v
     return float32
 
@@ -132,5 +157,5 @@ def numpy_of(bir):
     return {"float32": np.float32, "float32r": np.float32, "float16": np.float16, "int32": np.int32,
             "int16": np.int16, "int8": np.int8, "uint32": np.uint32, "uint16": np.uint16, "uint8": np.uint8,
             "bfloat16": np.uint16, "float8e4": np.uint8, "float8e5": np.uint8, "float8_e4m3fn": np.uint8,
-            "float8_e4m3fn_x4": np.uint32, "float8_e5m2_x4": np.uint32, "float4_e2m1fn_x4": np.uint16,
-            "float8_e8m0fnu": np.uint8}[bir]
+            "float8_e8m0fnu": np.uint8, "float8_e5m2_x4": np.uint32, "float8_e4m3fn_x4": np.uint32,
+            "float4_e2m1fn_x4": np.uint16}[bir]

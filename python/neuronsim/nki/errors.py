@@ -33,6 +33,11 @@ class Unsupported(KernelError):
     file:line."""
 
 
+class UnknownName(Unsupported, AttributeError):
+    """A name an NKI module does not have (nl.no_such_call): Unsupported naming it, and an AttributeError, so that
+    hasattr() and `from nki.language import submodule` behave as on any module."""
+
+
 _OURS = {}  # code filename -> whether it is a file of this package
 
 

@@ -7,15 +7,19 @@ import types
 # name -> the neuronsim module that stands in for it ("" for a bare package holding `nki`)
 _NAMES = {
     "neuronxcc": "",
-    "neuronxcc.nki": "neuronsim.nki",
+    "neuronxcc.nki": "neuronsim.nki.legacy",  # neuronsim.nki with the legacy .isa
     "neuronxcc.nki.language": "neuronsim.nki.language",
-    "neuronxcc.nki.isa": "neuronsim.nki.isa",
+    "neuronxcc.nki.language.constants": "neuronsim.nki.nl_constants",
+    "neuronxcc.nki.isa": "neuronsim.nki.isa_legacy",  # nki.isa's names with the legacy dge_mode
+    "neuronxcc.nki.isa.constants": "neuronsim.nki.isa_constants",
     "neuronxcc.nki.typing": "neuronsim.nki.typing",
     "neuronxcc.nki.compiler": "neuronsim.nki.compiler",
     "neuronxcc.nki.collectives": "neuronsim.nki.collectives",
     "nki": "neuronsim.nki",
     "nki.language": "neuronsim.nki.language",
+    "nki.language.constants": "neuronsim.nki.nl_constants",
     "nki.isa": "neuronsim.nki.isa",
+    "nki.isa.constants": "neuronsim.nki.isa_constants",
     "nki.typing": "neuronsim.nki.typing",
     "nki.compiler": "neuronsim.nki.compiler",
     "nki.collectives": "neuronsim.nki.collectives",
@@ -32,9 +36,9 @@ def _importable(name):
 
 
 def install(verbose=False):
-    """Registers neuronxcc, neuronxcc.nki, neuronxcc.nki.language / .isa / .typing, nki, nki.language / .isa /
-    .typing as neuronsim.nki's modules, each only when no real package of that name is importable. Returns
-    {name: "neuronsim" | "real"}, what it did for each; verbose=True also prints it (stderr)."""
+    """Registers neuronxcc, neuronxcc.nki, neuronxcc.nki.language / .isa (and their .constants) / .typing /
+    .compiler / .collectives, and the same names under nki, as neuronsim.nki's modules, each only when no real
+    package of that name is importable. Returns {name: "neuronsim" | "real"}, what it did for each; verbose=True also prints it (stderr)."""
     import importlib
     done = {}
     for name, target in _NAMES.items():

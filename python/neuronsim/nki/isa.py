@@ -2,10 +2,12 @@
 one the call names). Each function is a small definition of its own; public NKI docs, nki.isa pages, are the source
 of each signature and operand order (summarised in reference neuron-arch.md 3)."""
 import functools
+import sys
 
 import numpy as np
 
 from . import dtypes, nl_dma, nl_matmul, registry
+from . import isa_constants as _c
 from . import language as nl
 from .errors import KernelError, Unsupported, source_location
 from .nl_assign import _assign, _matmul_into
@@ -14,25 +16,23 @@ from .nl_dma import _dma
 from .nl_matmul import _dve_transpose, _pe_transpose
 from .nl_reduce import _reduce
 from .symbolic import Idx, Pred
-from .tracer import View
+from .tracer import View, current
 
 _api = registry.api("nki.isa")
 
-# Engines (nki.isa engine constants) -> BIR engine names (isa/tables/enums.def).
-tensor_engine, vector_engine, scalar_engine, gpsimd_engine, sync_engine = "PE", "DVE", "Activation", "Pool", "SP"
-unknown_engine = None
-
-
-class engine:
-    """nki.isa.engine, the newer namespace's spelling (public NKI docs: the *_engine constants are its deprecated
-    aliases): engine.vector is vector_engine."""
-    tensor, vector, scalar, gpsimd, sync, unknown = (tensor_engine, vector_engine, scalar_engine, gpsimd_engine,
-                                                     sync_engine, unknown_engine)
-
-
-class reduce_cmd:
-    """nki.isa.reduce_cmd -> BIR EngineAccumulationType (reference neuron-arch.md 3.2; engines/ops/accumulator.cpp)."""
-    idle, reset, reduce, reset_reduce, load_reduce = "Idle", "Zero", "Accumulate", "ZeroAccumulate", "LoadAccumulate"
+# The enums (isa_constants.py, also served as the submodule nki.isa.constants) and the legacy engine constants, which
+# the current reference keeps as deprecated aliases of engine's members.
+engine, reduce_cmd, dge_mode, oob_mode = _c.engine, _c.reduce_cmd, _c.dge_mode, _c.oob_mode
+matmul_perf_mode, nc_version, dma_engine = _c.matmul_perf_mode, _c.nc_version, _c.dma_engine
+tensor_engine, vector_engine, scalar_engine = engine.tensor, engine.vector, engine.scalar
+gpsimd_engine, unknown_engine, sync_engine = engine.gpsimd, engine.unknown, engine.sync
+for _n, _v in dict(_c.ENUMS, tensor_engine=tensor_engine, vector_engine=vector_engine, scalar_engine=scalar_engine,
+                   gpsimd_engine=gpsimd_engine, unknown_engine=unknown_engine).items():
+    registry.value("nki.isa", _n, _v)
+# nki.isa is a package as NKI's is: `import nki.isa.constants` finds the submodule registered here.
+constants = _c
+__path__ = []
+sys.modules[__name__ + ".constants"] = _c
 
 
 # The op= arguments NKI takes (nl functions, or numpy's) -> BIR ALU op names (isa/tables/alu_ops.def).
@@ -51,7 +51,7 @@ _ALU = {
     np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor", np.left_shift: "logical_shift_left",
     np.right_shift: "logical_shift_right", np.abs: "abs", np.mod: "mod",
     nl.max: "max", nl.min: "min", nl.sum: "add", nl.prod: "mult", np.max: "max", np.min: "min", np.sum: "add",
-    np.prod: "mult",
+    np.prod: "mult", nl.bypass: "bypass", nl.average: "average",
 }
 # The activation functions (reference neuron-arch.md 3.5) -> BIR ActivationFunctionType names.
 _ACT = {
@@ -59,6 +59,8 @@ _ACT = {
     nl.gelu_apprx_tanh: "Gelu_apprx_tanh", nl.silu: "Silu", nl.softplus: "Softplus", nl.mish: "Mish",
     nl.sqrt: "Sqrt", nl.rsqrt: "Rsqrt", nl.erf: "Erf", nl.sin: "Sin", nl.arctan: "Arctan", nl.sign: "Sign",
     nl.square: "Square", nl.abs: "Abs", nl.copy: "Identity", nl.reciprocal: "Reciprocal",
+    nl.gelu_apprx_sigmoid: "Gelu_apprx_sigmoid", nl.gelu_dx: "Derivative_Gelu", nl.erf_dx: "Derivative_Erf",
+    nl.silu_dx: "Derivative_silu", nl.gelu_apprx_sigmoid_dx: "Derivative_Gelu_apprx_sigmoid", nl.prelu: "Prelu",
     np.exp: "Exp", np.log: "Ln", np.tanh: "Tanh", np.sqrt: "Sqrt", np.sin: "Sin", np.arctan: "Arctan",
     np.sign: "Sign", np.square: "Square", np.abs: "Abs", np.reciprocal: "Reciprocal",
 }
@@ -122,10 +124,12 @@ def _out(shape, bir, buffer="sbuf"):
 
 
 # ---------------------------------------------------------------------------------------------------- the dst= form
-# NKI's newer namespace (`import nki.isa`, NKI 0.7) passes the destination first: nisa.tensor_copy(dst=t, src=x)
-# where neuronxcc.nki.isa returned t = nisa.tensor_copy(x). Both forms are served by one definition: the dst= form
-# computes the result as the returning form does and writes it into dst (the instruction writes dst directly:
-# nl_assign._assign). Each function says how a positional call of the dst= form looks.
+# NKI's newer namespace (`import nki.isa`, NKI 0.7) passes the destination first: nisa.tensor_copy(dst=t, src=x) or
+# nisa.tensor_copy(t, x) where neuronxcc.nki.isa returned t = nisa.tensor_copy(x). Both forms are served by one
+# definition: the dst= form computes the result as the returning form does and writes it into dst (the instruction
+# writes dst directly: nl_assign._assign). Each function says how a positional call of the dst= form looks; after
+# dst, its parameters are positional in the current reference's order (the legacy order is the same prefix, with
+# some made keyword-only there).
 def _dst_form(is_dst_call):
     def wrap(fn):
         @functools.wraps(fn)
@@ -191,6 +195,17 @@ def nc_matmul(*args, accumulate=None, mask=None, is_stationary_onezero=False, is
         dst, args = args[0], args[1:]
     names = ("stationary", "moving")
     ops = dict(zip(names, args))
+    # the current reference's order after moving (is_transpose, perf_mode...: as keywords, NKI's defaults)
+    for n, v in zip(("is_stationary_onezero", "is_moving_onezero", "is_transpose", "accumulate", "tile_position",
+                     "tile_size", "perf_mode"), args[2:]):
+        kw[n] = v
+    accumulate = kw.pop("accumulate", accumulate)
+    is_stationary_onezero = kw.pop("is_stationary_onezero", is_stationary_onezero)
+    is_moving_onezero = kw.pop("is_moving_onezero", is_moving_onezero)
+    is_transpose = kw.pop("is_transpose", is_transpose)
+    tile_position = kw.pop("tile_position", tile_position)
+    tile_size = kw.pop("tile_size", tile_size)
+    perf_mode = kw.pop("perf_mode", perf_mode)
     for n in names:
         if n in kw:
             ops[n] = kw.pop(n)
@@ -222,7 +237,7 @@ def nc_matmul(*args, accumulate=None, mask=None, is_stationary_onezero=False, is
 
 @_api
 @_dst_form(lambda a: _views(a, 0, 1))
-def nc_transpose(data, *, engine=None, mask=None, dtype=None, **kw):
+def nc_transpose(data, engine=None, *, mask=None, dtype=None, **kw):
     """data [P, F] -> [F, P]. On PE (the default): an identity matmul into PSUM, up to 128 x 128. With
     engine=nisa.vector_engine: one StreamTranspose on VectorE, up to 32 x 32, SBUF or PSUM in and out (public NKI
     docs, nki.isa.nc_transpose; the 32 x 32 block swap of reference neuronx-cc/bir/sim-elementwise-datamove.md 5.3).
@@ -244,6 +259,9 @@ def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask,
     x = _tile(data, what, "data")
     (x,) = _mask([x], mask, what)
     func = _act(op, what)
+    if func == "Prelu":
+        raise Unsupported(f"{what}: nl.prelu takes its slope from nisa.activate2's relu_param; nisa.activation has "
+                          "none", source_location())
     out = _out(x.shape, _bir(dtype, x.bir_dtype if dtypes.is_float(x.bir_dtype) else "float32"))
     ins = [x, _scalar(scale, what, "scale")]
     if bias is not None:
@@ -274,7 +292,7 @@ def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask,
 
 @_api
 @_dst_form(lambda a: _views(a, 0))
-def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, dtype=None,
+def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, *, dtype=None,
                mask=None, **kw):
     """op(data * scale + bias) on ScalarE. reduce_cmd drives the ACT registers with the row sums (reset, reduce,
     reset_reduce; idle leaves them); reduce_res, when given, receives the registers after this instruction."""
@@ -283,7 +301,7 @@ def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=Non
 
 @_api
 @_dst_form(lambda a: _views(a, 0))
-def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, dtype=None, mask=None, **kw):
+def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, *, dtype=None, mask=None, **kw):
     """op(data * scale + bias) on ScalarE, and its row reduction (add) into reduce_res."""
     return _activation(op, data, bias, scale, reduce_op, reduce_res, reduce_cmd.reset_reduce, dtype, mask,
                        "nisa.activation_reduce")
@@ -291,7 +309,7 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
 
 @_api
 @_dst_form(lambda a: _views(a, 0, 1, 2))
-def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=None, **kw):
+def tensor_tensor(data1, data2, op, engine=None, *, dtype=None, mask=None, **kw):
     """data1 op data2, element-wise (VectorE; GpSimd when engine= says so)."""
     x, y = _tile(data1, "nisa.tensor_tensor", "data1"), _tile(data2, "nisa.tensor_tensor", "data2")
     x, y = _mask([x, y], mask, "nisa.tensor_tensor")
@@ -305,8 +323,8 @@ def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=None, **kw)
 
 @_api
 @_dst_form(lambda a: _views(a, 0, 1))
-def tensor_scalar(data, op0, operand0, *, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
-                  mask=None, engine=None, **kw):
+def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, engine=None, *,
+                  dtype=None, mask=None, **kw):
     """(data op0 operand0) op1 operand1; each operand a number or a [P, 1] tile (VectorE by default)."""
     what = "nisa.tensor_scalar"
     x = _tile(data, what, "data")
@@ -330,7 +348,7 @@ def tensor_scalar(data, op0, operand0, *, reverse0=False, op1=None, operand1=Non
 
 @_api
 @_dst_form(lambda a: _views(a, 0, 1))
-def scalar_tensor_tensor(data, op0, operand0, op1, operand1, *, reverse0=False, reverse1=False, dtype=None, mask=None,
+def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, *, dtype=None, mask=None,
                          **kw):
     """(data op0 operand0) op1 operand1, operand0 a number or [P, 1], operand1 a full tile (VectorE; TensorScalarPtr
     is_scalar_tensor_tensor)."""
@@ -351,8 +369,8 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, *, reverse0=False, 
 
 @_api
 @_dst_form(lambda a: _views(a, 0, 1))
-def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res=None, *, reverse0=False, reduce_res_negate=False,
-                         reduce_cmd=None, reduce_init=None, dtype=None, mask=None, **kw):
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res=None, reverse0=False, reduce_cmd=None,
+                         reduce_init=None, reduce_res_negate=False, *, dtype=None, mask=None, **kw):
     """data op0 operand0, and its row reduction with reduce_op into the DVE registers (VectorE; TensorScalarPtr
     with the accumulator: acc the reduce_cmd (default reset_reduce), op1 the reduce op, ins[2] reduce_init with
     load_reduce, outs[1] reduce_res [P, 1] when given (negated with reduce_res_negate), engines/ops/
@@ -385,7 +403,7 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res=None, *, rev
 
 @_api
 @_dst_form(lambda a: _views(a, 0))
-def tensor_reduce(op, data, axis, *, negate=False, keepdims=False, dtype=None, mask=None, **kw):
+def tensor_reduce(op, data, axis, negate=False, keepdims=False, *, dtype=None, mask=None, **kw):
     """A reduction of the trailing free axes (VectorE); negate multiplies the result by -1."""
     return _reduce(_alu(op, "nisa.tensor_reduce"), data, axis, dtype, mask, keepdims, "nisa.tensor_reduce",
                       negate)
@@ -393,15 +411,15 @@ def tensor_reduce(op, data, axis, *, negate=False, keepdims=False, dtype=None, m
 
 @_api
 @_dst_form(lambda a: _views(a, 0, 1))
-def tensor_copy(src, *, dtype=None, mask=None, engine=None, **kw):
+def tensor_copy(src, engine=None, *, dtype=None, mask=None, **kw):
     x = _tile(src, "nisa.tensor_copy", "src")
     (x,) = _mask([x], mask, "nisa.tensor_copy")
     return nl_dma.tensor_copy_to(x, _bir(dtype, x.bir_dtype), "nisa.tensor_copy", engine)
 
 
 @_api
-@_dst_form(lambda a: len(a) >= 6)
-def tensor_tensor_scan(data0, data1, initial, op0, op1, *, reverse0=False, reverse1=False, dtype=None, mask=None,
+@_dst_form(lambda a: len(a) >= 6 and not isinstance(a[5], bool))  # legacy: a[5] is reverse0, current: op1
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, *, dtype=None, mask=None,
                        **kw):
     """r[i] = op1(op0(data0[i], r[i-1]), data1[i]) along the free axis, r[-1] = initial (VectorE; reference
     neuron-arch.md 3.1)."""
@@ -419,11 +437,41 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, *, reverse0=False, rever
     return out
 
 
+def _pattern_fields(pattern, channel_multiplier, offset, dst, what):
+    """The fields of Iota / TensorScalarAffineSelect from the current reference's operands: offset + partition *
+    channel_multiplier + sum of step * index over pattern's [step, num] pairs, one per free dim of dst."""
+    if not isinstance(pattern, (list, tuple)) or not all(isinstance(d, (list, tuple)) and len(d) == 2
+                                                         for d in pattern):
+        raise KernelError(f"{what}: pattern is a list of [step, num] pairs, got {pattern!r}")
+    pattern = [[int(st), int(n)] for st, n in pattern]
+    free = [n for n in dst.shape[1:] if n != 1] or [1]
+    if [n for _, n in pattern if n != 1] != [n for n in free if n != 1]:
+        raise KernelError(f"{what}: pattern {pattern} does not walk the free dims of {dst.name} {list(dst.shape)}")
+    return {"base": int(offset), "channel_multiplier": int(channel_multiplier), "pattern": pattern}
+
+
 @_api
-@_dst_form(lambda a: _views(a, 0))
-def iota(expr, dtype, *, mask=None, **kw):
-    """The values of an index expression (nl.arange / nl.mgrid arithmetic) as a tile (GpSimd): base + partition *
-    channel_multiplier + the free dims' steps (engines/ops/iota.cpp)."""
+def iota(*args, mask=None, **kw):
+    """Index values as a tile (GpSimd Iota: base + partition * channel_multiplier + the free dims' steps,
+    engines/ops/iota.cpp). Current reference: iota(dst, pattern, offset=0, channel_multiplier=0) writes dst;
+    legacy: iota(expr, dtype) returns a new tile of an index expression's values (nl.arange / nl.mgrid arithmetic)."""
+    dst = kw.pop("dst", None)
+    if dst is None and args and isinstance(args[0], View):
+        dst, args = args[0], args[1:]
+    if dst is None:
+        return _iota_expr(*args, mask=mask, **kw)
+    if "expr" in kw or (args and isinstance(args[0], Idx)):  # neuronsim's earlier dst form: iota(dst, expr, dtype)
+        _assign(dst, _iota_expr(*args, mask=mask, **kw))
+        return dst
+    params = dict(zip(("pattern", "offset", "channel_multiplier"), args), **kw)
+    t = _tile(dst, "nisa.iota", "dst")
+    f = _pattern_fields(params.get("pattern"), params.get("channel_multiplier", 0), params.get("offset", 0), t,
+                        "nisa.iota")
+    _emit("Iota", [], [t], "nisa.iota", f)
+    return dst
+
+
+def _iota_expr(expr, dtype, *, mask=None, **kw):
     e = Idx.of(expr)
     if e.loop:
         raise Unsupported("nisa.iota of an expression with a loop variable", source_location())
@@ -440,9 +488,12 @@ def iota(expr, dtype, *, mask=None, **kw):
 
 @_api
 def memset(shape=None, value=None, dtype=None, *, dst=None, mask=None, engine=None, **kw):
-    """A constant fill: memset(shape, value, dtype) returns a new tile; memset(dst=t, value=v) fills t."""
+    """A constant fill: memset(shape, value, dtype) returns a new tile; memset(dst, value, engine=unknown) (the current
+    reference; dst= as a keyword too) fills dst."""
     if dst is None and isinstance(shape, View):
         dst, shape = shape, None
+        if dtype is not None:  # the current form's third parameter is the engine
+            engine, dtype = dtype, None
     if dst is not None:
         _emit("Memset", [], [dst], "nisa.memset", {"mode": "Const", "constant": float(value)}, engine)
         return dst
@@ -483,11 +534,42 @@ def reciprocal(data, *, dtype=None, mask=None, **kw):
     return nl.reciprocal(data, dtype=dtype, mask=mask)
 
 
+_CMP_OP = {nl.equal: "is_equal", nl.not_equal: "not_equal", nl.greater: "is_gt", nl.greater_equal: "is_ge",
+           nl.less: "is_lt", nl.less_equal: "is_le", np.equal: "is_equal", np.not_equal: "not_equal",
+           np.greater: "is_gt", np.greater_equal: "is_ge", np.less: "is_lt", np.less_equal: "is_le"}
+
+
 @_api
-@_dst_form(lambda a: _views(a, 0))
-def affine_select(pred, on_true_tile, on_false_value, *, dtype=None, mask=None, **kw):
+def affine_select(*args, **kw):
     """Keeps on_true_tile where an affine comparison of the element's (partition, free) indices holds, else
-    on_false_value (GpSimd; TensorScalarAffineSelect): pred is e.g. (i_p - i_f >= 0) with i_p, i_f from nl.mgrid."""
+    on_false_value (GpSimd; TensorScalarAffineSelect). Current reference: affine_select(dst, pattern,
+    channel_multiplier, on_true_tile, on_false_value, cmp_op=nl.equal, offset=0): the element keeps its value where
+    (offset + p * channel_multiplier + sum of step * index over pattern) cmp_op 0; legacy: affine_select(pred,
+    on_true_tile, on_false_value) returns the tile, pred e.g. (i_p - i_f >= 0) with i_p, i_f from nl.mgrid."""
+    dst = kw.pop("dst", None)
+    if dst is None and args and isinstance(args[0], View):
+        dst, args = args[0], args[1:]
+    if dst is None or "pred" in kw or (args and isinstance(args[0], Pred)):
+        out = _affine_select_pred(*args, **kw)
+        if dst is None:
+            return out
+        _assign(dst, out)
+        return dst
+    what = "nisa.affine_select"
+    p = dict(zip(("pattern", "channel_multiplier", "on_true_tile", "on_false_value", "cmp_op", "offset"), args), **kw)
+    x = _tile(p.get("on_true_tile"), what, "on_true_tile")
+    d = _tile(dst, what, "dst")
+    _same_shape(d, x, what, "dst", "on_true_tile")
+    cmp_op = p.get("cmp_op", nl.equal)
+    if cmp_op not in _CMP_OP:
+        raise KernelError(f"{what}: cmp_op is a comparison (nl.equal, nl.greater_equal...), got {cmp_op!r}")
+    f = _pattern_fields(p.get("pattern"), p.get("channel_multiplier", 0), p.get("offset", 0), d, what)
+    f.update(compare_op=_CMP_OP[cmp_op], fill_value=float(p["on_false_value"]))
+    _emit("TensorScalarAffineSelect", [x], [d], what, f)
+    return dst
+
+
+def _affine_select_pred(pred, on_true_tile, on_false_value, *, dtype=None, mask=None, **kw):
     what = "nisa.affine_select"
     if not isinstance(pred, Pred) or len(pred.terms) != 1:
         raise KernelError(f"{what}: pred is one comparison of an affine index expression with a constant")
@@ -513,8 +595,16 @@ def select(pred, on_true, on_false, *, dtype=None, mask=None, **kw):
 
 
 @_api
-def dma_copy(*, dst, src, mask=None, **kw):
-    """One DMA: HBM -> SBUF (Load), SBUF -> HBM (Save), or between two SBUF or two HBM tensors (DMACopy)."""
+def dma_copy(dst, src, priority=None, oob_mode=None, dge_mode=None, engine=None, *, mask=None, dst_rmw_op=None,
+             **kw):
+    """One DMA: HBM -> SBUF (Load), SBUF -> HBM (Save), or between two SBUF or two HBM tensors (DMACopy). dst, src
+    positional (the current reference's order) or as keywords (the legacy dst=, src=). The descriptor-generation
+    mode (dge_mode) and the queue's priority are the simulator's choice (reference neuron-arch.md 2.4). oob_mode
+    changes nothing here: the front end refuses an out-of-bounds access when the kernel is traced, so every access
+    that reaches the run is in bounds, where skip and error agree."""
+    if dst_rmw_op is not None:
+        raise Unsupported("nisa.dma_copy: dst_rmw_op= (a DMA that combines into its destination) is not lowered",
+                          source_location())
     if not isinstance(dst, View) or not isinstance(src, View):
         raise KernelError("nisa.dma_copy copies a tensor to a tensor (dst=, src=)")
     if dst.storage.buffer == "psum" or src.storage.buffer == "psum":
@@ -523,14 +613,27 @@ def dma_copy(*, dst, src, mask=None, **kw):
     _dma(src, dst, "nisa.dma_copy")
 
 
+# ---------------------------------------------------------------------------------------------------- values
+@_api
+def get_nc_version():
+    """The NeuronCore generation of the architecture the kernel is traced for (nc_version: trn1 gen2, trn2 gen3,
+    trn3 gen4; the arch file's core_gen): what the kernel runs on in this simulation."""
+    return nc_version(current("nisa.get_nc_version").core_gen)
+
+
+class fp32:
+    """Legacy nisa.fp32 / nl.fp32: fp32.min, the most negative fp32 value (bit pattern 0xff7fffff)."""
+    min = float(np.finfo(np.float32).min)
+
+
+registry.value("nki.isa", "fp32", fp32)
+# nki.isa.NkiValidationError: raised when a kernel breaks a hardware constraint -- the front end's KernelError.
+NkiValidationError = registry.value("nki.isa", "NkiValidationError", KernelError)
+registry.value("nki.isa", "NKIObject", nl.NKIObject)  # a re-export in the reference's stub
+
+
 def __getattr__(name):
-    """The nki.isa names the topic modules isa_<topic>.py define (they import this module, so it cannot import them:
-    they are reached through the registry); every other name: Unsupported naming the call and the kernel's line."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        return registry.function("nki.isa", name)
-    except KeyError:
-        pass
-    raise Unsupported(f"nisa.{name} is not lowered by neuronsim's NKI front end (docs/nki-lowering.md lists what is)",
-                      source_location())
+    """A documented nki.isa name not defined here: its registered value (the topic modules isa_<topic>.py import this
+    module, so it cannot import them: their calls are reached through the registry too; a refusal raises
+    Unsupported when called); any other name: Unsupported naming it and the kernel's line."""
+    return registry.module_getattr("nki.isa", name)

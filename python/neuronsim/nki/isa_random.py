@@ -1,6 +1,6 @@
 """nki.isa: random numbers on VectorE -- rng (BIR Rng), rand2 (Rand2), dropout (Dropout), rand_set_state /
-rand_get_state (RandSetState / RandGetState with VectorE's 24-word XORWOW state); set_rng_seed is refused. Public NKI
-docs, the nki.isa page of each.
+rand_get_state (RandSetState / RandGetState with VectorE's 24-word XORWOW state); set_rng_seed is refused
+(refusals.py). Public NKI docs, the nki.isa page of each.
 
 The values are the simulator's generator (engines/ops/random.cpp): XORWOW, the algorithm the public rand2 page
 names, per partition from a state of 4 lanes x 6 u32 that starts at all ones (lane 0 drives every element: the
@@ -15,7 +15,6 @@ from .nl_common import _bir, _emit, _is_num, _mask, _tile
 from .tracer import View
 
 _api = registry.api("nki.isa")
-_refused = registry.api("nki.isa", status="refused")
 
 _INTS = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
 
@@ -100,12 +99,3 @@ def rand_get_state(dst=None, engine=None, *, name=None, **kw):
     d = _state(dst, what, "dst")
     _emit("RandGetState", [], [d], what, engine="DVE")
     return d
-
-
-@_refused
-def set_rng_seed(src_seeds=None, *, name=None, **kw):
-    raise Unsupported("nisa.set_rng_seed is refused: how the engine expands a 32-bit seed into its generator state is "
-                      "not documented (public NKI docs give only 'the same seed generates the same sequence'); set "
-                      "the state itself with nisa.rand_set_state(src_seeds, engine=nisa.engine.vector)",
-                      source_location())
-

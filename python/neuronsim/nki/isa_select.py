@@ -1,18 +1,17 @@
 """nki.isa: selection and search -- max8, nc_find_index8, nc_match_replace8 (the DVE top-8 set: BIR Max, MaxIndex,
 MatchReplace / MaxIndexAndMatchReplace), range_select (RangeSelect), select_reduce and tensor_copy_predicated
-(CopyPredicated), sequence_bounds (GetSequenceBounds), nonzero_with_count (NonzeroWithCount); topk is refused.
-Public NKI docs, the nki.isa page of each; semantics in engines/ops/search.cpp and select.cpp.
+(CopyPredicated), sequence_bounds (GetSequenceBounds), nonzero_with_count (NonzeroWithCount); topk is refused
+(refusals.py). Public NKI docs, the nki.isa page of each; semantics in engines/ops/search.cpp and select.cpp.
 
 Each call takes both of NKI's forms: the current namespace's (dst first, written) and the older one's (keywords,
 the result returned in a new tile)."""
 from . import registry
-from .errors import KernelError, Unsupported, source_location
+from .errors import KernelError
 from .isa_common import acc_cmd, alu, column, out_tile, reduce_res_tile, same_elements
 from .nl_common import _bir, _emit, _imm, _is_num, _mask, _new_tile, _tile
 from .tracer import View
 
 _api = registry.api("nki.isa")
-_refused = registry.api("nki.isa", status="refused")
 
 FP32_MIN = -3.4028234663852886e38  # the fill range_select takes (public NKI docs: on_false_value must be FP32_MIN)
 
@@ -252,10 +251,3 @@ def nonzero_with_count(dst=None, src=None, index_offset=0, padding_val=-1, *, na
             raise KernelError(f"{what}: {arg} must be an integer (within 2^24), got {v!r}")
     _emit("NonzeroWithCount", [_every_16th(x), _imm(index_offset), _imm(padding_val)], [_every_16th(d)], what)
     return d
-
-
-@_refused
-def topk(val_dst=None, idx_dst=None, src=None, n=None, *, name=None, **kw):
-    raise Unsupported("nisa.topk is refused: neuronsim's ISA tables have no instruction for it, and the public page "
-                      "leaves its result undefined for a reader (a 16-partition snake layout, yet 'each partition "
-                      "operates independently'; the order of equal values is not given)", source_location())

@@ -5,6 +5,7 @@ import builtins as _b  # sum, max, min, abs, all, any: NKI's names shadow Python
 
 from . import dtypes
 from .errors import KernelError, Unsupported, source_location
+from .isa_constants import bir_of
 from .symbolic import NeedsUnroll
 from .tracer import Op, View, bounds, current, new_storage
 
@@ -45,8 +46,12 @@ def _new_tile(shape, bir, buffer="sbuf", name=None, where=None):
 
 
 def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", where=None):
+    """Records one instruction. An nki.isa enum given as the engine or a field value (nisa.engine.vector,
+    nisa.reduce_cmd.reset_reduce) is written as its BIR name (isa_constants.bir_of)."""
     tr = current(what)
     where = where or _where()
+    engine = bir_of(engine)
+    fields = {k: bir_of(v) for k, v in (fields or {}).items()}
     for v in ins:
         if isinstance(v, View):
             v.storage.__dict__["uses"] = v.storage.__dict__.get("uses", 0) + 1
@@ -72,8 +77,11 @@ def _imm(x):
 def _mask(views, mask, what):
     """mask=: a comparison of nl.arange expressions that does not involve a loop variable clips the operands' dims
     statically (docs/nki-lowering.md "Masks"); any other mask is refused."""
-    if mask is None:
+    if mask is None or mask is True:  # mask=True: every element (a constant mask, as NKI takes it)
         return views
+    if mask is False:
+        raise Unsupported(f"{what}: mask=False (a constant mask that holds for no element: the instruction would "
+                          "write nothing; leave the call out instead)")
     if not hasattr(mask, "terms"):
         raise KernelError(f"{what}: mask= takes a comparison of index expressions, got {mask!r}")
     clip = {}

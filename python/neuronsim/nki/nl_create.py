@@ -16,15 +16,40 @@ _api = registry.api("nki.language")
 sbuf, psum, hbm, shared_hbm, private_hbm = "sbuf", "psum", "hbm", "shared_hbm", "private_hbm"
 
 
-class tile_size:
-    """nl.tile_size (public NKI docs): the hardware tile maxima."""
+class _TileSize:
+    """nl.tile_size: the hardware tile maxima, with the values the NKI docs state (nki.language.tile_size page;
+    tiling-overview page, Tile-Size Constraints 1-3: pmax == 128, psum_bank_fmax == 512, gemm_stationary_fmax ==
+    128, gemm_moving_fmax == 512; nki.isa.bn_stats page: 512; legacy programming-model page: psum_fmax == 512). A
+    PSUM bank holds 2 KiB per partition (512 fp32; reference neuron-arch.md 1.4), 8 banks. The SBUF sizes are
+    trn1's (arch trn1.json sbuf_bytes_per_partition; the usable part is the lowering's budget). The documentation
+    gives no number for the address alignments: reading one raises Unsupported saying so."""
     pmax = 128
-    psum_fmax = 2048
+    psum_fmax = 512  # deprecated alias of psum_bank_fmax
+    psum_bank_fmax = 512
+    psum_bank_fmax_bytes = 2048
+    psum_num_banks = 8
     gemm_stationary_fmax = 128
     gemm_moving_fmax = 512
     bn_stats_fmax = 512
-    psum_num_banks = 8
-    total_available_sbuf_size = 180224  # trn1's usable bytes per partition (the lowering's budget)
+    total_available_sbuf_size = 180224  # usable bytes per partition (deprecated name of sbuf_fmax_bytes)
+    sbuf_fmax_bytes = 180224
+    sbuf_fmax = 180224 // 4
+    sbuf_size_bytes = 128 * 196608  # all partitions, 24 MiB (reference neuron-arch.md 1.4)
+
+    @property
+    def psum_min_align(self):
+        raise Unsupported("nl.tile_size.psum_min_align: the NKI documentation gives no value for PSUM's address "
+                          "alignment")
+
+    @property
+    def sbuf_min_align(self):
+        raise Unsupported("nl.tile_size.sbuf_min_align: the NKI documentation gives no value for SBUF's address "
+                          "alignment")
+
+
+tile_size = _TileSize()
+registry.value("nki.language", "tile_size", tile_size)
+registry.value("nki.language", "_TileSize", _TileSize)
 
 
 @_api
@@ -38,7 +63,7 @@ def par_dim(n):
 def _create(shape, dtype, buffer, what, name=None):
     if buffer is None:
         buffer = sbuf
-    b = buffer if isinstance(buffer, str) else getattr(buffer, "name", str(buffer))
+    b = str(buffer) if isinstance(buffer, str) else getattr(buffer, "name", str(buffer))  # nl.sbuf: "sbuf"
     if not isinstance(buffer, str) and hasattr(buffer, "kw"):
         import warnings
         warnings.warn(f"neuronsim.nki: {what}: an explicit allocation ({b}) is placed by neuronsim's own allocation "

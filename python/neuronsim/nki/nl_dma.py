@@ -3,7 +3,7 @@ the shared identity matrix (a constant loaded), and nl.device_print."""
 import math
 
 from . import registry
-from .dtypes import float32, is_float
+from .dtypes import float32
 from .errors import KernelError
 from .nl_common import _bir, _emit, _is_num, _mask, _new_tile, _squeeze_free, _tile
 from .nl_create import full, shared_constant
@@ -137,15 +137,6 @@ def gather_flattened(data, indices, axis=0, *, dtype=None, mask=None, **kw):
     if dtype is not None and _bir(dtype) != x.bir_dtype:
         return tensor_copy_to(t, _bir(dtype), what)
     return t
-
-
-@_api
-def static_cast(input_data, dtype, **kw):
-    """The older namespace's cast: a number as that dtype's Python value, a tile as a TensorCopy to dtype."""
-    if _is_num(input_data):
-        return float(input_data) if is_float(_bir(dtype)) else int(input_data)
-    x = _tile(input_data, "nl.static_cast", "input_data")
-    return tensor_copy_to(x, _bir(dtype), "nl.static_cast")
 
 
 # ---------------------------------------------------------------------------------------------------- debugging

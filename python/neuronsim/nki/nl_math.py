@@ -4,7 +4,7 @@ import builtins as _b  # NKI's nl.abs below shadows Python's
 import math
 
 from . import dtypes, registry
-from .errors import KernelError
+from .errors import KernelError, Unsupported, source_location
 from .nl_common import _bir, _emit, _imm, _is_column, _is_num, _mask, _new_tile, _same_shape, _tile
 from .tracer import View
 
@@ -297,6 +297,31 @@ def mish(x, *, dtype=None, mask=None, **kw):
 
 
 @_api
+def gelu_apprx_sigmoid(x, *, dtype=None, mask=None, **kw):
+    return _activation("Gelu_apprx_sigmoid", x, dtype, mask, "nl.gelu_apprx_sigmoid")
+
+
+@_api
+def gelu_dx(x, *, dtype=None, mask=None, **kw):
+    return _activation("Derivative_Gelu", x, dtype, mask, "nl.gelu_dx")
+
+
+@_api
+def gelu_apprx_sigmoid_dx(x, *, dtype=None, mask=None, **kw):
+    return _activation("Derivative_Gelu_apprx_sigmoid", x, dtype, mask, "nl.gelu_apprx_sigmoid_dx")
+
+
+@_api
+def silu_dx(x, *, dtype=None, mask=None, **kw):
+    return _activation("Derivative_silu", x, dtype, mask, "nl.silu_dx")
+
+
+@_api
+def erf_dx(x, *, dtype=None, mask=None, **kw):
+    return _activation("Derivative_Erf", x, dtype, mask, "nl.erf_dx")
+
+
+@_api
 def sqrt(x, *, dtype=None, mask=None, **kw):
     return _activation("Sqrt", x, dtype, mask, "nl.sqrt")
 
@@ -403,6 +428,26 @@ def floor(x, *, dtype=None, mask=None, **kw):
 @_api
 def ceil(x, *, dtype=None, mask=None, **kw):
     return _rounding(x, dtype, mask, "nl.ceil", True)
+
+
+class Operator:
+    """An operator NKI names as a value, not a call (nl.bypass, nl.average, nl.prelu): the op= of nki.isa instructions
+    (reference neuron-arch.md 3.4, 3.5). Calling one raises Unsupported."""
+
+    def __init__(self, name, what):
+        self.name, self.what = name, what
+
+    def __call__(self, *args, **kwargs):
+        raise Unsupported(f"nl.{self.name} is {self.what}: give it as the op of an nki.isa instruction, it is no call",
+                          source_location())
+
+    def __repr__(self):
+        return f"nl.{self.name}"
+
+
+bypass = registry.value("nki.language", "bypass", Operator("bypass", "the ALU's pass-through operator"))
+average = registry.value("nki.language", "average", Operator("average", "the ALU's averaging reduction"))
+prelu = registry.value("nki.language", "prelu", Operator("prelu", "the parametric-ReLU activation function"))
 
 
 # ---------------------------------------------------------------------------------------------------- selection

@@ -1,13 +1,12 @@
 """nki.language: random numbers -- nl.rand (one Rand2 on VectorE, uniform in [0, 1)) and nl.dropout (one Dropout);
-nl.random_seed is refused. The values are the simulator's XORWOW generator (engines/ops/random.cpp; nki.isa's
-rand2 page names XORWOW): the hardware's stream is not documented, so a kernel gets the distribution NKI documents
-and the simulator's own stream (isa_random.py says how it is seeded)."""
+nl.random_seed is refused (refusals.py). The values are the simulator's XORWOW generator (engines/ops/random.cpp;
+nki.isa's rand2 page names XORWOW): the hardware's stream is not documented, so a kernel gets the distribution NKI
+documents and the simulator's own stream (isa_random.py says how it is seeded)."""
 from . import registry
 from .errors import KernelError, Unsupported, source_location
 from .nl_common import _bir, _emit, _imm, _is_num, _mask, _new_tile, _tile
 
 _api = registry.api("nki.language")
-_refused = registry.api("nki.language", status="refused")
 
 
 @_api
@@ -37,10 +36,3 @@ def dropout(x, rate, *, dtype=None, mask=None, **kw):
     out.storage.__dict__["temp"] = True
     _emit("Dropout", [x, r], [out], "nl.dropout")
     return out
-
-
-@_refused
-def random_seed(seed, **kw):
-    raise Unsupported("nl.random_seed is refused: how the engine expands a 32-bit seed into its generator state is "
-                      "not documented (public NKI docs give only 'the same seed generates the same sequence')",
-                      source_location())

@@ -214,6 +214,8 @@ class Pred:
         self.terms = [(e, op)]
 
     def __and__(self, o):
+        if o is True or o is False:  # a condition that is a Python bool already: (i < n) & True
+            return self if o else False
         p = Pred(Idx(0), "==")
         p.terms = self.terms + o.terms
         return p
@@ -252,7 +254,29 @@ class _MGrid:
             start, stop, step = k.start or 0, k.stop, k.step or 1
             n = max(0, (stop - start + step - 1) // step)
             out.append(Idx(start, None, {i - m: step}, {i - m: n}))
-        return out[0] if m == 1 else tuple(out)
+        return out[0] if m == 1 else Grid(out)
+
+
+class Grid(tuple):
+    """nl.mgrid's result: the index expressions, one per dim (i_p, i_f = nl.mgrid[...]), also as .p (the partition
+    index) and .x, .y, .z (the free indices), as NKI's mgrid gives them (grid = nl.mgrid[0:128, 0:512];
+    t[grid.p, grid.x])."""
+
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
+
+    @property
+    def y(self):
+        return self[2]
+
+    @property
+    def z(self):
+        return self[3]
 
 
 mgrid = _MGrid()

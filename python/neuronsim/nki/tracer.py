@@ -132,7 +132,20 @@ class View:
         raise Unsupported(f"iterating over tensor {self.name} in Python: index it with a loop variable instead")
 
     def __bool__(self):
-        raise Unsupported(f"the truth value of tensor {self.name}: its values exist only on the simulated device")
+        """A tensor is true, as NKI takes it (`if bias:` asks whether a tensor was given); its values exist only on
+        the simulated device."""
+        return True
+
+    @property
+    def itemsize(self):
+        return dtypes.size(self.bir_dtype)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.dims:
+            n *= d[1]
+        return n
 
     def __repr__(self):
         return f"<{self.buffer} tile of {self.name} {list(self.shape)} {self.bir_dtype}>"
@@ -360,6 +373,8 @@ class Trace:
         self.program_ids = ()
         self.unroll = False  # nl.affine_range / sequential_range as Python ranges (NeedsUnroll)
         self.cores = 1  # a launch grid's nl.nc(n) axis: the kernel runs on n cores, its program_id the shard id
+        self.arch = "trn1"  # the architecture the kernel is traced for, and its NeuronCore generation (arch core_gen)
+        self.core_gen = 2
 
     def var_range(self, v):
         if v == SHARD:

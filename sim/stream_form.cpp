@@ -1,5 +1,5 @@
-// BIR -> stream form: unrolled, constant addresses, placed tensors, explicit semaphores (see lower.hpp).
-#include "neuronsim/sim/lower.hpp"
+// BIR -> stream form: unrolled, constant addresses, placed tensors, explicit semaphores (see stream_form.hpp).
+#include "neuronsim/sim/stream_form.hpp"
 
 #include <algorithm>
 #include <array>
@@ -131,8 +131,8 @@ std::vector<std::string> dynamic_names(const isa::Program &program, const Schedu
   return names;
 }
 
-isa::Program lower_to_stream(const isa::Program &program, const engines::ArchParams &arch,
-                             const LowerOptions &options, LowerStats *stats, const InputSpec *inputs) {
+isa::Program to_stream_form(const isa::Program &program, const engines::ArchParams &arch,
+                            const StreamFormOptions &options, StreamFormStats *stats, const InputSpec *inputs) {
   engines::Memory mem(program, arch);
   mem.set_core(options.shard, options.rank);
   const bool traced = has_data_dependent_control(program);
@@ -159,7 +159,7 @@ isa::Program lower_to_stream(const isa::Program &program, const engines::ArchPar
     ts.bank = 0;
     ts.allocated = true;
   }
-  LowerStats st;
+  StreamFormStats st;
   auto emit = [&](isa::Inst in) {
     in.index = static_cast<int>(out.insts.size());
     isa::Node node;
@@ -242,7 +242,7 @@ isa::Program lower_to_stream(const isa::Program &program, const engines::ArchPar
   // Vector clocks over the schedule: know[i][q] = how many queue-q instructions are known complete when
   // instruction i starts, through its waits and, transitively, its producers' waits. Queue order alone gives an
   // instruction its predecessors' knowledge but not their completion (the core completes an instruction its
-  // latency after it leaves the queue; completions stay in queue order, sim/core.cpp). A wait that this
+  // latency after it leaves the queue; completions stay in queue order, sim/core_issue.cpp). A wait that this
   // knowledge already implies costs a sync slot and changes nothing: it is dropped.
   const size_t n = s.insts.size();
   std::vector<Clock> know(n);

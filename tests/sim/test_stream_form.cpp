@@ -1,4 +1,4 @@
-// sim::lower_to_stream: the unrolled, placed, explicitly synchronized program runs to the same outputs and, with
+// sim::to_stream_form: the unrolled, placed, explicitly synchronized program runs to the same outputs and, with
 // every wait kept on its instruction, the same simulated time as the BIR it came from; fitted to the bundles'
 // one-wait sync band it still computes the same and survives an encode/decode round trip of the streams.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "neuronsim/builder.hpp"
 #include "neuronsim/isa/bundle.hpp"
 #include "neuronsim/sim/io.hpp"
-#include "neuronsim/sim/lower.hpp"
+#include "neuronsim/sim/stream_form.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "support/temp_dir.hpp"
 
@@ -64,10 +64,10 @@ Ran run(const isa::Program &p, bool triggers = true) {
 
 } // namespace
 
-TEST(Lower, UnrollsNamesPlacesAndSynchronizes) {
+TEST(StreamForm, UnrollsNamesPlacesAndSynchronizes) {
   const isa::Program p = looped_kernel();
-  sim::LowerStats st;
-  const isa::Program low = sim::lower_to_stream(p, engines::builtin_arch("trn1"), {false}, &st);
+  sim::StreamFormStats st;
+  const isa::Program low = sim::to_stream_form(p, engines::builtin_arch("trn1"), {false}, &st);
   ASSERT_EQ(low.insts.size(), 20u);  // 5 instructions x 4 iterations, no carriers when waits are not fitted
   EXPECT_EQ(st.carriers, 0);
   EXPECT_TRUE(low.loop_vars.empty());
@@ -91,14 +91,14 @@ TEST(Lower, UnrollsNamesPlacesAndSynchronizes) {
   EXPECT_EQ(low.insts[1].waits[0].value, 1);
 }
 
-TEST(Lower, SameOutputsAndSameTimeAsTheBir) {
+TEST(StreamForm, SameOutputsAndSameTimeAsTheBir) {
   const isa::Program p = looped_kernel();
   // The first run in a process can break same-time ties on the shared DMA bandwidth differently from later runs
   // (observed with the in-progress core: 7729.5 ns, then 8119.5 ns for this very program). Compare runs with the
   // same history: a warm-up run first.
   (void)run(p);
   const Ran orig = run(p, /*triggers=*/false);
-  const isa::Program low = sim::lower_to_stream(p, engines::builtin_arch("trn1"), {false});
+  const isa::Program low = sim::to_stream_form(p, engines::builtin_arch("trn1"), {false});
   const Ran l = run(low);
   ASSERT_EQ(orig.c.size(), l.c.size());
   EXPECT_EQ(orig.c, l.c);
@@ -110,12 +110,12 @@ TEST(Lower, SameOutputsAndSameTimeAsTheBir) {
   }
 }
 
-TEST(Lower, FittedToBundlesRoundTripsThroughTheStreams) {
+TEST(StreamForm, FittedToBundlesRoundTripsThroughTheStreams) {
   const isa::Program p = looped_kernel();
   (void)run(p);  // same history for both runs (see above)
   const Ran orig = run(p, /*triggers=*/false);
-  sim::LowerStats st;
-  const isa::Program low = sim::lower_to_stream(p, engines::builtin_arch("trn1"), {true}, &st);
+  sim::StreamFormStats st;
+  const isa::Program low = sim::to_stream_form(p, engines::builtin_arch("trn1"), {true}, &st);
   for (const auto &in : low.insts) {
     EXPECT_LE(in.waits.size(), in.type == InstructionType::EventSemaphore ? 2u : 1u) << in.name;
     EXPECT_EQ(in.updates.size(), 1u) << in.name;

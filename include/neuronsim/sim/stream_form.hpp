@@ -1,7 +1,8 @@
-// Lowering a BIR program to the form a bundle stream carries (DESIGN.md 1 job 3, issue 6): loops unrolled, every
-// address constant, tensors placed, engines chosen and the synchronization the scheduler inferred written out as
-// explicit semaphores. The result runs on the same core and gives the same outputs; `isa::write_bundle_dir` can
-// encode it (the stream format writes each instruction once and has no loops, docs/bundle-layout.md).
+// A BIR program in the stream form, the form a bundle stream carries (DESIGN.md 1 job 3, issue 6): loops
+// unrolled, every address constant, tensors placed, engines chosen and the synchronization the scheduler
+// inferred written out as explicit semaphores. The result runs on the same core and gives the same outputs;
+// `isa::write_bundle_dir` can encode it (the stream format writes each instruction once and has no loops,
+// docs/bundle-layout.md).
 #pragma once
 
 #include <string>
@@ -14,7 +15,7 @@
 
 namespace neuronsim::sim {
 
-struct LowerOptions {
+struct StreamFormOptions {
   // The shared sync band of a compute/DMA bundle holds one wait and one update (docs/bundle-layout.md). When
   // true, the waits of an instruction that the schedule does not already imply and that do not fit its own
   // band go to EventSemaphore instructions ("sync carriers", two waits each) placed just before it on the same
@@ -26,7 +27,7 @@ struct LowerOptions {
   int64_t shard = 0, rank = 0;
 };
 
-struct LowerStats {
+struct StreamFormStats {
   int64_t instructions = 0;    // lowered instructions, carriers included
   int64_t carriers = 0;        // EventSemaphore sync carriers added
   int64_t waits_dropped = 0;   // waits implied by earlier waits (transitively) and left out
@@ -44,9 +45,9 @@ struct LowerStats {
 // branch is kept with the edge it took as the fall-through ("") and the other edge naming block "off_trace": an
 // Exit after the trace, so that a run of the stream on inputs that leave the path stops there instead of
 // silently following it.
-isa::Program lower_to_stream(const isa::Program &program, const engines::ArchParams &arch,
-                             const LowerOptions &options = {}, LowerStats *stats = nullptr,
-                             const InputSpec *inputs = nullptr);
+isa::Program to_stream_form(const isa::Program &program, const engines::ArchParams &arch,
+                            const StreamFormOptions &options = {}, StreamFormStats *stats = nullptr,
+                            const InputSpec *inputs = nullptr);
 
 // The name of each dynamic instruction of `schedule` (indexed like schedule.insts): the static name, plus
 // "#<k>" for the k-th execution (from 0) of an instruction inside a loop or executed more than once (a branch

@@ -1,0 +1,81 @@
+"""The documented NKI names neuronsim's front end does not serve yet, each with the reason: registered as refusals
+(registry.refuse), so that a kernel may still import a name, store it in a table and compare it, and calling it
+raises Unsupported naming it and the reason. A definition registered anywhere under the same name replaces its
+refusal (registry.register)."""
+from . import registry
+
+# Reasons shared by several names.
+_INSTR = "the instruction has no lowering in the front end yet (issue 37, new nki.isa instructions)"
+_NL = "no lowering in the front end yet (issue 37, new nki.language compute calls)"
+_AP = "comes with the access-pattern API (tensor views, .ap, registers; issue 37)"
+_REG = "comes with registers and dynamic loops (issue 37)"
+_MULTI = "comes with multi-core kernels: per-shard tracing, barriers and collectives (issue 37)"
+_SEED = ("how the engine expands a 32-bit seed into its generator state is not documented (the pages say only that "
+         "the same seed gives the same sequence); nisa.rand_set_state(src_seeds, engine=nisa.engine.vector) sets the "
+         "state itself")
+
+registry.refuse_all("nki.isa", {
+    "dma_transpose": _INSTR,
+    "topk": "neuronsim's ISA tables have no instruction for it, and its page leaves the result open (a 16-partition "
+            "snake layout, yet 'each partition operates independently'; the order of equal values is not given)",
+    "set_rng_seed": _SEED,
+    "get_nc_sub_version": "the NeuronCore sub-version has no documented values",
+    **{n: _REG for n in ("register_alloc", "register_load", "register_move", "register_store", "VirtualRegister")},
+    "tensor_copy_dynamic_src": "removed from the reference in SDK 2.32 (tensor_copy with .ap(scalar_offset=)); " + _AP,
+    "tensor_copy_dynamic_dst": "removed from the reference in SDK 2.32 (tensor_copy with .ap(scalar_offset=)); " + _AP,
+    "core_barrier": _MULTI, "sendrecv": _MULTI,
+    "NkiInstruction": "nki.isa calls return their destination tile here, not an instruction handle",
+    "NkiInstruction.depends_on": "nki.isa calls return their destination tile here, not an instruction handle; the "
+                                 "simulator orders instructions by their data dependencies",
+    "attention_kernel": "a call into the compiler's built-in attention kernel, whose behaviour the reference does "
+                        "not document (legacy, listed by no page of the latest reference)",
+    "attention_kernel_cache": "a call into the compiler's built-in attention kernel, whose behaviour the reference "
+                              "does not document (legacy, listed by no page of the latest reference)",
+    "builtin_custom_op": "runs a custom-operator library compiled for the device, which has no documented "
+                         "semantics a simulator could follow",
+})
+
+registry.refuse_all("nki.language", {
+    **{n: _NL for n in ("expand_dims", "atomic_rmw")},
+    "random_seed": _SEED,
+    "loop_reduce": "an accumulation across the trips of a loop: comes with the loop_reduce lowering (issue 38)",
+    "gemm_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has no text)",
+    "gemm_stationary_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has "
+                            "no text)",
+    "dynamic_range": _REG, "while_loop": _REG,
+    "spmd_dim": _MULTI, "all_reduce": _MULTI,
+    **{n: "listed but commented out in the legacy reference (no API): " + _MULTI
+       for n in ("all_gather", "all_to_all", "reduce_scatter")},
+    **{f"NkiTensor.{n}": _AP for n in ("ap", "broadcast", "expand_dim", "flatten_dims", "get_pattern", "indirect",
+                                      "is_contiguous", "is_indirect", "offset", "permute", "rearrange",
+                                      "reinterpret_cast", "reshape_dim", "select", "slice", "squeeze_dim", "strides",
+                                      "vector_select", "view")},
+})
+
+registry.refuse_all("nki.collectives", {
+    n: _MULTI for n in ("all_gather", "all_gather_v", "all_to_all", "all_to_all_v", "collective_permute",
+                        "collective_permute_implicit", "collective_permute_implicit_current_processing_rank_id",
+                        "collective_permute_implicit_reduce", "rank_id", "reduce_scatter")})
+
+_FRAMEWORK = "integration with a framework's tensors (PyTorch, JAX): neuronsim runs kernels on numpy arrays"
+registry.refuse_all("nki", {
+    "FrameworkKernel": _FRAMEWORK,
+    **{f"FrameworkKernel.{n}": _FRAMEWORK for n in ("dump_config", "is_framework_tensor", "map_framework_tensor",
+                                                   "translate_to_neuron_dtype")},
+    "jit:kernel[lnc]": "kernel[n] is the legacy launch grid here (n instances traced one after the other, "
+                       "nl.nc(n) for the cores of one logical core); the current meaning, the LNC degree with "
+                       "nl.program_id the shard id, " + _MULTI,
+    **{f"tensor.{n}": "not defined on neuronsim's tensors (" + _AP + ")" for n in ("assert_shape", "astype",
+                                                                                  "expand_dims", "view")},
+})
+
+_SAMPLE = ("a sample kernel the compiler package shipped (SDK 2.20-2.21), not API: its source is published in "
+           "nki-samples, which neuronsim runs as published")
+registry.refuse_all("nki.kernels", {n: _SAMPLE for n in (
+    "add_kernel_nx8x128x512", "allocated_fused_rms_norm_qkv", "allocated_fused_self_attn_for_SD_small_head_size",
+    "flash_attn_bwd", "flash_fwd", "fused_self_attn_for_SD_small_head_size", "resize_nearest_fixed_dma_kernel",
+    "select_and_scatter_kernel")})
+
+registry.refuse_all("nki.language", {
+    f"tile_size.{n}": "the NKI documentation gives no value for it (reading it raises)"
+    for n in ("psum_min_align", "sbuf_min_align")})
