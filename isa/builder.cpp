@@ -5,7 +5,8 @@
 namespace neuronsim::builder {
 
 isa::Expr Aff::to_expr() const {
-  if (terms.empty()) return isa::Expr::constant(c);
+  const bool no_regs = std::all_of(regs.begin(), regs.end(), [](const auto &r) { return r.second == 0; });
+  if (terms.empty() && no_regs) return isa::Expr::constant(c);
   isa::Expr e;
   e.kind = isa::Expr::Kind::Affine;
   e.c = c;
@@ -17,6 +18,14 @@ isa::Expr Aff::to_expr() const {
     e.kids.push_back(iv);
     e.coeffs.push_back(k);
   }
+  for (const auto &[name, k] : regs) {
+    if (k == 0) continue;
+    isa::Expr r;
+    r.kind = isa::Expr::Kind::Register;
+    r.regref = name;
+    e.kids.push_back(r);
+    e.coeffs.push_back(k);
+  }
   return e;
 }
 
@@ -24,12 +33,14 @@ Aff operator+(Aff a, const Aff &b) {
   a.c += b.c;
   a.shards = std::max(a.shards, b.shards);
   for (const auto &[v, k] : b.terms) a.terms[v] += k;
+  for (const auto &[r, k] : b.regs) a.regs[r] += k;
   return a;
 }
 
 Aff operator*(Aff a, int64_t k) {
   a.c *= k;
   for (auto &t : a.terms) t.second *= k;
+  for (auto &r : a.regs) r.second *= k;
   return a;
 }
 
@@ -107,7 +118,7 @@ isa::Arg Builder::ap(const Ap &a) {
   g.tensor = a.tensor;
   g.ap = a.dims;
   g.start = a.start.to_expr();
-  g.json_kind = a.start.terms.empty() ? "physical_ap" : "symbolic_ap";
+  g.json_kind = a.start.terms.empty() && a.start.regs.empty() ? "physical_ap" : "symbolic_ap";
   return g;
 }
 
@@ -183,6 +194,22 @@ void Builder::dynamic_loop(const std::string &var, int64_t lb, const std::string
   n.ub_expr.c = ub_const;
   n.ub_expr.kids.push_back(register_expr(ub_reg));
   n.ub_expr.coeffs.push_back(ub_coef);
+  n.stride_expr = isa::Expr::constant(stride);
+  stack_.back()->push_back(std::move(n));
+  isa::Node &ref = stack_.back()->back();
+  stack_.push_back(&ref.body);
+  body(Aff::var(ref.var));
+  stack_.pop_back();
+}
+
+void Builder::dynamic_loop(const std::string &var, const Aff &lb, const Aff &ub, int64_t stride,
+                           const std::function<void(Aff)> &body) {
+  prog_.loop_vars.push_back(var);
+  isa::Node n;
+  n.kind = isa::Node::Kind::DynamicForLoop;
+  n.var = static_cast<int>(prog_.loop_vars.size()) - 1;
+  n.lb_expr = lb.to_expr();
+  n.ub_expr = ub.to_expr();
   n.stride_expr = isa::Expr::constant(stride);
   stack_.back()->push_back(std::move(n));
   isa::Node &ref = stack_.back()->back();

@@ -176,6 +176,24 @@ Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const Cod
   }
   BundlePool pool;
   if (m.contains("pool")) pool = pool_from_json(m.at("pool").dump(), prog, mctx);
+  // The streams are `<engine>.bin`, one per engine (docs/bundle-layout.md "Stream directory"): a `files` entry
+  // naming no engine's stream would declare bundles no engine decodes.
+  std::string stream_names;
+  for (const auto &e : enum_names<Engine>())
+    if (e != "Unassigned") stream_names += (stream_names.empty() ? "" : ", ") + e + ".bin";
+  const auto is_stream_name = [](const std::string &f) {
+    const auto dot = f.rfind(".bin");
+    return dot != std::string::npos && dot + 4 == f.size() && f != "Unassigned.bin" &&
+           enum_from_name<Engine>(f.substr(0, dot)).has_value();
+  };
+  if (m.contains("files")) {
+    if (!m.at("files").is_object())
+      throw InputError(ErrorContext{mpath, -1, "", "files"}, "not a JSON object (engine file -> bundle count)");
+    for (const auto &[name, count] : m.at("files").items())
+      if (!is_stream_name(name))
+        throw InputError(ErrorContext{mpath, -1, "", "files." + name},
+                         "'" + name + "' is no engine's stream (the streams are " + stream_names + ")");
+  }
   std::map<std::string, std::vector<uint8_t>> files;
   // Each stream is a regular file no larger than the manifest's `files` entry declares (bundles x 64 bytes).
   auto load = [&](const std::string &name) -> const std::vector<uint8_t> & {
@@ -213,14 +231,16 @@ Program read_bundle_dir_impl(const std::string &dir, CoreGen *gen_out, const Cod
     const InstructionType type = parse_inst_type(ji.at("type").get<std::string>(), ictx);
     const Engine eng = parse_enum<Engine>(ji.at("engine").get<std::string>(), ictx);
     const std::string fname = ji.value("file", engine_file_name(eng));
+    // An instruction is decoded as its engine's bundle, from its engine's stream (a plain file name in the bundle
+    // directory: no path components from the manifest).
+    if (fname != engine_file_name(eng))
+      throw InputError(ErrorContext{mpath, static_cast<long>(i), ji.value("name", ""), "file"},
+                       "'" + fname + "' is not the stream of the instruction's engine " + enum_name(eng) + " (" +
+                           engine_file_name(eng) + ")");
     if (!engine_allowed(type, eng))
       throw InputError(ErrorContext{mpath, static_cast<long>(i), ji.value("name", ""), "engine"},
                        std::string(inst_type_name(type)) + " cannot run on " + enum_name(eng) + " (it runs on " +
                            allowed_engines_text(type) + ")");
-    // Streams live in the bundle directory itself: no path components from the manifest.
-    if (fname.empty() || fname.find('/') != std::string::npos || fname == "." || fname == "..")
-      throw InputError(ErrorContext{mpath, static_cast<long>(i), ji.value("name", ""), "file"},
-                       "stream file name '" + fname + "' must be a plain file name in the bundle directory");
     const auto &bytes = load(fname);
     const size_t n = ji.at("bundles").get<size_t>();
     size_t &cur = cursor[fname];

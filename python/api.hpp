@@ -56,6 +56,7 @@ struct Result {
   pybind11::list saved_inputs;                    // the files save_inputs= wrote
   std::string summary_text;                       // as `neuronsim run` prints it (sim::summary_text)
   std::shared_ptr<const nlohmann::json> doc;      // the stats document (report())
+  std::vector<std::string> read_files;            // what the run read, which report() may not replace
 };
 // Result.report(path): the run's page (sim/report.hpp), its timeline from the run's trace file when it wrote
 // one.
@@ -90,6 +91,14 @@ pybind11::dict run_config(pybind11::handle kernel);
 // An output path through the rule every output follows (isa::output_target): InvalidInput for a FIFO, socket,
 // block device, directory; "regular" (or "absent") or "device" otherwise. The sweeps' results files use it.
 std::string output_kind(pybind11::handle path);
+// The rule of every output neuronsim writes (sim::prepare_output_paths), for the Python package's own writers
+// (save_bir, the sweeps' results): each of `outputs` an acceptable output path (isa::output_target; its folder
+// there and writable) that is none of `inputs` (the files of the same run: a kernel's source, its data) nor
+// another output. InvalidInput naming the path otherwise. Writes nothing.
+void check_output_paths(pybind11::handle outputs, pybind11::handle inputs);
+// check_output_paths([path], inputs), then `text` (str) written to path whole (isa::write_file_atomic: a
+// temporary renamed into place; a device written in place, every write error reported).
+void write_output(pybind11::handle path, pybind11::handle text, pybind11::handle inputs);
 // cores= / lnc=: None (0) or a whole number from 1 to sim::kMaxCores; TypeError naming the argument
 // otherwise.
 int count_arg(pybind11::handle v, const char *name);

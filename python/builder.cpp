@@ -12,6 +12,7 @@
 #include "errors.hpp"
 
 #include "neuronsim/builder.hpp"
+#include "neuronsim/engines/ops.hpp"
 #include "neuronsim/isa/bir_json.hpp"
 #include "neuronsim/lowering.hpp"
 
@@ -91,6 +92,8 @@ std::string text(const Aff &a) {
   for (const auto &[v, k] : a.terms)
     s +=
         " + " + std::to_string(k) + "*" + (v == Aff::kShard ? std::string("shard") : "v" + std::to_string(v));
+  for (const auto &[r, k] : a.regs)
+    s += " + " + std::to_string(k) + "*" + r;
   return s;
 }
 
@@ -103,7 +106,10 @@ void bind_builder(py::module_ &m) {
       .def(py::init<int64_t>(), py::arg("c") = 0)
       .def_static("shard", &Aff::shard, py::arg("shards"),
                   "The running core's shard id on a logical core of `shards` physical cores (ShardIDKind).")
+      .def_static("reg", &Aff::reg, py::arg("name"),
+                  "The value a register holds when the instruction runs (an IntRuntimeValueKind term).")
       .def_readonly("c", &Aff::c)
+      .def_property_readonly("regs", [](const Aff &a) { return a.regs; })
       .def_property_readonly("terms", [](const Aff &a) { return a.terms; })
       .def("__add__", [](const Aff &a, const Aff &o) { return a + o; })
       .def("__radd__", [](const Aff &a, int64_t o) { return Aff(o) + a; })
@@ -190,6 +196,9 @@ void bind_builder(py::module_ &m) {
           py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32")
       .def_static("ap", &Builder::ap)
       .def_static(
+          "reg", [](const std::string &n, const std::string &dt) { return Builder::reg(n, dtype_of(dt)); },
+          py::arg("name"), py::arg("dtype") = "int32", "A register operand (register_access).")
+      .def_static(
           "imm", [](double v, const std::string &dt) { return Builder::imm(v, dtype_of(dt)); },
           py::arg("value"), py::arg("dtype") = "float32")
       .def(
@@ -201,6 +210,13 @@ void bind_builder(py::module_ &m) {
           py::arg("type"), py::arg("ins"), py::arg("outs"))
       .def("loop", &Builder::loop, py::arg("var"), py::arg("lb"), py::arg("ub"), py::arg("stride"),
            py::arg("body"))
+      .def("dynamic_loop",
+           py::overload_cast<const std::string &, const Aff &, const Aff &, int64_t,
+                             const std::function<void(Aff)> &>(&Builder::dynamic_loop),
+           py::arg("var"), py::arg("lb"), py::arg("ub"), py::arg("stride"), py::arg("body"),
+           "DynamicForLoop: for var in range(lb, ub, stride), the bounds (registers too) read when it starts.")
+      .def("do_while", &Builder::do_while, py::arg("cond_reg"), py::arg("body"),
+           "DoWhile: do { body() } while (register cond_reg != 0).")
       .def_property_readonly("instruction_count",
                              [](Builder &bb) { return static_cast<int64_t>(bb.program().insts.size()); })
       .def(
@@ -211,7 +227,7 @@ void bind_builder(py::module_ &m) {
           "The module as BIR JSON text, as the workload generator writes its files.")
       .def(
           "kernel",
-          [](Builder &bb, const std::string &label) {
+          [](Builder &bb, const std::string &label, const std::vector<std::string> &sources) {
             // Through the BIR reader, as a file written by to_bir_text would be read: the same checks and the
             // same program `neuronsim run` gets from --emit-bir.
             return guarded([&] {
@@ -219,10 +235,21 @@ void bind_builder(py::module_ &m) {
               k->path = label;
               k->label = label;
               k->program = isa::parse_bir(isa::to_bir_json(bb.program()), label);
+              k->files = sources;  // no output of its runs may replace them
               return KernelInfo{std::move(k)};
             });
           },
-          py::arg("label"), "A Kernel run() takes, read from the module's BIR.");
+          py::arg("label"), py::arg("sources") = std::vector<std::string>{},
+          "A Kernel run() takes, read from the module's BIR; sources: the files it was made from (an NKI\n"
+          "kernel's .py), which no output of its runs may replace.");
+
+  b.def(
+      "default_engine",
+      [](const std::string &type) {
+        return std::string(isa::enum_name(engines::default_engine(guarded([&] { return isa::parse_inst_type(type); }))));
+      },
+      py::arg("type"),
+      "The engine an Unassigned instruction of this BIR type runs on (engines/ops/engine_policy.cpp).");
 
   py::module_ l = m.def_submodule("lowering", "The lowering library (include/neuronsim/lowering.hpp).");
   l.attr("USABLE_SBUF_BYTES") = lowering::kUsableSbufBytes;

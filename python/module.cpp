@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include "api.hpp"
+#include "neuronsim/isa/bir_json.hpp"
 #include "convert.hpp"
 #include "errors.hpp"
 
@@ -110,6 +111,10 @@ PYBIND11_MODULE(_core, m) {
   }
   m.doc() = kModuleDoc;
   m.attr("__version__") = neuronsim::sim::version();
+  // The limits the NKI front end bounds its tracing by, as the run and the BIR reader bound theirs: the default
+  // max_instructions (docs/bad-input.md "Limits") and the most instructions a BIR program holds.
+  m.attr("DEFAULT_MAX_INSTRUCTIONS") = neuronsim::sim::kDefaultMaxInstructions;
+  m.attr("MAX_STATIC_INSTRUCTIONS") = neuronsim::isa::kMaxStaticInstructions;
   register_errors(m);
 
   py::class_<TensorInfo>(m, "TensorInfo", "A tensor of a kernel.")
@@ -284,6 +289,15 @@ PYBIND11_MODULE(_core, m) {
         "(replaced "
         "whole)\nor 'device' (written in place); InvalidInput for a FIFO, socket, block device or directory.",
         py::arg("path"));
+  m.def("check_output_paths", &check_output_paths,
+        "The rule of every output neuronsim writes, for the package's own writers: each of outputs may be\n"
+        "written (a regular file or a character device, its folder there and writable) and is none of inputs\n"
+        "(the files the same run reads) nor another output; InvalidInput naming the path otherwise.",
+        py::arg("outputs"), py::arg("inputs") = py::none());
+  m.def("write_output", &write_output,
+        "check_output_paths([path], inputs), then text written to path whole (a temporary renamed into place;\n"
+        "a device written in place, every write error reported as InvalidInput naming the path).",
+        py::arg("path"), py::arg("text"), py::arg("inputs") = py::none());
   m.def("load", &load,
         "Reads a kernel (BIR JSON path, workload folder, bundle-stream folder) into a Kernel.\n\nExample:\n"
         "    >>> k = neuronsim.load(\"workloads/kernel1\")\n    >>> [t.name for t in k.inputs]\n    ['a']",

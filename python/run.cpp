@@ -213,6 +213,7 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
   s.options.device_print = [&prints](const std::string &line) { prints.push_back(line); };
 
   sim::Run r;
+  std::vector<std::string> read_files;
   nlohmann::json stats;
   std::string summary;
   std::vector<sim::Mismatch> bad;
@@ -224,6 +225,7 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
       std::lock_guard<std::mutex> lock(core_mutex());
       sim::complete_settings(*k, s);
       sim::prepare_run_outputs(*k, s, "", {trace_file, report_file});
+      read_files = sim::run_read_files(*k, s);
       try {
         r = sim::run_kernel(*k, s);
       } catch (const sim::RunCancelled &) {
@@ -240,7 +242,8 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
                                             ? nlohmann::json()
                                             : sim::trace_json(r.result, r.simulator->schedule(), k->program);
         isa::write_file_atomic(report_file,
-                               sim::run_report_html(stats, timeline.is_null() ? nullptr : &timeline));
+                               sim::run_report_html(stats, timeline.is_null() ? nullptr : &timeline, "",
+                                                    trace_file));
       }
       bad = sim::check_outputs(*k, r, s);
     });
@@ -261,6 +264,7 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
   out.stats = to_python(stats);
   out.summary_text = summary;
   out.doc = std::make_shared<const nlohmann::json>(std::move(stats));
+  out.read_files = std::move(read_files);
   for (const auto &f : r.saved_inputs)
     out.saved_inputs.append(f);
   if (!trace_file.empty())
@@ -312,11 +316,17 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
 
 void write_report(const Result &r, py::handle path) {
   const std::string file = path_arg(path, "path");
+  const std::string trace_file = r.trace_path.is_none() ? std::string() : r.trace_path.cast<std::string>();
   guarded([&] {
+    // The output rule of every writer: the page replaces none of the files the run read, nor its trace.
+    std::vector<std::string> reads = r.read_files;
+    if (!trace_file.empty())
+      reads.push_back(trace_file);
+    sim::prepare_output_paths({}, {file}, reads);
     std::optional<nlohmann::json> trace;
-    if (!r.trace_path.is_none())
-      trace = isa::read_json_file(r.trace_path.cast<std::string>(), "trace file");
-    isa::write_file_atomic(file, sim::run_report_html(*r.doc, trace ? &*trace : nullptr));
+    if (!trace_file.empty())
+      trace = isa::read_json_file(trace_file, "trace file");
+    isa::write_file_atomic(file, sim::run_report_html(*r.doc, trace ? &*trace : nullptr, "", trace_file));
   });
 }
 

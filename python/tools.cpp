@@ -14,6 +14,7 @@
 #include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/file_output.hpp"
 #include "neuronsim/sim/device.hpp"
+#include "neuronsim/sim/io.hpp"
 
 namespace py = pybind11;
 namespace fs = std::filesystem;
@@ -151,6 +152,38 @@ std::string output_kind(py::handle path) {
     return "device";
   }
   return "absent";
+}
+
+namespace {
+// A list of paths (str or os.PathLike each), TypeError naming `what` otherwise.
+std::vector<std::string> path_list(py::handle paths, const char *what) {
+  std::vector<std::string> out;
+  if (paths.is_none())
+    return out;
+  if (py::isinstance<py::str>(paths) || !py::isinstance<py::iterable>(paths))
+    throw py::type_error(std::string(what) + " must be a list of paths, got " +
+                         std::string(py::str(paths.get_type().attr("__name__"))));
+  for (py::handle p : paths)
+    out.push_back(path_arg(p, what));
+  return out;
+}
+} // namespace
+
+void check_output_paths(py::handle outputs, py::handle inputs) {
+  const auto outs = path_list(outputs, "outputs"), ins = path_list(inputs, "inputs");
+  guarded([&] { sim::prepare_output_paths({}, outs, ins); });
+}
+
+void write_output(py::handle path, py::handle text, py::handle inputs) {
+  const std::string p = path_arg(path, "path");
+  if (!py::isinstance<py::str>(text))
+    throw py::type_error("text must be a str, got " + std::string(py::str(text.get_type().attr("__name__"))));
+  const std::string content = text.cast<std::string>();
+  const auto ins = path_list(inputs, "inputs");
+  guarded([&] {
+    sim::prepare_output_paths({}, {p}, ins);
+    isa::write_file_atomic(p, content);
+  });
 }
 
 py::dict encode(py::handle kernel, py::handle gen, py::handle arch, py::handle outdir, py::handle cores,

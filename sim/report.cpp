@@ -4,12 +4,17 @@
 #include "neuronsim/sim/report.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "neuronsim/error.hpp"
 #include "neuronsim/sim/version.hpp"
+#include "report_input.hpp"
 #include "report_page.hpp"
 
 namespace neuronsim::sim {
@@ -18,70 +23,66 @@ namespace {
 
 using nlohmann::json;
 
-// The page's data inside <script type="application/json">: "</" written as "<\/" so that no string in it (a
-// kernel's file name) can close the script element.
+// The page's data inside <script type="application/json">, as JSON whose every '<', '>' and '&' is written as
+// its \u escape: those characters only occur inside JSON strings, so the text means the same to JSON.parse,
+// and no string in it (a kernel named "</script>" or "<!--") can end the script element or open a comment in
+// it. The page is the template cut at its one @DATA@ mark with the data in between: nothing is substituted into
+// markup (the title is set by the page's script from data.title).
 std::string embed(const json &data) {
   const std::string text = data.dump(-1, ' ', false, json::error_handler_t::replace);
   std::string out;
   out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    out += text[i];
-    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/')
-      out += '\\';
-  }
+  for (const char c : text)
+    out += c == '<' ? std::string("\\u003c") : c == '>' ? std::string("\\u003e")
+         : c == '&' ? std::string("\\u0026") : std::string(1, c);
   return out;
 }
 
-std::string page(const json &data, const std::string &title) {
-  std::string t;
-  for (char c : title)
-    t += c == '<' ? std::string("&lt;") : c == '&' ? std::string("&amp;") : std::string(1, c);
-  std::string html = kReportPage;
-  const auto put = [&](const std::string &mark, const std::string &with) {
-    const auto at = html.find(mark);
-    if (at != std::string::npos)
-      html.replace(at, mark.size(), with);
-  };
-  put("@TITLE@", t);
-  put("@DATA@", embed(data));
-  return html;
+std::string page(json data, const std::string &title) {
+  data["title"] = title;
+  const std::string html = kReportPage;
+  const auto at = html.find("@DATA@");
+  if (at == std::string::npos || html.find("@DATA@", at + 1) != std::string::npos)
+    throw std::logic_error("sim/report_page.hpp holds the @DATA@ mark exactly once");
+  return html.substr(0, at) + embed(data) + html.substr(at + 6);
 }
 
 // The trace's complete events ("X") as compact rows: track names (engines first, then DMA ring slots and
 // engines, in the trace's sort order), and [track, start ns, duration ns, name] per slice, the earliest
-// kReportSlices.
+// kReportSlices. The trace is one check_report_trace accepted: every key read here is there with its type.
 json timeline_of(const json &trace) {
-  const json &events = trace.is_object() ? trace.value("traceEvents", json::array()) : trace;
+  const json &events = trace.at("traceEvents");
   // Tracks by (process, thread): a multi-core trace has one process per core, each with the same thread ids.
-  auto key = [](const json &e) { return e.value("pid", int64_t(1)) * 1000000 + e["tid"].get<int64_t>(); };
-  std::map<int64_t, std::string> names;
+  using Track = std::pair<int64_t, int64_t>;
+  auto key = [](const json &e) { return Track{e.value("pid", int64_t(1)), e.at("tid").get<int64_t>()}; };
+  std::map<Track, std::string> names;
   std::set<int64_t> pids;
   std::vector<const json *> slices;
   for (const auto &e : events) {
-    if (!e.is_object() || !e.contains("tid"))
+    if (!e.contains("tid"))
       continue;
     const std::string ph = e.value("ph", std::string());
     if (ph == "M" && e.value("name", std::string()) == "thread_name")
-      names[key(e)] = e["args"].value("name", "");
-    else if (ph == "X" && e.contains("ts"))
+      names[key(e)] = e.at("args").at("name").get<std::string>();
+    else if (ph == "X")
       slices.push_back(&e), pids.insert(e.value("pid", int64_t(1)));
   }
   std::stable_sort(slices.begin(), slices.end(), [](const json *a, const json *b) {
-    return (*a)["ts"].get<double>() < (*b)["ts"].get<double>();
+    return a->at("ts").get<double>() < b->at("ts").get<double>();
   });
   // Every engine's track is drawn (an idle engine is an answer too); a DMA engine's only when it worked.
-  std::set<int64_t> used;
+  std::set<Track> used;
   for (const json *e : slices)
     used.insert(key(*e));
-  std::map<int64_t, int> track_of;
+  std::map<Track, int> track_of;
   json tracks = json::array();
-  auto name_of = [&](int64_t k, const std::string &name) {
-    return pids.size() > 1 ? "core " + std::to_string(k / 1000000 - 1) + " " + name : name;
+  auto name_of = [&](const Track &k, const std::string &name) {
+    return pids.size() > 1 ? "core " + std::to_string(k.first - 1) + " " + name : name;
   };
   for (const auto &[k, name] : names) {
     if (name.rfind("DMA engine", 0) == 0 && !used.count(k))
       continue;
-    if (pids.size() > 1 && !pids.count(k / 1000000))
+    if (pids.size() > 1 && !pids.count(k.first))
       continue;
     track_of[k] = static_cast<int>(tracks.size());
     tracks.push_back(name_of(k, name));
@@ -90,10 +91,10 @@ json timeline_of(const json &trace) {
   json labels = json::array(), rows = json::array();
   for (size_t i = 0; i < slices.size() && i < kReportSlices; ++i) {
     const json &e = *slices[i];
-    const int64_t k = key(e);
+    const Track k = key(e);
     if (!track_of.count(k)) {
       track_of[k] = static_cast<int>(tracks.size());
-      tracks.push_back(name_of(k, "track " + std::to_string(k % 1000000)));
+      tracks.push_back(name_of(k, "track " + std::to_string(k.second)));
     }
     const std::string name = e.value("name", std::string());
     auto it = label_of.find(name);
@@ -102,7 +103,7 @@ json timeline_of(const json &trace) {
       labels.push_back(name);
     }
     // Trace timestamps are microseconds; the page works in ns.
-    rows.push_back({track_of[k], e["ts"].get<double>() * 1000.0, e.value("dur", 0.0) * 1000.0, it->second});
+    rows.push_back({track_of[k], e.at("ts").get<double>() * 1000.0, e.value("dur", 0.0) * 1000.0, it->second});
   }
   return {{"tracks", tracks}, {"labels", labels}, {"slices", rows}, {"total_slices", slices.size()}};
 }
@@ -143,9 +144,29 @@ std::vector<std::vector<std::string>> csv_rows(const std::string &text) {
   return rows;
 }
 
+// A results.csv time cell: the whole cell one finite number >= 0 (std::stod alone reads "12abc" as 12).
+double csv_time(const std::string &cell, const std::string &file, size_t row) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(cell, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != cell.size() || cell.empty() || std::isspace(static_cast<unsigned char>(cell[0])) || !std::isfinite(v) ||
+      v < 0)
+    throw InputError({file, -1, "", "total_ns"},
+                     "row " + std::to_string(row) + ": '" + cell + "' is not a time in ns (a finite number >= 0)");
+  return v;
+}
+
 } // namespace
 
-std::string run_report_html(const json &stats, const json *trace) {
+std::string run_report_html(const json &stats, const json *trace, const std::string &stats_file,
+                            const std::string &trace_file) {
+  check_report_stats(stats, stats_file.empty() ? "the stats document" : stats_file);
+  if (trace)
+    check_report_trace(*trace, trace_file.empty() ? "the trace document" : trace_file);
   json data = {{"kind", "run"},
                {"tool", version()},
                {"kernel", stats.value("kernel", std::string())},
@@ -156,19 +177,19 @@ std::string run_report_html(const json &stats, const json *trace) {
                {"analysis", stats.value("analysis", json::object())}};
   json top = json::array();
   if (stats.contains("profile")) {
-    const json &rows = stats["profile"]["critical_path"]["instructions"];
+    const json &rows = stats.at("profile").at("critical_path").at("instructions");
     for (size_t i = 0; i < rows.size() && i < 25; ++i) {
       const json &r = rows[i];
       json row = {{"name", r.value("name", std::string())},
                   {"opcode", r.value("opcode", std::string())},
                   {"engine", r.value("engine", std::string())},
                   {"trigger", r.value("dma_trigger", false)},
-                  {"executions", r.value("executions", 0)},
+                  {"executions", r.value("executions", int64_t(0))},
                   {"busy_ns", r.value("busy_ns", 0.0)},
                   {"wait_ns", r.value("wait_total_ns", 0.0)},
                   {"critical_path_ns", r.value("critical_path_ns", 0.0)},
                   {"file", r.value("file", std::string())},
-                  {"line", r.value("line", -1)}};
+                  {"line", r.value("line", int64_t(-1))}};
       top.push_back(row);
     }
   }
@@ -205,12 +226,7 @@ std::string sweep_report_html(const std::string &csv_text, const std::string &fi
                 {"status", field("status")},
                 {"bottleneck", field("bottleneck")},
                 {"error", field("error")}};
-    try {
-      run["total_ns"] = field("total_ns").empty() ? json() : json(std::stod(field("total_ns")));
-    } catch (const std::exception &) {
-      throw InputError({file, -1, "", "total_ns"},
-                       "row " + std::to_string(r + 1) + ": not a number: '" + field("total_ns") + "'");
-    }
+    run["total_ns"] = field("total_ns").empty() ? json() : json(csv_time(field("total_ns"), file, r + 1));
     if (std::find(archs.begin(), archs.end(), field("arch")) == archs.end())
       archs.push_back(field("arch"));
     runs.push_back(run);

@@ -1,4 +1,5 @@
-// The HTML, CSS and JavaScript of `neuronsim report` pages (sim/report.cpp fills in @TITLE@ and @DATA@).
+// The HTML, CSS and JavaScript of `neuronsim report` pages (sim/report.cpp puts the data where @DATA@ stands; the
+// script sets the title from data.title, so no text from a document is ever part of the markup).
 // Plain JavaScript written for this page, no library: the run page draws its timeline on a canvas (wheel
 // zooms about the pointer, drag pans, the buttons zoom and reset) and its bars as HTML; the sweep page draws
 // its chart as SVG. An error in the script is shown on the page and recorded on <body data-errors>
@@ -11,7 +12,7 @@ inline constexpr const char *kReportPage = R"PAGE(<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>@TITLE@</title>
+<title>neuronsim report</title>
 <style>
 body { font: 14px/1.4 sans-serif; margin: 16px 24px; color: #222; background: #fff; }
 h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 24px 0 8px; }
@@ -344,6 +345,7 @@ function sweepPage(d, app) {
 
 try {
   var data = JSON.parse(document.getElementById("data").textContent);
+  document.title = data.title;
   var app = document.getElementById("app");
   if (data.kind === "sweep") sweepPage(data, app); else runPage(data, app);
   document.body.setAttribute("data-ready", "1");

@@ -201,7 +201,7 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
   // Every output path is checked (and the output directory created) before the run: a path that cannot be
   // written fails now, not after the simulation, and no output may overwrite the kernel, an input or an
   // expected file (--expect equal to --outdir would rewrite the expectations before comparing them).
-  std::vector<std::string> out_files, read_files = k.files;
+  std::vector<std::string> out_files, read_files = run_read_files(k, s);
   const int ranks = run_ranks(s);
   if (!s.options.timing_only) {
     // The outputs' file names are checked even when none is written (the Python module), so that a kernel the
@@ -216,15 +216,6 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
   for (const auto &f : files)
     if (!f.empty())
       out_files.push_back(f);
-  for (int r = 0; r < ranks; ++r) {
-    for (const auto &f : input_files(k.program, run_rank_inputs(k.program, s, r, ranks)))
-      read_files.push_back(f);
-    if (s.expect)
-      for (const auto &f : expected_files(k.program, rank_expect(*s.expect, r, ranks).dir))
-        read_files.push_back(f);
-  }
-  if (!k.tolerance_file.empty())
-    read_files.push_back(k.tolerance_file);
   if (!s.save_inputs.empty()) {
     // Several ranks: each rank's inputs in DIR/rank<r>/, the per-rank layout --inputs reads (docs/multicore.md "Per-rank
     // data"), so that the folder fed back as --inputs gives every rank the same data.
@@ -243,6 +234,21 @@ void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::strin
     for (int r = 0; ranks > 1 && r < ranks; ++r) dirs.push_back(rank_outdir(outdir, r, ranks));
   }
   prepare_output_paths(dirs, out_files, read_files);
+}
+
+std::vector<std::string> run_read_files(const Kernel &k, const RunSettings &s) {
+  std::vector<std::string> read_files = k.files;
+  const int ranks = run_ranks(s);
+  for (int r = 0; r < ranks; ++r) {
+    for (const auto &f : input_files(k.program, run_rank_inputs(k.program, s, r, ranks)))
+      read_files.push_back(f);
+    if (s.expect)
+      for (const auto &f : expected_files(k.program, rank_expect(*s.expect, r, ranks).dir))
+        read_files.push_back(f);
+  }
+  if (!k.tolerance_file.empty())
+    read_files.push_back(k.tolerance_file);
+  return read_files;
 }
 
 int run_ranks(const RunSettings &s) {

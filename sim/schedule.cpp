@@ -1,6 +1,8 @@
 // Engine assignment and dependency inference: program order in, per-queue streams with semaphore waits out.
 // The builder's class is in schedule_builder.hpp; its walk is in schedule_control.cpp, its queue choice in
 // schedule_queues.cpp; here: the build, one instruction's schedule entry and its dependencies.
+#include <functional>
+
 #include "sim/schedule_builder.hpp"
 
 namespace neuronsim::sim {
@@ -164,7 +166,10 @@ void Builder::operand(const isa::Inst &inst, const char *kind, size_t i, const i
     out.emplace_back();
     return;
   }
-  const int64_t start = evaluate(inst, kind, i, [&] { return arg.start.eval(lv_.data(), mem_.shard()); });
+  std::string regs;  // a start read from registers: "r = 5, ..." (their values, for a bounds error)
+  const int64_t start = exec_ && arg.start.reads_register()
+                            ? run_time_start(inst, kind, i, arg.start, regs)
+                            : evaluate(inst, kind, i, [&] { return arg.start.eval(lv_.data(), mem_.shard()); });
   if (memo && memo->ready && memo->start == start) {
     out.push_back(memo->acc);
     if (memo->acc.tensor >= 0) fps.push_back(memo->fp), hints.push_back(&memo->hint);
@@ -177,10 +182,50 @@ void Builder::operand(const isa::Inst &inst, const char *kind, size_t i, const i
   a.start = start;
   a.ap = evaluate(inst, kind, i, [&] { return engines::Dims(arg.ap); });
   Footprint fp;
-  if (a.tensor >= 0) fp = check(a, inst, kind, i);
+  if (a.tensor >= 0 && !regs.empty()) {
+    // Out of bounds at a start the registers gave: a fault of this run, not of the program's form.
+    try {
+      fp = check(a, inst, kind, i);
+    } catch (const Error &e) {
+      throw SimulationError(e.context(), e.message() + " (the start, element " + std::to_string(start) +
+                                             ", reads registers at run time: " + regs + ")");
+    }
+  } else if (a.tensor >= 0) {
+    fp = check(a, inst, kind, i);
+  }
   if (memo) *memo = OperandMemo{true, start, a, fp, {}};
   if (a.tensor >= 0) fps.push_back(fp), hints.push_back(memo ? &memo->hint : nullptr);
   out.push_back(std::move(a));
+}
+
+// A start that reads registers (BIR IntRuntimeValueKind leaves; NKI's .ap(scalar_offset=...)): each register as the
+// engine that executes the instruction holds it -- every instruction before it in program order has executed
+// (exec_). Each engine sequencer has registers of its own (public NKI docs, nki.isa.register_alloc); a DMA reads
+// those of the engine that issues it.
+int64_t Builder::run_time_start(const isa::Inst &inst, const char *kind, size_t i, const isa::Expr &start,
+                                std::string &shown) {
+  const bool dma = dma_type_of(inst) || inst.engine == Engine::DMA;
+  const Engine e = dma ? dma_issuer_or_sp(inst)
+                       : inst.engine == Engine::Unassigned ? engines::default_engine(inst.type) : inst.engine;
+  const auto &regs = states_[static_cast<size_t>(engine_queue(e))].regs;
+  std::function<isa::Expr(const isa::Expr &)> subst = [&](const isa::Expr &x) {
+    if (x.kind == isa::Expr::Kind::Register) {
+      for (const auto &r : regs)
+        if (r.first == x.regref) {
+          shown += (shown.empty() ? "" : ", ") + x.regref + " = " + std::to_string(r.second);
+          return isa::Expr::constant(r.second);
+        }
+      throw SimulationError({prog_.file, inst.index, inst.name, std::string(kind) + "[" + std::to_string(i) + "]"},
+                            "register '" + x.regref + "' is read by an access on " + isa::enum_name(e) +
+                                " before any instruction on " + isa::enum_name(e) + " wrote it (each engine has "
+                                "registers of its own)");
+    }
+    isa::Expr y = x;
+    for (auto &k : y.kids) k = subst(k);
+    return y;
+  };
+  const isa::Expr resolved = subst(start);
+  return evaluate(inst, kind, i, [&] { return resolved.eval(lv_.data(), mem_.shard()); });
 }
 
 void Builder::add(const isa::Inst &inst) {
@@ -221,6 +266,8 @@ void Builder::add(const isa::Inst &inst) {
   if (inst.type == InstructionType::Matmult || inst.type == InstructionType::MatmultSparse ||
       inst.type == InstructionType::MatmultMx)
     check_pe_limits(si.d, inst);
+  if (inst.type == InstructionType::IndirectCopy)
+    check_index_count(si.d, inst);
   const bool dma_type = dma_type_of(inst);
   // A DMA instruction of a program without its own semaphores is a trigger on its issuing engine, then the
   // transfer on its DMA queue (docs/timing-model.md 2.4). DMABlock descriptors are fired by their DMATrigger.
@@ -382,8 +429,13 @@ bool has_runtime_region(const std::vector<isa::Node> &nodes) {
 } // namespace
 
 bool has_data_dependent_control(const isa::Program &program) {
-  for (const auto &i : program.insts)
+  for (const auto &i : program.insts) {
     if (i.type == InstructionType::CompareAndBranch) return true;
+    // An access whose start reads a register: where it goes is known only when it runs.
+    for (const auto *args : {&i.ins, &i.outs})
+      for (const auto &a : *args)
+        if (a.kind == isa::ArgKind::AccessPattern && a.start.reads_register()) return true;
+  }
   return has_runtime_region(program.body);
 }
 

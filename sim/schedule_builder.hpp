@@ -347,6 +347,7 @@ private:
   // free sizes (neuron-arch.md 2.1: stationary [128, 2, M], moving [128, 2, N]). A matmul writes one 2 KiB PSUM
   // bank per partition on v2/v3 (neuron-arch.md 1.4: "moving free <= 512 (one PSUM bank)"); v4 may span all 8.
   void check_pe_limits(const engines::DynInst &d, const isa::Inst &inst) const;
+  void check_index_count(const engines::DynInst &d, const isa::Inst &inst) const;
 
   // The compiler keys a DMA queue by its issuing engine and its type: input for a transfer from a kernel input,
   // output for one into a kernel output, data otherwise (reference neuronx-cc/walrus/dma-queues.md: alloc_queues,
@@ -382,6 +383,10 @@ private:
   // appended to `fps` (validated as check() does).
   void operand(const isa::Inst &inst, const char *kind, size_t i, const isa::Arg &arg, OperandMemo *memo,
                std::pmr::vector<Access> &out, std::vector<Footprint> &fps, std::vector<Tracker::Hint *> &hints);
+  // The start of an access that reads registers, from the registers of the engine that executes inst (its issuing
+  // engine for a DMA); `shown` gets "name = value" of each register read.
+  int64_t run_time_start(const isa::Inst &inst, const char *kind, size_t i, const isa::Expr &start,
+                         std::string &shown);
   // One finished entry: kept in s_ or handed to the sink.
   void emit(ScheduledInst &&si);
 

@@ -230,6 +230,18 @@ void Builder::check_pe_limits(const engines::DynInst &d, const isa::Inst &inst) 
                         "-byte PSUM bank on " + arch_.name);
 }
 
+// IndirectCopy uses the first num_valid_indices of the indices its ins[1] holds (engines/ops/indirect.cpp): a
+// count past them would read indices that are not there, so it is refused here, before the run, in a numeric
+// and a timing-only run alike.
+void Builder::check_index_count(const engines::DynInst &d, const isa::Inst &inst) const {
+  if (!inst.has(isa::Field::num_valid_indices) || d.ins.size() < 2 || d.ins[1].tensor < 0) return;
+  const int64_t held = d.ins[1].partitions() * d.ins[1].free_elements(), valid = inst.f.num_valid_indices;
+  if (valid < 0 || valid > held)
+    throw SemanticError({prog_.file, inst.index, inst.name, "num_valid_indices"},
+                        "num_valid_indices " + std::to_string(valid) + " is not within the " + std::to_string(held) +
+                            " indices ins[1] holds (0 to " + std::to_string(held) + ")");
+}
+
 // The compiler keys a DMA queue by its issuing engine and its type: input for a transfer from a kernel input,
 // output for one into a kernel output, data otherwise (reference neuronx-cc/walrus/dma-queues.md: alloc_queues,
 // kind2QueType).

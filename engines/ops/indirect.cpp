@@ -11,6 +11,9 @@
 //   IndirectLoad    ins[0] table, ins[1] indices -> outs[0]: out entry k = table entry idx[k]
 //   IndirectCopy    the same, using only the first num_valid_indices indices (when given)
 //   IndirectSave    ins[0] values, ins[1] indices -> outs[0] table: table entry idx[k] = values entry k
+//   With oob_is_err false (NKI dma_copy oob_mode.skip: "silently skips any operations involving out-of-bounds
+//   indices", public NKI docs nki.isa.dma_copy), an IndirectLoad / IndirectCopy / IndirectSave entry beyond the
+//   table access is skipped like a negative index; by default it is a run-time error.
 //   IndirectSaveAccumulate  the same with table entry idx[k] += values entry k (fp32, or the int32 lane for
 //                   integer tables; each step is rounded to the table dtype, as cast_copy_or_accumulate does per
 //                   element); entries k >= num_indices are skipped when num_indices is given; entry_step_elements,
@@ -151,6 +154,12 @@ Moves generic_moves(const DynInst &d, const Memory &m, const Access &table, int6
   return mv;
 }
 
+// Whether an entry that starts at element `first` of a table of n elements, e long, is skipped: beyond the table
+// under oob_is_err false (NKI oob_mode.skip).
+bool skip_entry(const DynInst &d, int64_t first, int64_t e, int64_t n) {
+  return d.inst->has(isa::Field::oob_is_err) && !d.inst->f.oob_is_err && first + e > n;
+}
+
 } // namespace
 
 void exec_indirect_load(const DynInst &d, Memory &m, EngineState &) {
@@ -163,8 +172,10 @@ void exec_indirect_load(const DynInst &d, Memory &m, EngineState &) {
   if (d.inst->type == isa::InstructionType::IndirectCopy && d.inst->has(isa::Field::num_valid_indices))
     valid = std::min(k, d.inst->f.num_valid_indices);
   Moves mv;
-  for (int64_t i = 0; i < valid; ++i)
-    if (idx[static_cast<size_t>(i)] >= 0) mv.add_entry(i * e, idx[static_cast<size_t>(i)] * e, e);
+  for (int64_t i = 0; i < valid; ++i) {
+    const int64_t j = idx[static_cast<size_t>(i)];
+    if (j >= 0 && !skip_entry(d, j * e, e, elems(table))) mv.add_entry(i * e, j * e, e);
+  }
   apply_moves(m, table, out, mv, false);
 }
 
@@ -193,8 +204,10 @@ void exec_indirect_save(const DynInst &d, Memory &m, EngineState &) {
     add = op == isa::AluOp::add;
   }
   Moves mv;
-  for (int64_t i = 0; i < count; ++i)
-    if (idx[static_cast<size_t>(i)] >= 0) mv.add_entry(idx[static_cast<size_t>(i)] * step, i * e, e);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t j = idx[static_cast<size_t>(i)];
+    if (j >= 0 && !skip_entry(d, j * step, e, elems(table))) mv.add_entry(j * step, i * e, e);
+  }
   apply_moves(m, vals, table, mv, add);
 }
 

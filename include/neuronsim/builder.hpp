@@ -26,9 +26,12 @@ using isa::ApDim;
 using isa::Dtype;
 using isa::InstructionType;
 
-// An affine expression of loop variables: c + sum coef * var.
+// An affine expression of loop variables and run-time registers: c + sum coef * var + sum coef * register. A register
+// term is written as a pelican IntRuntimeValueKind leaf (reference neuronx-cc/bir/wire-versioning.md): the value the
+// register holds on the engine that executes the instruction, read when it runs.
 struct Aff {
   std::map<int, int64_t> terms;  // loop-variable index -> coefficient
+  std::map<std::string, int64_t> regs;  // register name -> coefficient
   int64_t c = 0;
   Aff(int64_t v = 0) : c(v) {}  // NOLINT: implicit from an integer on purpose
   static Aff var(int v) {
@@ -42,6 +45,11 @@ struct Aff {
     Aff a;
     a.terms[kShard] = 1;
     a.shards = shards;
+    return a;
+  }
+  static Aff reg(const std::string &name) {
+    Aff a;
+    a.regs[name] = 1;
     return a;
   }
   int64_t shards = 0;  // the ShardIDKind's ub, when the expression has the shard term
@@ -140,6 +148,10 @@ public:
   // loop starts.
   void dynamic_loop(const std::string &var, int64_t lb, const std::string &ub_reg, int64_t ub_coef, int64_t ub_const,
                     int64_t stride, const std::function<void(Aff)> &body);
+  // DynamicForLoop with expression bounds: for var in range(lb, ub, stride), lb and ub read (registers included)
+  // when the loop starts.
+  void dynamic_loop(const std::string &var, const Aff &lb, const Aff &ub, int64_t stride,
+                    const std::function<void(Aff)> &body);
   // DoWhile: do { body } while (<register cond_reg> != 0).
   void do_while(const std::string &cond_reg, const std::function<void()> &body);
 

@@ -5,7 +5,10 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "isa/bir/reader.hpp"
 #include "neuronsim/isa/file_input.hpp"
@@ -165,17 +168,75 @@ void Reader::read_module() {
   }
   cur_index_ = -1;
   cur_name_.clear();
-  // Pass 2 (reference neuronx-cc/bir/json-loader.md): dependencies may name instructions defined later; each
-  // must exist.
+  check_dependencies();
+}
+
+// Pass 2 (reference neuronx-cc/bir/json-loader.md): `dependencies` may name instructions defined later; each
+// must exist. They are the order the compiler wrote down within an iteration (a loop's carried edges are the
+// separate `loop_carried_dependencies`), so they cannot form a cycle: an instruction that waits for itself, or
+// two that wait for each other, has no order to run in, and is refused naming the instructions of the cycle.
+// Names are looked up in a table and the cycle found by an iterative depth-first walk: linear in the program,
+// never recursing on its depth.
+void Reader::check_dependencies() {
+  std::unordered_map<std::string, std::vector<int>> by_name;
+  for (const auto &inst : p_.insts)
+    by_name[inst.name].push_back(inst.index);
+  std::vector<std::vector<std::pair<int, size_t>>> edges(p_.insts.size());  // (instruction, dependency index)
   for (const auto &inst : p_.insts) {
     for (size_t i = 0; i < inst.dependencies.size(); ++i) {
-      bool found = false;
-      for (const auto &o : p_.insts)
-        found = found || o.name == inst.dependencies[i];
-      if (!found) {
-        cur_index_ = inst.index;
-        cur_name_ = inst.name;
-        fail("dependencies[" + std::to_string(i) + "]", "unknown dependency '" + inst.dependencies[i] + "'");
+      const auto it = by_name.find(inst.dependencies[i]);
+      cur_index_ = inst.index;
+      cur_name_ = inst.name;
+      const std::string field = "dependencies[" + std::to_string(i) + "]";
+      if (it == by_name.end())
+        fail(field, "unknown dependency '" + inst.dependencies[i] + "'");
+      for (const int d : it->second) {
+        if (d == inst.index)
+          fail(field, "'" + inst.dependencies[i] + "' is this instruction: it would wait for itself (a "
+                                                       "dependency cycle)");
+        edges[static_cast<size_t>(inst.index)].emplace_back(d, i);
+      }
+    }
+  }
+  cur_index_ = -1;
+  cur_name_.clear();
+  enum : char { New, Open, Done };
+  std::vector<char> state(p_.insts.size(), New);
+  struct Frame {
+    int inst;
+    size_t next;
+  };
+  std::vector<Frame> stack;
+  for (size_t root = 0; root < p_.insts.size(); ++root) {
+    if (state[root] != New)
+      continue;
+    stack.push_back({static_cast<int>(root), 0});
+    state[root] = Open;
+    while (!stack.empty()) {
+      Frame &f = stack.back();
+      const auto &out = edges[static_cast<size_t>(f.inst)];
+      if (f.next == out.size()) {
+        state[static_cast<size_t>(f.inst)] = Done;
+        stack.pop_back();
+        continue;
+      }
+      const auto [to, dep] = out[f.next++];
+      if (state[static_cast<size_t>(to)] == New) {
+        state[static_cast<size_t>(to)] = Open;
+        stack.push_back({to, 0});
+      } else if (state[static_cast<size_t>(to)] == Open) {
+        // The frames from `to` to the top are the cycle: each waits for the next, the last for `to`.
+        std::string cycle;
+        size_t k = stack.size();
+        while (stack[k - 1].inst != to)
+          --k;
+        for (size_t j = k - 1; j < stack.size(); ++j)
+          cycle += "'" + p_.insts[static_cast<size_t>(stack[j].inst)].name + "' -> ";
+        cycle += "'" + p_.insts[static_cast<size_t>(to)].name + "'";
+        cur_index_ = f.inst;
+        cur_name_ = p_.insts[static_cast<size_t>(f.inst)].name;
+        fail("dependencies[" + std::to_string(dep) + "]",
+             "a dependency cycle: " + cycle + " (each waits for the next, so none can run)");
       }
     }
   }

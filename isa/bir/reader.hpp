@@ -137,6 +137,8 @@ private:
   // object's place ("allocations[2]"; "" for the module).
   void warn_unknown_level_keys(const json &o, const char *level, const std::string &field);
   void expand_call(Node &node);
+  // Pass 2 over `dependencies`: each names an instruction, and none forms a cycle.
+  void check_dependencies();
   int64_t expanded_size(const std::string &fname, int depth);
 
   // ------------------------------------------------------------------------- allocations.cpp

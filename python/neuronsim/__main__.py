@@ -6,6 +6,13 @@ import sys
 # only the real entry point runs the command.
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "nki-trace":  # the tracing half of `neuronsim nki`
+        # `python3 -m` puts the working directory first on sys.path: a folder there named nki/ or neuronxcc/ (the
+        # folder of NKI kernels one runs from) would then shadow the names the front end serves. The package
+        # itself comes from PYTHONPATH, and the kernel file's own folder is added when it is loaded.
+        import os
+
+        if sys.path and sys.path[0] in ("", os.getcwd()):
+            del sys.path[0]
         from .nki.cli import main as nki_main
 
         sys.exit(nki_main(sys.argv[2:]))

@@ -88,7 +88,7 @@ class Results:
     which run_tasks calls once its cluster answers (an unreachable scheduler leaves no file behind to block the
     rerun)."""
 
-    def __init__(self, out, resume, columns, what="sweep"):
+    def __init__(self, out, resume, columns, what="sweep", reads=()):
         self.rows = []
         self.files = None
         self.handles = []
@@ -116,6 +116,8 @@ class Results:
         for p in self.files:
             if not p.parent.is_dir():
                 raise _error("InvalidInput", f"{p}: its folder {p.parent} does not exist", what)
+        # Nor may they replace a file the runs read (a kernel): the C++ rule of every writer.
+        _core.check_output_paths([str(p) for p in self.files], [os.fspath(r) for r in reads])
 
     def start(self):
         """Both files are (re)written whole once, from the rows kept: a line cut short by an interruption goes, and
@@ -281,12 +283,13 @@ def _progress_bar(client, futures):
 # ---- The run
 
 def run_tasks(tasks, keys, work, *, columns, row_key, failed_row, task_name, out=None, resume=False, client=None,
-              workers=None, progress=None, on_row=None, what="sweep"):
+              workers=None, progress=None, on_row=None, what="sweep", reads=()):
     """Runs work(*task) for every task of `tasks` on Dask and returns (rows, info): the rows in the order of tasks,
     and {"tasks": how many, "resumed": how many rows came from the files, "where": the cluster (None when nothing
     ran), "files": (csv, jsonl) or None}. The module's docstring says what each argument is; client, workers, out,
-    resume, progress and on_row are as neuronsim.sweep() describes them."""
-    results = Results(out, resume, columns, what)
+    resume, progress and on_row are as neuronsim.sweep() describes them; reads: the files the tasks read, which
+    the results files may not replace."""
+    results = Results(out, resume, columns, what, reads)
     try:
         done = {row_key(r) for r in results.rows}
         todo = [task for task, key in zip(tasks, keys) if key not in done]

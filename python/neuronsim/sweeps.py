@@ -123,4 +123,14 @@ def _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, pr
                      row_key=lambda r: (r["kernel"], r["arch"], r["mode"]),
                      failed_row=lambda task, e: _failed_row(task[0], task[1], mode, e),
                      task_name=lambda task, token: task_key(task[0], task[1], mode, token),
-                     out=out, resume=resume, client=client, workers=workers, progress=progress, on_row=on_row)
+                     out=out, resume=resume, client=client, workers=workers, progress=progress, on_row=on_row,
+                     reads=[k.path for k in ks if os.path.isfile(k.path)] + _input_files(inputs))
+
+
+def _input_files(inputs):
+    """The .npy files `inputs` names (a folder's, or a dict's paths), which no results file may replace."""
+    if isinstance(inputs, (str, os.PathLike)):
+        return [os.path.join(inputs, f) for f in sorted(os.listdir(inputs))] if os.path.isdir(inputs) else []
+    if isinstance(inputs, dict):
+        return [os.fspath(v) for v in inputs.values() if isinstance(v, (str, os.PathLike))]
+    return []

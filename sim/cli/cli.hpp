@@ -52,6 +52,7 @@ struct RunFrom {
   std::string command = "run";             // in the run header, "neuronsim <command>: <label>"
   std::string label;                       // the kernel's name in the header and the stats (default: the file)
   std::vector<std::string> command_line;   // as the stats record it (default: neuronsim run ARGS)
+  std::vector<std::string> sources;        // files the kernel was made from (nki's FILE.py): no output replaces one
 };
 int cmd_run(const std::vector<std::string> &a, const RunFrom &from);
 // run's option table (run.cpp) without its actions: its names, values and help, for `nki`, which forwards

@@ -231,6 +231,7 @@ int cmd_compare(const std::vector<std::string> &a) {
                      std::to_string(files.size()));
   // B's machine: A's unless --arch-b names another; --set-b goes over it (after A's own --set when B shares
   // A's base, so that `--set-b` alone changes one parameter of the machine A ran on).
+  const std::string arch_given_b = arch_b;
   if (arch_b.empty())
     arch_b = arch;
   std::vector<std::pair<std::string, std::string>> b_sets = arch_b == arch ? sets : decltype(sets){};
@@ -240,6 +241,21 @@ int cmd_compare(const std::vector<std::string> &a) {
     b_sets.push_back(kv);
   }
   Side sa = side_of(files[0], arch, sets, cores, lnc), sb = side_of(files[1], arch_b, b_sets, cores, lnc);
+  // A --stats document ran on its own machine: an option that names another would be ignored, so it is refused.
+  // A's --arch / --set apply to B too unless --arch-b names B's machine.
+  const auto refuse_machine = [](const Side &side, const char *which,
+                                 std::vector<std::pair<const char *, bool>> given) {
+    if (side.kernel)
+      return;
+    for (const auto &[option, on] : given)
+      if (on)
+        throw UsageError(std::string(option) + " is for kernels run here; " + which + " (" + side.path +
+                         ") is a --stats document, whose machine is the one it ran on (give the kernel instead)");
+  };
+  const bool a_arch_for_b = arch_given_b.empty();
+  refuse_machine(sa, "A", {{"--arch", !arch.empty()}, {"--set", !sets.empty()}});
+  refuse_machine(sb, "B", {{"--arch-b", !arch_given_b.empty()}, {"--set-b", !sets_b.empty()},
+                           {"--arch", a_arch_for_b && !arch.empty()}, {"--set", a_arch_for_b && !sets.empty()}});
   if (sa.kernel_name() != sb.kernel_name() && !force) // known before anything runs
     throw InputError({files[1], -1, "", ""}, "not the same run to compare: A is kernel " + sa.kernel_name() +
                                                  ", B is " + sb.kernel_name() +

@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "neuronsim/error.hpp"
+#include "neuronsim/isa/file_input.hpp"
 #include "neuronsim/isa/file_output.hpp"
+#include "neuronsim/sim/io.hpp"
 
 #include "cli.hpp"
 
@@ -44,7 +46,8 @@ the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), t
   --emit-bir FILE        also write the traced BIR JSON there
 Every `neuronsim run` option applies (--arch, --set, --timing-only, --stats, --trace, --top, --why, --sensitivity,
 --report, --json, --quiet, --seed, --expect, --rtol/--atol, --outdir, --save-inputs, --max-instructions, --schedule,
---device-print, --cores, --lnc).
+--device-print, --cores, --lnc); --max-instructions also bounds the loop trips the tracer unrolls and the
+launch-grid instances it traces. No output may replace FILE.py or an --input (checked before tracing).
 Outputs are named after the kernel's variables (`c = nl.ndarray(...)` -> c.npy). `neuronsim.nki.install()` serves the
 neuronxcc.nki / nki imports when no real package of that name is importable.
 exit codes: as run (0 ok, 1 outputs differ, 2 usage, 3 the kernel cannot be traced or read, 4 simulation error)
@@ -101,6 +104,26 @@ int run_process(std::vector<std::string> words) {
   return 4;
 }
 
+// An error about the traced BIR names the kernel as the user gave it (FILE.py::FUNCTION; the instruction's kernel
+// line is in its source), never neuronsim's temporary file: the same error, the path replaced.
+[[noreturn]] void rethrow_for_kernel(const Error &e, const std::string &bir, const std::string &target) {
+  const auto replaced = [&](std::string s) {
+    for (size_t at = 0; (at = s.find(bir, at)) != std::string::npos; at += target.size())
+      s.replace(at, bir.size(), target);
+    return s;
+  };
+  ErrorContext c = e.context();
+  c.file = replaced(c.file);
+  const std::string m = replaced(e.message());
+  if (dynamic_cast<const UsageError *>(&e))
+    throw UsageError(m);
+  if (dynamic_cast<const SimulationError *>(&e))
+    throw SimulationError(c, m);
+  if (dynamic_cast<const SemanticError *>(&e))
+    throw SemanticError(c, m);
+  throw InputError(c, m);
+}
+
 std::string read_text(const fs::path &p) {
   std::ifstream f(p, std::ios::binary);
   std::ostringstream o;
@@ -152,22 +175,45 @@ int cmd_nki(const std::vector<std::string> &a) {
   if (target.empty())
     throw UsageError("nki needs FILE.py::FUNCTION (try neuronsim nki --help)");
   const std::string py_file = target.substr(0, target.rfind("::"));
-  if (!emit.empty()) {
-    std::error_code ec;
-    if (fs::exists(emit, ec) && fs::exists(py_file, ec) && fs::equivalent(emit, py_file, ec))
-      throw UsageError("--emit-bir " + emit + " is the kernel file itself");
-    // What the path names decides how it is written (isa::output_target): a FIFO, socket, block device or
-    // directory is refused now, before the kernel is traced.
-    isa::output_target(emit);
+  // Before any work: the kernel file and every --input are regular files (a FIFO would block the tracer's read),
+  // and the outputs known now (--emit-bir, --stats, --trace, --report, --device-print) pass the rule of every
+  // output (sim::prepare_output_paths): none may replace the kernel file or an input, a FIFO, socket or directory
+  // is refused. The run checks its --outdir the same way once the trace names its outputs.
+  std::vector<std::string> reads = {py_file}, outs, input_args;
+  for (size_t i = 0; i + 1 < trace_args.size(); i += 2) {
+    const std::string &v = trace_args[i + 1];
+    const auto eq = v.find('=');
+    if (trace_args[i] != "--input" || eq == std::string::npos || eq + 1 == v.size())
+      continue; // not NAME=FILE: the tracer's usage error says so
+    input_args.push_back(v);
+    reads.push_back(v.substr(eq + 1));
   }
   // The architecture the run takes is the one the kernel is traced for (nisa.get_nc_version()).
   const auto arch_at = std::find(run_args.begin(), run_args.end(), "--arch");
   if (arch_at != run_args.end() && arch_at + 1 != run_args.end())
     trace_args.insert(trace_args.end(), {"--arch", *(arch_at + 1)});
+  std::string max_instructions;
+  for (size_t i = 0; i + 1 < run_args.size(); ++i) {
+    const std::string &o = run_args[i];
+    if (o == "--stats" || o == "--trace" || o == "--report" || o == "--device-print")
+      outs.push_back(run_args[i + 1]);
+    if (o == "--max-instructions")
+      max_instructions = run_args[i + 1];
+  }
+  if (!emit.empty())
+    outs.push_back(emit);
+  sim::prepare_output_paths({}, outs, reads);
+  if (target.rfind("::") != std::string::npos && !py_file.empty())
+    isa::require_regular_file(py_file, "kernel file");
+  for (const auto &v : input_args)
+    isa::require_regular_file(v.substr(v.find('=') + 1), "--input " + v.substr(0, v.find('=')));
   TempDir tmp;
   const std::string bir = (tmp.path() / "kernel.bir.json").string();
   std::vector<std::string> words = {python_interpreter(), "-m", "neuronsim", "nki-trace", target, "-o", bir};
   words.insert(words.end(), trace_args.begin(), trace_args.end());
+  // Unrolled loops and launch-grid instances are counted against the run's budget while tracing.
+  if (!max_instructions.empty())
+    words.insert(words.end(), {"--max-instructions", max_instructions});
   const int rc = run_process(words);
   if (rc != 0)
     return rc; // the tracer printed why
@@ -210,7 +256,12 @@ int cmd_nki(const std::vector<std::string> &a) {
   from.label = target;
   from.command_line = {"neuronsim", "nki"};
   from.command_line.insert(from.command_line.end(), a.begin(), a.end());
-  return cmd_run(args, from);
+  from.sources = {py_file};
+  try {
+    return cmd_run(args, from);
+  } catch (const Error &e) {
+    rethrow_for_kernel(e, bir, target);
+  }
 }
 
 } // namespace neuronsim::cli

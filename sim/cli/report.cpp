@@ -83,7 +83,7 @@ int cmd_report(const std::vector<std::string> &a) {
       if (!trace->is_object() || !trace->contains("traceEvents"))
         throw InputError({files[1], -1, "", "traceEvents"}, "not a --trace document");
     }
-    html = sim::run_report_html(stats, trace ? &*trace : nullptr);
+    html = sim::run_report_html(stats, trace ? &*trace : nullptr, files[0], files.size() == 2 ? files[1] : "");
   }
   isa::write_file_atomic(out, html);
   std::cout << "report: " << out << "\n";

@@ -254,6 +254,15 @@ sim::Kernel load_run_kernel(RunArgs &args, const RunFrom &from, bool &bundled) {
   if (bundled) kernel = find_workloads_dir() + "/kernel1";
   sim::Kernel k = sim::load_kernel(kernel);
   if (!from.label.empty()) k.label = from.label;
+  if (!from.sources.empty() && !from.label.empty()) {
+    // Made from the user's files (nki's FILE.py) through a BIR file of neuronsim's own: the stats, the warnings
+    // and the errors name the kernel as the user gave it, never that file.
+    for (auto &w : k.program.warnings)
+      for (size_t at = 0; (at = w.find(k.program.file, at)) != std::string::npos; at += from.label.size())
+        w.replace(at, k.program.file.size(), from.label);
+    k.program.file = from.label;
+  }
+  k.files.insert(k.files.end(), from.sources.begin(), from.sources.end());
   const isa::Program &prog = k.program;
   print_warnings(prog);
   sim::complete_settings(k, set);
@@ -395,7 +404,8 @@ void write_run_files(std::ostream &out, const sim::Kernel &k, const sim::Run &ru
                                     : run.device || simulator.schedule().insts.empty()
                                         ? nlohmann::json()
                                         : sim::trace_json(r, simulator.schedule(), prog);
-    isa::write_file_atomic(report, sim::run_report_html(doc, timeline.is_null() ? nullptr : &timeline));
+    isa::write_file_atomic(report,
+                           sim::run_report_html(doc, timeline.is_null() ? nullptr : &timeline, "", trace));
     out << "report: " << report << "\n";
     if (json)
       summary["report"] = report;

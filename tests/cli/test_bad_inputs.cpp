@@ -41,7 +41,8 @@ struct Case {
   std::vector<std::string> stderr_has;
   nlohmann::json setup = nlohmann::json::array();
   std::string stdout_to; // "stdout": the case's standard output goes there (a device such as /dev/full)
-  bool python = false;   // "python": the command runs the Python package (neuronsim sweep)
+  bool python = false;   // "python": the command runs the Python package (neuronsim sweep, neuronsim nki)
+  std::string cwd;        // "cwd": the command's working directory (default: the test's)
 };
 
 // Placeholders: {dir} this folder, {kernel1} workloads/kernel1, {workloads} workloads/, {scratch} the case's
@@ -131,6 +132,7 @@ std::vector<Case> load_catalogue() {
     if (c.contains("setup")) k.setup = c["setup"];
     k.stdout_to = c.value("stdout", std::string());
     k.python = c.value("python", false);
+    k.cwd = c.value("cwd", std::string());
     cases.push_back(k);
   }
   return cases;
@@ -208,7 +210,7 @@ TEST_P(BadInput, GivesItsErrorAndExitCode) {
   std::map<std::string, std::map<std::string, std::string>> before;
   for (const auto &p : input_paths(args)) before[p] = snapshot(p);
 
-  const ProcessResult r = run_process(NEURONSIM_BINARY, args, scratch, 60, c.stdout_to);
+  const ProcessResult r = run_process(NEURONSIM_BINARY, args, scratch, 60, c.stdout_to, subst(c.cwd, scratch));
   ASSERT_TRUE(r.started) << "cannot start " << NEURONSIM_BINARY;
   EXPECT_FALSE(r.timed_out) << c.name << ": hung (killed after 60 s)";
   EXPECT_FALSE(r.signaled) << c.name << ": crashed with signal " << r.signal << "\nstderr: " << r.err;

@@ -289,10 +289,12 @@ TEST(BundlesCli, MalformedManifestsAreInputErrors) {
   auto r2 = with([](nlohmann::json &m) { m["instructions"][0]["offset"] = 18446744073709551600ull; });
   EXPECT_EQ(r2.code, 3) << r2.err;
   EXPECT_NE(r2.err.find("truncated stream"), std::string::npos) << r2.err;
-  // A stream file outside the bundle directory.
+  // A stream file outside the bundle directory: refused as no engine's stream, naming the instruction's field.
   auto r3 = with([](nlohmann::json &m) { m["instructions"][0]["file"] = "../../etc/passwd"; });
   EXPECT_EQ(r3.code, 3) << r3.err;
-  EXPECT_NE(r3.err.find("plain file name"), std::string::npos) << r3.err;
+  EXPECT_NE(r3.err.find("field 'file': '../../etc/passwd' is not the stream of the instruction's engine"),
+            std::string::npos)
+      << r3.err;
   fs::remove_all(tmp);
 }
 

@@ -190,3 +190,37 @@ TEST(OpsIndirect, GenericIndirectSaveRefusesMax) {
     EXPECT_EQ(e.context().field, "op");
   }
 }
+
+// oob_is_err false (NKI dma_copy oob_mode.skip): an entry beyond the table is skipped like a negative index. Table
+// rows (0 1) (10 11) (20 21) (30 31), indices 3 7 1: IndirectLoad -> rows 30 31, skipped (9 9), 10 11; IndirectSave
+// of values (1 2) (3 4) (5 6) into a table of 0s -> row 3 = 1 2, index 7 skipped, row 1 = 5 6. With the default
+// (oob_is_err true) index 7 is a run-time error naming ins[1].
+TEST(OpsIndirect, OutOfBoundsEntriesAreSkippedWhenNotAnError) {
+  Harness h;
+  auto tab = h.b.sbuf("tab", {4, 2}), idx = h.b.sbuf("idx", {1, 3}, Dtype::int32), out = h.b.sbuf("out", {3, 2});
+  auto vals = h.b.sbuf("vals", {3, 2}), dst = h.b.sbuf("dst", {4, 2});
+  h.b.add(InstructionType::IndirectLoad, {P(tab.all()), P(idx.all())}, {P(out.all())}).oob_is_err(false);
+  h.b.add(InstructionType::IndirectSave, {P(vals.all()), P(idx.all())}, {P(dst.all())}).oob_is_err(false);
+  h.place();
+  h.set(tab, {0, 1, 10, 11, 20, 21, 30, 31});
+  h.set(idx, {3, 7, 1});
+  h.set(out, {9, 9, 9, 9, 9, 9});
+  h.set(vals, {1, 2, 3, 4, 5, 6});
+  h.set(dst, {0, 0, 0, 0, 0, 0, 0, 0});
+  h.run();
+  EXPECT_EQ(h.get(out), (V{30, 31, 9, 9, 10, 11}));
+  EXPECT_EQ(h.get(dst), (V{0, 0, 5, 6, 0, 0, 1, 2}));
+
+  Harness e;
+  auto tab2 = e.b.sbuf("tab", {4, 2}), idx2 = e.b.sbuf("idx", {1, 3}, Dtype::int32), out2 = e.b.sbuf("out", {3, 2});
+  e.b.add(InstructionType::IndirectLoad, {P(tab2.all()), P(idx2.all())}, {P(out2.all())});
+  e.place();
+  e.set(tab2, {0, 1, 10, 11, 20, 21, 30, 31});
+  e.set(idx2, {3, 7, 1});
+  try {
+    e.run();
+    ADD_FAILURE() << "an index beyond the table ran";
+  } catch (const SimulationError &x) {
+    EXPECT_NE(std::string(x.what()).find("ins[1]"), std::string::npos) << x.what();
+  }
+}

@@ -38,6 +38,13 @@ struct Expr {
   // Evaluates with the current value of every loop variable (indexed like Program::loop_vars) on the core whose
   // shard id is `shard` (0 on a single core).
   int64_t eval(const int64_t *loop_values, int64_t shard = 0) const;
+  // Whether a Register leaf occurs in it (a value known only when the instruction runs).
+  bool reads_register() const {
+    if (kind == Kind::Register) return true;
+    for (const auto &k : kids)
+      if (k.reads_register()) return true;
+    return false;
+  }
 };
 
 // ---------------------------------------------------------------------------------------------- arguments

@@ -20,11 +20,15 @@ namespace neuronsim::sim {
 inline constexpr size_t kReportSlices = 50000;
 
 // The run's page. `stats`: a --stats document (with its "analysis"; a profile gives the top-instructions
-// table). `trace`: its Chrome trace document (TraceWriter's), or null: no timeline.
-std::string run_report_html(const nlohmann::json &stats, const nlohmann::json *trace);
+// table). `trace`: its Chrome trace document (TraceWriter's), or null: no timeline. Both are checked first: a
+// key the page reads that is missing or of another JSON type is an InputError naming `stats_file` /
+// `trace_file` (the documents' paths; empty for a document that is no file) and the key.
+std::string run_report_html(const nlohmann::json &stats, const nlohmann::json *trace,
+                            const std::string &stats_file = "", const std::string &trace_file = "");
 
 // The sweep's page from the text of a results.csv (python/neuronsim/sweeps.py columns; at least kernel, arch,
-// status and total_ns): InputError naming `file` when a column is missing or a row has another field count.
+// status and total_ns): InputError naming `file` when a column is missing, a row has another field count or a
+// total_ns cell is not wholly a finite number >= 0.
 // `baseline`: the arch speed-ups are measured against (empty: the first arch of the file).
 std::string sweep_report_html(const std::string &csv_text, const std::string &file,
                               const std::string &baseline);

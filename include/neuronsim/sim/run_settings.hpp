@@ -96,6 +96,9 @@ void resolve_cores(const Kernel &k, RunSettings &s);
 // complete_settings.
 void prepare_run_outputs(const Kernel &k, const RunSettings &s, const std::string &outdir,
                          const std::vector<std::string> &files);
+// The files a run with settings `s` reads, which none of its outputs may replace: the kernel's files, the input and
+// expected files of every rank, tolerance.json. Call it after complete_settings.
+std::vector<std::string> run_read_files(const Kernel &k, const RunSettings &s);
 
 // The ranks of a run: its logical cores (1 for a single-core run).
 int run_ranks(const RunSettings &s);

@@ -99,8 +99,8 @@ inline constexpr int64_t kMaxScheduleBytes = int64_t(2) << 30;  // 2 GiB
 Schedule build_schedule(const isa::Program &program, const engines::Memory &mem, const engines::ArchParams &arch,
                         bool dma_triggers = false, int64_t max_instructions = kDefaultMaxInstructions);
 
-// Whether the program's path depends on run-time values (CompareAndBranch): then the schedule can only be built
-// by executing the program in order while walking it.
+// Whether the program's path depends on run-time values (CompareAndBranch, DynamicForLoop, DoWhile, an access whose
+// start reads a register): then the schedule can only be built by executing the program in order while walking it.
 bool has_data_dependent_control(const isa::Program &program);
 
 // Builds the schedule of a program with data-dependent control flow: every instruction is executed in program

@@ -2,13 +2,16 @@
 on the simulator like any BIR kernel."""
 import functools
 import inspect
+import itertools
+import math
+import operator
 import os
 import warnings
 
 import numpy as np
 
 from .. import _core
-from . import dtypes, tracer
+from . import dtypes, dynamic, tracer
 from .errors import KernelError, Unsupported
 from .emit_bir import emit_bir
 from .symbolic import NeedsUnroll
@@ -65,20 +68,20 @@ def array(values, dtype):
     return TypedArray(values, dtype)
 
 
-def _arg_spec(x):
-    """(shape, BIR dtype) of an argument that is a tensor, else None."""
+def _arg_spec(x, name="?"):
+    """(shape, BIR dtype) of an argument that is a tensor, else None; `name` the parameter it is given for."""
     if isinstance(x, (TensorSpec, nki_typing.Placeholder)):
         b = dtypes.bir_name(x.dtype)
         if b is None:
-            raise KernelError(f"unknown dtype {x.dtype!r} for a kernel argument", None)
+            raise KernelError(f"kernel argument '{name}': unknown dtype {x.dtype!r}", None)
         return x.shape, b
     if isinstance(x, TypedArray):
         return x.shape, x.bir
     if isinstance(x, np.ndarray):
         b = dtypes.bir_name(x.dtype)
         if b is None:
-            raise KernelError(f"a kernel argument of numpy dtype {x.dtype} (neuronsim takes float32, float16, "
-                              "bfloat16 (ml_dtypes), the fp8 types and 8/16/32-bit integers)", None)
+            raise KernelError(f"kernel argument '{name}' has numpy dtype {x.dtype} (neuronsim takes float32, "
+                              "float16, bfloat16 (ml_dtypes), the fp8 types and 8/16/32-bit integers)", None)
         return tuple(x.shape), b
     return None
 
@@ -98,6 +101,14 @@ class Kernel:
         grid = grid if isinstance(grid, tuple) else (grid,)
         if sum(isinstance(g, nc) for g in grid) > 1:
             raise KernelError("a launch grid has at most one nl.nc(n) axis", None)
+        for g in grid:
+            try:
+                ok = not isinstance(g, bool) and operator.index(g) > 0
+            except TypeError:
+                ok = False
+            if not ok:
+                raise KernelError(f"{self.fn.__name__}{list(grid)}: a launch grid's dims are positive whole numbers, "
+                                  f"got {g!r}", None)
         return Kernel(self.fn, tuple(g if isinstance(g, nc) else int(g) for g in grid), self.options)
 
     @property
@@ -137,6 +148,23 @@ baremetal = jit
 trace = jit
 
 
+def _sources(kernel, arrays=()):
+    """The files a run of the kernel reads, which no output of it may replace (the output rule of every writer,
+    sim::prepare_output_paths): the kernel's source file, and the file behind any argument that is a np.memmap."""
+    files = []
+    try:
+        f = inspect.getsourcefile(_as_kernel(kernel).fn)
+    except TypeError:
+        f = None
+    if f and os.path.isfile(f):
+        files.append(f)
+    for a in arrays:
+        name = getattr(a, "filename", None)
+        if isinstance(name, str) and os.path.isfile(name):
+            files.append(name)
+    return files
+
+
 def _as_kernel(k):
     if isinstance(k, Kernel):
         return k
@@ -151,20 +179,33 @@ class _Traced:
         self.written_args = written_args
 
 
-def trace_kernel(kernel, args, kwargs, arch=None):
+def trace_kernel(kernel, args, kwargs, arch=None, max_instructions=None):
     """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace. A kernel that uses
     a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning. arch:
     the architecture the kernel is traced for (nisa.get_nc_version()); by default the one the run takes
-    (_placement)."""
+    (_placement). Loop trips unrolled and grid instances count against max_instructions (default: the run's), the
+    instructions recorded against the most a BIR program holds: tracing stops at the kernel line that passes either."""
+    budget = _max_instructions(max_instructions)
     try:
-        return _trace_kernel(kernel, args, kwargs, False, arch)
+        return _trace_kernel(kernel, args, kwargs, False, arch, budget)
     except NeedsUnroll as e:
-        warnings.warn(f"neuronsim.nki: {e}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
-                      "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
-        return _trace_kernel(kernel, args, kwargs, True, arch)
+        why = e
+    # Warned once the unrolled trace succeeds: a kernel refused while unrolled gets its one error line.
+    traced = _trace_kernel(kernel, args, kwargs, True, arch, budget)
+    warnings.warn(f"neuronsim.nki: {why}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
+                  "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
+    return traced
 
 
-def _trace_kernel(kernel, args, kwargs, unroll, arch=None):
+def _max_instructions(n):
+    if n is None:
+        return _core.DEFAULT_MAX_INSTRUCTIONS
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise TypeError(f"max_instructions must be a positive int, got {type(n).__name__} {n!r}")
+    return n
+
+
+def _trace_kernel(kernel, args, kwargs, unroll, arch=None, max_instructions=None):
     kernel = _as_kernel(kernel)
     fn = kernel.fn
     try:
@@ -181,19 +222,24 @@ def _trace_kernel(kernel, args, kwargs, unroll, arch=None):
         tr.core_gen = int(_core.arch_params(tr.arch)["core_gen"])
     except _core.Error as e:
         raise KernelError(f"arch {tr.arch!r}: {e}", None)
+    tr.max_instructions = max_instructions
+    tr.max_static = _core.MAX_STATIC_INSTRUCTIONS
     prev, tracer._current = tracer._current, tr
     try:
         arg_storages = {}
         sym = {}
         where = (inspect.getsourcefile(fn) or "<kernel>", fn.__code__.co_firstlineno)
         for name, val in bound.arguments.items():
-            spec = _arg_spec(val)
+            spec = _arg_spec(val, name)
             if spec is None:
                 sym[name] = val
                 continue
             s = new_storage(spec[0], spec[1], "hbm", name=name, kind="input", where=where)
             arg_storages[name] = s
             sym[name] = s.view()
+        if kernel.grid:
+            tr.expand(math.prod(int(g) for g in kernel.grid if not _is_nc(g)),
+                      f"launch grid {list(kernel.grid)} of {fn.__name__}", where)
         instances = _grid_ids(kernel.grid)
         results = []
         hbm_seen = None
@@ -209,8 +255,11 @@ def _trace_kernel(kernel, args, kwargs, unroll, arch=None):
             if hbm_seen is None:
                 hbm_seen = [s for s in tr.storages[n_before:] if s.buffer == "hbm"]
         if tr.broken is not None:
-            raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range body: the body is "
-                              "traced once as one BIR loop", tr.broken)
+            raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range / nl.dynamic_range "
+                              "body: the body is traced once as one BIR loop", tr.broken)
+        if dynamic.open_loops(tr) is not None:
+            raise Unsupported("break or return inside a `while reg:` loop: the body is traced once as one BIR loop",
+                              dynamic.open_loops(tr))
         result = results[0]
         outs = _flatten(result)
         for v in outs:
@@ -226,14 +275,15 @@ def _trace_kernel(kernel, args, kwargs, unroll, arch=None):
         tracer._current = prev
 
 
-def _grid_ids(grid):
-    """The instances traced one after the other: every index of the plain axes (an nl.nc axis is the shard id, one
-    trace for all its cores)."""
+def _is_nc(g):
     from .language import nc
-    ids = [()]
-    for g in grid:
-        ids = [i + (k,) for i in ids for k in ([0] if isinstance(g, nc) else range(int(g)))]
-    return ids
+    return isinstance(g, nc)
+
+
+def _grid_ids(grid):
+    """The instances traced one after the other, made one at a time: every index of the plain axes (an nl.nc axis is
+    the shard id, one trace for all its cores)."""
+    return itertools.product(*[[0] if _is_nc(g) else range(int(g)) for g in grid])
 
 
 def _flatten(result):
@@ -279,17 +329,19 @@ def _inputs(traced, args, kwargs, kernel):
     return ins
 
 
-def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None, **kwargs):
+def benchmark(kernel=None, *arrays, arch=None, timing_only=False, warmup=None, iters=None, trace=None,
+              max_instructions=None, **kwargs):
     """Runs the kernel on the simulator and returns the neuronsim.Result (outputs, stats with the profile in the
     kernel's source lines, total_ns). Arguments are numpy arrays (or neuronsim.nki.tensor(shape, dtype) with
     timing_only=True). As a decorator, @nki.benchmark(warmup=..., iters=...), it makes a kernel whose call prints
     its simulated time (warmup and iters have no meaning in a deterministic simulation)."""
     if kernel is None or (not callable(kernel) and not isinstance(kernel, Kernel)):
         return lambda f: Kernel(f, (), {"benchmark": True})
-    traced = trace_kernel(kernel, arrays, kwargs, arch)
-    k = traced.lowered.builder.kernel(traced.lowered.label)
+    traced = trace_kernel(kernel, arrays, kwargs, arch, max_instructions)
+    k = traced.lowered.builder.kernel(traced.lowered.label, _sources(kernel, arrays))
     inputs = None if timing_only else _inputs(traced, arrays, kwargs, kernel)
-    return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace)
+    return _core.run(k, inputs, **_placement(kernel, arch), timing_only=timing_only, trace=trace,
+                     max_instructions=_max_instructions(max_instructions))
 
 
 # @nki.jit(platform_target=...) -> the arch (the jit options' doc: trn1 | inf2 | gen2, trn2 | gen3, trn3 | gen4).
@@ -317,7 +369,7 @@ def _outputs_of(kernel, r, traced):
     return r.outputs
 
 
-def simulate(kernel, *arrays, arch=None, **kwargs):
+def simulate(kernel, *arrays, arch=None, max_instructions=None, **kwargs):
     """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
     the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
     those arrays are updated in place and None is returned. Given the kernel alone, simulate(kernel) is the current
@@ -326,15 +378,17 @@ def simulate(kernel, *arrays, arch=None, **kwargs):
     needs = [p for p in inspect.signature(_as_kernel(kernel).fn).parameters.values()
              if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if not arrays and not kwargs and needs:
-        return functools.wraps(_as_kernel(kernel).fn)(lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, **k))
-    return simulate_kernel(kernel, *arrays, arch=arch, **kwargs)
+        return functools.wraps(_as_kernel(kernel).fn)(
+            lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, max_instructions=max_instructions, **k))
+    return simulate_kernel(kernel, *arrays, arch=arch, max_instructions=max_instructions, **kwargs)
 
 
-def simulate_kernel(kernel, *arrays, arch=None, **kwargs):
+def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, **kwargs):
     """The legacy API's simulate_kernel(kernel, *args): runs the kernel once (simulate)."""
-    traced = trace_kernel(kernel, arrays, kwargs, arch)
-    k = traced.lowered.builder.kernel(traced.lowered.label)
-    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch))
+    traced = trace_kernel(kernel, arrays, kwargs, arch, max_instructions)
+    k = traced.lowered.builder.kernel(traced.lowered.label, _sources(kernel, arrays))
+    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch),
+                  max_instructions=_max_instructions(max_instructions))
     outs = {}
     for s in traced.trace.storages:
         if s.buffer == "hbm" and s.name in r.outputs:
@@ -354,16 +408,18 @@ def simulate_kernel(kernel, *arrays, arch=None, **kwargs):
     return build(traced.result)
 
 
-def to_bir(kernel, *arrays_or_shapes, arch=None, **kwargs):
+def to_bir(kernel, *arrays_or_shapes, arch=None, max_instructions=None, **kwargs):
     """The kernel's BIR JSON module (a dict). Arguments: numpy arrays, neuronsim.nki.tensor(shape, dtype) or
     nki.typing's nt.tensor[shape, dtype]; arch= the architecture it is traced for (nisa.get_nc_version())."""
-    return trace_kernel(kernel, arrays_or_shapes, kwargs, arch).lowered.builder.to_bir()
+    return trace_kernel(kernel, arrays_or_shapes, kwargs, arch, max_instructions).lowered.builder.to_bir()
 
 
-def save_bir(kernel, *arrays_or_shapes, path, arch=None, **kwargs):
-    """Writes the kernel's BIR JSON to path (the form `neuronsim run` reads) and returns path."""
-    text = trace_kernel(kernel, arrays_or_shapes, kwargs, arch).lowered.builder.to_bir_text()
-    with open(path, "w") as f:
-        f.write(text)
+def save_bir(kernel, *arrays_or_shapes, path, arch=None, max_instructions=None, **kwargs):
+    """Writes the kernel's BIR JSON to path (the form `neuronsim run` reads) and returns path. The path goes through
+    the rule of every output neuronsim writes, checked before the kernel is traced: never the kernel's own file (nor
+    a FIFO, a directory...); written whole or not at all."""
+    _core.check_output_paths([path], _sources(kernel, arrays_or_shapes))
+    text = trace_kernel(kernel, arrays_or_shapes, kwargs, arch, max_instructions).lowered.builder.to_bir_text()
+    _core.write_output(path, text, _sources(kernel, arrays_or_shapes))
     return path
 

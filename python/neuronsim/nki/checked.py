@@ -165,6 +165,24 @@ _TESTS_OTHER = [
     ("test_nki_language.py::test_reshape_of_an_hbm_tensor", "nki.language", "reshape"),
     ("test_nki_language.py::test_broadcast_to_free_and_partitions", "nki", "tensor.broadcast_to"),
     ("test_nki_names.py::test_nki_dtype_is_the_type_of_the_dtypes_for_annotations", "nki", "dtype"),
+    # registers, dynamic loops and the access-pattern API (tests/python/test_nki_dynamic.py, test_nki_access_patterns.py)
+    ("test_nki_dynamic.py::test_register_alloc_move_load_store", "nki.isa",
+     "register_alloc register_move register_load register_store VirtualRegister"),
+    ("test_nki_dynamic.py::test_a_dynamic_range_reads_its_trip_count_from_a_tensor", "nki.language", "dynamic_range"),
+    ("test_nki_dynamic.py::test_a_while_loop_runs_until_its_register_is_zero_and_not_at_all_from_zero",
+     "nki.language", "while_loop"),
+    ("test_nki_access_patterns.py::test_an_hbm_pattern_walks_the_flattened_tensor", "nki.language", "NkiTensor.ap"),
+    ("test_nki_access_patterns.py::test_a_dtype_view_reinterprets_the_bytes", "nki.language",
+     "NkiTensor.view NkiTensor.reinterpret_cast"),
+    ("test_nki_access_patterns.py::test_a_dtype_view_reinterprets_the_bytes", "nki", "tensor.view"),
+    ("test_nki_access_patterns.py::test_get_pattern_gives_the_pairs", "nki.language", "NkiTensor.get_pattern"),
+    ("test_nki_access_patterns.py::test_an_indirect_view_is_not_sliced_or_indirected_again", "nki.language",
+     "NkiTensor.is_indirect"),
+    ("test_nki_access_patterns.py::test_view_primitives_compose_patterns", "nki.language",
+     "NkiTensor.slice NkiTensor.select NkiTensor.permute NkiTensor.broadcast NkiTensor.expand_dim "
+     "NkiTensor.squeeze_dim NkiTensor.reshape_dim NkiTensor.flatten_dims NkiTensor.strides NkiTensor.offset "
+     "NkiTensor.is_contiguous"),
+    ("test_nki_access_patterns.py::test_run_time_select_and_vector_select", "nki.language", "NkiTensor.vector_select"),
 ]
 
 for _test, (_module, _names) in _TESTS.items():

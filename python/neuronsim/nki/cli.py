@@ -2,18 +2,22 @@
 nki-trace ...`, then runs the BIR it writes as `neuronsim run` would):
 
     python3 -m neuronsim nki-trace FILE.py::FUNCTION -o OUT.bir.json [--input NAME=X.npy]... [--shape NAME=SPEC]...
-                                  [--grid DIMS] [--arch NAME]
+                                  [--grid DIMS] [--arch NAME] [--max-instructions N]
 
 Each tensor parameter of FUNCTION is given by --input (the shape and dtype of the .npy file) or --shape
 (NAME=128x512 or NAME=128x512:bfloat16; float32 when no dtype is given); a --shape beside an --input names the dtype
 of the file's bits (bf16 arrays are held as uint16). Parameters with defaults may be left out. --arch: the
 architecture the kernel is traced for (nisa.get_nc_version()), the run's. Exit codes as `neuronsim
-run`: 2 usage, 3 the kernel cannot be traced (KernelError / Unsupported, the message naming the kernel's file:line).
+run`: 2 usage, 3 the kernel cannot be traced (KernelError / Unsupported, the message naming the kernel's file:line;
+the kernel's own exception or sys.exit too). --max-instructions bounds the loops unrolled and the launch-grid
+instances traced (api.trace_kernel).
 """
 import importlib.util
 import inspect
 import os
+import stat
 import sys
+import warnings
 
 import numpy as np
 
@@ -78,13 +82,32 @@ def load_function(target):
     return _as_kernel(getattr(mod, func))
 
 
+def _load_input(name, path):
+    """--input NAME=PATH's array header (memory-mapped, nothing read): a regular file only, so that a FIFO or a device
+    is refused at once instead of blocking the read."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise _core.InvalidInput(f"--input {name}={path}: {e.strerror}")
+    if not stat.S_ISREG(mode):
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise _core.InvalidInput(f"--input {name}={path}: {what}; an input is a regular .npy file")
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise _core.InvalidInput(f"--input {name}={path}: {e}")
+
+
 def main(argv):
     try:
-        target, out, inputs, shapes, grid, arch = None, None, {}, {}, None, None
+        target, out, inputs, shapes, grid, arch, max_instructions = None, None, {}, {}, None, None, None
+        # A warning names the kernel's line itself: one line, as the CLI's own warnings.
+        warnings.showwarning = lambda message, *_: sys.stderr.write(
+            f"neuronsim: warning: {_one_line(str(message).removeprefix('neuronsim.nki: '))}\n")
         i = 0
         while i < len(argv):
             a = argv[i]
-            if a in ("-o", "--input", "--shape", "--grid", "--arch"):
+            if a in ("-o", "--input", "--shape", "--grid", "--arch", "--max-instructions"):
                 if i + 1 >= len(argv):
                     raise _Usage(f"option {a} needs a value")
                 v = argv[i + 1]
@@ -95,6 +118,10 @@ def main(argv):
                     arch = v
                 elif a == "--grid":
                     grid = _parse_grid(v)
+                elif a == "--max-instructions":
+                    if not v.isdigit() or int(v) <= 0:
+                        raise _Usage(f"--max-instructions takes a positive whole number, got '{v}'")
+                    max_instructions = int(v)
                 elif a == "--input":
                     name, eq, f = v.partition("=")
                     if not eq or not name or not f:
@@ -117,11 +144,13 @@ def main(argv):
         args = {}
         for name, p in params.items():
             if name in inputs:
-                try:
-                    arr = np.load(inputs[name], mmap_mode="r", allow_pickle=False)
-                except (OSError, ValueError) as e:
-                    raise _core.InvalidInput(f"--input {name}={inputs[name]}: {e}")
+                arr = _load_input(name, inputs[name])
                 dt = shapes[name][1] if name in shapes else arr.dtype
+                if dtypes.bir_name(dt) is None:
+                    raise _core.InvalidInput(f"--input {name}={inputs[name]}: dtype {arr.dtype} is not one neuronsim "
+                                             "takes (float32, float16, bfloat16 as uint16 with --shape "
+                                             f"{name}=DIMS:bfloat16, the fp8 types, 8/16/32-bit integers); write "
+                                             "the array with .astype(np.float32)")
                 if name in shapes and tuple(shapes[name][0]) != tuple(arr.shape):
                     raise _Usage(f"--shape {name} {list(shapes[name][0])} differs from --input {name} "
                                  f"{list(arr.shape)}")
@@ -135,16 +164,21 @@ def main(argv):
                 raise _Usage(f"{target} has no parameter '{name}' (it has: {', '.join(params)})")
         if grid is not None:
             kernel = kernel[grid]
-        traced = trace_kernel(kernel, (), args, arch)
+        traced = trace_kernel(kernel, (), args, arch, max_instructions=max_instructions)
         text = traced.lowered.builder.to_bir_text()
-        with open(out, "w") as f:
-            f.write(text)
-        # The run's placement beside the BIR (run.json): an nl.nc(n) grid runs on n cores of one logical core.
-        with open(os.path.join(os.path.dirname(os.path.abspath(out)), "run.json"), "w") as f:
-            f.write('{"lnc": %d}\n' % kernel.cores)
-        # nl.shared_constant data beside the BIR, as <name>.const.npy: `neuronsim nki` gives each to the run.
-        for name, data in traced.lowered.constants.items():
-            np.save(os.path.join(os.path.dirname(os.path.abspath(out)), f"{name}.const.npy"), data)
+        folder = os.path.dirname(os.path.abspath(out))
+        try:
+            with open(out, "w") as f:
+                f.write(text)
+            # The run's placement beside the BIR (run.json): an nl.nc(n) grid runs on n cores of one logical core.
+            with open(os.path.join(folder, "run.json"), "w") as f:
+                f.write('{"lnc": %d}\n' % kernel.cores)
+            # nl.shared_constant data beside the BIR, as <name>.const.npy: `neuronsim nki` gives each to the run.
+            for name, data in traced.lowered.constants.items():
+                np.save(os.path.join(folder, f"{name}.const.npy"), data)
+        except OSError as e:
+            raise _core.InvalidInput(f"{target}: cannot write the traced kernel into neuronsim's temporary folder "
+                                     f"{folder}: {e.strerror or e} (TMPDIR names where it is made)")
         return 0
     except _Usage as e:
         sys.stderr.write(f"neuronsim: {e}\n")
@@ -152,12 +186,16 @@ def main(argv):
     except _core.Error as e:
         sys.stderr.write(f"neuronsim: {_one_line(str(e))}\n")
         return getattr(e, "exit_code", 3)
-    except Exception as e:  # the kernel file's own error (an assert, a TypeError...): exit 3, naming its line
+    except (Exception, SystemExit) as e:  # the kernel file's own error or sys.exit: exit 3, naming its line
         import traceback
         frames = traceback.extract_tb(e.__traceback__)
         where = next((f for f in reversed(frames) if not f.filename.startswith(_PACKAGE)), frames[-1] if frames else None)
         at = f"{where.filename}:{where.lineno}: " if where else ""
-        sys.stderr.write(f"neuronsim: {at}{type(e).__name__}: {_one_line(str(e))}\n")
+        if isinstance(e, SystemExit):
+            why = f"the kernel exits ({e.code!r})" if e.code is None or isinstance(e.code, int) else str(e.code)
+            sys.stderr.write(f"neuronsim: {at}SystemExit: {_one_line(why)}\n")
+        else:
+            sys.stderr.write(f"neuronsim: {at}{type(e).__name__}: {_one_line(str(e))}\n")
         return 3
 
 

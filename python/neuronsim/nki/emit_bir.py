@@ -15,7 +15,7 @@ docs/nki-lowering.md states every rule with its source. In short:
 - Every instruction carries its kernel line as BIR debug information (the profile's source lines).
 """
 from .. import _core
-from . import dtypes
+from . import dtypes, emit_dynamic
 from .errors import KernelError
 from .symbolic import SHARD
 from .tracer import Loop, View
@@ -56,7 +56,7 @@ def _used_storages(trace):
     def visit(item):
         if isinstance(item, Loop) or item.extra.get("dropped"):
             return
-        for v in item.ins + item.outs:
+        for v in item.ins + item.outs + emit_dynamic.tile_terms(item):
             if isinstance(v, View):
                 used.add(v.storage.id)
     _walk(trace.root, visit)
@@ -84,6 +84,9 @@ class _Alloc:
         self.tiles = [s for s in trace.storages if s.onchip and s.id in used]
         self.buffers = {}  # loop var -> B
         for L in self._loops_top_down(trace.root):
+            if emit_dynamic.is_dynamic(L):  # its tiles are allocated once and reused by every trip
+                self.buffers[L.var] = 1
+                continue
             own = [s for s in self.tiles if s.scope is L]
             sb = [s for s in own if s.buffer == "sbuf"]
             ps = [s for s in own if s.buffer == "psum"]
@@ -131,7 +134,7 @@ class _Alloc:
                         use(sid, start, pos[0])
                     continue
                 pos[0] += 1
-                for v in item.ins + item.outs:
+                for v in item.ins + item.outs + emit_dynamic.tile_terms(item):
                     if not isinstance(v, View) or not v.storage.onchip:
                         continue
                     use(v.storage.id, pos[0], pos[0])
@@ -263,6 +266,8 @@ class _Ctx:
     def __init__(self, b, trace, alloc, handles):
         self.b, self.trace, self.alloc, self.handles = b, trace, alloc, handles
         self.loop_names = 0
+        self.regs = emit_dynamic.Registers(trace)
+        self.tmp = {}  # id(a [1, 1] tile an operand offsets by) -> the register it is read into (emit_dynamic)
         # Sources the kernel never writes: their loads may run ahead of the trips that consume them.
         self.read_only = {s.id for s in trace.storages if s.buffer == "hbm" and not s.written}
 
@@ -280,20 +285,26 @@ class _Ctx:
         h = self.handles[s.id]
         dims = [(st, n) for st, n, part in v.dims if not part]
         parts = [(st, n) for st, n, part in v.dims if part]
+        run_time = emit_dynamic.run_time_start(v, env, self.tmp) if v.dyn is not None else 0
         if not s.onchip:
             # The first dim stays a pair of its own (a DMA's HBM side moves it across partitions); the rest merge.
             all_dims = [(st, n) for st, n, _ in v.dims] or [(1, 1)]
             dims = [all_dims[0]] + (self._merge(all_dims[1:]) or [(1, 1)])
-            start = self.aff(v.off_f, env)
+            start = self.aff(v.off_f, env) + run_time
             return h.at_dtype(start, dims, v.bir_dtype) if v.bir_dtype != s.dtype else h.at(start, dims)
         if len(parts) > 1 or (parts and not v.dims[0][2]):
             raise KernelError(f"tile {s.name}: the partition dim must be the first dim of an access", where)
         slot = env[s.scope.var][1] if s.scope is not None else 0
-        phys_row = h.cols * h.buffers
+        # Offsets and steps count the view's dtype: a view of another dtype (a reinterpretation, nl_views.py) scales
+        # the physical row and the buffer slot by the ratio of the sizes (whole numbers: nl_views checks the row).
+        esz, vsz = dtypes.size(s.dtype), dtypes.size(v.bir_dtype)
+        phys_row, cols = h.cols * h.buffers * esz // vsz, h.cols * esz // vsz
         pstep, pnum = parts[0] if parts else (1, 1)
-        start = self.aff(v.off_p, env) * phys_row + self.aff(v.off_f, env) + slot * h.cols
+        start = self.aff(v.off_p, env) * phys_row + self.aff(v.off_f, env) + slot * cols + run_time
         # A reduction counts its axes in pattern dims: its input keeps the free dims it has.
         free = (dims if keep else self._merge(dims)) or [(1, 1)]
+        if v.bir_dtype != s.dtype:
+            return h.t.at_dtype(start, [(pstep * phys_row, pnum)] + free, v.bir_dtype)
         return h.t.at(start, [(pstep * phys_row, pnum)] + free)
 
     @staticmethod
@@ -310,8 +321,8 @@ class _Ctx:
         return out
 
     def arg(self, x, env, where, keep=False):
-        if isinstance(x, tuple) and x[0] == "imm":
-            return _B.Builder.imm(x[1])
+        if not isinstance(x, View):  # a register or ("imm", value[, dtype])
+            return emit_dynamic.arg(x)
         return _B.Builder.ap(self.ap(x, env, where, keep))
 
     # --- the tree
@@ -336,13 +347,17 @@ class _Ctx:
         for v in views:
             if isinstance(v, View) and len(v.dims) > d:
                 dims = [v.dims[d]] + v.dims[:d] + v.dims[d + 1:]
-                v = View(v.storage, v.off_p, v.off_f, dims, v.bir_dtype)
+                v = v.like(v.off_p, v.off_f, dims)
             out.append(v)
         return out
 
     def op(self, op, env, first=None):
         if op.extra.get("dropped"):
             return
+        if op.kind == "register":
+            emit_dynamic.register_op(self, op, env)
+            return
+        self.tmp = emit_dynamic.load_tile_offsets(self, op, env)
         b = self.b
         where = op.where
         if op.type not in ("Matmult",):
@@ -369,18 +384,34 @@ class _Ctx:
             r.source(where[0], where[1])
 
     def loop(self, L, env):
+        if emit_dynamic.is_dynamic(L):
+            emit_dynamic.loop(self, L, env)
+            return
         B = self.alloc.buffers.get(L.var, 1)
         own = {s.id for s in self.alloc.tiles if s.scope is L}
         ahead, rest = [], []
         written_in_body = set()
 
+        changing = set()  # registers and storages the body writes (a run-time start that reads one stays put)
+
+        def collect(item):
+            for i in item.body.items if isinstance(item, Loop) else [item]:
+                if isinstance(i, Loop):
+                    collect(i)
+                else:
+                    changing.update(emit_dynamic.writes_of(i))
+        collect(L)
+
         def loads_ahead(item):
             """A load into this loop's own tile from a tensor the kernel never writes, that tile's first write in the
-            body (or a loop of nothing but such loads): it may run B - 1 trips ahead."""
+            body (or a loop of nothing but such loads): it may run B - 1 trips ahead -- unless its start reads a
+            register or tile the body writes."""
             if isinstance(item, Loop):
-                return bool(item.body.items) and all(loads_ahead(i) for i in item.body.items)
+                return bool(item.body.items) and not emit_dynamic.is_dynamic(item) and \
+                    all(loads_ahead(i) for i in item.body.items)
             return (item.kind == "load" and item.type == "Load" and item.outs[0].storage.id in own and
-                    item.ins[0].storage.id in self.read_only and item.outs[0].storage.id not in written_in_body)
+                    item.ins[0].storage.id in self.read_only and item.outs[0].storage.id not in written_in_body
+                    and not emit_dynamic.run_time_sources(item) & changing)
 
         def writes(item):
             if isinstance(item, Loop):

@@ -27,12 +27,16 @@ _NAMES = {
 
 
 def _importable(name):
+    """Whether a real package of that name is importable: a module or a package with its __init__.py. A folder
+    without one (a namespace package: a folder of kernels named nki/ on sys.path) is no NKI package."""
     if name in sys.modules:
-        return getattr(sys.modules[name], "__neuronsim__", False) is False
+        return getattr(sys.modules[name], "__neuronsim__", False) is False and \
+            getattr(sys.modules[name], "__file__", None) is not None
     try:
-        return importlib.util.find_spec(name) is not None
+        spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return False
+    return spec is not None and spec.origin not in (None, "namespace")
 
 
 def install(verbose=False):

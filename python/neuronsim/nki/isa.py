@@ -14,6 +14,8 @@ from .nl_assign import _assign, _matmul_into
 from .nl_common import _bir, _emit, _fresh, _imm, _is_num, _mask, _new_tile, _same_shape, _tile
 from .nl_dma import _dma
 from .nl_matmul import _dve_transpose, _pe_transpose
+from .isa_registers import (VirtualRegister, register_alloc, register_load, register_move,  # noqa: F401
+                            register_store)
 from .nl_reduce import _reduce
 from .symbolic import Idx, Pred
 from .tracer import View, current
@@ -597,11 +599,12 @@ def select(pred, on_true, on_false, *, dtype=None, mask=None, **kw):
 @_api
 def dma_copy(dst, src, priority=None, oob_mode=None, dge_mode=None, engine=None, *, mask=None, dst_rmw_op=None,
              **kw):
-    """One DMA: HBM -> SBUF (Load), SBUF -> HBM (Save), or between two SBUF or two HBM tensors (DMACopy). dst, src
-    positional (the current reference's order) or as keywords (the legacy dst=, src=). The descriptor-generation
-    mode (dge_mode) and the queue's priority are the simulator's choice (reference neuron-arch.md 2.4). oob_mode
-    changes nothing here: the front end refuses an out-of-bounds access when the kernel is traced, so every access
-    that reaches the run is in bounds, where skip and error agree."""
+    """One DMA: HBM -> SBUF (Load), SBUF -> HBM (Save), or between two SBUF or two HBM tensors (DMACopy); a gather /
+    scatter view (.ap(vector_offset=)) makes it an IndirectLoad / IndirectSave (nl_dma._dma). dst, src positional
+    (the current reference's order) or as keywords (the legacy dst=, src=). The descriptor-generation mode (dge_mode)
+    and the queue's priority are the simulator's choice (reference neuron-arch.md 2.4). oob_mode: a static access out
+    of bounds is refused when the kernel is traced; a run-time one (scalar_offset) stops the run; an index of a gather
+    / scatter past the tensor stops it too, or is skipped with oob_mode.skip (public NKI docs, nki.isa.dma_copy)."""
     if dst_rmw_op is not None:
         raise Unsupported("nisa.dma_copy: dst_rmw_op= (a DMA that combines into its destination) is not lowered",
                           source_location())
@@ -610,7 +613,8 @@ def dma_copy(dst, src, priority=None, oob_mode=None, dge_mode=None, engine=None,
     if dst.storage.buffer == "psum" or src.storage.buffer == "psum":
         raise KernelError("nisa.dma_copy: DMAs move HBM and SBUF, not PSUM")
     dst, src = _mask([dst, src], mask, "nisa.dma_copy")
-    _dma(src, dst, "nisa.dma_copy")
+    skip = getattr(oob_mode, "name", oob_mode) == "skip"  # nki.isa.oob_mode.skip (or its name)
+    _dma(src, dst, "nisa.dma_copy", oob_skip=skip)
 
 
 # ---------------------------------------------------------------------------------------------------- values

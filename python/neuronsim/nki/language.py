@@ -11,7 +11,10 @@ This module is the public namespace: the definitions live by topic, each registe
 (registry.py) --
     nl_values.py  dtypes, memory regions, NKIObject / NkiTensor, fp32 / bfp16 / finfo, static_cast
     nl_create.py  nl.tile_size, nl.par_dim, tensor creation (ndarray, zeros, full...), reshape
-    nl_loops.py   loops, index expressions (arange, ds, mgrid), launch grids (nc, program_id...)
+    nl_loops.py   loops (dynamic ones too: dynamic_range, while_loop), index expressions (arange, ds, mgrid),
+                  launch grids (nc, program_id...)
+    nl_views.py   the access-pattern API of tensors (t.ap, t.view(dtype), t.get_pattern, the view primitives),
+                  reshape
     nl_dma.py     load, store, copy, broadcast_to, the shared identity, device_print
     nl_math.py    element-wise operators and activation functions, where; bypass / average / prelu
     nl_reduce.py  sum, max, min, prod, mean, all, any
@@ -23,15 +26,15 @@ and nl_assign.py holds the tile statements t[...] = v and t += v. A documented n
 """
 import sys
 
-from . import nl_assign  # noqa: F401 - registers the tile statements the tracer's View runs
+from . import nl_assign, nl_views  # noqa: F401 - register the tile statements and view methods the tracer's View runs
 from . import nl_constants as constants
 from . import registry
 from .nl_create import (empty_like, full, full_like, ndarray, ones, ones_like, par_dim, reshape,  # noqa: F401
                         shared_constant, tile_size, zeros, zeros_like)
 from .nl_dma import (broadcast_to, copy, device_print, load, load_transpose2d, shared_identity_matrix,  # noqa: F401
                      store)
-from .nl_loops import (affine_range, arange, ds, fori_loop, mgrid, nc, num_programs, program_id,  # noqa: F401
-                       program_ndim, sequential_range, static_range)
+from .nl_loops import (affine_range, arange, ds, dynamic_range, fori_loop, mgrid, nc, num_programs,  # noqa: F401
+                       program_id, program_ndim, sequential_range, static_range, while_loop)
 from .nl_math import (abs, add, arctan, average, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,  # noqa: F401
                       bypass, ceil, cos, divide, equal, erf, erf_dx, exp, floor, gelu, gelu_apprx_sigmoid,
                       gelu_apprx_sigmoid_dx, gelu_apprx_tanh, gelu_dx, greater, greater_equal, invert, left_shift,

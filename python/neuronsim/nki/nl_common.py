@@ -120,7 +120,7 @@ def _mask(views, mask, what):
             else:
                 off_f = off_f + lo * step
             dims[d] = (step, hi - lo, part)
-        out.append(View(v.storage, off_p, off_f, dims, v.bir_dtype))
+        out.append(v.like(off_p, off_f, dims))
     return out
 
 

@@ -1,12 +1,11 @@
 """nki.language: the memory names (nl.sbuf, nl.psum, nl.hbm...), nl.tile_size and nl.par_dim, and the calls that create
 tensors: nl.ndarray, nl.zeros / ones / full and their _like forms (a Memset), nl.shared_constant, and nl.reshape of
-an HBM tensor."""
-import math
-
+a contiguous view (nl_views.py)."""
 from . import dtypes, registry
 from .errors import KernelError, Unsupported
 from .nl_common import _bir, _emit, _new_tile
-from .symbolic import Idx, ParDim
+from .nl_views import reshape_view
+from .symbolic import ParDim
 from .tracer import View, new_storage
 
 _api = registry.api("nki.language")
@@ -141,15 +140,7 @@ def shared_constant(constant, dtype=None, **kw):
 
 @_api
 def reshape(x, shape):
-    """Reshape of an HBM tensor (a new row-major view of the same elements); tiles keep their shape."""
-    if not isinstance(x, View) or x.storage.buffer != "hbm" or not x.is_whole():
-        raise Unsupported("reshape of anything but a whole HBM tensor")
-    shape = tuple(int(s) for s in shape)
-    if math.prod(shape) != math.prod(x.shape):
-        raise KernelError(f"reshape of {x.name} {list(x.shape)} to {list(shape)}: the element counts differ")
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= s
-    strides.reverse()
-    return View(x.storage, Idx(0), Idx(0), [(st, s, False) for st, s in zip(strides, shape)], x.bir_dtype)
+    """Reshape of a contiguous view (nl_views.reshape_view: an HBM tensor or a slice of one, a tile's free dims)."""
+    if not isinstance(x, View):
+        raise KernelError(f"reshape of {x!r}: a tensor or tile is reshaped")
+    return reshape_view(x, shape)

@@ -2,24 +2,52 @@
 the shared identity matrix (a constant loaded), and nl.device_print."""
 import math
 
-from . import registry
+from . import dtypes, registry
 from .dtypes import float32
-from .errors import KernelError
+from .errors import KernelError, Unsupported
 from .nl_common import _bir, _emit, _is_num, _mask, _new_tile, _squeeze_free, _tile
 from .nl_create import full, shared_constant
-from .tracer import View
+from .symbolic import Idx
+from .tracer import View, bounds
 
 _api = registry.api("nki.language")
 
 
 # ---------------------------------------------------------------------------------------------------- data movement
-def _dma(src, dst, what, where=None):
+def _dma(src, dst, what, where=None, oob_skip=False):
     kind = "load" if src.storage.buffer == "hbm" else "store" if dst.storage.buffer == "hbm" else "dma"
     if src.shape != dst.shape and math.prod(src.shape) != math.prod(dst.shape):
         raise KernelError(f"{what}: shape mismatch: source {src.name} {list(src.shape)}, destination {dst.name} "
                           f"{list(dst.shape)}")
+    gather, scatter = (v.dyn is not None and v.dyn.index is not None for v in (src, dst))
+    if gather or scatter:
+        return _indirect_dma(src, dst, gather, scatter, oob_skip, what, where)
     return _emit("Load" if kind == "load" else "Save" if kind == "store" else "DMACopy", [src], [dst], what,
                  kind=kind, where=where)
+
+
+def _indirect_dma(src, dst, gather, scatter, oob_skip, what, where):
+    """A DMA through a gather / scatter view (.ap(vector_offset=idx), nl_views.py): partition p of the other side
+    moves the rows the pattern walks from the view's start + idx[p] * stride. IndirectLoad (a gather: ins [table,
+    indices]) or IndirectSave (a scatter: ins [values, indices], outs [table]) over a table whose entries are those
+    rows, one per index (engines/ops/indirect.cpp); a negative index (0xFFFFFFFF) is skipped, an index past the
+    tensor is a run-time error unless oob_mode.skip (oob_is_err false: skipped)."""
+    if gather and scatter:
+        raise Unsupported(f"{what}: a gather into a scatter (vector_offset= on both sides)")
+    v = src if gather else dst
+    s = v.storage
+    total = math.prod(s.shape) * dtypes.size(s.dtype) // dtypes.size(v.bir_dtype)
+    rows = v.dims[1:]
+    hi = sum(max(0, (n - 1) * st) for st, n, _ in rows)
+    first = bounds(v.off_f)[1]
+    n = (total - 1 - first - hi) // v.dyn.stride + 1  # the rows from the start that lie in the tensor
+    if n < 1:
+        raise KernelError(f"{what}: the rows of {v.name}'s pattern from element {first} leave the tensor", where)
+    table = View(s, Idx(0), v.off_f, [(v.dyn.stride, n, False)] + list(rows), v.bir_dtype)
+    fields = {"oob_is_err": False} if oob_skip else {}
+    if gather:
+        return _emit("IndirectLoad", [table, v.dyn.index], [dst], what, fields, kind="dma", where=where)
+    return _emit("IndirectSave", [src, v.dyn.index], [table], what, fields, kind="dma", where=where)
 
 
 @_api
@@ -69,7 +97,7 @@ def load_transpose2d(src, *, mask=None, dtype=None, **kw):
     if not isinstance(src, View) or src.storage.buffer != "hbm" or len(src.dims) != 2:
         raise KernelError("nl.load_transpose2d reads a 2-D region of an HBM tensor")
     (src,) = _mask([src], mask, "nl.load_transpose2d")
-    tsrc = View(src.storage, src.off_p, src.off_f, [src.dims[1], src.dims[0]], src.bir_dtype)
+    tsrc = src.like(src.off_p, src.off_f, [src.dims[1], src.dims[0]])
     t = _new_tile(tsrc.shape, src.bir_dtype)
     t.storage.__dict__["temp"] = True
     _dma(tsrc, t, "nl.load_transpose2d")
@@ -109,7 +137,7 @@ def broadcast_to(x, shape, **kw):
             dims.append((0, n, part))
         else:
             raise KernelError(f"nl.broadcast_to: {x.name} {list(x.shape)} does not broadcast to {list(shape)}")
-    src = View(x.storage, x.off_p, x.off_f, dims, x.bir_dtype)
+    src = x.like(x.off_p, x.off_f, dims)
     t = _new_tile(shape, x.bir_dtype)
     t.storage.__dict__["temp"] = True
     if shape[0] != x.shape[0]:

@@ -3,8 +3,9 @@
 docs/nki-lowering.md "Launch grids")."""
 import math
 
-from . import registry
-from .errors import KernelError
+from . import dynamic, registry, tracer
+from .dynamic import Register
+from .errors import KernelError, source_location
 from .symbolic import SHARD, Idx, arange, ds, mgrid
 from .tracer import current, loop_range
 
@@ -29,16 +30,60 @@ def sequential_range(*args, **kw):
 
 @_api
 def fori_loop(lower, upper, body_fun, step=1, **kw):
-    """NKI 0.7's compiled loop: body_fun(i) for i in range(lower, upper, step), traced once as one BIR loop (static
-    bounds; a bound held in a register is refused)."""
+    """body_fun(i) for i in range(lower, upper, step), traced once as one BIR loop: with static bounds a Loop (i an
+    index expression, NKI 0.7's compiled loop); with a bound in a register a DynamicForLoop, i the loop's register
+    (public NKI docs, nki.language.fori_loop)."""
+    if isinstance(lower, Register) or isinstance(upper, Register):
+        for i in dynamic.dynamic_range("nl.fori_loop", lower, upper, step):
+            body_fun(i)
+        return
     for i in loop_range("fori_loop", (lower, upper, step)):
         body_fun(i)
 
 
 @_api
+def dynamic_range(start, stop=None, step=1):
+    """A loop run by the hardware with run-time bounds (a DynamicForLoop, never unrolled): start and stop integers or
+    registers, step a positive integer; its variable is a register (public NKI docs, nki.language.dynamic_range)."""
+    if stop is None:
+        start, stop = 0, start
+    return dynamic.dynamic_range("nl.dynamic_range", start, stop, step)
+
+
+@_api
+def while_loop(init, body_fun):
+    """r = init; while r != 0: r = body_fun(r) -- a true while, the body traced once (public NKI docs,
+    nki.language.while_loop): RegisterMove r <- init, then a DoWhile on r under a guard that skips it when r starts
+    at 0; a body returning another register q ends each trip with RegisterMove r <- q."""
+    what = "nl.while_loop"
+    if not isinstance(init, Register):
+        raise KernelError(f"{what}: init is a register (nisa.register_alloc), got {init!r}")
+    tr = current(what)
+    where = source_location()
+    r = Register(tr)
+    dynamic.register_op("RegisterMove", [init], [r], what, where=where)
+    L = dynamic.DynamicLoop(tr, "while", None, None, 1, where)
+    L.cond = L.param = r
+    tr.stack[-1].items.append(L)
+    tr.stack.append(L.body)
+    try:
+        q = body_fun(r)
+        if not isinstance(q, Register):
+            raise KernelError(f"{what}: the body returns the register of the next condition, got {q!r}", where)
+        if q is not r:
+            dynamic.register_op("RegisterMove", [q], [r], what, where=where)
+    finally:
+        if tr.stack[-1] is L.body:
+            tr.stack.pop()
+
+
+@_api
 def static_range(*args, **kw):
-    """Unrolled: a plain Python range."""
-    return range(*[int(a) for a in args])
+    """Unrolled: a plain Python range (its trips count against max_instructions, Trace.expand)."""
+    trips = range(*[int(a) for a in args])
+    if tracer._current is not None:
+        tracer._current.expand(len(trips), f"nl.static_range of {len(trips):,} trips", None)
+    return trips
 
 
 @_api

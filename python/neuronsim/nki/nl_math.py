@@ -82,7 +82,7 @@ def _broadcast_view(v, shape, what):
     out = []
     for (step, num, part), n in zip(dims, shape):
         out.append((step, num, part) if num == n else (0, n, part))
-    return View(v.storage, v.off_p, v.off_f, out, v.bir_dtype)
+    return v.like(v.off_p, v.off_f, out)
 
 
 # One definition per NKI function (public NKI docs, nki.language element-wise pages); the ALU op names are BIR's

@@ -25,7 +25,7 @@ def _reduced_last(x, axes):
     """x with the reduced axes moved innermost (a pattern may walk its free dims in any order; TensorReduce folds the
     innermost ones, reference neuron-arch.md 3.3 tensor_reduce)."""
     keep = [d for d in range(len(x.dims)) if d not in axes]
-    return View(x.storage, x.off_p, x.off_f, [x.dims[d] for d in keep + axes], x.bir_dtype), keep
+    return x.like(x.off_p, x.off_f, [x.dims[d] for d in keep + axes]), keep
 
 
 def _shape_before(x, kept, axes):

@@ -97,12 +97,30 @@ def _nl(name):
     return registry.function("nki.language", name)
 
 
-class View:
-    """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims."""
-    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype")
+class Indirect:
+    """The run-time part of a view's start (NKI .ap(scalar_offset= / vector_offset=), docs/nki-lowering.md 4):
+    terms, ((source, coef), ...), each adding coef * its value to the start (a source is a register, a dynamic loop's
+    variable or a [1, 1] tile read when the instruction runs: dynamic.py); index, a [P, 1] tile of per-partition
+    indices (a gather / scatter), each index stepping `stride` elements; oob_skip, NKI's oob_mode.skip."""
+    __slots__ = ("terms", "index", "stride")
 
-    def __init__(self, storage, off_p, off_f, dims, bir_dtype):
+    def __init__(self, terms=(), index=None, stride=0):
+        self.terms, self.index, self.stride = tuple(terms), index, stride
+
+
+class View:
+    """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims, offsets and
+    steps in elements of bir_dtype (another dtype than the storage's: a reinterpretation of its bytes), and dyn, an
+    Indirect when part of the start is known only at run time."""
+    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype", "dyn")
+
+    def __init__(self, storage, off_p, off_f, dims, bir_dtype, dyn=None):
         self.storage, self.off_p, self.off_f, self.dims, self.bir_dtype = storage, off_p, off_f, dims, bir_dtype
+        self.dyn = dyn
+
+    def like(self, off_p, off_f, dims):
+        """This view with another offset and dims (the same storage, dtype and run-time part)."""
+        return View(self.storage, off_p, off_f, dims, self.bir_dtype, self.dyn)
 
     # --- what NKI code reads
     @property
@@ -170,10 +188,59 @@ class View:
         if len(shape) != len(self.dims) or any(n != m and n != 1 for (_, n, _), m in zip(self.dims, shape)):
             raise KernelError(f"{self.name} {list(self.shape)} does not broadcast to {list(shape)}")
         dims = [(st if n == m else 0, m, p) for (st, n, p), m in zip(self.dims, shape)]
-        return View(self.storage, self.off_p, self.off_f, dims, self.bir_dtype)
+        return self.like(self.off_p, self.off_f, dims)
 
     def reshape(self, shape):
         return _nl("reshape")(self, shape)
+
+    # --- NKI's access-pattern API (NkiTensor.ap / view; nl_views.py)
+    def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
+        return registry.statement("ap")(self, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype)
+
+    def view(self, dtype):
+        return registry.statement("view_dtype")(self, dtype)
+
+    reinterpret_cast = view
+
+    def get_pattern(self):
+        return registry.statement("get_pattern")(self)
+
+    def is_indirect(self):
+        return self.dyn is not None
+
+    # NkiTensor's view primitives (nl_views.py)
+    strides = property(lambda self: registry.statement("view.strides")(self))
+    offset = property(lambda self: registry.statement("view.offset")(self))
+
+    def is_contiguous(self):
+        return registry.statement("view.is_contiguous")(self)
+
+    def slice(self, dim, start, end, step=1):
+        return registry.statement("view.slice")(self, dim, start, end, step)
+
+    def select(self, dim, index):
+        return registry.statement("view.select")(self, dim, index)
+
+    def vector_select(self, dim, vector_offset):
+        return registry.statement("view.vector_select")(self, dim, vector_offset)
+
+    def permute(self, dims):
+        return registry.statement("view.permute")(self, dims)
+
+    def broadcast(self, dim, size):
+        return registry.statement("view.broadcast")(self, dim, size)
+
+    def expand_dim(self, dim):
+        return registry.statement("view.expand_dim")(self, dim)
+
+    def squeeze_dim(self, dim):
+        return registry.statement("view.squeeze_dim")(self, dim)
+
+    def reshape_dim(self, dim, shape):
+        return registry.statement("view.reshape_dim")(self, dim, shape)
+
+    def flatten_dims(self, start_dim, end_dim):
+        return registry.statement("view.flatten_dims")(self, start_dim, end_dim)
 
     # --- operators: the nl functions, looked up in the registry
     def _op(self, name, other, reverse=False):
@@ -271,6 +338,9 @@ def _check_range(e, n, what, dim):
 
 def index_view(v, key):
     what = f"tensor {v.name}"
+    if v.dyn is not None and v.dyn.index is not None:
+        raise KernelError(f"indexing {what}, a gather / scatter view (vector_offset=): an indirect view is not sliced "
+                          "further (NKI NkiTensor.is_indirect)")
     key = key if isinstance(key, tuple) else (key,)
     if any(k is Ellipsis for k in key):
         i = key.index(Ellipsis)
@@ -304,7 +374,7 @@ def index_view(v, key):
                 e = Idx.of(k)
                 _check_range(e, num, what, d)
                 move(step, part, e)
-        return View(v.storage, off_p, off_f, dims, v.bir_dtype)
+        return v.like(off_p, off_f, dims)
     # Advanced: every index an expression; the result has their broadcast shape, then the dims not indexed.
     if any(isinstance(k, slice) for k in key):
         raise Unsupported(f"mixing slices and nl.arange / nl.mgrid indices on {what}: give every dim as an "
@@ -326,7 +396,7 @@ def index_view(v, key):
             r[2] = part
     dims = [(s, n, bool(p)) for s, n, p in res]
     dims += list(v.dims[len(key):])
-    return View(v.storage, off_p, off_f, dims, v.bir_dtype)
+    return v.like(off_p, off_f, dims)
 
 
 # ---------------------------------------------------------------------------------------------------- trace tree
@@ -373,13 +443,32 @@ class Trace:
         self.program_ids = ()
         self.unroll = False  # nl.affine_range / sequential_range as Python ranges (NeedsUnroll)
         self.cores = 1  # a launch grid's nl.nc(n) axis: the kernel runs on n cores, its program_id the shard id
+        self.registers = []  # the virtual registers (dynamic.Register), in order of allocation
         self.arch = "trn1"  # the architecture the kernel is traced for, and its NeuronCore generation (arch core_gen)
         self.core_gen = 2
+        # Bounded work and memory (api.trace_kernel sets both; None: unbounded): loop trips unrolled in Python and
+        # launch-grid instances traced count against max_instructions, as the run counts the dynamic instructions
+        # they become; the instructions recorded against max_static, the most a BIR program holds.
+        self.max_instructions = None
+        self.max_static = None
+        self.expanded = 0
+        self.recorded = 0
+
+    def expand(self, count, what, where):
+        """`count` more unrolled trips or grid instances (`what`, at the kernel's `where`), refused past the budget
+        before any of them is traced."""
+        self.expanded += count
+        if self.max_instructions is not None and self.expanded > self.max_instructions:
+            raise KernelError(f"{what}: {self.expanded:,} unrolled trips and launch-grid instances in all, more than "
+                              f"the {self.max_instructions:,} instructions one run may execute (--max-instructions, "
+                              "max_instructions=)", where)
 
     def var_range(self, v):
         if v == SHARD:
             return 0, self.cores - 1
         L = self.loops[v]
+        if L.trips is None:
+            raise Unsupported("the variable of a dynamic loop in an index expression (it is a register)")
         return L.start, L.start + L.step * max(L.trips - 1, 0)
 
     def unique(self, base):
@@ -396,6 +485,10 @@ class Trace:
         if self.broken is not None:
             raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range body: the body is "
                               "traced once as one BIR loop", self.broken)
+        self.recorded += 1
+        if self.max_static is not None and self.recorded > self.max_static:
+            raise KernelError(f"the kernel records more than {self.max_static:,} instructions (the most a BIR program "
+                              "holds): unrolled loops or launch-grid instances grow it past that here")
         op.scope = self.stack[-1].loop
         self.stack[-1].items.append(op)
         return op
@@ -452,7 +545,10 @@ def loop_range(kind, args, where=None):
         raise Unsupported(f"nl.{kind} with step {step}: steps are positive")
     where = where or source_location()
     if current(f"nl.{kind}").unroll:
-        return iter(range(start, stop, step))
+        trips = range(start, stop, step)
+        current().expand(len(trips), f"nl.{kind} of {len(trips):,} trips, unrolled (its variable is used as a Python "
+                                     "value)", where)
+        return iter(trips)
     return _loop_gen(kind, start, stop, step, where)
 
 

@@ -20,7 +20,8 @@ sys.dont_write_bytecode = True  # no __pycache__ beside the committed cases
 
 # The case modules, run in this order: the catalogue lists their cases in it.
 TOPICS = ["bir_json", "bir_semantics", "npy_and_cli", "bundles", "required_keys", "pe_and_shapes", "cli_outputs",
-          "arithmetic", "nesting", "files_and_archs", "outputs_multicore", "declarations_names", "compare_sweep"]
+          "arithmetic", "nesting", "files_and_archs", "outputs_multicore", "declarations_names", "compare_sweep",
+          "report_inputs", "nki_front_end"]
 for topic in TOPICS:
     importlib.import_module("cases." + topic)
 from cases.common import HERE, cases  # noqa: E402 - the list the modules above filled

@@ -42,7 +42,7 @@ inline std::string read_file(const std::string &path) {
 // when given: a device such as /dev/full); kills it with SIGKILL after `timeout_s` seconds.
 inline ProcessResult run_process(const std::string &binary, const std::vector<std::string> &args,
                                  const std::string &scratch, int timeout_s = 120,
-                                 const std::string &stdout_to = "") {
+                                 const std::string &stdout_to = "", const std::string &cwd = "") {
   ProcessResult r;
   const std::string out_path = stdout_to.empty() ? scratch + "/stdout.txt" : stdout_to;
   const std::string err_path = scratch + "/stderr.txt";
@@ -52,6 +52,7 @@ inline ProcessResult run_process(const std::string &binary, const std::vector<st
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(),
                                    stdout_to.empty() ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());  // the child's working directory
   std::vector<std::string> argv_s;
   argv_s.push_back(binary);
   argv_s.insert(argv_s.end(), args.begin(), args.end());

@@ -46,6 +46,36 @@ bir_case("duplicate_allocation", "two allocations with the same name",
          ["field 'allocations[4].name'", "duplicate", "tile.7_set"])
 bir_case("unknown_dependency", "dependency on an instruction that does not exist",
          set_field(2, "dependencies", ["I-99"]), ["instruction 2 'I-6'", "field 'dependencies[0]'", "I-99"])
+bir_case("dependency_on_itself", "an instruction whose dependencies name itself (ran with exit 0)",
+         set_field(1, "dependencies", ["I-4"]),
+         ["instruction 1 'I-4'", "field 'dependencies[0]'", "'I-4' is this instruction", "dependency cycle"])
+
+
+def mutual_dependencies(m):
+    insts(m)[0]["dependencies"] = ["I-6"]
+    insts(m)[2]["dependencies"] = ["I-2"]
+
+
+bir_case("dependency_cycle_two_loads", "the load and the save naming each other as dependencies (ran with exit 0)",
+         mutual_dependencies, ["instruction 2 'I-6'", "field 'dependencies[0]'",
+                               "a dependency cycle: 'I-2' -> 'I-6' -> 'I-2'"])
+
+
+def indirect_copy(num_valid):
+    def f(m):
+        i = insts(m)[1]
+        strip_tensor_scalar_ptr(i)
+        i["opcode"] = "IndirectCopy"
+        i["num_valid_indices"] = num_valid
+        i["ins"] = [copy.deepcopy(i["ins"][0]), copy.deepcopy(i["ins"][0])]
+    return f
+
+
+bir_case("indirect_copy_num_valid_beyond", "IndirectCopy num_valid_indices 1000 with 100 indices (was clamped to 100)",
+         indirect_copy(1000), ["instruction 1 'I-4'", "field 'num_valid_indices'",
+                               "num_valid_indices 1000 is not within the 100 indices ins[1] holds"])
+bir_case("indirect_copy_num_valid_negative", "IndirectCopy num_valid_indices -1", indirect_copy(-1),
+         ["instruction 1 'I-4'", "field 'num_valid_indices'", "-1 is not within"], extra_args=("--timing-only",))
 
 
 def loop(stride, axis_ref="i0", ub=2):

@@ -1,5 +1,6 @@
 """Bundle streams (folders made by make_bundles.cpp) and encoding refusals."""
 import copy
+import json
 import os
 
 from .common import BASE, HERE, cases, dump, insts, strip_tensor_scalar_ptr
@@ -23,6 +24,26 @@ bundle_case("bundle_alu_unmapped", "TensorTensor ALU byte 0xFF, which no AluOpTy
 bundle_case("bundle_deadlock", "an instruction waiting for semaphore 7 >= 1, which nothing increments",
             ["bundle_deadlock", "deadlock", "I-2", "semaphore 7", ">= 1"], exit_code=4)
 
+
+
+# A manifest naming a stream no engine has (the folder is bundle_deadlock's, copied, with its manifest altered).
+def manifest_case(name, why, alter, stderr):
+    with open(os.path.join(HERE, "bundle_deadlock", "manifest.json")) as f:
+        m = json.load(f)
+    alter(m)
+    cases.append({"name": name, "why": why,
+                  "setup": [{"copy": ["{dir}/bundle_deadlock", "{scratch}/b"]},
+                            {"write": ["{scratch}/b/manifest.json", json.dumps(m, indent=1) + "\n"]}],
+                  "args": ["run", "{scratch}/b", "--outdir", "{out}"], "exit": 3,
+                  "stderr": ["b/manifest.json"] + stderr})
+
+
+manifest_case("bundle_manifest_unknown_engine_file", "files naming GPU.bin, a stream of no engine (was accepted)",
+              lambda m: m["files"].update({"GPU.bin": 1}),
+              ["field 'files.GPU.bin'", "'GPU.bin' is no engine's stream", "DVE.bin"])
+manifest_case("bundle_manifest_other_engines_file", "the DVE instruction read from SP.bin (decoded SP's bundle as DVE's)",
+              lambda m: m["instructions"][1].update(file="SP.bin"),
+              ["instruction 1 'I-2'", "field 'file'", "'SP.bin' is not the stream of the instruction's engine DVE"])
 
 # average / elemwise_mul have no ALU byte on any generation (spec 000): encoding them on the ALU path must be
 # refused, not written as their L1 ordinals 24/25 (0x18 is not_equal on the wire).

@@ -46,6 +46,12 @@ compare_case("compare_other_cores", "a 4-core document against a 1-core one", st
                                                                             "--force"])
 compare_case("compare_cores_for_documents", "--cores with two --stats documents", stats_doc(100), stats_doc(90),
              ["--cores / --lnc are for kernels run here"], extra=("--cores", "2"), exit_code=2)
+compare_case("compare_set_b_on_documents", "--set-b with two --stats documents (ignored: +0.0%)", stats_doc(100),
+             stats_doc(100), ["--set-b is for kernels run here", "B (", "b.json) is a --stats document"],
+             extra=("--set-b", "dma_latency_ns=425"), exit_code=2)
+compare_case("compare_arch_on_documents", "--arch with two --stats documents (ignored)", stats_doc(100),
+             stats_doc(100), ["--arch is for kernels run here", "a.json) is a --stats document"],
+             extra=("--arch", "trn2"), exit_code=2)
 compare_case("compare_device_total_zero", "a device total of 0", stats_doc(100, device={"cores": 2, "total_ns": 0}),
              stats_doc(100, device={"cores": 2, "total_ns": 5}), ["a.json", "field 'device.total_ns'"])
 
