@@ -2,6 +2,7 @@
 one the call names). Each function is a small definition of its own; public NKI docs, nki.isa pages, are the source
 of each signature and operand order (summarised in reference neuron-arch.md 3)."""
 import functools
+import inspect
 import sys
 
 import numpy as np
@@ -134,11 +135,13 @@ def _out(shape, bir, buffer="sbuf"):
 # some made keyword-only there).
 def _dst_form(is_dst_call):
     def wrap(fn):
+        first = next(iter(inspect.signature(fn).parameters))
+
         @functools.wraps(fn)
         def call(*args, **kw):
             if "dst" in kw:
                 dst, rest = kw.pop("dst"), args
-            elif is_dst_call(args):
+            elif is_dst_call(args) or (args and first in kw):  # nisa.tensor_tensor(t, data1=a, data2=b, ...)
                 dst, rest = args[0], args[1:]
             else:
                 return fn(*args, **kw)
