@@ -75,6 +75,13 @@ def test_double_row_contracts_both_halves_of_each_partition():
     (mm,) = matmults(nki.to_bir(kernel, nki.tensor(st.shape, nl.float8_e4m3), nki.tensor(mv.shape, nl.float8_e4m3)))
     assert mm["perf_mode"] == "DoubleRow"
 
+    def legacy(st, mv):  # the legacy string of the SDK's nc_matmul example
+        out = nl.ndarray((8, 16), nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, nisa.nc_matmul(nl.load(st), nl.load(mv), perf_mode="double_row_gen3"))
+        return out
+    got = nki.simulate(legacy, nki.array(st, nl.float8_e4m3), nki.array(mv, nl.float8_e4m3))
+    np.testing.assert_array_equal(got, np.einsum("prm,prn->mn", st, mv))
+
 
 def test_is_transpose_with_an_identity_moving_operand():
     x = RNG.uniform(-1, 1, (64, 32)).astype(np.float32)

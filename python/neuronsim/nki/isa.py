@@ -158,8 +158,9 @@ def _views(args, *positions):
 
 
 
-# nki.isa.matmul_perf_mode -> BIR MatmultPerfMode (public NKI docs: none, double_row).
-_PERF = {"none": None, "double_row": "DoubleRow"}
+# nki.isa.matmul_perf_mode -> BIR MatmultPerfMode (public NKI docs: none, double_row; the SDK's nc_matmul example
+# test spells double_row "double_row_gen3", the legacy string).
+_PERF = {"none": None, "double_row": "DoubleRow", "double_row_gen3": "DoubleRow"}
 
 
 def _perf_mode(mode, what):
