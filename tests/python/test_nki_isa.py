@@ -156,7 +156,8 @@ def test_activation_scale_bias_and_reduce_res():
         out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
         sums = nl.ndarray((128, 1), x.dtype, buffer=nl.shared_hbm)
         s = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
-        y = nisa.activation(op=nl.exp, data=nl.load(x), bias=nl.load(b), scale=0.5, reduce_res=s)
+        y = nisa.activation(op=nl.exp, data=nl.load(x), bias=nl.load(b), scale=0.5, reduce_res=s,
+                            reduce_cmd=nisa.reduce_cmd.reset_reduce)
         nl.store(out, y)
         nl.store(sums, s)
         return out, sums
@@ -309,9 +310,9 @@ def test_dma_copy_hbm_to_sbuf_to_hbm():
 def test_unsupported_isa_call():
     def kernel(x):
         out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
-        nl.store(out, nisa.nc_stream_shuffle(nl.load(x)))  # line 312
+        nl.store(out, nisa.dma_transpose(nl.load(x)))  # line 313
         return out
-    with pytest.raises(nki.Unsupported, match=r"test_nki_isa.py:312: nisa.nc_stream_shuffle is not lowered"):
+    with pytest.raises(nki.Unsupported, match=r"test_nki_isa.py:313: nisa.dma_transpose is not lowered"):
         nki.to_bir(kernel, X)
 
 

@@ -25,6 +25,9 @@ package is importable, so that published kernel files run unmodified (`neuronsim
 __neuronsim__ = True
 
 from . import collectives, compiler, isa, language, registry, typing  # noqa: E402
+# nki.isa's topic modules: each registers its names (replacing their refusals), which nki.isa serves through the
+# registry (isa.__getattr__)
+from . import isa_accum, isa_move, isa_mx, isa_random, isa_select  # noqa: E402, F401
 from .api import (Kernel, TensorSpec, TypedArray, array, baremetal, benchmark, jit, save_bir,  # noqa: E402
                   simulate, simulate_kernel, tensor, to_bir, trace, tune)
 from .dtypes import DType as dtype  # noqa: E402 - nki.dtype, the type of the dtypes (annotations: x: nki.dtype)

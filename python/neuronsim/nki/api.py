@@ -34,15 +34,29 @@ def tensor(shape, dtype=np.float32):
     return TensorSpec(shape, dtype)
 
 
+_RAW_ONLY = dtypes.MX_X4 + ("float8_e8m0fnu",)  # no element rounding rule: given as their bits
+
+
 class TypedArray:
     """A kernel argument of a dtype numpy has no type for (without ml_dtypes): array(values, nl.bfloat16) holds the
-    values rounded as the simulator rounds them (neuronsim.from_float32), as raw bits."""
+    values rounded as the simulator rounds them (neuronsim.from_float32), as raw bits. The MX types (x4 containers,
+    float8_e8m0fnu scales) have no rounding rule from fp32: array(bits, nl.float8_e4m3fn_x4) takes their raw bits,
+    an integer array of the container (uint32 for the fp8 x4 types, uint16 for float4_e2m1fn_x4, uint8 for
+    float8_e8m0fnu)."""
 
     def __init__(self, values, dtype):
         self.bir = dtypes.bir_name(dtype)
         if self.bir is None:
             raise KernelError(f"unknown dtype {dtype!r}", None)
-        self.bits = _core.from_float32(np.asarray(values, dtype=np.float32), self.bir)
+        if self.bir in _RAW_ONLY:
+            container = np.dtype(dtypes.numpy_of(self.bir))
+            a = np.asarray(values)
+            if a.dtype != container:
+                raise KernelError(f"an {self.bir} array is given as its raw bits, an array of {container.name}; "
+                                  f"got {a.dtype}", None)
+            self.bits = np.ascontiguousarray(a)
+        else:
+            self.bits = _core.from_float32(np.asarray(values, dtype=np.float32), self.bir)
         self.shape = tuple(self.bits.shape)
 
     def values(self):
@@ -311,8 +325,8 @@ def _flatten(result):
 def _bits_in(x, bir):
     """An argument array as neuronsim takes it (bf16 / fp8 as raw bits)."""
     a = np.ascontiguousarray(x)
-    if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn") and a.dtype.kind == "V" or \
-            a.dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"):
+    if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn", "float8_e8m0fnu") and a.dtype.kind == "V" or \
+            a.dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu"):
         return a.view(np.uint16 if bir == "bfloat16" else np.uint8)
     return a
 
