@@ -145,6 +145,14 @@ isa::Arg Builder::imm(double v, Dtype dt) {
   return g;
 }
 
+isa::Arg Builder::shard_id(int64_t shards) {
+  isa::Arg g = imm(0.0, Dtype::int32);
+  g.json_kind = "symbolic_imm_value";
+  for (int64_t s = 0; s < shards; ++s) g.imm_array.push_back(static_cast<double>(s));
+  g.start = Aff::shard(shards).to_expr();
+  return g;
+}
+
 isa::Arg Builder::reg(const std::string &name, Dtype dt) {
   isa::Arg g;
   g.kind = isa::ArgKind::Register;

@@ -160,6 +160,20 @@ void bind_builder(py::module_ &m) {
             return r.engine(guarded([&] { return isa::parse_enum<isa::Engine>(e); }));
           },
           py::return_value_policy::reference_internal)
+      .def(
+          "set_expr",
+          [](InstRef &r, const std::string &key, const Aff &e) -> InstRef & {
+            // The QuasiAffineExpr-valued keys (isa::Inst::recv_from_rank, send_to_rank, iter_id_expr): constants
+            // and the shard id (the reader refuses loop variables in them).
+            isa::Inst &inst = r.inst();
+            if (key == "recv_from_rank") inst.recv_from_rank.push_back(e.to_expr());
+            else if (key == "send_to_rank") inst.send_to_rank = {e.to_expr()};
+            else if (key == "iter_id") inst.iter_id_expr = {e.to_expr()};
+            else throw py::key_error("set_expr sets recv_from_rank (appends), send_to_rank or iter_id, got '" + key + "'");
+            return r;
+          },
+          py::return_value_policy::reference_internal, py::arg("key"), py::arg("expr"),
+          "A QuasiAffineExpr key of a collective: recv_from_rank (each call appends one), send_to_rank, iter_id.")
       .def("source", &InstRef::source, py::return_value_policy::reference_internal)
       .def(
           "nki",
@@ -251,6 +265,11 @@ void bind_builder(py::module_ &m) {
             return bb.add(t, std::move(ins), std::move(outs));
           },
           py::arg("type"), py::arg("ins"), py::arg("outs"))
+      .def_static("shard_id", &Builder::shard_id, py::arg("shards"),
+                  "The running core's shard id as an immediate (selected by ShardIDKind), for CompareAndBranch.")
+      .def(
+          "block", [](Builder &bb, const std::string &name) { guarded([&] { bb.block(name); }); }, py::arg("name"),
+          "Starts a top-level basic block named `name` (a branch target).")
       .def("loop", &Builder::loop, py::arg("var"), py::arg("lb"), py::arg("ub"), py::arg("stride"),
            py::arg("body"))
       .def(

@@ -85,6 +85,14 @@ void each_named_core(const isa::Inst &inst, const std::function<void(int64_t, co
   if (inst.type == InstructionType::CoreBarrier)
     for (int64_t c : inst.f.cores)
       fn(c, "cores");
+  // SendRecv's peers are members of its group, physical cores (engines/ops/collective.cpp send_recv): with LNC=2
+  // the two shards of a logical core (nisa.sendrecv's send_to_rank / recv_from_rank 0 or 1).
+  for (const auto &e : inst.recv_from_rank)
+    if (const int64_t r = constant_rank(e); r >= 0)
+      fn(r, "recv_from_rank");
+  for (const auto &e : inst.send_to_rank)
+    if (const int64_t r = constant_rank(e); r >= 0)
+      fn(r, "send_to_rank");
 }
 
 // Calls fn(rank, field) for every rank the instruction names.
@@ -93,12 +101,6 @@ void each_named_rank(const isa::Inst &inst, const std::function<void(int64_t, co
     for (const auto &pr : inst.f.src_target_pairs)
       for (int64_t r : pr)
         fn(r, "src_target_pairs");
-  for (const auto &e : inst.recv_from_rank)
-    if (const int64_t r = constant_rank(e); r >= 0)
-      fn(r, "recv_from_rank");
-  for (const auto &e : inst.send_to_rank)
-    if (const int64_t r = constant_rank(e); r >= 0)
-      fn(r, "send_to_rank");
 }
 
 std::string run_text(int cores, int lnc, const CoreSettingNames &n) {

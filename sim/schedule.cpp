@@ -260,7 +260,7 @@ void Builder::add(const isa::Inst &inst) {
   OperandMemo *const memos = memos_of(inst);
   const size_t n_ins = inst.ins.size(), n_outs = inst.outs.size();
   for (size_t i = 0; i < n_ins; ++i) {
-    si.d.imm.push_back(evaluate(inst, "ins", i, [&] { return inst.ins[i].immediate(lv_.data()); }));
+    si.d.imm.push_back(evaluate(inst, "ins", i, [&] { return inst.ins[i].immediate(lv_.data(), mem_.shard()); }));
     operand(inst, "ins", i, inst.ins[i], memos ? memos + i : nullptr, si.d.ins, in_fp_, in_hint_);
   }
   for (size_t i = 0; i < n_outs; ++i)
@@ -434,9 +434,14 @@ bool has_runtime_region(const std::vector<isa::Node> &nodes) {
 }
 } // namespace
 
+bool compares_immediates(const isa::Inst &inst) {
+  return inst.ins.size() == 2 && inst.ins[0].kind == isa::ArgKind::Immediate &&
+         inst.ins[1].kind == isa::ArgKind::Immediate;
+}
+
 bool has_data_dependent_control(const isa::Program &program) {
   for (const auto &i : program.insts) {
-    if (i.type == InstructionType::CompareAndBranch) return true;
+    if (i.type == InstructionType::CompareAndBranch && !compares_immediates(i)) return true;
     // An access whose start reads a register: where it goes is known only when it runs.
     for (const auto *args : {&i.ins, &i.outs})
       for (const auto &a : *args)

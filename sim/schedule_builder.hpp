@@ -4,6 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -92,12 +95,14 @@ public:
       if (it == sp.where.end()) {
         const int l = write ? kWritten : kReadOnly;
         sp.list[l].push_back(Group{fp, {}, {}});
+        index_add(sp, l, sp.list[l].size() - 1);
         it = sp.where.emplace(k, Loc{l, sp.list[l].size() - 1}).first;
         ++gen_;
       } else if (write && it->second.l == kReadOnly) {
         Group g = std::move(sp.list[kReadOnly][it->second.i]);
         unlink(sp, kReadOnly, it->second.i);
         sp.list[kWritten].push_back(std::move(g));
+        index_add(sp, kWritten, sp.list[kWritten].size() - 1);
         it->second = Loc{kWritten, sp.list[kWritten].size() - 1};
       }
       loc = it->second;
@@ -131,8 +136,28 @@ private:
     int l;     // kReadOnly or kWritten
     size_t i;  // position in Space::list[l]
   };
+  // Which groups an access may overlap, without testing every group (a kernel that writes or reads a new
+  // column of a tile in every trip of a long loop -- a depthwise conv1d writing one output column per trip --
+  // collects a group per column, and testing each access against all of them made the walk quadratic: 86% of
+  // such a run in perf). Per list, the groups at most kNarrow bytes wide are ordered by their first byte, in
+  // classes by width (at most 16, 64, 256, 1024, 4096 bytes), and an access visits, in each class, those that
+  // start less than the class's width before its end only; wider ones are tested one by one (a kernel has few
+  // distinct wide boxes). Short lists are scanned as before.
+  static constexpr int64_t kNarrow = 4096;
+  static constexpr int kClasses = 5;  // widths up to 16 << 2 * c bytes
+  static constexpr size_t kIndexFrom = 32;  // groups in a list from which scan() uses the index
+  static int width_class(int64_t width) {
+    int c = 0;
+    while (c + 1 < kClasses && width > (int64_t{16} << (2 * c))) ++c;
+    return c;
+  }
+  struct Index {
+    std::array<std::multimap<int64_t, size_t>, kClasses> narrow;  // per width class: b0 -> position in the list
+    std::vector<size_t> wide;                                       // positions in the list
+  };
   struct Space {
     std::array<std::vector<Group>, 2> list;
+    std::array<Index, 2> index;
     std::unordered_map<Key, Loc, KeyHash> where;
   };
 
@@ -149,45 +174,100 @@ private:
   void unlink(Space &sp, int l, size_t i) {
     ++gen_;
     auto &groups = sp.list[l];
+    index_move(sp, l, i, SIZE_MAX);
     if (i + 1 != groups.size()) {
+      index_move(sp, l, groups.size() - 1, i);
       groups[i] = std::move(groups.back());
       sp.where[key(groups[i].fp)].i = i;
     }
     groups.pop_back();
   }
 
-  void scan(Space &sp, int l, const Footprint &fp, bool write, const Ref &self, std::vector<Ref> &deps) {
-    const int64_t inst = self.seq;
-    auto &groups = sp.list[l];
-    for (size_t g = 0; g < groups.size();) {
-      Group &gr = groups[g];
-      if (gr.fp.overlaps(fp)) {
-        for (const Ref &r : gr.writes)
-          if (r.seq != inst) deps.push_back(r);
-        if (write) {
-          for (const Ref &r : gr.reads)
-            if (r.seq != inst) deps.push_back(r);
-          if (covers(fp, gr.fp)) {
-            // Records are appended in instruction order: this instruction's own ones are at the back and stay.
-            auto drop = [inst](std::vector<Ref> &v) {
-              size_t k = v.size();
-              while (k > 0 && v[k - 1].seq == inst) --k;
-              v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k));
-            };
-            drop(gr.reads);
-            drop(gr.writes);
-            // An emptied group goes, unless this access is about to refill it (the same tile written again:
-            // keeping it saves freeing and reallocating its lists).
-            if (gr.reads.empty() && gr.writes.empty() && !same(key(gr.fp), key(fp))) {
-              sp.where.erase(key(gr.fp));
-              unlink(sp, l, g);
-              continue;  // the group moved into slot g has not been looked at yet
-            }
-          }
-        }
+  static bool narrow(const Footprint &fp) { return fp.b1 - fp.b0 <= kNarrow; }
+  void index_add(Space &sp, int l, size_t i) {
+    const Footprint &fp = sp.list[l][i].fp;
+    Index &x = sp.index[static_cast<size_t>(l)];
+    if (narrow(fp))
+      x.narrow[static_cast<size_t>(width_class(fp.b1 - fp.b0))].emplace(fp.b0, i);
+    else
+      x.wide.push_back(i);
+  }
+  // The index entry of group `from` of list l now names position `to` (SIZE_MAX: removed).
+  void index_move(Space &sp, int l, size_t from, size_t to) {
+    const Footprint &fp = sp.list[l][from].fp;
+    Index &x = sp.index[static_cast<size_t>(l)];
+    if (narrow(fp)) {
+      auto &m = x.narrow[static_cast<size_t>(width_class(fp.b1 - fp.b0))];
+      auto [at, end] = m.equal_range(fp.b0);
+      for (; at != end; ++at)
+        if (at->second == from) break;
+      if (to == SIZE_MAX)
+        m.erase(at);
+      else
+        at->second = to;
+    } else {
+      auto at = std::find(x.wide.begin(), x.wide.end(), from);
+      if (to == SIZE_MAX) {
+        *at = x.wide.back();
+        x.wide.pop_back();
+      } else {
+        *at = to;
       }
-      ++g;
     }
+  }
+
+  void scan(Space &sp, int l, const Footprint &fp, bool write, const Ref &self, std::vector<Ref> &deps) {
+    auto &groups = sp.list[l];
+    if (groups.size() < kIndexFrom) {
+      for (size_t g = 0; g < groups.size();)
+        if (!visit(sp, l, g, fp, write, self, deps)) ++g;  // else the group moved into slot g is next
+      return;
+    }
+    // The groups the index names as possible overlaps, visited from the last position down: a group unlinked is
+    // replaced by the list's last one, which is then either visited already or no candidate.
+    std::vector<size_t> &cand = cand_;
+    cand.clear();
+    const Index &x = sp.index[static_cast<size_t>(l)];
+    cand.insert(cand.end(), x.wide.begin(), x.wide.end());
+    for (int c = 0; c < kClasses; ++c) {
+      const auto &m = x.narrow[static_cast<size_t>(c)];
+      if (m.empty())
+        continue;
+      for (auto at = m.upper_bound(fp.b0 - (int64_t{16} << (2 * c))), end = m.lower_bound(fp.b1); at != end; ++at)
+        cand.push_back(at->second);
+    }
+    std::sort(cand.begin(), cand.end(), std::greater<size_t>());
+    for (size_t g : cand) visit(sp, l, g, fp, write, self, deps);
+  }
+
+  // One group against an access: its dependencies, and a covering write drops its records. True when the group
+  // was emptied and unlinked (the list's last group now sits at g).
+  bool visit(Space &sp, int l, size_t g, const Footprint &fp, bool write, const Ref &self, std::vector<Ref> &deps) {
+    const int64_t inst = self.seq;
+    Group &gr = sp.list[l][g];
+    if (!gr.fp.overlaps(fp)) return false;
+    for (const Ref &r : gr.writes)
+      if (r.seq != inst) deps.push_back(r);
+    if (!write) return false;
+    for (const Ref &r : gr.reads)
+      if (r.seq != inst) deps.push_back(r);
+    if (!covers(fp, gr.fp)) return false;
+    // Records are appended in instruction order: this instruction's own ones are at the back and stay.
+    auto drop = [inst](std::vector<Ref> &v) {
+      size_t k = v.size();
+      while (k > 0 && v[k - 1].seq == inst) --k;
+      v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k));
+    };
+    drop(gr.reads);
+    drop(gr.writes);
+    // An emptied group goes, unless this access is about to refill it (the same tile written again: keeping it
+    // saves freeing and reallocating its lists).
+    if (gr.reads.empty() && gr.writes.empty() && !same(key(gr.fp), key(fp))) {
+      sp.where.erase(key(gr.fp));
+      unlink(sp, l, g);
+      return true;
+    }
+    return false;
   }
 
   Space &space(const Footprint &fp) {
@@ -199,6 +279,7 @@ private:
   std::unordered_map<int, Space> dram_;
   bool latest_;
   uint64_t gen_ = 0;  // bumped whenever a group is added, moved or removed (Hint)
+  std::vector<size_t> cand_;  // scan()'s candidates, kept for their capacity
 };
 
 // Where a streamed schedule's entries go (sim/schedule_stream.cpp): each is handed over as it is made, in program
@@ -320,6 +401,9 @@ private:
   // reference neuronx-cc/bir/sim-control-sync-customop.md 2.1/2.2: taken = comp_op(lhs, rhs); the IMM/REG suffix
   // says where the right-hand side comes from.
   bool compare(const isa::Inst &inst);
+  // A backward branch taken twice in a walk without run-time control flow: SemanticError (it repeats forever).
+  void refuse_repeat(std::vector<int> &back_jumps, const isa::Inst &inst, const std::string &block,
+                     const char *field);
 
   // The engine whose sequencer triggers a DMA instruction (reference neuron-arch.md 1.5 [DMA, DGE]): any engine
   // may trigger a transfer with prebuilt descriptors (the instruction's engine; SP, the Sync engine "most commonly

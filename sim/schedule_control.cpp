@@ -62,24 +62,31 @@ Builder::Flow Builder::walk(const std::vector<isa::Node> &nodes, bool top) {
       break;
     case InstructionType::UnconditionalBranch:
       next = jump(inst, inst.f.target, "target", next);
-      if (!exec_ && next <= i) {
-        if (std::find(back_jumps.begin(), back_jumps.end(), inst.index) != back_jumps.end())
-          throw SemanticError({prog_.file, inst.index, inst.name, "target"},
-                              "branches back to block '" + inst.f.target + "' forever: nothing between the block "
-                              "and the branch can leave the loop (the program has no run-time branch)");
-        back_jumps.push_back(inst.index);
-      }
+      if (!exec_ && next <= i) refuse_repeat(back_jumps, inst, inst.f.target, "target");
       break;
-    case InstructionType::CompareAndBranch:
-      next = compare(inst) ? jump(inst, inst.f.on_true, "on_true", next)
-                           : jump(inst, inst.f.on_false, "on_false", next);
+    case InstructionType::CompareAndBranch: {
+      const bool taken = compare(inst);
+      next = taken ? jump(inst, inst.f.on_true, "on_true", next) : jump(inst, inst.f.on_false, "on_false", next);
+      if (!exec_ && next <= i)  // a branch on immediates (the core's shard id): as fixed as an unconditional one
+        refuse_repeat(back_jumps, inst, taken ? inst.f.on_true : inst.f.on_false, taken ? "on_true" : "on_false");
       break;
+    }
     default:
       break;
     }
     i = next;
   }
   return Flow::Next;
+}
+
+// A backward branch taken a second time in a walk without run-time control flow repeats forever: refused.
+void Builder::refuse_repeat(std::vector<int> &back_jumps, const isa::Inst &inst, const std::string &block,
+                            const char *field) {
+  if (std::find(back_jumps.begin(), back_jumps.end(), inst.index) != back_jumps.end())
+    throw SemanticError({prog_.file, inst.index, inst.name, field},
+                        "branches back to block '" + block + "' forever: nothing between the block and the branch "
+                        "can leave the loop (the program has no run-time branch)");
+  back_jumps.push_back(inst.index);
 }
 
 // Loop, DynamicForLoop and DoWhile (reference neuronx-cc/bir/sim-control-sync-customop.md section 1): a Loop
@@ -277,7 +284,7 @@ int64_t Builder::scalar(const isa::Inst &inst, size_t k) {
   ErrorContext ctx{prog_.file, inst.index, inst.name, "ins[" + std::to_string(k) + "]"};
   if (k >= inst.ins.size()) throw SemanticError(ctx, "CompareAndBranch needs two operands");
   const isa::Arg &a = inst.ins[k];
-  if (a.kind == isa::ArgKind::Immediate) return static_cast<int64_t>(a.immediate(lv_.data()));
+  if (a.kind == isa::ArgKind::Immediate) return static_cast<int64_t>(a.immediate(lv_.data(), mem_.shard()));
   if (a.kind == isa::ArgKind::Register) {
     for (const auto &st : states_)
       for (const auto &r : st.regs)
@@ -290,7 +297,7 @@ int64_t Builder::scalar(const isa::Inst &inst, size_t k) {
 // reference neuronx-cc/bir/sim-control-sync-customop.md 2.1/2.2: taken = comp_op(lhs, rhs); the IMM/REG suffix
 // says where the right-hand side comes from.
 bool Builder::compare(const isa::Inst &inst) {
-  if (!exec_)
+  if (!exec_ && !compares_immediates(inst))
     throw SemanticError({prog_.file, inst.index, inst.name, "comp_op"}, "CompareAndBranch needs the data: "
                                                                         "schedule with build_schedule_executing");
   const int64_t lhs = scalar(inst, 0), rhs = scalar(inst, 1);

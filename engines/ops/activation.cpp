@@ -11,6 +11,12 @@
 // The pre-scale is two fp32 roundings (x * scale, then + bias); f is evaluated in double with the reference's
 // double constants and rounded to fp32. `acc` folds the per-partition row sums of the output into the
 // engine's accumulator registers (reference neuron-arch.md 3.2: ACT reduce_regs, add only).
+// is_activate2 (birsim's simulateActivate2, reference sim-activation-pwp.md 1; semantics from the public
+// nki.isa.activate2 page, reference neuron-arch.md 3.3): ins[1] imm0 and ins[2] imm1 (immediate or [P, 1];
+// absent -> 0) enter as val = (data op0 imm0) op1 imm1, reverse0 / reverse1 swapping a stage's operands and
+// bypass skipping it, each stage one fp32 rounding; then f(val; alpha); `acc` folds the rows with `reduce_op`
+// (add, max, min, abs_max, abs_min; its reset is that op's identity). The imm0 / imm1 operand slots are those of
+// scale / bias (INFERRED: the reference names simulateActivate2 but does not list its operands).
 #include <cmath>
 
 #include "engines/ops/common.hpp"
@@ -130,11 +136,25 @@ void exec_activation(const DynInst &d, Memory &m, EngineState &st) {
   const std::vector<float> bias = operand_or(d, m, op.bias, parts, 0.0f);
   const std::vector<float> alpha = operand_or(d, m, op.alpha, parts, float(I.f.alpha));
   Tile x = read_tile(m, in);
-  for (int64_t p = 0; p < parts; ++p) {
-    float *row = x.row(p).data();
-    const float s = scale[static_cast<size_t>(p)], b = bias[static_cast<size_t>(p)];
-    for (int64_t i = 0; i < free; ++i) row[i] = row[i] * s + b;
-    apply_fn(m, I.f.act_func, row, free, alpha[static_cast<size_t>(p)]);
+  if (I.f.is_activate2) {
+    const std::vector<float> imm0 = operand_or(d, m, op.scale, parts, 0.0f);
+    const std::vector<float> imm1 = operand_or(d, m, op.bias, parts, 0.0f);
+    for (int64_t p = 0; p < parts; ++p) {
+      float *row = x.row(p).data();
+      const float a = imm0[static_cast<size_t>(p)], b = imm1[static_cast<size_t>(p)];
+      if (I.f.op0 != isa::AluOp::bypass)
+        I.f.reverse0 ? alu_sv(I.f.op0, a, row, row, free) : alu_vs(I.f.op0, row, a, row, free);
+      if (I.f.op1 != isa::AluOp::bypass)
+        I.f.reverse1 ? alu_sv(I.f.op1, b, row, row, free) : alu_vs(I.f.op1, row, b, row, free);
+      apply_fn(m, I.f.act_func, row, free, alpha[static_cast<size_t>(p)]);
+    }
+  } else {
+    for (int64_t p = 0; p < parts; ++p) {
+      float *row = x.row(p).data();
+      const float s = scale[static_cast<size_t>(p)], b = bias[static_cast<size_t>(p)];
+      for (int64_t i = 0; i < free; ++i) row[i] = row[i] * s + b;
+      apply_fn(m, I.f.act_func, row, free, alpha[static_cast<size_t>(p)]);
+    }
   }
   // The accumulator leg: `acc` folds the row sums (reduce_op must be add on ACT, neuron-arch.md 3.2).
   // LoadAccumulate takes its seed from ins[4] (immediate or [P, 1]; INFERRED position, after data/scale/bias/
@@ -142,7 +162,8 @@ void exec_activation(const DynInst &d, Memory &m, EngineState &st) {
   std::vector<float> load;
   if (has_in(d, op.acc_seed))
     load = per_partition(d, m, op.acc_seed, parts);
-  engine_accumulate(m, st, I.f.acc, isa::AluOp::add, x, has_in(d, op.acc_seed) ? &load : nullptr, "acc");
+  const isa::AluOp reduce = I.f.is_activate2 ? I.f.reduce_op : isa::AluOp::add;
+  engine_accumulate(m, st, I.f.acc, reduce, x, has_in(d, op.acc_seed) ? &load : nullptr, "acc");
   m.write_f32(out, x.data());
   if (d.outs.size() > op.acc_out)
     drain_accumulator(m, st, out_ap(d, m, op.acc_out), false, "outs[1]");

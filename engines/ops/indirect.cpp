@@ -20,6 +20,11 @@
 //                   when given, places index i at element i * entry_step_elements of the table walk.
 //   Gather          NKI nc_n_gather: per partition, out[p][i] = data[p][idx[p][i]] (ins[0] data, ins[1] indices
 //                   with the output's shape) -- INFERRED operand order, no birsim body in the reference.
+//                   With num_elem_per_idx = E > 0 (neuronsim's key), NKI local_gather (public nki.isa.local_gather
+//                   page and its numpy reference): each group of 16 partitions (one GpSimd core) takes its indices
+//                   from its 16 partitions of ins[1] in column-major order (index (q, j) at position 16 j + q), the
+//                   first num_valid_indices of them (absent: all), and every partition p of the group gathers from
+//                   its own row: out[p][k E + e] = data[p][idx[k] + e].
 //   GenericIndirectLoad / GenericIndirectSave
 //                   ins[0] the table (Load) / the values (Save), ins[1..] one index tensor per indirect dim, named
 //                   by `indirect_dims` (W=0, Z=1, Y=2, X=3 of the table access padded to 4 dims). The element
@@ -206,7 +211,39 @@ void exec_indirect_save(const DynInst &d, Memory &m, EngineState &) {
   apply_moves(m, vals, table, mv, add);
 }
 
+namespace {
+void local_gather(const DynInst &d, Memory &m) {
+  const Access &data = in_ap(d, m, 0);
+  const Access &ia = in_ap(d, m, 1);
+  const Access &out = out_ap(d, m, 0);
+  const int64_t P = data.partitions(), F = data.free_elements(), J = ia.free_elements();
+  const int64_t E = d.inst->f.num_elem_per_idx;
+  if (ia.partitions() != P || P % 16 != 0)
+    unsupported(m, "ins[1]", "the index tile has the data's partitions, a multiple of 16 (one GpSimd core each)");
+  const int64_t n = d.inst->f.num_valid_indices > 0 ? d.inst->f.num_valid_indices : 16 * J;
+  if (n > 16 * J)
+    unsupported(m, "num_valid_indices", "more than the " + std::to_string(16 * J) + " indices a core holds");
+  if (out.partitions() != P || out.free_elements() != n * E)
+    unsupported(m, "outs[0]", "the output holds num_valid_indices x num_elem_per_idx = " + std::to_string(n * E) +
+                                  " elements per partition");
+  const std::vector<int64_t> idx = read_indices(m, ia);
+  Moves mv;
+  for (int64_t p = 0; p < P; ++p) {
+    const int64_t g = p / 16 * 16;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t j = idx[static_cast<size_t>((g + k % 16) * J + k / 16)];
+      if (j < 0 || j + E > F)
+        unsupported(m, "ins[1]", "index " + std::to_string(j) + " (+" + std::to_string(E) + " elements) beyond the "
+                                     "partition's " + std::to_string(F) + " elements");
+      mv.add_entry(p * n * E + k * E, p * F + j, E);
+    }
+  }
+  apply_moves(m, data, out, mv, false);
+}
+} // namespace
+
 void exec_gather(const DynInst &d, Memory &m, EngineState &) {
+  if (d.inst->f.num_elem_per_idx > 0) return local_gather(d, m);
   const Access &data = in_ap(d, m, 0);
   const Access &ia = in_ap(d, m, 1);
   const Access &out = out_ap(d, m, 0);

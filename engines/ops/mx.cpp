@@ -21,6 +21,10 @@
 //            maxexp the largest biased fp32 exponent byte (bits >> 23, sign dropped) and EMAX = 2 (fp4), 8
 //            (e4m3fn), 15 (e5m2); data = v * 2^(127 - E) narrowed with RNE and saturation (FP4: NaN -> signed
 //            zero, |x| >= 8 -> 6; FP8 through f32_to_fp8 with saturation, the FP8ConvConfig saturate bit).
+//            With `nki_scale_rule` (neuronsim's key, set by the NKI front end): E = max(0, maxexp - (EMAX - 1)),
+//            the rule of the public nki.isa.quantize_mx page ("Scale calculation": X = 2^(floor(log2 amax) -
+//            (Emax - 1)), "two times larger" than OCP's, an all-zero group 2^-127). birsim's MxAlternativeEmaxEn
+//            mode takes the same EMAX - 1 (reference sim-matmul-mx.md 6) but keeps its floor of 1.
 #include <cmath>
 #include <cstring>
 
@@ -155,6 +159,7 @@ void exec_quantize_mx(const DynInst &d, Memory &m, EngineState &) {
   const int64_t P = x.rows(), N = x.cols();
   if (P % 8 != 0 || N % 4 != 0) unsupported(m, "ins[0]", "QuantizeMx needs whole 8 x 4 blocks");
   const int64_t C = N / 4, rows = P / 8;
+  const bool nki = d.inst->f.nki_scale_rule;
   if (od.partitions() != P || od.free_elements() != (is_x4(dt) ? C : N))
     unsupported(m, "outs[0]", "data output must hold the input's elements (x4: one container per 4)");
   std::vector<uint8_t> scale(static_cast<size_t>(rows * C));
@@ -168,9 +173,9 @@ void exec_quantize_mx(const DynInst &d, Memory &m, EngineState &) {
           std::memcpy(&bits, &v, 4);
           mx = std::max(mx, int((bits >> 23) & 0xFFu));
         }
-      int e = mx - emax;
+      int e = mx - (nki ? emax - 1 : emax);
       if (e < 0) e = 0;
-      if (e == 0) e = 1;
+      if (e == 0 && !nki) e = 1;
       scale[static_cast<size_t>(g * C + j)] = static_cast<uint8_t>(e);
     }
   const int64_t esz = isa::dtype_size(dt);

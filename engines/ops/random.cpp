@@ -10,8 +10,9 @@
 //                  `rand_num_steps` are not read (reference 2.2 QUIRK). outs[0] receives the bits (an integer dst
 //                  keeps the low bits).
 //   Rand2 (gen-2)  XORWOW (cuRAND shifts 2/1/4, Weyl 362437) -> uniform fp32 in [min, max): u = bits(mantissa |
-//                  1.0) - 1, min + (max - min) * u. ins[0] min (default 0), ins[1] max (default 1). Lane 0 of the
-//                  four drives every element (the 2x1p/2x2p/4x2p lane choice is INFERRED away).
+//                  1.0) - 1, min + (max - min) * u. ins[0] min (default 0), ins[1] max (default 1), each an
+//                  immediate or a [P, 1] per-partition operand (NKI rand2: "a scalar or vector value"). Lane 0 of
+//                  the four drives every element (the 2x1p/2x2p/4x2p lane choice is INFERRED away).
 //   Rng            birsim has no kernel (skip-and-note); NKI rng: 32 random bits per element. Drawn from the
 //                  XORWOW lane 0 (INFERRED), truncated to the dst by the integer store.
 //   Dropout        ins[0] data, ins[1] probability (immediate or [P, 1]); one XORWOW uniform u per element: the
@@ -132,13 +133,13 @@ void exec_rand(const DynInst &d, Memory &m, EngineState &st) {
 
 void exec_rand2(const DynInst &d, Memory &m, EngineState &st) {
   const Access &out = out_ap(d, m, 0);
-  const float lo = is_imm(d, 0) ? float(imm_value(d, 0)) : 0.0f;
-  const float hi = is_imm(d, 1) ? float(imm_value(d, 1)) : 1.0f;
   const int64_t parts = out.partitions(), n = out.free_elements();
+  const std::vector<float> lo = has_in(d, 0) ? per_partition(d, m, 0, parts) : std::vector<float>(size_t(parts), 0.0f);
+  const std::vector<float> hi = has_in(d, 1) ? per_partition(d, m, 1, parts) : std::vector<float>(size_t(parts), 1.0f);
   Tile o(parts, n);
   for (int64_t p = 0; p < parts; ++p) {
     uint32_t *s = gen2_lane(m, st, p);
-    for (int64_t i = 0; i < n; ++i) o(p, i) = xorwow_uniform(s, lo, hi);
+    for (int64_t i = 0; i < n; ++i) o(p, i) = xorwow_uniform(s, lo[size_t(p)], hi[size_t(p)]);
   }
   m.write_f32(out, o.data());
 }

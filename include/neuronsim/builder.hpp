@@ -142,6 +142,9 @@ public:
   static isa::Arg ap(const Ap &a);
   static isa::Arg imm(double v, Dtype dt = Dtype::float32);
   static isa::Arg reg(const std::string &name, Dtype dt = Dtype::int32);
+  // The running core's shard id on a logical core of `shards` cores as an immediate: a symbolic_imm_value whose
+  // value list 0..shards-1 is selected by ShardIDKind (a CompareAndBranch on it is fixed per core).
+  static isa::Arg shard_id(int64_t shards);
 
   // Starts a new top-level basic block named `name` (a branch target). Only outside loops.
   void block(const std::string &name);

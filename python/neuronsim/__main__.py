@@ -1,5 +1,6 @@
-"""`python3 -m neuronsim sweep ARGS...` is `neuronsim sweep ARGS...`, and `python3 -m neuronsim nki-trace ...` the
-tracing half of `neuronsim nki`: the C++ command runs these (sim/cli/main.cpp)."""
+"""`python3 -m neuronsim sweep ARGS...` is `neuronsim sweep ARGS...`, `python3 -m neuronsim tune ARGS...` is `neuronsim
+tune ARGS...`, and `python3 -m neuronsim nki-trace ...` the tracing half of `neuronsim nki`: the C++ command runs these
+(sim/cli/main.cpp)."""
 import sys
 
 # Dask's local workers are spawned processes that import the parent's __main__ module again (as __mp_main__):
@@ -16,9 +17,17 @@ if __name__ == "__main__":
         from .nki.cli import main as nki_main
 
         sys.exit(nki_main(sys.argv[2:]))
+    if len(sys.argv) >= 2 and sys.argv[1] == "tune":  # `neuronsim tune`: kernel files too (see nki-trace)
+        import os
+
+        if sys.path and sys.path[0] in ("", os.getcwd()):
+            del sys.path[0]
+        from .tune_cli import main as tune_main
+
+        sys.exit(tune_main(sys.argv[2:]))
     if len(sys.argv) < 2 or sys.argv[1] != "sweep":
         sys.stderr.write("usage: python3 -m neuronsim sweep KERNEL_OR_DIR... [options] (python3 -m neuronsim sweep "
-                         "--help)\n")
+                         "--help), python3 -m neuronsim tune FILE.py::FUNCTION --param NAME=V1,V2 [options]\n")
         sys.exit(2)
     from .sweep_cli import main
 

@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "neuronsim/error.hpp"
 #include "neuronsim/isa/program.hpp"
 #include "neuronsim/sim/io.hpp"
+#include "neuronsim/sim/kernel.hpp"
 
 namespace neuronsim::cli {
 
@@ -60,6 +62,30 @@ int cmd_run(const std::vector<std::string> &a, const RunFrom &from);
 std::vector<Option> run_option_rows();
 // `neuronsim nki FILE.py::FUNCTION [options]` (nki.cpp): an NKI kernel traced by the Python package, then run.
 int cmd_nki(const std::vector<std::string> &a);
+// An NKI kernel file traced to BIR by the Python package into a temporary folder (removed with it), as `neuronsim
+// nki` traces it: for the commands that take FILE.py::FUNCTION where they take a kernel (compare). trace_args: the
+// tracer's options (--shape, --input, --kwarg, --grid, --arch). When the tracer fails it has printed why:
+// AlreadyReported carries its exit code.
+struct AlreadyReported {
+  int code;
+};
+class TracedNki {
+public:
+  TracedNki(const std::string &target, const std::vector<std::string> &trace_args);
+  ~TracedNki();
+  TracedNki(const TracedNki &) = delete;
+  TracedNki &operator=(const TracedNki &) = delete;
+  // FILE.py::FUNCTION given as a kernel (the tracer refuses a FILE.py that is not there).
+  static bool names_nki(const std::string &target);
+  const std::string &bir() const { return bir_; }
+  int lnc() const { return lnc_; }            // the cores of an nl.nc(n) launch grid (1 without)
+  sim::Kernel load() const;                   // the traced kernel, named FILE.py::FUNCTION, its file a source
+  [[noreturn]] void rethrow(const Error &e) const;  // the same error, naming FILE.py::FUNCTION, not the BIR
+
+private:
+  std::string target_, dir_, bir_;
+  int lnc_ = 1;
+};
 // The interpreter of the Python package (NEURONSIM_PYTHON overrides the build's), this build's package put first
 // on PYTHONPATH (sweep.cpp); UsageError when the build has no Python package.
 std::string python_interpreter();
@@ -76,5 +102,6 @@ int cmd_disasm(const std::vector<std::string> &a);
 int cmd_validate(const std::vector<std::string> &a);
 int cmd_report(const std::vector<std::string> &a);
 int cmd_sweep(const std::vector<std::string> &a);
+int cmd_tune(const std::vector<std::string> &a);
 
 } // namespace neuronsim::cli

@@ -115,6 +115,7 @@ struct Side {
   std::string path;
   json doc;                            // a --stats document, or the run's once run
   std::unique_ptr<sim::Kernel> kernel; // a kernel to run here
+  std::unique_ptr<TracedNki> nki;      // FILE.py::FUNCTION: the kernel traced from it
   sim::RunSettings settings;
   std::string kernel_name() const {
     return fs::path(kernel ? kernel->program.file : doc.value("kernel", std::string())).filename().string();
@@ -122,10 +123,28 @@ struct Side {
 };
 
 Side side_of(const std::string &path, const std::string &arch,
-             const std::vector<std::pair<std::string, std::string>> &sets, int cores, int lnc) {
+             const std::vector<std::pair<std::string, std::string>> &sets, int cores, int lnc,
+             std::vector<std::string> trace_args) {
   Side s;
   s.path = path;
-  if (!fs::is_directory(path)) {
+  if (TracedNki::names_nki(path)) {
+    // An NKI kernel file, traced as `neuronsim nki` traces it (the same input options for A and B), for the arch it
+    // runs on; an nl.nc(n) launch grid runs on n cores of one logical core (trn2 unless --arch), as there.
+    if (!arch.empty())
+      trace_args.insert(trace_args.end(), {"--arch", arch});
+    s.nki = std::make_unique<TracedNki>(path, trace_args);
+    s.kernel = std::make_unique<sim::Kernel>(s.nki->load());
+    s.settings.options.arch = arch;
+    if (s.nki->lnc() > 1 && cores == 0 && lnc == 0) {
+      lnc = s.nki->lnc();
+      if (arch.empty())
+        s.settings.options.arch = "trn2";
+    }
+  } else if (!trace_args.empty()) {
+    throw UsageError("--shape / --input / --kwarg / --grid are for NKI kernels (FILE.py::FUNCTION); " + path +
+                     " is not one");
+  }
+  if (!s.kernel && !fs::is_directory(path)) {
     json j = isa::read_json_file(path, "stats or kernel file");
     if (j.is_object() && j.contains("total_ns") && j.contains("engines")) {
       if (cores > 0 || lnc > 0)
@@ -137,23 +156,37 @@ Side side_of(const std::string &path, const std::string &arch,
       return s;
     }
   }
-  s.kernel = std::make_unique<sim::Kernel>(sim::load_kernel(path));
+  if (!s.kernel) {
+    s.kernel = std::make_unique<sim::Kernel>(sim::load_kernel(path));
+    s.settings.options.arch = arch;
+  }
   for (const auto &w : s.kernel->program.warnings)
     std::cerr << "neuronsim: warning: " << sim::one_line(w) << "\n";
-  s.settings.options.arch = arch;
   s.settings.arch_sets = sets;
   s.settings.options.timing_only = true;
   s.settings.cores = cores;
   s.settings.lnc = lnc;
-  sim::complete_settings(*s.kernel, s.settings);
+  try {
+    sim::complete_settings(*s.kernel, s.settings);
+  } catch (const Error &e) {
+    if (s.nki)
+      s.nki->rethrow(e);
+    throw;
+  }
   return s;
 }
 
 void run_side(Side &s) {
   if (!s.kernel)
     return;
-  sim::Run run = sim::run_kernel(*s.kernel, s.settings);
-  s.doc = sim::run_stats(run, s.kernel->program, {});
+  try {
+    sim::Run run = sim::run_kernel(*s.kernel, s.settings);
+    s.doc = sim::run_stats(run, s.kernel->program, {});
+  } catch (const Error &e) {
+    if (s.nki)
+      s.nki->rethrow(e);
+    throw;
+  }
   check_stats_doc(s.path, s.doc); // a kernel that takes no time (no instructions) has no percentage either
 }
 
@@ -165,10 +198,10 @@ double total_of(const json &d) {
 
 // What two documents must share to be compared: the kernel (its file name; the folders may differ) and the
 // cores.
-std::string mismatch(const json &a, const json &b) {
+std::string mismatch(const json &a, const json &b, bool variants) {
   const std::string ka = fs::path(a.value("kernel", std::string())).filename().string();
   const std::string kb = fs::path(b.value("kernel", std::string())).filename().string();
-  if (ka != kb)
+  if (ka != kb && !variants)
     return "A is kernel " + ka + ", B is " + kb;
   auto cores = [](const json &d) { return d.contains("device") ? d["device"].value("cores", 1) : 1; };
   auto lnc = [](const json &d) { return d.contains("device") ? d["device"].value("lnc", 1) : 1; };
@@ -184,6 +217,9 @@ const char *kCompareHelp = R"(usage: neuronsim compare A B [options]
   A, B                   --stats documents, or kernels (run timing-only here, on --arch or their own arch, on
                          --cores / --lnc or the cores their run.json and replica groups say, as `run` takes them)
   KERNEL                 one kernel run twice: on A's machine (--arch, --set) and on B's (--arch-b, --set-b)
+  FILE.py::FUNCTION      an NKI kernel (as A, B or KERNEL), traced as `neuronsim nki` traces it, with the same
+                         --shape / --input / --kwarg / --grid for both; two NKI kernels are variants of one
+                         computation, compared whatever their names
 )";
 
 } // namespace
@@ -195,7 +231,15 @@ int cmd_compare(const std::vector<std::string> &a) {
   bool force = false;
   std::string arch, arch_b;
   std::vector<std::pair<std::string, std::string>> sets, sets_b;
+  std::vector<std::string> trace_args; // NKI kernels' inputs and keywords, the same for A and B
+  const auto traced = [&trace_args](const char *name) {
+    return [&trace_args, name](const std::string &v) { trace_args.insert(trace_args.end(), {name, v}); };
+  };
   const std::vector<Option> options = {
+      {"--shape", "NAME=DIMS[:DTYPE]", "NKI kernels: a parameter by shape (as neuronsim nki)", traced("--shape")},
+      {"--input", "NAME=X.npy", "NKI kernels: a parameter's array (its shape and dtype)", traced("--input")},
+      {"--kwarg", "NAME=VALUE", "NKI kernels: a compile-time parameter (a Python literal)", traced("--kwarg")},
+      {"--grid", "DIMS", "NKI kernels: the launch grid", traced("--grid")},
       {"--fail-if-slower", "PCT", "exit 1 when B's total time exceeds A's by more than PCT percent",
        [&](const std::string &v) { fail_pct = parse_tolerance("--fail-if-slower", v); }},
       {"--top", "N", "the N instructions and source lines whose cost changed most (10)",
@@ -240,7 +284,14 @@ int cmd_compare(const std::vector<std::string> &a) {
     b_sets.erase(std::remove_if(b_sets.begin(), b_sets.end(), same), b_sets.end());
     b_sets.push_back(kv);
   }
-  Side sa = side_of(files[0], arch, sets, cores, lnc), sb = side_of(files[1], arch_b, b_sets, cores, lnc);
+  Side sa, sb;
+  try {
+    sa = side_of(files[0], arch, sets, cores, lnc, trace_args);
+    sb = side_of(files[1], arch_b, b_sets, cores, lnc, trace_args);
+  } catch (const AlreadyReported &r) {
+    return r.code; // the tracer printed why
+  }
+  const bool variants = sa.nki && sb.nki; // two NKI kernels: variants of one computation by the user's word
   // A --stats document ran on its own machine: an option that names another would be ignored, so it is refused.
   // A's --arch / --set apply to B too unless --arch-b names B's machine.
   const auto refuse_machine = [](const Side &side, const char *which,
@@ -256,14 +307,14 @@ int cmd_compare(const std::vector<std::string> &a) {
   refuse_machine(sa, "A", {{"--arch", !arch.empty()}, {"--set", !sets.empty()}});
   refuse_machine(sb, "B", {{"--arch-b", !arch_given_b.empty()}, {"--set-b", !sets_b.empty()},
                            {"--arch", a_arch_for_b && !arch.empty()}, {"--set", a_arch_for_b && !sets.empty()}});
-  if (sa.kernel_name() != sb.kernel_name() && !force) // known before anything runs
+  if (sa.kernel_name() != sb.kernel_name() && !force && !variants) // known before anything runs
     throw InputError({files[1], -1, "", ""}, "not the same run to compare: A is kernel " + sa.kernel_name() +
                                                  ", B is " + sb.kernel_name() +
                                                  " (--force compares them anyway)");
   run_side(sa);
   run_side(sb);
   const json &A = sa.doc, &B = sb.doc;
-  if (const std::string why = mismatch(A, B); !why.empty() && !force)
+  if (const std::string why = mismatch(A, B, variants); !why.empty() && !force)
     throw InputError({files[1], -1, "", ""},
                      "not the same run to compare: " + why + " (--force compares them anyway)");
   const double ta = total_of(A), tb = total_of(B);

@@ -46,8 +46,11 @@ usage:
                   [-o RESULTS.csv] [--resume] [--rank-by COLUMN] [--numeric]
                                       one run per (kernel, arch) on Dask: a local cluster, or a scheduler's
                                       workers; a row of results per run (neuronsim sweep --help)
-  neuronsim nki FILE.py::FUNCTION [--input NAME=X.npy | --shape NAME=128x512[:DTYPE]]... [--emit-bir FILE]
-                  [run options]   an NKI kernel file traced to BIR and run (neuronsim nki --help)
+  neuronsim nki FILE.py::FUNCTION [--input NAME=X.npy | --shape NAME=128x512[:DTYPE]]... [--kwarg NAME=VALUE]...
+                  [--emit-bir FILE] [run options]   an NKI kernel file traced to BIR and run (neuronsim nki --help)
+  neuronsim tune FILE.py::FUNCTION --param NAME=V1,V2,... [--reference FILE.py::FUNCTION] [--out DIR] [--resume]
+                                      an NKI kernel's parameters searched on Dask: every candidate timed (and
+                                      checked), ranked (neuronsim tune --help; docs/tuning.md)
   neuronsim compare A B [--fail-if-slower PCT] [--top N] [--arch NAME|FILE.json] [--set KEY=VALUE]
                   [--arch-b NAME|FILE.json] [--set-b KEY=VALUE]
                                       two --stats files (or two kernels, run timing-only; or one kernel on two
@@ -58,9 +61,9 @@ usage:
 
 Each command's options: neuronsim COMMAND --help (neuronsim run --help, ...).
 
-`neuronsim sweep` is the Python package's (neuronsim.sweeps, Dask): it runs `python3 -m neuronsim sweep ARGS`
-with the interpreter the package was built for (NEURONSIM_PYTHON overrides it), the build's package first on
-PYTHONPATH. It needs Debian's python3-distributed.
+`neuronsim sweep` and `neuronsim tune` are the Python package's (Dask): they run `python3 -m neuronsim sweep ARGS`
+(tune ARGS) with the interpreter the package was built for (NEURONSIM_PYTHON overrides it), the build's package first
+on PYTHONPATH. They need Debian's python3-distributed.
 
 exit codes: 0 ok, 1 outputs differ, 2 usage, 3 invalid input, 4 simulation error (deadlock, fault)
 )";
@@ -115,11 +118,12 @@ int run_command(const std::vector<std::string> &args) {
     if (args[0] == "disasm") return cmd_disasm(rest);
     if (args[0] == "validate") return cmd_validate(rest);
     if (args[0] == "sweep") return cmd_sweep(rest);
+    if (args[0] == "tune") return cmd_tune(rest);
     if (args[0] == "report")
       return cmd_report(rest);
     throw UsageError("unknown command '" + args[0] + "'" +
                      isa::did_you_mean(args[0], {"run", "nki", "isa", "arch", "compare", "encode", "disasm",
-                                                 "validate", "sweep", "report"}) +
+                                                 "validate", "sweep", "tune", "report"}) +
                      " (try --help)");
   } catch (const Error &e) {  // UsageError included (exit 2)
     std::cerr << "neuronsim: " << sim::one_line(e.what()) << "\n";

@@ -32,15 +32,20 @@ namespace {
 
 const char *kNkiHelp =
     R"(usage: neuronsim nki FILE.py::FUNCTION [--input NAME=X.npy | --shape NAME=128x512[:DTYPE]]...
-                     [--grid DIMS] [--emit-bir OUT.bir.json] [run options]
+                     [--kwarg NAME=VALUE]... [--grid DIMS] [--emit-bir OUT.bir.json] [run options]
 
 Runs an NKI kernel file (nki.language / nki.isa, the neuronxcc.nki or nki namespace, unmodified) on the simulator:
 the kernel is traced once on symbolic tensors into BIR (docs/nki-lowering.md), then run as `neuronsim run` runs BIR.
   FILE.py::FUNCTION      the kernel (a plain function or an @nki.jit one)
   --input NAME=X.npy     data for parameter NAME; its shape and dtype come from the file
+  --inputs DIR           the data of every parameter not given otherwise, as `run --inputs` reads it: rank r's
+                         DIR/rank<r>/NAME.npy, else DIR/NAME.npy (several ranks: --cores N --lnc L, N / L ranks)
   --shape NAME=DIMS[:DTYPE]   a parameter by shape (128x512, dtype float32 unless given: bfloat16, float16, int32,
                          ...); its data is generated as `run` generates inputs. With --input, the dtype of the file's
                          bits (a bf16 array is held as uint16)
+  --kwarg NAME=VALUE     a compile-time parameter of the function (repeatable): VALUE a Python literal (512, 0.5,
+                         True, None, (128, 512), a string in quotes: NAME="'text'"); a NAME the function does not
+                         take is exit 3, naming its parameters
   --grid DIMS            the launch grid kernel[...] runs with: 4x2 (the instances one after the other on one core)
                          or nc2 (an nl.nc(2) axis: 2 cores of one logical core, --lnc 2, trn2 unless --arch)
   --emit-bir FILE        also write the traced BIR JSON there
@@ -133,6 +138,54 @@ std::string read_text(const fs::path &p) {
 
 } // namespace
 
+bool TracedNki::names_nki(const std::string &target) {
+  const auto at = target.rfind("::");
+  if (at == std::string::npos || at == 0 || at + 2 == target.size())
+    return false;
+  const std::string file = target.substr(0, at);
+  return file.size() > 3 && file.compare(file.size() - 3, 3, ".py") == 0; // a missing file: the tracer says so
+}
+
+TracedNki::TracedNki(const std::string &target, const std::vector<std::string> &trace_args) : target_(target) {
+  std::string t = (fs::temp_directory_path() / "neuronsim-nki-XXXXXX").string();
+  if (!mkdtemp(t.data()))
+    throw SimulationError(ErrorContext{}, "cannot create a temporary directory: " + std::string(std::strerror(errno)));
+  dir_ = t;
+  bir_ = (fs::path(dir_) / "kernel.bir.json").string();
+  std::vector<std::string> words = {python_interpreter(), "-m", "neuronsim", "nki-trace", target, "-o", bir_};
+  words.insert(words.end(), trace_args.begin(), trace_args.end());
+  if (const int rc = run_process(words); rc != 0) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+    throw AlreadyReported{rc}; // the tracer printed why
+  }
+  const std::string placement = read_text(fs::path(dir_) / "run.json");
+  const auto colon = placement.find(':');
+  lnc_ = colon == std::string::npos ? 1 : std::max(1, std::atoi(placement.c_str() + colon + 1));
+}
+
+TracedNki::~TracedNki() {
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+}
+
+sim::Kernel TracedNki::load() const {
+  try {
+    sim::Kernel k = sim::load_kernel(bir_);
+    for (auto &w : k.program.warnings)
+      for (size_t at = 0; (at = w.find(k.program.file, at)) != std::string::npos; at += target_.size())
+        w.replace(at, k.program.file.size(), target_);
+    k.label = target_;
+    k.program.file = target_;
+    k.files.push_back(target_.substr(0, target_.rfind("::")));
+    return k;
+  } catch (const Error &e) {
+    rethrow(e);
+  }
+}
+
+void TracedNki::rethrow(const Error &e) const { rethrow_for_kernel(e, bir_, target_); }
+
 int cmd_nki(const std::vector<std::string> &a) {
   std::string target, emit;
   std::vector<std::string> trace_args, run_args;
@@ -141,6 +194,8 @@ int cmd_nki(const std::vector<std::string> &a) {
   std::vector<Option> options = {
       {"--shape", "NAME=DIMS[:DTYPE]", "a parameter by shape",
        [&](const std::string &v) { trace_args.insert(trace_args.end(), {"--shape", v}); }},
+      {"--kwarg", "NAME=VALUE", "a compile-time parameter of the function (a Python literal)",
+       [&](const std::string &v) { trace_args.insert(trace_args.end(), {"--kwarg", v}); }},
       {"--grid", "DIMS", "the launch grid",
        [&](const std::string &v) { trace_args.insert(trace_args.end(), {"--grid", v}); }},
       {"--input", "NAME=X.npy", "data for parameter NAME (the tracer reads its shape, the run its data)",
@@ -154,6 +209,14 @@ int cmd_nki(const std::vector<std::string> &a) {
   for (Option row : run_option_rows()) {
     if (row.name == "--input")
       continue;
+    if (row.name == "--inputs") {  // the run reads each rank's data, the tracer rank 0's shapes (docs/multicore.md)
+      row.apply = [&](const std::string &v) {
+        trace_args.insert(trace_args.end(), {"--inputs", v});
+        run_args.insert(run_args.end(), {"--inputs", v});
+      };
+      options.push_back(std::move(row));
+      continue;
+    }
     const bool flag = row.value.empty();
     row.apply = [&run_args, name = row.name, flag](const std::string &v) {
       run_args.push_back(name);

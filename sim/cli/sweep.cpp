@@ -1,5 +1,5 @@
-// `neuronsim sweep`, which only starts the Python package's sweep, and the interpreter every command that
-// runs on the package uses (python_interpreter: sweep and nki).
+// `neuronsim sweep` and `neuronsim tune`, which only start the Python package's, and the interpreter every command
+// that runs on the package uses (python_interpreter: sweep, tune and nki).
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -37,19 +37,31 @@ std::string python_interpreter() {
 #endif
 }
 
-// `neuronsim sweep`: the sweep is Python (python/neuronsim/sweeps.py, on Dask); this command only starts it.
-// The package of this build (build/python, beside the binary) goes first on PYTHONPATH; an installed one
-// (cmake --install) is on the interpreter's own path. Returns only when the interpreter cannot be started.
-int cmd_sweep(const std::vector<std::string> &a) {
-  std::vector<std::string> words = {python_interpreter(), "-m", "neuronsim", "sweep"};
+namespace {
+
+// Replaces this process with `python3 -m neuronsim COMMAND ARGS...`; returns only when the interpreter cannot be
+// started.
+int exec_python_command(const std::string &command, const std::vector<std::string> &a) {
+  std::vector<std::string> words = {python_interpreter(), "-m", "neuronsim", command};
   words.insert(words.end(), a.begin(), a.end());
   std::vector<char *> argv;
   for (auto &w : words)
     argv.push_back(w.data());
   argv.push_back(nullptr);
   execvp(words[0].c_str(), argv.data());
-  throw UsageError("sweep: cannot start " + words[0] + ": " + std::strerror(errno) +
+  throw UsageError(command + ": cannot start " + words[0] + ": " + std::strerror(errno) +
                    " (NEURONSIM_PYTHON names the Python interpreter)");
 }
+
+} // namespace
+
+// `neuronsim sweep`: the sweep is Python (python/neuronsim/sweeps.py, on Dask); this command only starts it.
+// The package of this build (build/python, beside the binary) goes first on PYTHONPATH; an installed one
+// (cmake --install) is on the interpreter's own path.
+int cmd_sweep(const std::vector<std::string> &a) { return exec_python_command("sweep", a); }
+
+// `neuronsim tune FILE.py::FUNCTION --param NAME=V1,V2...`: the tuner is Python too (python/neuronsim/tune*.py, on
+// the sweep's Dask runner), started the same way.
+int cmd_tune(const std::vector<std::string> &a) { return exec_python_command("tune", a); }
 
 } // namespace neuronsim::cli

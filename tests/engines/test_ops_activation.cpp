@@ -52,6 +52,31 @@ TEST(OpsActivation, ScaleFieldPreluAlphaAndAccumulator) {
   EXPECT_EQ(h.st.acc[1], 4.5f);              // 6 - 1.5
 }
 
+// is_activate2: y = relu((imm0 - x) * 0.5 ... ) worked per element. Stage 0 subtract reversed (imm0 op0 x with
+// imm0[p] = 1, 2), stage 1 mult by 0.5, then Relu; reduce_op max into the registers (ZeroAccumulate: -inf first).
+// p0 x = -3, 1, 4 -> 1 - x = 4, 0, -3 -> *0.5 = 2, 0, -1.5 -> relu 2, 0, 0 (max 2)
+// p1 x = 0, 6, -2 -> 2 - x = 2, -4, 4 -> 1, -2, 2 -> relu 1, 0, 2 (max 2)
+// A second, bypass-bypass Identity instruction with reduce_op abs_min and Accumulate continues from 2, 2:
+// p0 x = -3, 1, 4: abs_min(2, -3) = 2, abs_min(2, 1) = 1, abs_min(1, 4) = 1; p1 x = 0, 6, -2: 0, 0, 0.
+TEST(OpsActivation, Activate2StagesAndReduceOps) {
+  Harness h;
+  auto x = h.b.sbuf("x", {2, 3}), imm0 = h.b.sbuf("imm0", {2, 1}), y = h.b.sbuf("y", {2, 3});
+  auto z = h.b.sbuf("z", {2, 3}), r = h.b.sbuf("r", {2, 1});
+  h.b.add(InstructionType::Activation, {P(x.all()), P(imm0.all()), I(0.5)}, {P(y.all())})
+      .act_func(ActivationFunctionType::Relu).is_activate2(true).op0(isa::AluOp::subtract).reverse0(true)
+      .op1(isa::AluOp::mult).reduce_op(isa::AluOp::max).acc(isa::EngineAccumulationType::ZeroAccumulate);
+  h.b.add(InstructionType::Activation, {P(x.all())}, {P(z.all()), P(r.all())})
+      .act_func(ActivationFunctionType::Identity).is_activate2(true).reduce_op(isa::AluOp::abs_min)
+      .acc(isa::EngineAccumulationType::Accumulate);
+  h.place();
+  h.set(x, {-3, 1, 4, 0, 6, -2});
+  h.set(imm0, {1, 2});
+  h.run();
+  EXPECT_EQ(h.get(y), (V{2, 0, 0, 1, 0, 2}));
+  EXPECT_EQ(h.get(z), (V{-3, 1, 4, 0, 6, -2}));
+  EXPECT_EQ(h.get(r), (V{1, 0}));
+}
+
 TEST(OpsActivation, DerivativeOfGeluApprxSigmoid) {
   // d/dx [x sigmoid(1.702 x)] = s + u s (1 - s), u = 1.702 x, s = sigmoid(u) (reference sim-activation-pwp.md 5):
   // x = 0: s = 1/2, u = 0 -> 0.5; x large: s -> 1, u s (1 - s) -> 0 -> 1; x large negative -> 0.

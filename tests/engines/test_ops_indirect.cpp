@@ -42,6 +42,29 @@ TEST(OpsIndirect, LoadSaveAccumulateGather) {
   EXPECT_EQ(h.get(go), (V{13, 10, 21, 21}));
 }
 
+// Gather's local form (num_elem_per_idx): 32 partitions = two groups of 16; each group's indices [16, 1] are read
+// column-major (position q for partition q), the first 3 valid; every partition p gathers E = 2 elements of its own
+// row [p*10 .. p*10+7] (value = 10 p + element) at each index. Group 0's indices 6, 0, 2 (partitions 0, 1, 2), group
+// 1's 4, 4, 0 (partitions 16, 17, 18): partition 1 -> 16, 17, 10, 11, 12, 13; partition 17 -> 174, 175, 174,
+// 175, 170, 171.
+TEST(OpsIndirect, GatherLocalFormReadsEachGroupsIndicesColumnMajor) {
+  Harness h;
+  auto data = h.b.sbuf("data", {32, 8}), gi = h.b.sbuf("gi", {32, 1}, Dtype::uint16), go = h.b.sbuf("go", {32, 6});
+  h.b.add(InstructionType::Gather, {P(data.all()), P(gi.all())}, {P(go.all())}).num_elem_per_idx(2)
+      .num_valid_indices(3);
+  h.place();
+  V dv(32 * 8), iv(32, 0);
+  for (int p = 0; p < 32; ++p)
+    for (int e = 0; e < 8; ++e) dv[static_cast<size_t>(p * 8 + e)] = float(10 * p + e);
+  iv[0] = 6, iv[1] = 0, iv[2] = 2, iv[16] = 4, iv[17] = 4, iv[18] = 0;
+  h.set(data, dv);
+  h.set(gi, iv);
+  h.run();
+  const V got = h.get(go);
+  EXPECT_EQ(V(got.begin() + 6, got.begin() + 12), (V{16, 17, 10, 11, 12, 13}));
+  EXPECT_EQ(V(got.begin() + 17 * 6, got.begin() + 18 * 6), (V{174, 175, 174, 175, 170, 171}));
+}
+
 // IndirectSaveAccumulate's `op` goes through AluOpType2MemoryReduction ({copy, add}): bypass overwrites (the last
 // duplicate wins: 2 at entry 1, 3 at entry 3 over a table of 5s), explicit add accumulates onto the 5s
 // (5 + 1 + 2 = 8, 5 + 3 = 8), max is refused naming `op`.

@@ -66,3 +66,27 @@ TEST(OpsMx, QuantizeFp4RneAndSaturate) {
   want[1] = 0x76;
   EXPECT_EQ(raw(h, d), want);
 }
+
+// nki_scale_rule (NKI's nki.isa.quantize_mx page: X = 2^(floor(log2 amax) - (Emax - 1))). e4m3fn, Emax 8: a block
+// of ones with one 3.0 has max exponent byte 128, E = 128 - 7 = 121 (X = 2^-6), data x 2^6: 3 -> 192 = 1.5*2^7 =
+// 0x74, 1 -> 64 = 2^6 = 0x68. An all-zero block: E = max(0, 0 - 7) = 0 (2^-127, no floor to 1); its data are 0.
+TEST(OpsMx, QuantizeByNkiScaleRule) {
+  Harness h;
+  auto x1 = h.b.sbuf("x1", {8, 4}, Dtype::bfloat16), x2 = h.b.sbuf("x2", {8, 4}, Dtype::bfloat16);
+  auto d1 = h.b.sbuf("d1", {8, 1}, Dtype::float8_e4m3fn_x4), d2 = h.b.sbuf("d2", {8, 1}, Dtype::float8_e4m3fn_x4);
+  auto s1 = h.b.sbuf("s1", {1, 1}, Dtype::uint8), s2 = h.b.sbuf("s2", {1, 1}, Dtype::uint8);
+  h.b.add(InstructionType::QuantizeMx, {P(x1.all())}, {P(d1.all()), P(s1.all())}).nki_scale_rule(true);
+  h.b.add(InstructionType::QuantizeMx, {P(x2.all())}, {P(d2.all()), P(s2.all())}).nki_scale_rule(true);
+  h.place();
+  V with3(32, 1.0f);
+  with3[0] = 3.0f;
+  h.set(x1, with3);
+  h.set(x2, V(32, 0.0f));
+  h.run();
+  EXPECT_EQ(raw(h, s1), (std::vector<uint8_t>{121}));
+  EXPECT_EQ(raw(h, s2), (std::vector<uint8_t>{0}));
+  std::vector<uint8_t> want1(32, 0x68);
+  want1[0] = 0x74;
+  EXPECT_EQ(raw(h, d1), want1);
+  EXPECT_EQ(raw(h, d2), std::vector<uint8_t>(32, 0));
+}

@@ -58,6 +58,20 @@ TEST(OpsRandom, XorwowRngAndRand2FirstDraws) {
   (void)u;
 }
 
+// Rand2 with per-partition [P, 1] bounds: every partition's lane starts at the default state, so both draw
+// u = 362456 / 2^23 first (above): p0 on [0, 1) gives u, p1 on [10, 12) gives 10 + 2u (fp32 arithmetic).
+TEST(OpsRandom, Rand2PerPartitionBounds) {
+  Harness h;
+  auto lo = h.b.sbuf("lo", {2, 1}), hi = h.b.sbuf("hi", {2, 1}), w = h.b.sbuf("w", {2, 1});
+  h.b.add(InstructionType::Rand2, {P(lo.all()), P(hi.all())}, {P(w.all())});
+  h.place();
+  h.set(lo, {0, 10});
+  h.set(hi, {1, 12});
+  h.run();
+  const float u = 362456.0f / 8388608.0f;
+  EXPECT_EQ(h.get(w), (V{u, 10.0f + 2.0f * u}));
+}
+
 // LFSR taps {32,22,2,1} on word 0 = 1: b = 1 -> 3; b = (3>>1)^3 = 2 -> bit 0 -> 6; b = 3^6 = 5 -> 13.
 // Philox-4x32-10 with counter 0 and key 0 is the Random123 known-answer vector.
 // PCG32 from state 0 outputs 0 and moves the state to the increment 0x14057B7EF767814F.

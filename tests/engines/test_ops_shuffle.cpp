@@ -35,3 +35,24 @@ TEST(OpsShuffle, StreamShuffleAndTranspose) {
   EXPECT_EQ(h.get(y), want);
   EXPECT_EQ(h.get(t), (V{1, 4, 2, 5, 3, 6}));
 }
+
+// StreamShuffle broadcasting one source partition: mask all 0 over a [1, 2] source and a [4, 2] destination
+// (NKI nc_stream_shuffle with src[0:1]): every destination partition takes source partition 0. A mask entry
+// naming source partition 1, which the source does not have, is refused.
+TEST(OpsShuffle, StreamShuffleBroadcastsOnePartition) {
+  Harness h;
+  auto x = h.b.sbuf("x", {1, 2}), y = h.b.sbuf("y", {4, 2});
+  h.b.add(InstructionType::StreamShuffle, {P(x.all())}, {P(y.all())}).mask(std::vector<int64_t>(32, 0));
+  h.place();
+  h.set(x, {3, 5});
+  h.run();
+  EXPECT_EQ(h.get(y), (V{3, 5, 3, 5, 3, 5, 3, 5}));
+  Harness bad;
+  auto a = bad.b.sbuf("a", {1, 2}), b = bad.b.sbuf("b", {4, 2});
+  std::vector<int64_t> mask(32, 0);
+  mask[2] = 1;
+  bad.b.add(InstructionType::StreamShuffle, {P(a.all())}, {P(b.all())}).mask(mask);
+  bad.place();
+  bad.set(a, {1, 2});
+  EXPECT_THROW(bad.run(), SemanticError);
+}

@@ -140,7 +140,8 @@ TEST(InstFields, EveryFieldSaysWhatItMeans) {
   EXPECT_EQ(func->fallback, "Identity");
   EXPECT_EQ(field_info(InstructionType::Pool, "func")->type, "PoolFunctionType"); // the ONLY column decides
   EXPECT_EQ(field_info(InstructionType::Activation, "scale")->fallback, "1");
-  EXPECT_EQ(field_info(InstructionType::Activation, "is_activate2"), nullptr); // read, not modelled
+  EXPECT_EQ(field_info(InstructionType::Activation, "is_activate2")->type, "bool");
+  EXPECT_EQ(field_info(InstructionType::AbstractCopy, "dma_qos"), nullptr); // read, not modelled
 }
 
 TEST(EngineRules, TheTablesPinEngines) {

@@ -60,6 +60,21 @@ def test_tensor_tensor_tensor_scalar_and_scalar_tensor_tensor():
     np.testing.assert_array_equal(c, (np.float32(0.5) - X) * Y)
 
 
+def test_dst_positional_with_the_operands_by_keyword():
+    # the library's accumulate-in-place idiom: dst positional, then data1= / data2= / op= by keyword
+    def kernel(x, y):
+        a = out_like(x)
+        tx, ty, s = sb(x.shape), sb(y.shape), sb(x.shape)
+        nisa.dma_copy(tx, x)
+        nisa.dma_copy(ty, y)
+        nisa.tensor_copy(s, tx)
+        nisa.tensor_tensor(s, data1=s, data2=ty, op=nl.add)               # s = x + y
+        nisa.tensor_scalar(s, data=s, op0=nl.multiply, operand0=2.0)        # s = 2 (x + y)
+        nisa.dma_copy(a, s)
+        return a
+    np.testing.assert_array_equal(nki.simulate(kernel, X, Y), (X + Y) * np.float32(2))
+
+
 def test_activation_activation_reduce_and_tensor_scalar_reduce():
     def kernel(x, col):
         a, b = out_like(x), out_like(x)

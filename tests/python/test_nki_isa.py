@@ -164,7 +164,8 @@ def test_activation_scale_bias_and_reduce_res():
         out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
         sums = nl.ndarray((128, 1), x.dtype, buffer=nl.shared_hbm)
         s = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
-        y = nisa.activation(op=nl.exp, data=nl.load(x), bias=nl.load(b), scale=0.5, reduce_res=s)
+        y = nisa.activation(op=nl.exp, data=nl.load(x), bias=nl.load(b), scale=0.5, reduce_res=s,
+                            reduce_cmd=nisa.reduce_cmd.reset_reduce)
         nl.store(out, y)
         nl.store(sums, s)
         return out, sums
@@ -317,9 +318,9 @@ def test_dma_copy_hbm_to_sbuf_to_hbm():
 def test_unsupported_isa_call():
     def kernel(x):
         out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
-        nl.store(out, nisa.nc_stream_shuffle(nl.load(x)))  # line 320
+        nl.store(out, nisa.topk(nl.load(x)))  # line 321
         return out
-    with pytest.raises(nki.Unsupported, match=r"test_nki_isa.py:320: nisa.nc_stream_shuffle is not lowered"):
+    with pytest.raises(nki.Unsupported, match=r"test_nki_isa.py:321: nisa.topk is not lowered"):
         nki.to_bir(kernel, X)
 
 

@@ -304,8 +304,9 @@ def test_device_print_prints_the_tile():
 
 def test_launch_grid_program_id_runs_each_instance():
     x = RNG.uniform(-1, 1, (512, 8)).astype(np.float32)
+    from neuronsim.nki import legacy
 
-    @nki.jit
+    @legacy.jit  # neuronxcc.nki.jit: kernel[4] is 4 instances (nki.jit's kernel[n] is the LNC degree)
     def kernel(x):
         out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
         i = nl.program_id(0)

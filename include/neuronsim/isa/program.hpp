@@ -82,12 +82,12 @@ struct Arg {
       if (__builtin_mul_overflow(n, d.num, &n)) return INT64_MAX;
     return n;
   }
-  // Immediate value for the current loop values: a symbolic_imm_value with several values keeps them in
-  // imm_array and its selector expression in `start` (isa/bir/access_patterns.cpp); otherwise `imm`.
-  // Out-of-range -> clamped.
-  double immediate(const int64_t *loop_values) const {
+  // Immediate value for the current loop values on the core of shard id `shard`: a symbolic_imm_value with
+  // several values keeps them in imm_array and its selector expression (loop variables, ShardIDKind) in `start`
+  // (isa/bir/access_patterns.cpp); otherwise `imm`. Out-of-range -> clamped.
+  double immediate(const int64_t *loop_values, int64_t shard = 0) const {
     if (kind != ArgKind::Immediate || imm_array.size() < 2) return imm;
-    int64_t i = start.eval(loop_values);
+    int64_t i = start.eval(loop_values, shard);
     if (i < 0) i = 0;
     if (i >= static_cast<int64_t>(imm_array.size())) i = static_cast<int64_t>(imm_array.size()) - 1;
     return imm_array[static_cast<size_t>(i)];

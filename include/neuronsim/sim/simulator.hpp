@@ -103,9 +103,13 @@ Schedule build_schedule(const isa::Program &program, const engines::Memory &mem,
                         bool dma_triggers = false, int64_t max_instructions = kDefaultMaxInstructions,
                         Sanitizer *sanitizer = nullptr);
 
-// Whether the program's path depends on run-time values (CompareAndBranch, DynamicForLoop, DoWhile, an access whose
-// start reads a register): then the schedule can only be built by executing the program in order while walking it.
+// Whether the program's path depends on run-time values (a CompareAndBranch on a register, DynamicForLoop, DoWhile,
+// an access whose start reads a register): then the schedule can only be built by executing the program in order
+// while walking it. A CompareAndBranch of two immediates (a symbolic_imm_value may select by the core's shard id) is
+// fixed when the program is walked for its core.
 bool has_data_dependent_control(const isa::Program &program);
+// Whether a CompareAndBranch compares two immediates (its path is known without executing anything).
+bool compares_immediates(const isa::Inst &inst);
 
 // Builds the schedule of a program with data-dependent control flow: every instruction is executed in program
 // order on `mem` (with one engine state per queue) as it is scheduled, so each branch sees the registers it

@@ -15,6 +15,7 @@
     out = nki.simulate(add, a, b)           # numpy outputs, as NKI's simulate_kernel
     # bf16 / fp8 arguments without ml_dtypes: nki.array(values, nl.bfloat16); such outputs come back as float32
     r = nki.benchmark(add, a, b)            # a neuronsim.Result: total_ns, stats (profile in the kernel's lines)
+    rows = nki.tune(k, a, b, params={"TN": [64, 128]})   # a parameter search on Dask, best first (docs/tuning.md)
     doc = nki.to_bir(add, a, b)             # the BIR JSON module
 
 The kernel is called once with symbolic tensors; loops stay loops; the front end writes instructions and never
@@ -24,8 +25,11 @@ package is importable, so that published kernel files run unmodified (`neuronsim
 __neuronsim__ = True
 
 from . import collectives, compiler, isa, language, registry, typing  # noqa: E402
+# nki.isa's topic modules: each registers its names (replacing their refusals), which nki.isa serves through the
+# registry (isa.__getattr__)
+from . import isa_accum, isa_move, isa_mx, isa_random, isa_select  # noqa: E402, F401
 from .api import (Kernel, TensorSpec, TypedArray, array, baremetal, benchmark, jit, save_bir,  # noqa: E402
-                  simulate, simulate_kernel, tensor, to_bir, trace)
+                  simulate, simulate_kernel, tensor, to_bir, trace, tune)
 from .dtypes import DType as dtype  # noqa: E402 - nki.dtype, the type of the dtypes (annotations: x: nki.dtype)
 from .errors import KernelError, Unsupported  # noqa: E402
 from .install import install  # noqa: E402
@@ -33,7 +37,7 @@ from .tracer import View as _View  # noqa: E402
 
 __all__ = ["Kernel", "KernelError", "TensorSpec", "TypedArray", "Unsupported", "array", "baremetal", "benchmark",
            "collectives", "compiler", "dtype", "install", "isa", "jit", "language", "save_bir", "simulate",
-           "simulate_kernel", "tensor", "to_bir", "trace", "typing"]
+           "simulate_kernel", "tensor", "to_bir", "trace", "tune", "typing"]
 
 for _name in ("jit", "simulate", "baremetal", "benchmark", "simulate_kernel", "tensor", "dtype"):
     registry.value("nki", _name, globals()[_name])
@@ -41,8 +45,8 @@ for _name in ("dtype", "itemsize", "ndim", "shape", "reshape", "broadcast_to"): 
     registry.value("nki", "tensor." + _name, getattr(_View, _name))
 registry.value("nki", "profile", benchmark)  # legacy nki.profile: a run with its profile (neuronsim.Result.stats)
 # nki.jit's options: each is accepted; what it changes here is in docs/nki-api.md.
-for _name in ("jit:mode", "jit:platform_target", "jit:kernel[grid]", "jit:debug_kernel", "jit:show_compiler_tb",
-              "jit:experimental_flags"):
+for _name in ("jit:mode", "jit:platform_target", "jit:kernel[grid]", "jit:kernel[lnc]", "jit:debug_kernel",
+              "jit:show_compiler_tb", "jit:experimental_flags"):
     registry.value("nki", _name, jit)
 
 

@@ -2,7 +2,6 @@
 on the simulator like any BIR kernel."""
 import functools
 import inspect
-import itertools
 import math
 import operator
 import os
@@ -11,9 +10,10 @@ import warnings
 import numpy as np
 
 from .. import _core
-from . import dtypes, dynamic, loop_plan, tracer
+from . import dtypes, dynamic, loop_plan, shards, tracer
 from .errors import KernelError, Unsupported
 from .emit_bir import emit_bir
+from .nl_loops import grid_instances
 from .symbolic import NeedsUnroll
 from .tracer import Trace, View, new_storage
 from . import typing as nki_typing
@@ -34,15 +34,29 @@ def tensor(shape, dtype=np.float32):
     return TensorSpec(shape, dtype)
 
 
+_RAW_ONLY = dtypes.MX_X4 + ("float8_e8m0fnu",)  # no element rounding rule: given as their bits
+
+
 class TypedArray:
     """A kernel argument of a dtype numpy has no type for (without ml_dtypes): array(values, nl.bfloat16) holds the
-    values rounded as the simulator rounds them (neuronsim.from_float32), as raw bits."""
+    values rounded as the simulator rounds them (neuronsim.from_float32), as raw bits. The MX types (x4 containers,
+    float8_e8m0fnu scales) have no rounding rule from fp32: array(bits, nl.float8_e4m3fn_x4) takes their raw bits,
+    an integer array of the container (uint32 for the fp8 x4 types, uint16 for float4_e2m1fn_x4, uint8 for
+    float8_e8m0fnu)."""
 
     def __init__(self, values, dtype):
         self.bir = dtypes.bir_name(dtype)
         if self.bir is None:
             raise KernelError(f"unknown dtype {dtype!r}", None)
-        self.bits = _core.from_float32(np.asarray(values, dtype=np.float32), self.bir)
+        if self.bir in _RAW_ONLY:
+            container = np.dtype(dtypes.numpy_of(self.bir))
+            a = np.asarray(values)
+            if a.dtype != container:
+                raise KernelError(f"an {self.bir} array is given as its raw bits, an array of {container.name}; "
+                                  f"got {a.dtype}", None)
+            self.bits = np.ascontiguousarray(a)
+        else:
+            self.bits = _core.from_float32(np.asarray(values, dtype=np.float32), self.bir)
         self.shape = tuple(self.bits.shape)
 
     def values(self):
@@ -74,34 +88,53 @@ def _arg_spec(x, name="?"):
 
 class Kernel:
     """An NKI kernel: the function and, for kernel[g0, g1](...), its launch grid. Calling it runs it on the simulator
-    (simulate) and returns its outputs."""
+    (simulate) and returns its outputs. generation: "current" (nki.jit: kernel[n] is the LNC degree, n cores of one
+    logical core) or "legacy" (neuronxcc.nki.jit: kernel[n] is n instances one after the other)."""
 
-    def __init__(self, fn, grid=(), options=None):
+    def __init__(self, fn, grid=(), options=None, generation="current"):
         self.fn = fn
         self.grid = tuple(grid)
         self.options = dict(options or {})
+        self.generation = generation
         functools.update_wrapper(self, fn)
 
     def __getitem__(self, grid):
-        from .language import nc
-        grid = grid if isinstance(grid, tuple) else (grid,)
-        if sum(isinstance(g, nc) for g in grid) > 1:
-            raise KernelError("a launch grid has at most one nl.nc(n) axis", None)
+        from .language import nc, spmd_dim
+        if self.generation == "current" and not isinstance(grid, (tuple, spmd_dim)):
+            n = self._dim(grid, [grid])  # the current API: kernel[lnc] (public NKI docs, nki.jit)
+            return self.with_grid((nc(n),) if n > 1 else ())
+        return self.with_grid(grid if isinstance(grid, tuple) else (grid,))
+
+    def _dim(self, g, grid):
+        """A launch-grid dim as an int: a positive whole number (not a bool, not 2.5)."""
+        try:
+            ok = not isinstance(g, bool) and operator.index(g) > 0
+        except TypeError:
+            ok = False
+        if not ok:
+            raise KernelError(f"{self.fn.__name__}{list(grid)}: a launch grid's dims are positive whole numbers, "
+                              f"got {g!r}", None)
+        return operator.index(g)
+
+    def with_grid(self, grid):
+        """The kernel launched on grid (a tuple of ints, nl.nc(n), nl.spmd_dim), whatever its generation."""
+        from .language import nc, spmd_dim
+        out = []
         for g in grid:
-            try:
-                ok = not isinstance(g, bool) and operator.index(g) > 0
-            except TypeError:
-                ok = False
-            if not ok:
-                raise KernelError(f"{self.fn.__name__}{list(grid)}: a launch grid's dims are positive whole numbers, "
-                                  f"got {g!r}", None)
-        return Kernel(self.fn, tuple(g if isinstance(g, nc) else int(g) for g in grid), self.options)
+            if not isinstance(g, spmd_dim):
+                n = self._dim(g, grid)
+                g = g if isinstance(g, nc) else n
+            out.append(g)
+        cores = [d for g in out for d in (g.dims if isinstance(g, spmd_dim) else (g,)) if isinstance(d, nc)]
+        if len(cores) > 1:
+            raise KernelError("a launch grid has at most one nl.nc(n) axis", None)
+        return Kernel(self.fn, tuple(out), self.options, self.generation)
 
     @property
     def cores(self):
         """The physical cores the kernel runs on: an nl.nc(n) launch-grid axis's n, else 1."""
-        from .language import nc
-        return next((int(g) for g in self.grid if isinstance(g, nc)), 1)
+        from .nl_loops import grid_cores
+        return grid_cores(self.grid)
 
     def __call__(self, *args, **kwargs):
         if tracer._current is not None:  # a kernel calling another: inline it
@@ -121,13 +154,14 @@ class Kernel:
         return f"{os.path.relpath(f) if os.path.isabs(f) else f}::{self.fn.__name__}"
 
 
-def jit(fn=None, **options):
-    """@nki.jit (also @nki.jit(mode=...), @nki.baremetal, @nki.simulate_kernel's argument): the kernel as a Kernel."""
+def jit(fn=None, generation="current", **options):
+    """@nki.jit (also @nki.jit(mode=...), @nki.baremetal, @nki.simulate_kernel's argument): the kernel as a Kernel.
+    neuronxcc.nki.jit is the same with generation="legacy" (legacy.py)."""
     if fn is None:
-        return lambda f: jit(f, **options)
+        return lambda f: jit(f, generation, **options)
     if isinstance(fn, Kernel):
         return fn
-    return Kernel(fn, (), options)
+    return Kernel(fn, (), options, generation)
 
 
 baremetal = jit
@@ -262,22 +296,32 @@ def _trace_once(kernel, args, kwargs, unroll, plan, arch=None, max_instructions=
             arg_storages[name] = s
             sym[name] = s.view()
         if kernel.grid:
-            tr.expand(math.prod(int(g) for g in kernel.grid if not _is_nc(g)),
-                      f"launch grid {list(kernel.grid)} of {fn.__name__}", where)
-        instances = _grid_ids(kernel.grid)
+            tr.expand(math.prod(int(g) for g in kernel.grid), f"launch grid {list(kernel.grid)} of {fn.__name__}",
+                      where)
         results = []
         hbm_seen = None
-        for ids in instances:
-            tr.program_ids = ids
-            n_before = len(tr.storages)
-            if hbm_seen is not None:
-                tr.__dict__["shared_hbm"] = list(hbm_seen)
-            for n in bound.arguments:
-                bound.arguments[n] = sym[n]
-            res = fn(*bound.args, **bound.kwargs)
-            results.append(res)
-            if hbm_seen is None:
-                hbm_seen = [s for s in tr.storages[n_before:] if s.buffer == "hbm"]
+        parts = []
+        # Each core of an nl.nc(n) axis (its shard id) is traced on its own, nl.program_id a plain int; the
+        # instances of the plain axes one after the other (docs/nki-lowering.md "Launch grids").
+        for shard in range(tr.cores):
+            part = shards.Part(tr)
+            tr.__dict__["shard"] = shard
+            for ids in grid_instances(kernel.grid, shard):
+                tr.program_ids = ids
+                n_before = len(tr.storages)
+                if hbm_seen is not None:
+                    tr.__dict__["shared_hbm"] = list(hbm_seen)
+                tr.__dict__["reused"] = set()
+                for n in bound.arguments:
+                    bound.arguments[n] = sym[n]
+                res = fn(*bound.args, **bound.kwargs)
+                if tr.broken is not None:
+                    break
+                part.reused |= tr.__dict__["reused"]
+                results.append(res)
+                if hbm_seen is None:
+                    hbm_seen = [s for s in tr.storages[n_before:] if s.buffer == "hbm"]
+            parts.append(part.close())
         if tr.broken is not None:
             raise Unsupported("break or return inside an nl.affine_range / nl.sequential_range / nl.dynamic_range "
                               "body: the body is traced once as one BIR loop", tr.broken)
@@ -286,6 +330,12 @@ def _trace_once(kernel, args, kwargs, unroll, plan, arch=None, max_instructions=
                               dynamic.open_loops(tr))
         result = results[0]
         outs = _flatten(result)
+        for r in results[1:]:
+            if [getattr(v, "storage", v) for v in _flatten(r)] != [getattr(v, "storage", v) for v in outs]:
+                raise KernelError(f"{fn.__name__}: the launch-grid instances return different tensors (each "
+                                  "instance returns the same shared HBM tensors, written in its part)", where)
+        if tr.cores > 1:
+            shards.combine(tr, parts)
         for v in outs:
             if not isinstance(v, View) or v.storage.buffer != "hbm":
                 raise KernelError(f"{fn.__name__} returns {v!r}: a kernel returns HBM tensors (nl.ndarray(..., "
@@ -299,17 +349,6 @@ def _trace_once(kernel, args, kwargs, unroll, plan, arch=None, max_instructions=
         return _Traced(tr, lowered, arg_storages, result, written_args)
     finally:
         tracer._current = prev
-
-
-def _is_nc(g):
-    from .language import nc
-    return isinstance(g, nc)
-
-
-def _grid_ids(grid):
-    """The instances traced one after the other, made one at a time: every index of the plain axes (an nl.nc axis is
-    the shard id, one trace for all its cores)."""
-    return itertools.product(*[[0] if _is_nc(g) else range(int(g)) for g in grid])
 
 
 def _flatten(result):
@@ -326,8 +365,8 @@ def _flatten(result):
 def _bits_in(x, bir):
     """An argument array as neuronsim takes it (bf16 / fp8 as raw bits)."""
     a = np.ascontiguousarray(x)
-    if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn") and a.dtype.kind == "V" or \
-            a.dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"):
+    if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn", "float8_e8m0fnu") and a.dtype.kind == "V" or \
+            a.dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu"):
         return a.view(np.uint16 if bir == "bfloat16" else np.uint8)
     return a
 
@@ -376,10 +415,10 @@ _TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen
             "gen4": "trn3"}
 
 
-def _placement(kernel, arch):
+def _placement(kernel, arch, ranks=1):
     """arch= and the cores of the run: arch= if given, else the kernel's @nki.jit(platform_target=...), else trn1;
     an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2 and trn3 have (the default arch is
-    then trn2; trn1's cores are not grouped)."""
+    then trn2; trn1's cores are not grouped); ranks= logical cores of that many physical cores each."""
     k = _as_kernel(kernel)
     target = k.options.get("platform_target")
     if arch is None and target is not None:
@@ -387,45 +426,85 @@ def _placement(kernel, arch):
         if arch is None:
             raise KernelError(f"platform_target={target!r}: the targets are " + ", ".join(_TARGETS), None)
     n = k.cores
-    if n == 1:
+    if n == 1 and ranks == 1:
         return {"arch": arch or "trn1"}
-    return {"arch": arch or "trn2", "cores": n, "lnc": n}
+    return {"arch": arch or ("trn2" if n > 1 else "trn1"), "cores": n * ranks, "lnc": n}
 
 
 def _outputs_of(kernel, r, traced):
     return r.outputs
 
 
-def simulate(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, **kwargs):
+def simulate(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, ranks=None, **kwargs):
     """Runs the kernel on the simulator and returns its outputs as numpy arrays, as NKI's simulate_kernel does: what
     the kernel returns (one array, or a tuple); for a kernel that writes its arguments instead (NKI's older style),
     those arrays are updated in place and None is returned. Given the kernel alone, simulate(kernel) is the current
     API's form: a callable that runs it, simulate(kernel)(a, b) (simulate(kernel[2])(...) with a launch grid) -- for a
     kernel that takes arguments; one that takes none runs at once, as the legacy API's simulate_kernel(kernel).
     sanitize=True checks the run for uninitialized reads, loop-carried dependencies of affine_range loops and races
-    (docs/sanitizer.md) and raises neuronsim.SanitizerError (its .findings the list) when it finds any."""
+    (docs/sanitizer.md) and raises neuronsim.SanitizerError (its .findings the list) when it finds any.
+    ranks=R runs R ranks (logical cores, each with its own copy of the kernel's tensors, for nki.collectives): an
+    argument given as a list of R arrays is each rank's own (rank r reads the r-th), any other every rank's; the
+    result is a list of R results, rank r's r-th (docs/multicore.md "DRAM and data per rank")."""
     needs = [p for p in inspect.signature(_as_kernel(kernel).fn).parameters.values()
              if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if not arrays and not kwargs and needs:
         return functools.wraps(_as_kernel(kernel).fn)(
             lambda *a, **k: simulate_kernel(kernel, *a, arch=arch, max_instructions=max_instructions, sanitize=sanitize,
-                                            **k))
+                                            ranks=ranks, **k))
     return simulate_kernel(kernel, *arrays, arch=arch, max_instructions=max_instructions, sanitize=sanitize,
-                           **kwargs)
+                           ranks=ranks, **kwargs)
 
 
-def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, **kwargs):
-    """The legacy API's simulate_kernel(kernel, *args): runs the kernel once (simulate)."""
+def _per_rank(arrays, kwargs, ranks):
+    """The arguments of each of `ranks` ranks: a list or tuple of `ranks` arrays is one per rank, any other value
+    every rank's."""
+    def pick(v, r):
+        if isinstance(v, (list, tuple)) and v and all(isinstance(e, (np.ndarray, TypedArray)) for e in v):
+            if len(v) != ranks:
+                raise KernelError(f"simulate(ranks={ranks}): an argument given per rank is a list of {ranks} arrays, "
+                                  f"got {len(v)}", None)
+            return v[r]
+        return v
+    return [([pick(a, r) for a in arrays], {k: pick(v, r) for k, v in kwargs.items()}) for r in range(ranks)]
+
+
+def simulate_kernel(kernel, *arrays, arch=None, max_instructions=None, sanitize=False, ranks=None, **kwargs):
+    """The legacy API's simulate_kernel(kernel, *args): runs the kernel once (simulate); ranks= as simulate."""
+    if ranks is not None:
+        if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
+            raise KernelError(f"simulate(ranks={ranks!r}): the number of ranks is a positive int", None)
+        per = _per_rank(arrays, kwargs, ranks)
+        arrays, kwargs = per[0]
     traced = trace_kernel(kernel, arrays, kwargs, arch, max_instructions)
     k = traced.lowered.builder.kernel(traced.lowered.label, _sources(kernel, arrays))
-    r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch),
+    if ranks is None:
+        r = _core.run(k, _inputs(traced, arrays, kwargs, kernel), **_placement(kernel, arch),
+                      max_instructions=_max_instructions(max_instructions), sanitize=sanitize)
+        if r.findings:
+            raise sanitizer_error(r)
+        return _results(kernel, traced, r.outputs, arrays, kwargs)
+    for a, kw in per[1:]:
+        for x, y in zip(list(arrays) + list(kwargs.values()), list(a) + list(kw.values())):
+            if isinstance(x, np.ndarray) and (not isinstance(y, np.ndarray) or x.shape != y.shape or
+                                              x.dtype != y.dtype):
+                raise KernelError(f"simulate(ranks={ranks}): every rank's arrays have rank 0's shapes and dtypes "
+                                  f"({x.shape} {x.dtype} against {getattr(y, 'shape', y)})", None)
+    r = _core.run(k, [_inputs(traced, a, kw, kernel) for a, kw in per], **_placement(kernel, arch, ranks),
                   max_instructions=_max_instructions(max_instructions), sanitize=sanitize)
     if r.findings:
         raise sanitizer_error(r)
+    if ranks == 1:
+        return [_results(kernel, traced, r.outputs, arrays, kwargs)]
+    return [_results(kernel, traced, {n: v[i] for n, v in r.outputs.items()}, a, kw) for i, (a, kw) in enumerate(per)]
+
+
+def _results(kernel, traced, outputs, arrays, kwargs):
+    """What the kernel returns, from the run's outputs (or its written arguments updated in place, then None)."""
     outs = {}
     for s in traced.trace.storages:
-        if s.buffer == "hbm" and s.name in r.outputs:
-            outs[s.id] = _value_out(r.outputs[s.name], s.dtype)
+        if s.buffer == "hbm" and s.name in outputs:
+            outs[s.id] = _value_out(outputs[s.name], s.dtype)
     if traced.result is None:
         bound = inspect.signature(_as_kernel(kernel).fn).bind(*arrays, **kwargs)
         for name in traced.written_args:
@@ -481,3 +560,14 @@ def save_bir(kernel, *arrays_or_shapes, path, arch=None, max_instructions=None, 
     _core.write_output(path, text, _sources(kernel, arrays_or_shapes))
     return path
 
+
+
+def tune(kernel, *arrays_or_tensors, params, arch="trn1", reference=None, client=None, out=None, resume=False,
+         **fixed_kwargs):
+    """The kernel's keyword parameters searched on the simulator (docs/tuning.md): every candidate of the grid
+    `params` ({name: [values]}) traced, lowered and timed, and checked against `reference` when given, on Dask.
+    Returns the rows (dicts keyed as DIR/results.csv), best first. neuronsim.tune.tune says what each argument is
+    (also sample, seed, rtol, atol, workers, progress, report)."""
+    from ..tune import tune as run_tune
+    return run_tune(kernel, *arrays_or_tensors, params=params, arch=arch, reference=reference, client=client, out=out,
+                    resume=resume, **fixed_kwargs)

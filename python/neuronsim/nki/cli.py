@@ -2,15 +2,18 @@
 nki-trace ...`, then runs the BIR it writes as `neuronsim run` would):
 
     python3 -m neuronsim nki-trace FILE.py::FUNCTION -o OUT.bir.json [--input NAME=X.npy]... [--shape NAME=SPEC]...
-                                  [--grid DIMS] [--arch NAME] [--max-instructions N]
+                                  [--inputs DIR] [--kwarg NAME=VALUE]... [--grid DIMS] [--arch NAME]
+                                  [--max-instructions N]
 
 Each tensor parameter of FUNCTION is given by --input (the shape and dtype of the .npy file) or --shape
 (NAME=128x512 or NAME=128x512:bfloat16; float32 when no dtype is given); a --shape beside an --input names the dtype
-of the file's bits (bf16 arrays are held as uint16). Parameters with defaults may be left out. --arch: the
-architecture the kernel is traced for (nisa.get_nc_version()), the run's. Exit codes as `neuronsim
-run`: 2 usage, 3 the kernel cannot be traced (KernelError / Unsupported, the message naming the kernel's file:line;
-the kernel's own exception or sys.exit too). --max-instructions bounds the loops unrolled and the launch-grid
-instances traced (api.trace_kernel).
+of the file's bits (bf16 arrays are held as uint16); --inputs DIR gives the others from DIR/rank0/NAME.npy or
+DIR/NAME.npy (the folder `neuronsim run --inputs` reads, docs/multicore.md). --kwarg NAME=VALUE passes a
+compile-time parameter (VALUE a Python literal: int, float, str in quotes, bool, None, tuple; a NAME the function does
+not take is exit 3). Parameters with defaults may be left out. --arch: the architecture the kernel is traced for
+(nisa.get_nc_version()), the run's. Exit codes as `neuronsim run`: 2 usage, 3 the kernel cannot be traced
+(KernelError / Unsupported, the message naming the kernel's file:line; the kernel's own exception or sys.exit too).
+--max-instructions bounds the loops unrolled and the launch-grid instances traced (api.trace_kernel).
 """
 import importlib.util
 import inspect
@@ -49,6 +52,38 @@ def _parse_shape(text):
     if dtypes.bir_name(dtype) is None:
         raise _Usage(f"--shape {name}: unknown dtype '{dtype}' (float32, bfloat16, float16, int32, ...)")
     return name, shape, dtype
+
+
+def parse_literal(text, what):
+    """VALUE of --kwarg NAME=VALUE (and of the tuner's --param): a Python literal (int, float, 'str', bool, None,
+    tuple / list of those). Raises _Usage naming `what` otherwise."""
+    import ast
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise _Usage(f"{what}: '{text}' is not a Python literal (an int, float, bool, None, tuple, or a string in "
+                     "quotes: NAME=\"'text'\")") from None
+
+
+def parse_kwarg(text):
+    """--kwarg NAME=VALUE -> (NAME, value)."""
+    name, eq, value = text.partition("=")
+    if not eq or not name.isidentifier() or not value.strip():
+        raise _Usage(f"--kwarg takes NAME=VALUE (e.g. tile_size=512), got '{text}'")
+    return name, parse_literal(value, f"--kwarg {name}")
+
+
+def check_keywords(kernel, names, option, target):
+    """Every name (of --kwarg / --param) is a keyword the kernel function takes: else InvalidInput (exit 3) naming it
+    and the function's parameters."""
+    params = inspect.signature(kernel.fn).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return
+    for name in names:
+        if name not in params or params[name].kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                       inspect.Parameter.VAR_POSITIONAL):
+            raise _core.InvalidInput(f"{option} {name}: {target} takes no keyword '{name}' (its parameters: "
+                                     f"{', '.join(params) or 'none'})")
 
 
 def _parse_grid(text):
@@ -101,13 +136,15 @@ def _load_input(name, path):
 def main(argv):
     try:
         target, out, inputs, shapes, grid, arch, max_instructions = None, None, {}, {}, None, None, None
+        kwargs = {}
+        inputs_dir = None
         # A warning names the kernel's line itself: one line, as the CLI's own warnings.
         warnings.showwarning = lambda message, *_: sys.stderr.write(
             f"neuronsim: warning: {_one_line(str(message).removeprefix('neuronsim.nki: '))}\n")
         i = 0
         while i < len(argv):
             a = argv[i]
-            if a in ("-o", "--input", "--shape", "--grid", "--arch", "--max-instructions"):
+            if a in ("-o", "--input", "--inputs", "--shape", "--grid", "--arch", "--max-instructions", "--kwarg"):
                 if i + 1 >= len(argv):
                     raise _Usage(f"option {a} needs a value")
                 v = argv[i + 1]
@@ -116,12 +153,19 @@ def main(argv):
                     out = v
                 elif a == "--arch":
                     arch = v
+                elif a == "--inputs":
+                    inputs_dir = v
                 elif a == "--grid":
                     grid = _parse_grid(v)
                 elif a == "--max-instructions":
                     if not v.isdigit() or int(v) <= 0:
                         raise _Usage(f"--max-instructions takes a positive whole number, got '{v}'")
                     max_instructions = int(v)
+                elif a == "--kwarg":
+                    name, value = parse_kwarg(v)
+                    if name in kwargs:
+                        raise _Usage(f"--kwarg {name} given twice")
+                    kwargs[name] = value
                 elif a == "--input":
                     name, eq, f = v.partition("=")
                     if not eq or not name or not f:
@@ -141,9 +185,21 @@ def main(argv):
             raise _Usage("nki-trace needs FILE.py::FUNCTION and -o OUT.bir.json")
         kernel = load_function(target)
         params = inspect.signature(kernel.fn).parameters
+        check_keywords(kernel, kwargs, "--kwarg", target)
         args = {}
         for name, p in params.items():
-            if name in inputs:
+            # --inputs DIR, as `neuronsim run` reads it: rank 0's own DIR/rank0/NAME.npy, else DIR/NAME.npy (every
+            # rank's); the shapes and dtypes are the same on every rank.
+            for f in ([os.path.join(inputs_dir, "rank0", name + ".npy"), os.path.join(inputs_dir, name + ".npy")]
+                      if inputs_dir is not None and name not in inputs and name not in kwargs else []):
+                if os.path.isfile(f):
+                    inputs[name] = f
+                    break
+            if name in kwargs:
+                if name in inputs or name in shapes:
+                    raise _Usage(f"parameter '{name}' given both by --kwarg and by --input / --shape")
+                args[name] = kwargs[name]
+            elif name in inputs:
                 arr = _load_input(name, inputs[name])
                 dt = shapes[name][1] if name in shapes else arr.dtype
                 if dtypes.bir_name(dt) is None:
@@ -162,6 +218,7 @@ def main(argv):
         for name in list(inputs) + list(shapes):
             if name not in params:
                 raise _Usage(f"{target} has no parameter '{name}' (it has: {', '.join(params)})")
+        args.update((k, v) for k, v in kwargs.items() if k not in params)  # a **kwargs kernel's
         if grid is not None:
             kernel = kernel[grid]
         traced = trace_kernel(kernel, (), args, arch, max_instructions=max_instructions)

@@ -78,6 +78,7 @@ float16, float32, bfloat16, tfloat32 = DType("float16"), DType("float32"), DType
 float8_e4m3, float8_e4m3fn, float8_e5m2 = DType("float8_e4m3"), DType("float8_e4m3fn"), DType("float8_e5m2")
 float8_e5m2_x4, float8_e4m3fn_x4 = DType("float8_e5m2_x4"), DType("float8_e4m3fn_x4")
 float8_e8m0fnu, float4_e2m1fn_x4 = DType("float8_e8m0fnu"), DType("float4_e2m1fn_x4")
+MX_X4 = ("float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4")  # the BIR names of the x4 containers
 ALL = {str(d): d for d in (bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, bfloat16, tfloat32,
                            float8_e4m3, float8_e4m3fn, float8_e5m2, float8_e5m2_x4, float8_e4m3fn_x4, float8_e8m0fnu,
                            float4_e2m1fn_x4)}

@@ -273,6 +273,8 @@ class _Ctx:
             return
         if op.extra.get("dropped"):
             return
+        if op.kind == "shard_part":
+            return self.shard_part(op.fields["shard"], op.fields["shards"])
         self.cur_op = op
         if op.kind == "register":
             emit_dynamic.register_op(self, op, env)
@@ -310,7 +312,11 @@ class _Ctx:
             r = b.add(op.type, [self.arg(x, env, where, keep) for x in op.ins],
                       [self.arg(x, env, where) for x in op.outs])
             for k, v in op.fields.items():
-                r.set(k, v)
+                if k == "rank_exprs":  # SendRecv's recv_from_rank / send_to_rank: QuasiAffineExprs (numbers here)
+                    for key, rank in v.items():
+                        r.set_expr(key, _B.Aff(rank))
+                else:
+                    r.set(k, v)
             if op.first_of is not None:
                 r.set("start_tensor_calc", bool(first and first.get(op.first_of.var)))
             if op.engine:
@@ -351,6 +357,19 @@ class _Ctx:
                     d += 1
             local.append(d)
         r.nki(loops, local, reduce, reduce_in)
+
+    def shard_part(self, s, n):
+        """Where shard s's part of a kernel whose shards trace differently starts (shards.py; s == n: where the parts
+        end). Each part is a basic block: part s - 1 ends with a jump past the parts, and part s starts with a branch
+        on the core's shard id (an immediate ShardIDKind selects, Builder.shard_id) that skips it on the other
+        cores -- a branch the simulator resolves for each core when it walks the program."""
+        b = self.b
+        if s > 0:
+            b.add("UnconditionalBranch", [], []).set("target", "shard_parts_end")
+        b.block(f"shard{s}" if s < n else "shard_parts_end")
+        if s < n - 1:
+            b.add("CompareAndBranch", [_B.Builder.shard_id(n), _B.Builder.imm(s, "int32")], []) \
+                .set("comp_op", "IS_NEIMM").set("on_true", f"shard{s + 1}")
 
     def loop(self, L, env):
         if emit_dynamic.is_dynamic(L):

@@ -2,6 +2,7 @@
 one the call names). Each function is a small definition of its own; public NKI docs, nki.isa pages, are the source
 of each signature and operand order (summarised in reference neuron-arch.md 3)."""
 import functools
+import inspect
 import sys
 
 import numpy as np
@@ -13,6 +14,7 @@ from .errors import KernelError, Unsupported, source_location
 from .nl_assign import _assign, _matmul_into
 from .nl_common import _bir, _emit, _fresh, _imm, _is_num, _mask, _new_tile, _same_shape, _tile
 from .nl_dma import _dma
+from .isa_multicore import core_barrier, sendrecv  # noqa: F401 - nki.isa names, defined beside each other
 from .nl_matmul import _dve_transpose, _pe_transpose
 from .isa_registers import (VirtualRegister, register_alloc, register_load, register_move,  # noqa: F401
                             register_store)
@@ -44,7 +46,8 @@ _ALU = {
     nl.greater_equal: "is_ge", nl.less: "is_lt", nl.less_equal: "is_le", nl.logical_and: "logical_and",
     nl.logical_or: "logical_or", nl.logical_xor: "logical_xor", nl.bitwise_and: "bitwise_and",
     nl.bitwise_or: "bitwise_or", nl.bitwise_xor: "bitwise_xor", nl.left_shift: "logical_shift_left",
-    nl.right_shift: "logical_shift_right", nl.rsqrt: "rsqrt", nl.abs: "abs",
+    nl.right_shift: "logical_shift_right", nl.rsqrt: "rsqrt", nl.abs: "abs", nl.abs_max: "abs_max",
+    nl.abs_min: "abs_min", nl.fmod: "mod",
     np.add: "add", np.subtract: "subtract", np.multiply: "mult", np.divide: "divide", np.maximum: "max",
     np.minimum: "min", np.power: "pow", np.equal: "is_equal", np.not_equal: "not_equal", np.greater: "is_gt",
     np.greater_equal: "is_ge", np.less: "is_lt", np.less_equal: "is_le", np.logical_and: "logical_and",
@@ -86,6 +89,34 @@ def _act(op, what):
                           "lowers", source_location())
 
 
+# nki.isa.reduce_cmd by NKI name and ordinal (public NKI docs, nki.isa.reduce_cmd: idle 0, reset 1, reduce 2,
+# reset_reduce 3, load_reduce 4) -> BIR EngineAccumulationType (reference neuron-arch.md 3.2; accumulator.cpp).
+_CMD = {"idle": "Idle", "reset": "Zero", "reduce": "Accumulate", "reset_reduce": "ZeroAccumulate",
+        "load_reduce": "LoadAccumulate"}
+_CMD_BY_ORDINAL = ["Idle", "Zero", "Accumulate", "ZeroAccumulate", "LoadAccumulate"]
+
+
+def _acc_cmd(x, what, default="Idle"):
+    """A reduce_cmd as a BIR EngineAccumulationType name: reduce_cmd's members, their NKI names or ordinals, or the
+    BIR names themselves; None is `default`."""
+    if x is None:
+        return default
+    if isinstance(x, str) and x in _CMD_BY_ORDINAL:
+        return x
+    if isinstance(x, str) and x in _CMD:
+        return _CMD[x]
+    name = getattr(x, "name", None)
+    if isinstance(name, str) and name in _CMD:
+        return _CMD[name]
+    value = getattr(x, "value", x)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(_CMD_BY_ORDINAL):
+        return _CMD_BY_ORDINAL[value]
+    if isinstance(value, str) and value is not x:
+        return _acc_cmd(value, what, default)
+    raise KernelError(f"{what}: reduce_cmd={x!r} is not a nisa.reduce_cmd (idle, reset, reduce, reset_reduce, "
+                      "load_reduce)")
+
+
 def _scalar(x, what, arg):
     return _imm(x) if _is_num(x) else _tile(x, what, arg)
 
@@ -105,11 +136,13 @@ def _out(shape, bir, buffer="sbuf"):
 # some made keyword-only there).
 def _dst_form(is_dst_call):
     def wrap(fn):
+        first = next(iter(inspect.signature(fn).parameters))
+
         @functools.wraps(fn)
         def call(*args, **kw):
             if "dst" in kw:
                 dst, rest = kw.pop("dst"), args
-            elif is_dst_call(args):
+            elif is_dst_call(args) or (args and first in kw):  # nisa.tensor_tensor(t, data1=a, data2=b, ...)
                 dst, rest = args[0], args[1:]
             else:
                 return fn(*args, **kw)
@@ -126,11 +159,44 @@ def _views(args, *positions):
 
 
 
+# nki.isa.matmul_perf_mode -> BIR MatmultPerfMode (public NKI docs: none, double_row; the SDK's nc_matmul example
+# test spells double_row "double_row_gen3", the legacy string).
+_PERF = {"none": None, "double_row": "DoubleRow", "double_row_gen3": "DoubleRow"}
+
+
+def _perf_mode(mode, what):
+    name = mode if isinstance(mode, str) or mode is None else getattr(mode, "value", getattr(mode, "name", mode))
+    if name is None or name in _PERF:
+        return _PERF.get(name)
+    raise KernelError(f"{what}: perf_mode={mode!r} is not a nisa.matmul_perf_mode (none, double_row)")
+
+
+def _double_row(st, mv, what):
+    """perf_mode double_row (public NKI docs, nc_matmul "Layout"): stationary [K, 2, M] and moving [K, 2, N] hold the
+    2K contraction rows (row 2p + r in [p, r, :]); out [M, N]. The simulator's DoubleRow reads logical row 2p + r
+    as element (p, 2m + r) of the stationary and as half r of the moving's partition (engines/ops/matmult.cpp), so
+    the stationary's view walks m before r."""
+    for v, arg in ((st, "stationary"), (mv, "moving")):
+        if len(v.shape) != 3 or v.shape[1] != 2 or not dtypes.is_float(v.bir_dtype) or dtypes.size(v.bir_dtype) != 1:
+            raise KernelError(f"{what}: perf_mode double_row takes fp8 [K, 2, free] operands; {arg} {v.name} is "
+                              f"{list(v.shape)} {v.bir_dtype}")
+    if st.shape[0] != mv.shape[0] or st.shape[2] > 128 or mv.shape[2] > 512:
+        raise KernelError(f"{what}: double_row operands stationary {list(st.shape)} / moving {list(mv.shape)}: one K, "
+                          "free sizes at most 128 / 512")
+    stv = View(st.storage, st.off_p, st.off_f, [st.dims[0], st.dims[2], st.dims[1]], st.bir_dtype)
+    out = _out((st.shape[2], mv.shape[2]), "float32", "psum")
+    _emit("Matmult", [stv, mv], [out], what, {"start_tensor_calc": True, "perf_mode": "DoubleRow"})
+    return out
+
+
 @_api
-def nc_matmul(*args, accumulate=None, mask=None, **kw):
+def nc_matmul(*args, accumulate=None, mask=None, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, tile_position=(), tile_size=(), perf_mode=None, **kw):
     """PSUM [M, N] = stationary[K, M].T @ moving[K, N] (PE). nc_matmul(stationary, moving) returns a new PSUM tile
     (accumulate into one with psum_tile += ...); nc_matmul(dst, stationary, moving, accumulate=None) writes dst, a
-    PSUM tile, in an accumulation group (nl_assign._matmul_into)."""
+    PSUM tile, in an accumulation group (nl_assign._matmul_into). The options of the public nki.isa.nc_matmul page
+    become the Matmult's fields: is_stationary_onezero / is_moving_onezero (is_weight_onezero / is_fmap_onezero),
+    is_transpose, tile_position / tile_size (PE tiling: checked, kept), perf_mode double_row (DoubleRow)."""
     dst = kw.pop("dst", None)
     if dst is None and len(args) >= 3:
         dst, args = args[0], args[1:]
@@ -141,6 +207,12 @@ def nc_matmul(*args, accumulate=None, mask=None, **kw):
                      "tile_size", "perf_mode"), args[2:]):
         kw[n] = v
     accumulate = kw.pop("accumulate", accumulate)
+    is_stationary_onezero = kw.pop("is_stationary_onezero", is_stationary_onezero)
+    is_moving_onezero = kw.pop("is_moving_onezero", is_moving_onezero)
+    is_transpose = kw.pop("is_transpose", is_transpose)
+    tile_position = kw.pop("tile_position", tile_position)
+    tile_size = kw.pop("tile_size", tile_size)
+    perf_mode = kw.pop("perf_mode", perf_mode)
     for n in names:
         if n in kw:
             ops[n] = kw.pop(n)
@@ -152,7 +224,21 @@ def nc_matmul(*args, accumulate=None, mask=None, **kw):
     # among them, pass nc_transpose's PSUM result, so the compiler copies it).
     st, mv = (nl_dma.tensor_copy_to(v, v.bir_dtype, "nisa.nc_matmul") if isinstance(v, View) and
               v.storage.buffer == "psum" else v for v in (st, mv))
-    res = nl_matmul.matmul_op(st, mv, "nisa.nc_matmul")
+    perf = _perf_mode(perf_mode, "nisa.nc_matmul")
+    if perf:
+        st, mv = _tile(st, "nisa.nc_matmul", "stationary"), _tile(mv, "nisa.nc_matmul", "moving")
+        if tile_position or tile_size:
+            raise KernelError("nisa.nc_matmul: perf_mode double_row with tiling mode is not lowered")
+        res = _double_row(st, mv, "nisa.nc_matmul")
+    else:
+        res = nl_matmul.matmul_op(st, mv, "nisa.nc_matmul")
+        tiling = nl_matmul.pe_tiling(tile_position, tile_size, st.shape[0], st.shape[1], "nisa.nc_matmul")
+        res.storage.__dict__["producer"].fields.update(tiling)
+    fields = res.storage.__dict__["producer"].fields
+    for flag, key in ((is_stationary_onezero, "is_weight_onezero"), (is_moving_onezero, "is_fmap_onezero"),
+                      (is_transpose, "is_transpose")):
+        if flag:
+            fields[key] = True
     if dst is None:
         return res
     if not isinstance(dst, View):
@@ -194,10 +280,17 @@ def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask,
         ins.append(_scalar(bias, what, "bias"))
     fields = {"func": func}
     outs = [out]
-    if reduce_res is not None or rcmd not in (None, reduce_cmd.idle):
+    cmd = _acc_cmd(rcmd, what)
+    if cmd == "LoadAccumulate":
+        raise KernelError(f"{what}: reduce_cmd load_reduce is not one of activation's (idle, reset, reduce, "
+                          "reset_reduce)")
+    if reduce_res is not None or cmd != "Idle":
         if reduce_op is not None and _alu(reduce_op, what) != "add":
             raise KernelError(f"{what}: reduce_op must be add on ScalarE (reference neuron-arch.md 3.2)")
-        fields["acc"] = rcmd if rcmd not in (None, reduce_cmd.idle) else reduce_cmd.reset_reduce
+        # The registers are folded under cmd; reduce_res reads them afterwards -- with idle, their value as earlier
+        # calls left it (public NKI docs, nki.isa.activation: "reduce_res = reduce_regs").
+        if cmd != "Idle":
+            fields["acc"] = cmd
         if reduce_res is not None:
             r = _tile(reduce_res, what, "reduce_res")
             if r.shape[0] != x.shape[0] or any(n != 1 for n in r.shape[1:]):
@@ -213,7 +306,8 @@ def _activation(op, data, bias, scale, reduce_op, reduce_res, rcmd, dtype, mask,
 @_dst_form(lambda a: _views(a, 0))
 def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, *, dtype=None,
                mask=None, **kw):
-    """op(data * scale + bias) on ScalarE; with reduce_res, the row sums go to reduce_res as well."""
+    """op(data * scale + bias) on ScalarE. reduce_cmd drives the ACT registers with the row sums (reset, reduce,
+    reset_reduce; idle leaves them); reduce_res, when given, receives the registers after this instruction."""
     return _activation(op, data, bias, scale, reduce_op, reduce_res, reduce_cmd, dtype, mask, "nisa.activation")
 
 
@@ -287,25 +381,35 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
 
 @_api
 @_dst_form(lambda a: _views(a, 0, 1))
-def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, reduce_cmd=None,
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res=None, reverse0=False, reduce_cmd=None,
                          reduce_init=None, reduce_res_negate=False, *, dtype=None, mask=None, **kw):
-    """data op0 operand0, and its row reduction with reduce_op into reduce_res [P, 1] (VectorE; TensorScalarPtr with
-    the accumulator: acc ZeroAccumulate, op1 the reduce op, outs[1] the registers, engines/ops/tensor_scalar.cpp)."""
+    """data op0 operand0, and its row reduction with reduce_op into the DVE registers (VectorE; TensorScalarPtr
+    with the accumulator: acc the reduce_cmd (default reset_reduce), op1 the reduce op, ins[2] reduce_init with
+    load_reduce, outs[1] reduce_res [P, 1] when given (negated with reduce_res_negate), engines/ops/
+    tensor_scalar.cpp)."""
     what = "nisa.tensor_scalar_reduce"
     x = _tile(data, what, "data")
-    r = _tile(reduce_res, what, "reduce_res")
-    if r.shape[0] != x.shape[0] or any(n != 1 for n in r.shape[1:]):
-        raise KernelError(f"{what}: reduce_res {r.name} must be [{x.shape[0]}, 1], it is {list(r.shape)}")
-    if reduce_init is not None:
-        raise Unsupported(f"{what}: reduce_init= (a seed loaded into the accumulator) is not lowered", source_location())
-    fields = {"op0": _alu(op0, what), "op1": _alu(reduce_op, what),
-              "acc": _c.reduce_cmd.reset_reduce if reduce_cmd is None else _c.reduce_cmd(reduce_cmd)}
+    cmd = _acc_cmd(reduce_cmd, what, "ZeroAccumulate")
+    if cmd in ("Idle", "Zero"):
+        raise KernelError(f"{what}: reduce_cmd is reset_reduce, reduce or load_reduce (public NKI docs)")
+    if (cmd == "LoadAccumulate") != (reduce_init is not None):
+        raise KernelError(f"{what}: reduce_init is given exactly when reduce_cmd is load_reduce")
+    fields = {"op0": _alu(op0, what), "op1": _alu(reduce_op, what), "acc": cmd}
     if reverse0:
         fields["reverse0"] = True
     if reduce_res_negate:
         fields["negate_second_output"] = True
+    ins = [x, _scalar(operand0, what, "operand0")]
+    if reduce_init is not None:
+        ins.append(_scalar(reduce_init, what, "reduce_init"))
     out = _out(x.shape, _bir(dtype, x.bir_dtype))
-    _emit("TensorScalarPtr", [x, _scalar(operand0, what, "operand0")], [out, r], what, fields)
+    outs = [out]
+    if reduce_res is not None:
+        r = _tile(reduce_res, what, "reduce_res")
+        if r.shape[0] != x.shape[0] or any(n != 1 for n in r.shape[1:]):
+            raise KernelError(f"{what}: reduce_res {r.name} must be [{x.shape[0]}, 1], it is {list(r.shape)}")
+        outs.append(r)
+    _emit("TensorScalarPtr", ins, outs, what, fields)
     return out
 
 
@@ -560,6 +664,7 @@ registry.value("nki.isa", "NKIObject", nl.NKIObject)  # a re-export in the refer
 
 
 def __getattr__(name):
-    """A documented nki.isa name not defined here: its registered value (a refusal raises Unsupported when called);
-    any other name: Unsupported naming it and the kernel's line."""
+    """A documented nki.isa name not defined here: its registered value (the topic modules isa_<topic>.py import this
+    module, so it cannot import them: their calls are reached through the registry too; a refusal raises
+    Unsupported when called); any other name: Unsupported naming it and the kernel's line."""
     return registry.module_getattr("nki.isa", name)

@@ -18,6 +18,8 @@ This module is the public namespace: the definitions live by topic, each registe
     nl_dma.py     load, store, copy, broadcast_to, the shared identity, device_print
     nl_math.py    element-wise operators and activation functions, where; bypass / average / prelu
     nl_reduce.py  sum, max, min, prod, mean, all, any
+    nl_norm.py    softmax, var, rms_norm (composites of the above)
+    nl_random.py  rand, dropout (random_seed refused)
     nl_matmul.py  matmul, transpose
 and nl_assign.py holds the tile statements t[...] = v and t += v. A documented name defined nowhere is a refusal
 (refusals.py): a value, raising Unsupported when called. The submodule nki.language.constants is nl_constants.py.
@@ -32,14 +34,18 @@ from .nl_create import (empty_like, full, full_like, ndarray, ones, ones_like, p
 from .nl_dma import (broadcast_to, copy, device_print, load, load_transpose2d, shared_identity_matrix,  # noqa: F401
                      store)
 from .nl_loops import (affine_range, arange, ds, dynamic_range, fori_loop, mgrid, nc, num_programs,  # noqa: F401
-                       program_id, program_ndim, sequential_range, static_range, while_loop)
+                       program_id, program_ndim, sequential_range, spmd_dim, static_range, while_loop)
 from .nl_math import (abs, add, arctan, average, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,  # noqa: F401
                       bypass, ceil, cos, divide, equal, erf, erf_dx, exp, floor, gelu, gelu_apprx_sigmoid,
                       gelu_apprx_sigmoid_dx, gelu_apprx_tanh, gelu_dx, greater, greater_equal, invert, left_shift,
                       less, less_equal, log, logical_and, logical_not, logical_or, logical_xor, maximum, minimum,
                       mish, multiply, negative, not_equal, power, prelu, reciprocal, relu, right_shift, rsqrt,
                       sigmoid, sign, silu, silu_dx, sin, softplus, sqrt, square, subtract, tanh, where)
+from .nl_math import abs_max, abs_min, fmod, mod, tan, trunc  # noqa: F401
+from .nl_dma import gather_flattened  # noqa: F401
 from .nl_matmul import matmul, transpose  # noqa: F401
+from .nl_norm import rms_norm, softmax, var  # noqa: F401
+from .nl_random import dropout, rand  # noqa: F401
 from .nl_reduce import all, any, loop_reduce, max, mean, min, prod, sum  # noqa: F401
 from .nl_values import (DType, MemoryRegion, NKIObject, NkiTensor, bfp16, finfo, fp32, hbm, is_hbm,  # noqa: F401
                         is_on_chip, is_psum, is_sbuf, private_hbm, psum, sbuf, shared_hbm, static_cast)

@@ -169,6 +169,26 @@ def broadcast_to(x, shape, **kw):
     return t
 
 
+@_api
+def gather_flattened(data, indices, axis=0, *, dtype=None, mask=None, **kw):
+    """Per partition, out[p, i] = data[p, indices[p, i]] over data's flattened free dims (numpy's take_along_axis
+    on the last axis, the page's example): one Gather on GpSimd, as nisa.nc_n_gather."""
+    what = "nl.gather_flattened"
+    x, i = _tile(data, what, "data"), _tile(indices, what, "indices")
+    x, i = _mask([x, i], mask, what)
+    if i.bir_dtype not in ("uint32", "int32") or x.shape[0] != i.shape[0]:
+        raise KernelError(f"{what}: indices {i.name} {list(i.shape)} {i.bir_dtype}: uint32 or int32, with data's "
+                          f"{x.shape[0]} partitions")
+    if axis not in (0, -1, len(x.shape) - 1):
+        raise KernelError(f"{what}: axis={axis}: the gather runs along the flattened free dims")
+    t = _new_tile(i.shape, x.bir_dtype)
+    t.storage.__dict__["temp"] = True
+    _emit("Gather", [x, i], [t], what)
+    if dtype is not None and _bir(dtype) != x.bir_dtype:
+        return tensor_copy_to(t, _bir(dtype), what)
+    return t
+
+
 # ---------------------------------------------------------------------------------------------------- debugging
 @_api
 def device_print(prefix, x, **kw):

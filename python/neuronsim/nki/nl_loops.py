@@ -1,12 +1,12 @@
 """nki.language: loops (nl.affine_range, nl.sequential_range, nl.fori_loop, nl.static_range), index expressions
-(nl.arange, nl.ds, nl.mgrid: symbolic.py's) and launch grids (nl.nc, nl.program_id, nl.num_programs, nl.program_ndim;
-docs/nki-lowering.md "Launch grids")."""
+(nl.arange, nl.ds, nl.mgrid: symbolic.py's) and launch grids (nl.nc, nl.spmd_dim, nl.program_id, nl.num_programs,
+nl.program_ndim; docs/nki-lowering.md "Launch grids")."""
 import math
 
 from . import dynamic, registry, tracer
 from .dynamic import Register
 from .errors import KernelError, source_location
-from .symbolic import SHARD, Idx, arange, ds, mgrid
+from .symbolic import arange, ds, mgrid
 from .trace_loops import loop_range
 from .tracer import current
 
@@ -95,19 +95,72 @@ def static_range(*args, **kw):
 @_api
 class nc(int):
     """nl.nc(n) in a launch grid (kernel[nl.nc(2)](...)): the axis whose instances run on n physical NeuronCores of
-    one logical core (LNC = n; trn2, trn3), nl.program_id along it being the core's shard id."""
+    one logical core (LNC = n; trn2, trn3), nl.program_id along it being the core's shard id. nl.nc(2) * 2 and
+    2 * nl.nc(2) are nl.spmd_dim(nl.nc(2), 2) and nl.spmd_dim(2, nl.nc(2))."""
+
+    def __mul__(self, other):
+        return spmd_dim(self, other)
+
+    def __rmul__(self, other):
+        return spmd_dim(other, self)
 
 
 @_api
-def program_id(axis):
-    """The launch-grid index of this instance along axis (kernel[g0, g1](...); docs/nki-lowering.md "Launch grids")."""
+class spmd_dim:
+    """nl.spmd_dim(nl.nc(2), 2): one launch-grid axis of 2 x 2 instances made of sub-dimensions, outermost first (the
+    legacy nki.language.spmd_dim page and its example): an nl.nc(n) sub-dimension's index is the core's shard id, a
+    plain one's the instances each core runs one after the other. program_id along the axis is the sub-indices
+    combined row-major: spmd_dim(nc(2), 2) gives core 0 programs 0, 1 and core 1 programs 2, 3; spmd_dim(2, nc(2))
+    core 0 programs 0, 2 and core 1 programs 1, 3."""
+
+    def __init__(self, *dims):
+        if not dims or any(not isinstance(d, int) or isinstance(d, bool) or int(d) <= 0 for d in dims):
+            raise KernelError(f"nl.spmd_dim takes positive sub-dimension sizes (ints or nl.nc(n)), got {dims!r}")
+        if sum(isinstance(d, nc) for d in dims) > 1:
+            raise KernelError("nl.spmd_dim has at most one nl.nc(n) sub-dimension")
+        self.dims = tuple(d if isinstance(d, nc) else int(d) for d in dims)
+
+    def __int__(self):
+        return math.prod(int(d) for d in self.dims)
+
+    __index__ = __int__
+
+    def __repr__(self):
+        return "spmd_dim(" + ", ".join(f"nc({int(d)})" if isinstance(d, nc) else str(d) for d in self.dims) + ")"
+
+
+def grid_cores(grid):
+    """The physical cores a launch grid runs on: its nl.nc(n) (alone or inside an nl.spmd_dim), else 1."""
+    for g in grid:
+        for d in (g.dims if isinstance(g, spmd_dim) else (g,)):
+            if isinstance(d, nc):
+                return int(d)
+    return 1
+
+
+def grid_instances(grid, shard):
+    """The launch-grid indices the core of shard id `shard` runs, one after the other, in order: every combination of
+    the plain (sub-)dimensions, the nl.nc one fixed at the shard id."""
+    ids = [()]
+    for g in grid:
+        dims = g.dims if isinstance(g, spmd_dim) else (g,)
+        along = [0]
+        for d in dims:
+            along = [a * int(d) + k for a in along for k in ([shard] if isinstance(d, nc) else range(int(d)))]
+        ids = [i + (a,) for i in ids for a in along]
+    return ids
+
+
+@_api
+def program_id(axis=0):
+    """The launch-grid index of this instance along axis, a plain int (kernel[g0, g1](...); along an nl.nc(n) axis
+    the core's shard id: each shard is traced on its own; docs/nki-lowering.md "Launch grids")."""
     tr = current("nl.program_id")
+    axis = int(axis)
     if axis >= len(tr.program_ids):
         if not tr.grid and axis == 0:
             return 0
         raise KernelError(f"nl.program_id({axis}) in a launch grid of {len(tr.grid)} dims")
-    if isinstance(tr.grid[axis], nc):
-        return Idx(0, {SHARD: 1})
     return tr.program_ids[axis]
 
 

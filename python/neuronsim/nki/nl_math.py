@@ -192,6 +192,46 @@ def right_shift(x, y, *, dtype=None, mask=None, **kw):
     return _binary("logical_shift_right", x, y, dtype, mask, "nl.right_shift")
 
 
+@_api
+def abs_max(x, y, *, dtype=None, mask=None, **kw):
+    """x where |x| > |y|, else y (the signed value; a tie gives y): the ALU's abs_max (public NKI docs,
+    nki.language.abs_max)."""
+    return _binary("abs_max", x, y, dtype, mask, "nl.abs_max")
+
+
+@_api
+def abs_min(x, y, *, dtype=None, mask=None, **kw):
+    """x where |x| < |y|, else y (the signed value; a tie gives y): the ALU's abs_min."""
+    return _binary("abs_min", x, y, dtype, mask, "nl.abs_min")
+
+
+@_api
+def fmod(x, y, *, dtype=None, mask=None, **kw):
+    """The remainder of x / y with the sign of x (numpy.fmod): the ALU's mod, C fmodf (engines/alu_kernels.hpp)."""
+    return _binary("mod", x, y, dtype, mask, "nl.fmod")
+
+
+@_api
+def mod(x, y, *, dtype=None, mask=None, **kw):
+    """The remainder of x / y with the sign of y (Python's x % y, numpy.mod): r = fmod(x, y), then r + y where r and
+    y have opposite signs (r * y < 0): five VectorE instructions."""
+    what = "nl.mod"
+    tile = _tile(y if _is_num(x) else x, what, "y" if _is_num(x) else "x")
+    r = _binary("mod", x, y, "float32", mask, what)
+    wrong = _binary("is_lt", _binary("mult", r, y, "float32", None, what), 0.0, "float32", None, what)
+    fix = _binary("mult", wrong, y, "float32", None, what)
+    return _binary("add", r, fix, _bir(dtype, tile.bir_dtype), None, what)
+
+
+@_api
+def trunc(x, *, dtype=None, mask=None, **kw):
+    """x rounded toward zero: x - fmod(x, 1) (two VectorE instructions; the ALU's mod keeps x's sign)."""
+    x = _tile(x, "nl.trunc", "x")
+    (x,) = _mask([x], mask, "nl.trunc")
+    frac = _binary("mod", x, 1.0, "float32", None, "nl.trunc")
+    return _binary("subtract", x, frac, _bir(dtype, x.bir_dtype), None, "nl.trunc")
+
+
 def _activation(func, x, dtype, mask, what, bias=None, scale=1.0):
     """f(x): one Activation on ScalarE (NKI: transcendental functions run on the Scalar Engine; reference
     neuron-arch.md 3.5, the activation function table)."""
@@ -306,6 +346,15 @@ def cos(x, *, dtype=None, mask=None, **kw):
     """cos(x) = sin(x + pi/2): ScalarE has no cosine (reference neuron-arch.md 3.5 lists sin only); the bias adds
     pi/2 before the Sin."""
     return _activation("Sin", x, dtype, mask, "nl.cos", bias=math.pi / 2)
+
+
+@_api
+def tan(x, *, dtype=None, mask=None, **kw):
+    """tan(x) = sin(x) / sin(x + pi/2): ScalarE has no tangent (reference neuron-arch.md 3.5); two Sin activations
+    and a VectorE divide."""
+    s = _activation("Sin", x, "float32", mask, "nl.tan")
+    c = _activation("Sin", x, "float32", mask, "nl.tan", bias=math.pi / 2)
+    return _binary("divide", s, c, _bir(dtype, _tile(x, "nl.tan", "x").bir_dtype), None, "nl.tan")
 
 
 @_api

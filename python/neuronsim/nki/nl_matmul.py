@@ -74,6 +74,33 @@ def matmul_op(stationary, moving, what, dtype="float32"):
     return out
 
 
+def pe_tiling(tile_position, tile_size, rows, cols, what, row_only=False):
+    """The fields of NKI's PE tiling mode (public NKI docs, nki.isa.nc_matmul "Tiling mode"): tile_size (row_size,
+    column_size) and tile_position (start_row, start_column), both or neither; sizes 32, 64 or 128, a start a
+    multiple of its size, the stationary's partitions (rows) and free size (cols) within the tile. row_only (the
+    MX matmul): column_size 128 and start_column 0. The simulator keeps them as read, not modelled: a tile of the
+    array computes the same product (isa/tables/inst_fields.def)."""
+    if not tile_position and not tile_size:
+        return {}
+    if not tile_position or not tile_size or len(tile_position) != 2 or len(tile_size) != 2:
+        raise KernelError(f"{what}: tile_position and tile_size are set together, each a pair (public NKI docs, "
+                          f"Tiling mode), got tile_position={tile_position!r} tile_size={tile_size!r}")
+    try:
+        pos, size = [int(v) for v in tile_position], [int(v) for v in tile_size]
+    except TypeError:
+        raise KernelError(f"{what}: tile_position / tile_size of loop variables are not lowered; give integers")
+    for i, (p, n, name) in enumerate(zip(pos, size, ("row", "column"))):
+        if n not in (32, 64, 128) or p % n or not 0 <= p < 128:
+            raise KernelError(f"{what}: tile_size {name} {n} (32, 64 or 128) and tile_position {name} {p} (a multiple "
+                              "of it, below 128)")
+    if row_only and (size[1] != 128 or pos[1] != 0):
+        raise KernelError(f"{what}: only row tiling: tile_size column 128 and tile_position column 0, got "
+                          f"{tile_size!r} / {tile_position!r}")
+    if rows > size[0] or cols > size[1]:
+        raise KernelError(f"{what}: the stationary tile [{rows}, {cols}] exceeds tile_size {tuple(size)}")
+    return {"tile_position": pos, "tile_size": size}
+
+
 @_api
 def matmul(x, y, *, transpose_x=False, mask=None, **kw):
     """nl.matmul: x @ y (x [M, K]) or x.T @ y (transpose_x=True, x [K, M]) into a PSUM tile (fp32). Without

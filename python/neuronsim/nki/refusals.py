@@ -9,22 +9,20 @@ _INSTR = "the instruction has no lowering in the front end yet (issue 37, new nk
 _NL = "no lowering in the front end yet (issue 37, new nki.language compute calls)"
 _AP = "comes with the access-pattern API (tensor views, .ap, registers; issue 37)"
 _REG = "comes with registers and dynamic loops (issue 37)"
-_MULTI = "comes with multi-core kernels: per-shard tracing, barriers and collectives (issue 37)"
-_MX = "comes with the MX types (issue 37)"
+_MULTI = ("the legacy nki.language collective over launch-grid program axes is not lowered (nki.collectives' "
+          "all_reduce, all_gather, reduce_scatter and all_to_all are)")
+_SEED = ("how the engine expands a 32-bit seed into its generator state is not documented (the pages say only that "
+         "the same seed gives the same sequence); nisa.rand_set_state(src_seeds, engine=nisa.engine.vector) sets the "
+         "state itself")
 
 registry.refuse_all("nki.isa", {
-    **{n: _INSTR for n in ("activate2", "dma_compute", "exponential", "local_gather", "max8", "nc_find_index8",
-                           "nc_match_replace8", "nc_n_gather", "nc_stream_shuffle", "range_select", "select_reduce",
-                           "sequence_bounds", "tensor_copy_predicated", "tensor_partition_reduce",
-                           "tensor_scalar_cumulative", "topk", "nonzero_with_count", "dropout")},
-    **{n: "random numbers: " + _INSTR for n in ("rng", "rand2", "rand_get_state", "rand_set_state",
-                                               "set_rng_seed")},
-    "quantize_mx": _MX, "nc_matmul_mx": _MX,
+    "topk": "neuronsim's ISA tables have no instruction for it, and its page leaves the result open (a 16-partition "
+            "snake layout, yet 'each partition operates independently'; the order of equal values is not given)",
+    "set_rng_seed": _SEED,
     "get_nc_sub_version": "the NeuronCore sub-version has no documented values",
     **{n: _REG for n in ("register_alloc", "register_load", "register_move", "register_store", "VirtualRegister")},
     "tensor_copy_dynamic_src": "removed from the reference in SDK 2.32 (tensor_copy with .ap(scalar_offset=)); " + _AP,
     "tensor_copy_dynamic_dst": "removed from the reference in SDK 2.32 (tensor_copy with .ap(scalar_offset=)); " + _AP,
-    "core_barrier": _MULTI, "sendrecv": _MULTI,
     "NkiInstruction": "nki.isa calls return their destination tile here, not an instruction handle",
     "NkiInstruction.depends_on": "nki.isa calls return their destination tile here, not an instruction handle; the "
                                  "simulator orders instructions by their data dependencies",
@@ -37,13 +35,13 @@ registry.refuse_all("nki.isa", {
 })
 
 registry.refuse_all("nki.language", {
-    **{n: _NL for n in ("abs_max", "abs_min", "mod", "fmod", "trunc", "tan", "softmax", "rms_norm", "var",
-                        "expand_dims", "gather_flattened", "dropout", "rand", "random_seed", "atomic_rmw")},
+    **{n: _NL for n in ("expand_dims", "atomic_rmw")},
+    "random_seed": _SEED,
     "gemm_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has no text)",
     "gemm_stationary_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has "
                             "no text)",
     "dynamic_range": _REG, "while_loop": _REG,
-    "spmd_dim": _MULTI, "all_reduce": _MULTI,
+    "all_reduce": _MULTI,
     **{n: "listed but commented out in the legacy reference (no API): " + _MULTI
        for n in ("all_gather", "all_to_all", "reduce_scatter")},
     "NkiTensor.rearrange": "einops-style patterns are not parsed here (permute, reshape_dim and flatten_dims "
@@ -53,18 +51,16 @@ registry.refuse_all("nki.language", {
 })
 
 registry.refuse_all("nki.collectives", {
-    n: _MULTI for n in ("all_gather", "all_gather_v", "all_to_all", "all_to_all_v", "collective_permute",
-                        "collective_permute_implicit", "collective_permute_implicit_current_processing_rank_id",
-                        "collective_permute_implicit_reduce", "rank_id", "reduce_scatter")})
+    "all_gather_v": "the simulator has no variable-count all-gather (its AllToAllV is all_to_all_v's rule)",
+    "all_to_all_v": "not lowered yet: the simulator's AllToAllV takes the metadata tensor; the front end does not "
+                    "emit it",
+})
 
 _FRAMEWORK = "integration with a framework's tensors (PyTorch, JAX): neuronsim runs kernels on numpy arrays"
 registry.refuse_all("nki", {
     "FrameworkKernel": _FRAMEWORK,
     **{f"FrameworkKernel.{n}": _FRAMEWORK for n in ("dump_config", "is_framework_tensor", "map_framework_tensor",
                                                    "translate_to_neuron_dtype")},
-    "jit:kernel[lnc]": "kernel[n] is the legacy launch grid here (n instances traced one after the other, "
-                       "nl.nc(n) for the cores of one logical core); the current meaning, the LNC degree with "
-                       "nl.program_id the shard id, " + _MULTI,
     **{f"tensor.{n}": "not defined on neuronsim's tensors (" + _AP + ")" for n in ("assert_shape", "astype",
                                                                                   "expand_dims")},
 })

@@ -596,14 +596,16 @@ def new_storage(shape, bir_dtype, buffer, name=None, kind="internal", where=None
         if not _is_int(s) or int(s) <= 0:
             raise KernelError(f"a tensor shape holds positive integers, got {list(shape)}", where)
     shared = tr.__dict__.get("shared_hbm")
-    if shared and buffer in ("hbm", "shared_hbm", "private_hbm") and kind == "internal":
-        # A launch-grid instance after the first: its n-th HBM allocation is the first instance's (one shared
-        # tensor that every instance writes its part of).
-        s = shared.pop(0)
-        if s.shape != shape or s.dtype != bir_dtype:
-            raise KernelError(f"launch-grid instances allocate different HBM tensors ({list(shape)} here, "
-                              f"{list(s.shape)} in instance 0)", where)
-        return s
     base = name or name_from_source(where, buffer)
+    if shared and buffer in ("hbm", "shared_hbm", "private_hbm") and kind == "internal" and \
+            not (buffer == "private_hbm" and tr.__dict__.get("shard", 0)):
+        # A launch-grid instance after the first: its HBM allocation of the first instance's name, shape and dtype
+        # is that tensor (one shared tensor that every instance writes its part of); another is its own, as is a
+        # private_hbm tensor on another core.
+        for k, s in enumerate(shared):
+            if s.__dict__["base"] == base and s.shape == shape and s.dtype == bir_dtype:
+                tr.__dict__.setdefault("reused", set()).add(s.id)
+                return shared.pop(k)
     s = Storage(tr, tr.unique(base), buffer, shape, bir_dtype, kind, where)
+    s.__dict__["base"] = base
     return s

@@ -1,0 +1,297 @@
+"""`neuronsim tune` (the C++ command runs `python3 -m neuronsim tune ...`): the command line over tune.py."""
+import argparse
+import logging
+import os
+import stat
+import sys
+import time
+
+import numpy as np
+
+from . import _core
+from ._errors import error as _error
+from ._errors import one_line
+from .tune import DEFAULT_ATOL, DEFAULT_RTOL, STATUSES, format_ranking, run
+from .tune_work import COLUMNS, FunctionRef, Spec, literal
+
+HELP_EPILOG = """\
+Every combination of the --param values is a candidate (the grid, in a stable order: the parameters in the order
+given, the last varying fastest); --sample N --seed S takes N of them at random instead. Each candidate is traced,
+lowered and timed as `neuronsim nki FILE.py::FUNCTION --timing-only --kwarg NAME=VALUE...` times it (its total_ns
+is what that command reports). With --reference FILE.py::FUNCTION (a numpy function of the same inputs, returning
+the outputs; it gets the tensors by name and the keywords it takes) each candidate also runs numerically on the
+--input arrays (or generated ones of the --shape shapes, seeded by --seed as `neuronsim nki --seed`) and its outputs
+are compared with the reference's (|got - want| <= atol + rtol * |want|).
+
+Statuses: ok; wrong (outputs outside the tolerance: the worst element named); refused (the front end's KernelError /
+Unsupported, or the simulator refusing the program, with its message: e.g. an SBUF overflow at that tile size);
+error (an exception in the kernel's own code, with its file:line). One bad candidate never stops the others.
+
+stdout: the ranking, best first: the parameters, total_ns, the speed-up against the slowest ok candidate and against
+the grid's first candidate, the status, the verdict of its run (or why it is not ok).
+
+--out DIR (default neuronsim-tune/): DIR/results.csv (and results.jsonl), one row per candidate in grid order,
+appended as candidates finish, columns: one per parameter (its value as a Python literal), {columns};
+DIR/tune.json records what the rows were measured on. An existing DIR/results.csv is refused unless --resume, which
+reuses its rows when they were measured on the same kernel file contents, inputs and arch (otherwise exit 3,
+saying what differs, the files left as they were).
+
+Runs on Dask as `neuronsim sweep`: a local cluster of --workers processes by default (one per core), or the workers
+of --scheduler tcp://HOST:PORT (each needs the neuronsim package and the kernel file at the same path); a killed
+worker's candidates are rerun elsewhere.
+
+exit codes: 0 at least one candidate ok, 1 none is, 2 usage (a --param without values, an unknown option), 3
+invalid input (a --param or --kwarg naming a keyword the function does not take, a kernel file that does not
+import), 130 interrupted (the rows so far stay in DIR; --resume continues)
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _error("UsageError", f"{message} (try neuronsim tune --help)", "tune")
+
+
+def _usage(message):
+    return _error("UsageError", message, "tune")
+
+
+def split_values(text):
+    """V1,V2,... -> the literals: commas inside brackets or quotes do not split ("(128,512),(64,1024)")."""
+    out, depth, quote, start = [], 0, None, 0
+    for i, c in enumerate(text):
+        if quote:
+            if c == quote and text[i - 1] != "\\":
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
+
+
+def parse_param(text):
+    """--param NAME=V1,V2,... -> (NAME, [values])."""
+    name, eq, values = text.partition("=")
+    if not eq or not name.isidentifier():
+        raise _usage(f"--param takes NAME=V1,V2,... (e.g. TN=64,128,256), got '{text}'")
+    if not values.strip():
+        raise _usage(f"--param {name} has no values (NAME=V1,V2,...)")
+    vals = []
+    for v in split_values(values):
+        if not v.strip():
+            raise _usage(f"--param {name}: an empty value in '{values}'")
+        try:
+            vals.append(literal(v.strip()))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise _usage(f"--param {name}: '{v}' is not a Python literal (an int, float, bool, None, tuple, or a "
+                         "string in quotes: NAME=\"'a','b'\")") from None
+    return name, vals
+
+
+def _load_kernel(target):
+    """FILE.py::FUNCTION -> (FunctionRef, the Kernel), the file imported here as the workers import it."""
+    from .nki.api import _as_kernel
+    from .tune_work import _exception_message, load_module
+
+    path, sep, func = target.rpartition("::")
+    if not sep or not path or not func:
+        raise _usage(f"a kernel is FILE.py::FUNCTION, got '{target}'")
+    if not os.path.isfile(path):
+        raise _error("InvalidInput", f"{path}: no such file", "tune")
+    try:
+        mod = load_module(os.path.abspath(path))
+    except (Exception, SystemExit) as e:
+        raise _error("InvalidInput", f"{target}: the file does not import: {_exception_message(e)}", "tune") from None
+    if not callable(getattr(mod, func, None)):
+        raise _error("InvalidInput", f"{path}: no function '{func}'", "tune")
+    ref = FunctionRef(path=os.path.abspath(path), name=func, label=target)
+    return ref, _as_kernel(getattr(mod, func))
+
+
+def _tensors(kernel, label, inputs, shapes):
+    """{name: ("file", path, dtype) | ("shape", shape, dtype)} for the kernel's tensor parameters, checked as
+    `neuronsim nki` checks them."""
+    import inspect
+
+    params = inspect.signature(kernel.fn).parameters
+    out = {}
+    for name in list(inputs) + list(shapes):
+        if name not in params:
+            raise _usage(f"{label} has no parameter '{name}' (it has: {', '.join(params)})")
+    for name, (shape, dt) in shapes.items():
+        if name not in inputs:
+            out[name] = ("shape", shape, dt)
+    for name, path in inputs.items():
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as e:
+            raise _error("InvalidInput", f"--input {name}={path}: {e.strerror}", "tune") from None
+        if not stat.S_ISREG(mode):
+            raise _error("InvalidInput", f"--input {name}={path}: not a regular file; an input is a .npy file", "tune")
+        try:
+            arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise _error("InvalidInput", f"--input {name}={path}: {e}", "tune") from None
+        dt = shapes[name][1] if name in shapes else None
+        if name in shapes and tuple(shapes[name][0]) != tuple(arr.shape):
+            raise _usage(f"--shape {name} {list(shapes[name][0])} differs from --input {name} {list(arr.shape)}")
+        out[name] = ("file", os.path.abspath(path), dt)
+    return out
+
+
+def main(argv=None):
+    """`neuronsim tune`. Returns the exit code."""
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    names = ", ".join(n for n, _, _ in COLUMNS)
+    p = _Parser(prog="neuronsim tune", allow_abbrev=False,
+                description="Searches an NKI kernel's keyword parameters on the simulator: every candidate traced, "
+                "lowered, timed and (with --reference) checked, on Dask; a ranking on stdout, a row per candidate "
+                "in DIR/results.csv.",
+                epilog=HELP_EPILOG.format(columns=names), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kernel", metavar="FILE.py::FUNCTION")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...", help="a keyword of the "
+                   "function and its values, Python literals separated by commas outside brackets (repeatable)")
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS[:DTYPE]", help="a tensor parameter "
+                   "by shape (as neuronsim nki)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=X.npy", help="a tensor parameter's data")
+    p.add_argument("--kwarg", action="append", default=[], metavar="NAME=VALUE", help="a fixed keyword argument "
+                   "(a Python literal)")
+    p.add_argument("--grid", metavar="DIMS", help="the launch grid (as neuronsim nki)")
+    p.add_argument("--arch", default=None, metavar="NAME|FILE.json", help="the architecture (default: the "
+                   "kernel's, else trn1)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an architecture parameter "
+                   "(repeatable; neuronsim arch --keys)")
+    p.add_argument("--reference", metavar="FILE.py::FUNCTION", help="a numpy function of the same inputs returning "
+                   "the outputs: every candidate is also run numerically and compared")
+    p.add_argument("--rtol", type=float, default=None, help=f"relative tolerance (default {DEFAULT_RTOL:g}, as run)")
+    p.add_argument("--atol", type=float, default=None, help=f"absolute tolerance (default {DEFAULT_ATOL:g}, as run)")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample and of generated inputs (default 0)")
+    p.add_argument("--sample", type=int, metavar="N", help="N candidates drawn at random instead of the grid")
+    p.add_argument("--out", default="neuronsim-tune", metavar="DIR", help="the results folder (default "
+                   "neuronsim-tune/)")
+    p.add_argument("--resume", action="store_true", help="reuse the rows in DIR/results.csv, run the missing ones")
+    p.add_argument("--report", metavar="FILE.html", help="one self-contained page: every candidate's time, the "
+                   "best one's profile")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers")
+    p.add_argument("--workers", type=int, metavar="N", help="local: worker processes (default: one per core); "
+                   "with --scheduler: wait for N workers")
+    p.add_argument("--max-instructions", type=int, metavar="N", help="bounds each candidate's trace and run "
+                   "(as neuronsim nki)")
+    a = None
+    try:
+        a = p.parse_args(argv)
+        params = {}
+        for text in a.param:
+            name, vals = parse_param(text)
+            if name in params:
+                raise _usage(f"--param {name} given twice")
+            params[name] = vals
+        if not params:
+            raise _usage("tune needs at least one --param NAME=V1,V2,...")
+        if a.sample is not None and a.sample < 1:
+            raise _usage(f"--sample takes a positive number, got {a.sample}")
+        if a.seed < 0:
+            raise _usage(f"--seed takes a whole number >= 0, got {a.seed}")
+        for v, what in ((a.rtol, "--rtol"), (a.atol, "--atol")):
+            if v is not None and not (v >= 0 and v != float("inf")):
+                raise _usage(f"{what} takes a finite number >= 0, got {v}")
+        if a.max_instructions is not None and a.max_instructions < 1:
+            raise _usage(f"--max-instructions takes a positive number, got {a.max_instructions}")
+        if a.reference is None and (a.rtol is not None or a.atol is not None):
+            raise _usage("--rtol / --atol need --reference")
+        fixed, inputs, shapes = {}, {}, {}
+        from .nki import cli as nki_cli
+
+        try:
+            for text in a.kwarg:
+                name, value = nki_cli.parse_kwarg(text)
+                if name in fixed:
+                    raise _usage(f"--kwarg {name} given twice")
+                fixed[name] = value
+            for text in a.shape:
+                name, shape, dt = nki_cli._parse_shape(text)
+                shapes[name] = (shape, dt)
+            grid = nki_cli._parse_grid(a.grid) if a.grid else ()
+        except nki_cli._Usage as e:
+            raise _usage(str(e)) from None
+        for text in a.input:
+            name, eq, f = text.partition("=")
+            if not eq or not name or not f:
+                raise _usage(f"--input takes NAME=FILE.npy, got '{text}'")
+            inputs[name] = f
+        arch = a.arch
+        if a.set:
+            from .sweep_kernels import _with_sets
+
+            arch = _with_sets(arch or "trn1", a.set)
+        elif arch is not None:
+            _core.arch_params(arch)  # an unknown arch is refused before anything runs
+        if a.report:
+            _core.check_output_paths([a.report], [a.kernel.rpartition("::")[0]])
+        kernel_ref, kernel = _load_kernel(a.kernel)
+        from .tune import check_keywords
+
+        check_keywords(kernel, list(fixed), "--kwarg", a.kernel)
+        check_keywords(kernel, list(params), "--param", a.kernel)
+        tensors = _tensors(kernel, a.kernel, inputs, shapes)
+        for name in fixed:
+            if name in tensors:
+                raise _usage(f"parameter '{name}' given both by --kwarg and by --input / --shape")
+        _check_required(kernel, a.kernel, tensors, fixed, params)
+        ref = None
+        if a.reference:
+            ref, _ = _load_kernel(a.reference)
+        spec = Spec(kernel_ref, list(params), tensors, fixed, grid, arch, ref,
+                    DEFAULT_RTOL if a.rtol is None else a.rtol, DEFAULT_ATOL if a.atol is None else a.atol, a.seed,
+                    a.max_instructions)
+        start = time.perf_counter()
+        rows, info = run(spec, kernel, params, sample=a.sample, seed=a.seed, out=a.out, resume=a.resume,
+                         client=a.scheduler, workers=a.workers)
+        elapsed = time.perf_counter() - start
+        if a.report:
+            from .tune_report import write_report
+
+            write_report(a.report, spec, rows, list(params))
+    except KeyboardInterrupt:
+        where = f"; the rows so far are in {os.path.join(a.out, 'results.csv')} (--resume continues)" if a else ""
+        sys.stderr.write(f"neuronsim: tune interrupted{where}\n")
+        return 130
+    except Exception as e:
+        code = getattr(e, "exit_code", None)
+        if code is None:
+            raise
+        sys.stderr.write(f"neuronsim: {one_line(e)}\n")
+        return code
+    counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
+    try:
+        sys.stdout.write(format_ranking(rows, list(params)))
+        ran = len(rows) - info["resumed"]
+        print(f"tune: {len(rows)} candidate{'s' if len(rows) != 1 else ''} ({info['resumed']} resumed, {ran} run"
+              + (f" on {info['where']}" if info["where"] else "") + "): "
+              + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + f"; {elapsed:.1f} s")
+        print(f"results: {info['files'][0]}" + (f"; report: {a.report}" if a.report else ""))
+        sys.stdout.flush()
+    except OSError as e:
+        sys.stdout = open(os.devnull, "w")
+        sys.stderr.write(f"neuronsim: stdout: write failed: {e.strerror or e} (the rows are in "
+                         f"{info['files'][0]})\n")
+        return 3
+    return 0 if counts["ok"] else 1
+
+
+def _check_required(kernel, label, tensors, fixed, params):
+    """Every parameter of the function without a default is given (a tensor, a --kwarg or a --param)."""
+    import inspect
+
+    for name, prm in inspect.signature(kernel.fn).parameters.items():
+        if prm.default is prm.empty and prm.kind not in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD) and \
+                name not in tensors and name not in fixed and name not in params:
+            raise _usage(f"kernel parameter '{name}' needs --input {name}=FILE.npy, --shape {name}=DIMS[:DTYPE], "
+                         f"--kwarg {name}=VALUE or --param {name}=V1,V2")
