@@ -93,7 +93,8 @@ def _matmul_into(dst, value, p, accumulate, what):
     box = _box(dst)
     seen = st.__dict__.setdefault("mm_regions", [])  # the fixed regions matmuls wrote (_box)
     start = False
-    if accumulate is True and z is None and not st.__dict__.get("computed"):
+    uninit = accumulate is True and z is None and not st.__dict__.get("computed")
+    if uninit:
         # += (or accumulate=True) into a tile that nothing zeroed or wrote (nl.ndarray): the matmul accumulates
         # into whatever PSUM holds -- undefined on silicon (NKI nc_matmul: accumulate=True on an uninitialized PSUM
         # location), which the simulator's first-write copy hides; written as an accumulation so that a sanitized
@@ -115,10 +116,11 @@ def _matmul_into(dst, value, p, accumulate, what):
     elif fresh and p.scope is not None and p.scope.parent is not None and p.scope.parent.var in dst.off_f.loop and \
             current().stack[-1].loop is p.scope:
         p.first_of = p.scope  # a region of the enclosing loop's trip, summed over this loop: its first trip starts it
-    elif not st.__dict__.get("computed_other") and box is not None and not st.__dict__.get("mm_moving") and \
-            p.scope is home:
-        # a fixed region (an unrolled kernel's block) that no matmul has written yet starts its group -- written once
-        # where the tile lives: in a loop inside that, every trip would restart it (a never-zeroed tile accumulates)
+    elif not uninit and not st.__dict__.get("computed_other") and box is not None and \
+            not st.__dict__.get("mm_moving") and p.scope is home:
+        # a fixed region (an unrolled kernel's block) that no matmul has written yet starts its group -- unless it
+        # is the += into a tile nothing wrote, kept an accumulation above; and only where the tile lives: in a loop
+        # inside that, every trip would restart it
         start = all(b[1] < box[0] or box[1] < b[0] or b[3] < box[2] or box[3] < b[2] for b in seen)
     if box is None:
         st.__dict__["mm_moving"] = True  # a matmul wrote a region that moves with a loop: no region is known new
