@@ -311,8 +311,8 @@ int64_t Memory::unwritten_elements(int tensor) const {
   if (tensor < 0 || tensor >= static_cast<int>(dram_.size()))
     return -1;
   const isa::Tensor &t = program_.tensors[static_cast<size_t>(tensor)];
-  if (!t.is_dram() || !t.is_output())
-    return -1;
+  if (!t.is_dram() || !t.is_output() || t.inout)
+    return -1;  // an in-out tensor's elements the kernel leaves keep their input values
   const int64_t esz = isa::dtype_size(t.dtype), n = t.num_elements();
   const auto &sh = d.dram_written_[static_cast<size_t>(tensor)];
   if (sh.size() < static_cast<size_t>(n * esz))

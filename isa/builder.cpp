@@ -110,6 +110,11 @@ TensorHandle Builder::input(const std::string &n, std::vector<int64_t> s, Dtype 
 TensorHandle Builder::output(const std::string &n, std::vector<int64_t> s, Dtype d) {
   return tensor(n, std::move(s), d, isa::TensorKind::ExternalOutput, isa::MemoryType::DRAM);
 }
+TensorHandle Builder::inout(const std::string &n, std::vector<int64_t> s, Dtype d) {
+  TensorHandle h = output(n, std::move(s), d);
+  prog_.tensors[static_cast<size_t>(h.id)].inout = true;
+  return h;
+}
 TensorHandle Builder::dram(const std::string &n, std::vector<int64_t> s, Dtype d) {
   return tensor(n, std::move(s), d, isa::TensorKind::Internal, isa::MemoryType::DRAM);
 }

@@ -220,6 +220,12 @@ void bind_builder(py::module_ &m) {
           },
           py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32")
       .def(
+          "inout",
+          [](Builder &bb, const std::string &n, std::vector<int64_t> s, const std::string &dt) {
+            return bb.inout(n, std::move(s), dtype_of(dt));
+          },
+          py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32")
+      .def(
           "dram",
           [](Builder &bb, const std::string &n, std::vector<int64_t> s, const std::string &dt) {
             return bb.dram(n, std::move(s), dtype_of(dt));

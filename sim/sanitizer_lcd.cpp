@@ -176,9 +176,17 @@ void Sanitizer::lcd_access(CoreState &c, int32_t rec, const isa::Inst &inst, con
 void Sanitizer::lcd_finding(CoreState &c, const char *what, const Entry &mine, const Entry &theirs, int depth,
                             int tensor, int64_t b0, int64_t b1) {
   const LcdRec &m = lcd_recs_[mine.rec], &o = lcd_recs_[theirs.rec];
-  // Once per pair of instructions and tensor: a flow and an anti dependency between the same two are one finding.
-  const std::string a = std::to_string(m.inst) + "|" + std::to_string(mine.slot);
-  const std::string b = std::to_string(o.inst) + "|" + std::to_string(theirs.slot);
+  // Once per pair of accesses and tensor: a flow and an anti dependency between the same two are one finding, and
+  // so are the copies of one kernel line that a loop's rotating buffers or its peeled trips emit (an access is its
+  // source line's operand when the instruction has one, else the instruction's).
+  auto site = [&](const LcdRec &r, const Entry &e) {
+    const isa::Inst &in = core_[static_cast<size_t>(r.core)]->prog->insts[static_cast<size_t>(r.inst)];
+    const std::string at = in.source_line > 0 ? in.source_file + ":" + std::to_string(in.source_line)
+                                              : "#" + std::to_string(r.inst);
+    return at + "|" + std::to_string(e.slot);
+  };
+  const std::string a = site(m, mine);
+  const std::string b = site(o, theirs);
   const std::string key = "l|" + std::to_string(m.core) + "|" + std::min(a, b) + "|" + std::max(a, b) + "|" +
                           std::to_string(tensor);
   Pending &p = pending(key, c.core, tensor);

@@ -131,6 +131,8 @@ public:
 
   TensorHandle input(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
   TensorHandle output(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
+  // An output the run also fills as an input (isa::Tensor::inout): an argument a kernel writes in place.
+  TensorHandle inout(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
   TensorHandle dram(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
   TensorHandle sbuf(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);
   TensorHandle psum(const std::string &name, std::vector<int64_t> shape, Dtype dt = Dtype::float32);

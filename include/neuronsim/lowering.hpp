@@ -19,9 +19,10 @@ namespace neuronsim::lowering {
 // Buffers. A tile declared in a loop body gets several physical buffers, rotated by iteration (the compiler's
 // SBUF address rotation, reference neuronx-cc/walrus/address-rotation.md: a ring of period >= 5 for the compute
 // classes; NKI's modulo allocation, nki.compiler.sbuf.mod_alloc). The rule here: B = the largest of 4, 2, 1 that
-// divides the loop's trip count and lets the loop-local tiles, B times over, fit in trn1's usable SBUF next to the
-// kernel's other tiles (176 KiB per partition, reference neuron-arch.md 1.4 [NKIPY-HW]). 4 is the largest power
-// of two within the ring period, so that the ring index divides power-of-two trip counts.
+// is at most the loop's trip count and lets the loop-local tiles, B times over, fit in trn1's usable SBUF next to
+// the kernel's other tiles (176 KiB per partition, reference neuron-arch.md 1.4 [NKIPY-HW]). 4 is the largest
+// power of two within the ring period. B need not divide the trip count: pipelined_loop peels the remainder, so a
+// loop of 15 trips rotates 4 buffers as one of 16 does.
 // PSUM tiles rotate over the 8 banks the same way (the PSUM ring modulus is the bank count).
 inline constexpr int64_t kUsableSbufBytes = 180224;
 int64_t sbuf_buffers(int64_t trips, int64_t slot_bytes_per_partition, int64_t fixed_bytes_per_partition);
@@ -44,7 +45,9 @@ Rotating rotating_psum(builder::Builder &b, const std::string &name, int64_t row
 // (separate_load_and_compute + address rotation, reference neuronx-cc/walrus/address-rotation.md): over T tiles
 // with B buffers the loads run B - 1 tiles ahead of the compute that consumes them, so the engine that triggers
 // the DMAs (in order) never holds a load behind a store that waits for compute:
-//   prologue: load(0..B-2); loop i0 over T/B - 1 groups, slot k: load(i + B - 1), body(i); epilogue: the last group.
+//   prologue: load(0..B-2); loop i0 over the groups of B tiles whose loads all fall inside T ((T + 1) / B - 1 of
+//   them), slot k: load(i + B - 1), body(i); then the remaining tiles one by one, tile i in slot i mod B with the
+//   load of tile i + B - 1 while there is one: the last group and, when B does not divide T, the remainder peeled.
 // `load(i, slot)` emits tile i's DMA(s) into buffer `slot`; `body(i, slot)` its compute and store.
 void pipelined_loop(builder::Builder &b, const std::string &var, int64_t trips, int64_t buffers,
                     const std::function<void(builder::Aff, int64_t)> &load,

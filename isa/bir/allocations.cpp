@@ -31,6 +31,8 @@ void Reader::read_allocation(const json &al, const std::string &field) {
       t.dtype = parse_dtype(as_str(*d, field + ".dtype"), ctx(field + ".dtype"));
     if (const json *s = get(al, "tensor_shape"))
       t.shape = as_int_list(*s, field + ".tensor_shape");
+    if (const json *io = get(al, "inout"))
+      t.inout = as_bool(*io, field + ".inout");
     if (const json *dbg = get(al, "debug"))
       if (const json *nki = get(*dbg, "nki")) t.nki = read_nki_tile(*nki, field + ".debug.nki");
   } else if (skind != "memory_location") {

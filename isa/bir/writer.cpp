@@ -308,6 +308,7 @@ struct Writer {
             {"volatile", false},
             {"tensorId2MemLocSize", 1},
             {"memorylocations", json::array({loc})}};
+    if (t.inout) a["inout"] = true;
     if (t.nki) {
       json n = {{"shape", t.nki->shape}, {"pdim", t.nki->pdim}, {"buffers", t.nki->buffers}, {"cols", t.nki->cols}};
       if (t.nki->argument) n["argument"] = true;

@@ -71,23 +71,29 @@ def test_accumulating_a_matmul_into_sbuf_is_a_kernel_error():
         nki.to_bir(kernel, nki.tensor((128, 128)), nki.tensor((128, 64)))
 
 
-def test_matmul_operand_in_psum_is_a_kernel_error():
+def test_matmul_operand_in_psum_is_copied_to_sbuf_first():
+    """The PE array reads SBUF: a PSUM operand (here a matmul's result) is copied out by a TensorCopy first."""
+    a = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+
     def kernel(a, b):
-        out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
-        p = nisa.nc_matmul(nl.load(a), nl.load(b))
-        nl.store(out, nisa.nc_matmul(p, nl.load(b)))  # line 78: p is in PSUM
+        out = nl.ndarray((64, 64), nl.float32, buffer=nl.shared_hbm)
+        p = nisa.nc_matmul(nl.load(a), nl.load(b))  # a^T b, [128, 64] in PSUM
+        nl.store(out, nisa.nc_matmul(p, nl.load(b)))  # p^T b
         return out
-    with pytest.raises(nki.KernelError, match=r"test_nki_isa.py:78: .*stationary operand .* is in PSUM"):
-        nki.to_bir(kernel, nki.tensor((128, 128)), nki.tensor((128, 64)))
+    want = (a.T.astype(np.float64) @ b).T @ b
+    np.testing.assert_allclose(nki.simulate(kernel, a, b), want, rtol=1e-4, atol=1e-4)
+    # one copy for the operand, one for the store of the PSUM result (DMAs move SBUF)
+    assert [op for op, _ in bir_ops(nki.to_bir(kernel, a, b))].count("TensorCopy") == 2
 
 
 def test_index_out_of_range_is_a_kernel_error():
     def kernel(a):
         out = nl.ndarray((128, 32), nl.float32, buffer=nl.shared_hbm)
         for i in nl.affine_range(3):
-            nl.store(out, nl.load(a[nl.ds(i * 128, 128), :]))  # line 88: rows up to 383 of 256
+            nl.store(out, nl.load(a[nl.ds(i * 128, 128), :]))  # line 94: rows up to 383 of 256
         return out
-    with pytest.raises(nki.KernelError, match=r"test_nki_isa.py:88: index out of range on tensor a: dim 0 has size "
+    with pytest.raises(nki.KernelError, match=r"test_nki_isa.py:94: index out of range on tensor a: dim 0 has size "
                                               r"256, the index reaches \[0, 383\]"):
         nki.to_bir(kernel, nki.tensor((256, 32)))
 
@@ -140,13 +146,15 @@ def test_nc_transpose_on_the_vector_engine(shape, engine):
     assert ops == [("StreamTranspose", "DVE")], ops
 
 
-def test_nc_transpose_on_the_vector_engine_takes_at_most_32_by_32():
+def test_nc_transpose_on_the_vector_engine_takes_at_most_128_by_128():
+    """Beyond 32 x 32 the vector engine transposes block by block (test_nki_lowering.py); a result of more than 128
+    partitions has no tile."""
     def kernel(x):
         out = nl.ndarray((x.shape[1], x.shape[0]), x.dtype, buffer=nl.shared_hbm)
         nl.store(out, nisa.nc_transpose(nl.load(x), engine=nisa.vector_engine))
         return out
-    with pytest.raises(nki.KernelError, match=r"at most \[32, 32\].*\[64, 32\]"):
-        nki.to_bir(kernel, X[:64])
+    with pytest.raises(nki.KernelError, match=r"at most \[128, 128\].*\[64, 160\]"):
+        nki.to_bir(kernel, nki.tensor((64, 160), np.float32))
 
 
 def test_activation_scale_bias_and_reduce_res():
@@ -310,9 +318,9 @@ def test_dma_copy_hbm_to_sbuf_to_hbm():
 def test_unsupported_isa_call():
     def kernel(x):
         out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
-        nl.store(out, nisa.dma_transpose(nl.load(x)))  # line 313
+        nl.store(out, nisa.topk(nl.load(x)))  # line 321
         return out
-    with pytest.raises(nki.Unsupported, match=r"test_nki_isa.py:313: nisa.dma_transpose is not lowered"):
+    with pytest.raises(nki.Unsupported, match=r"test_nki_isa.py:321: nisa.topk is not lowered"):
         nki.to_bir(kernel, X)
 
 

@@ -213,12 +213,16 @@ struct Tensor {
   // A callee's own (non-parameter) allocation, named "<function>/<name>": the function it belongs to. The writer
   // leaves these out (they are written with the callee's function).
   std::string owner;
+  // An output the run also fills as an input (allocation key `inout`, neuronsim's own: docs/bir-format.md): a
+  // kernel argument the kernel reads and writes in place, as NKI kernels that write their results into their
+  // arguments do. It starts with the data given for it (or generated, as any input) and is written out after.
+  bool inout = false;
   std::shared_ptr<const NkiTile> nki;  // debug.nki: the NKI tile it holds, when the front end says
 
   bool is_dram() const { return mem != MemoryType::SB && mem != MemoryType::PSUM; }
   bool is_input() const {
     return kind == TensorKind::ExternalInput || kind == TensorKind::ExternalInputParameter ||
-           kind == TensorKind::Input || kind == TensorKind::Const;
+           kind == TensorKind::Input || kind == TensorKind::Const || (inout && is_output());
   }
   bool is_output() const {
     return kind == TensorKind::ExternalOutput || kind == TensorKind::ExternalOutputParameter ||

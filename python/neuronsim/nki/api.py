@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from .. import _core
-from . import dtypes, dynamic, shards, tracer
+from . import dtypes, dynamic, loop_plan, shards, tracer
 from .errors import KernelError, Unsupported
 from .emit_bir import emit_bir
 from .nl_loops import grid_instances
@@ -199,19 +199,39 @@ class _Traced:
         self.written_args = written_args
 
 
+MAX_PLAN_ROUNDS = 32  # traces a kernel's loop plans may take before its loops are unrolled instead
+
+
+class _NeedsPlan(Exception):
+    def __init__(self, requests):
+        self.requests = requests
+
+
 def trace_kernel(kernel, args, kwargs, arch=None, max_instructions=None):
-    """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace. A kernel that uses
-    a loop variable as a Python value is traced again with its loops unrolled (NeedsUnroll), with a warning. arch:
-    the architecture the kernel is traced for (nisa.get_nc_version()); by default the one the run takes
-    (_placement). Loop trips unrolled and grid instances count against max_instructions (default: the run's), the
-    instructions recorded against the most a BIR program holds: tracing stops at the kernel line that passes either."""
+    """Calls the kernel on symbolic tensors (once per launch-grid instance) and lowers the trace. A trace that asks
+    for loops cut or split (a mask= that changes from trip to trip, `//` of a loop variable: loop_plan.py) is traced
+    again with those plans, until none is asked. A kernel that uses a loop variable as a Python value is traced
+    again with its loops unrolled (NeedsUnroll), with a warning. arch: the architecture the kernel is traced for
+    (nisa.get_nc_version()); by default the one the run takes (_placement). Loop trips unrolled and grid instances
+    count against max_instructions (default: the run's), the instructions recorded against the most a BIR program
+    holds: tracing stops at the kernel line that passes either."""
     budget = _max_instructions(max_instructions)
+    plan = {}
     try:
-        return _trace_kernel(kernel, args, kwargs, False, arch, budget)
+        for _ in range(MAX_PLAN_ROUNDS):
+            try:
+                return _trace_kernel(kernel, args, kwargs, False, plan, arch, budget)
+            except _NeedsPlan as e:
+                new = False
+                for key, p in e.requests.items():
+                    new = plan.setdefault(key, loop_plan.Plan()).merge(p) or new
+                if not new:
+                    break
+        raise NeedsUnroll(f"the loop plans did not settle in {MAX_PLAN_ROUNDS} traces")
     except NeedsUnroll as e:
         why = e
     # Warned once the unrolled trace succeeds: a kernel refused while unrolled gets its one error line.
-    traced = _trace_kernel(kernel, args, kwargs, True, arch, budget)
+    traced = _trace_kernel(kernel, args, kwargs, True, {}, arch, budget)
     warnings.warn(f"neuronsim.nki: {why}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
                   "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
     return traced
@@ -225,7 +245,23 @@ def _max_instructions(n):
     return n
 
 
-def _trace_kernel(kernel, args, kwargs, unroll, arch=None, max_instructions=None):
+def _trace_kernel(kernel, args, kwargs, unroll, plan, arch=None, max_instructions=None):
+    _last_trace[0] = None
+    try:
+        return _trace_once(kernel, args, kwargs, unroll, plan, arch, max_instructions)
+    except Exception:
+        # An error after the trace asked for another one may come of a stand-in it went on with (a mask not
+        # applied yet, a quotient before its loop is split): the next trace says.
+        tr = _last_trace[0]
+        if tr is not None and tr.requests:
+            raise _NeedsPlan(tr.requests)
+        raise
+
+
+_last_trace = [None]
+
+
+def _trace_once(kernel, args, kwargs, unroll, plan, arch=None, max_instructions=None):
     kernel = _as_kernel(kernel)
     fn = kernel.fn
     try:
@@ -236,6 +272,8 @@ def _trace_kernel(kernel, args, kwargs, unroll, arch=None, max_instructions=None
     tr = Trace(fn.__name__)
     tr.grid = kernel.grid
     tr.unroll = unroll
+    tr.plan = plan
+    _last_trace[0] = tr
     tr.cores = kernel.cores
     tr.arch = _placement(kernel, arch)["arch"]
     try:
@@ -304,6 +342,8 @@ def _trace_kernel(kernel, args, kwargs, unroll, arch=None, max_instructions=None
                                   "buffer=nl.shared_hbm) written with nl.store)", where)
             if not v.storage.written:
                 raise KernelError(f"{fn.__name__} returns {v.name}, which nothing writes", where)
+        if tr.requests:
+            raise _NeedsPlan(tr.requests)
         written_args = [n for n, s in arg_storages.items() if s.kind == "output"]
         lowered = emit_bir(tr, kernel.label, list(arg_storages), outs)
         return _Traced(tr, lowered, arg_storages, result, written_args)
@@ -468,9 +508,7 @@ def _results(kernel, traced, outputs, arrays, kwargs):
     if traced.result is None:
         bound = inspect.signature(_as_kernel(kernel).fn).bind(*arrays, **kwargs)
         for name in traced.written_args:
-            target = bound.arguments[name]
-            got = outs[traced.arg_storages[name].id]
-            np.copyto(target, got.astype(target.dtype) if got.dtype != target.dtype else got)
+            _write_back(bound.arguments[name], outs[traced.arg_storages[name].id], traced.arg_storages[name].dtype)
         return None
 
     def build(x):
@@ -484,6 +522,23 @@ def to_bir(kernel, *arrays_or_shapes, arch=None, max_instructions=None, **kwargs
     """The kernel's BIR JSON module (a dict). Arguments: numpy arrays, neuronsim.nki.tensor(shape, dtype) or
     nki.typing's nt.tensor[shape, dtype]; arch= the architecture it is traced for (nisa.get_nc_version())."""
     return trace_kernel(kernel, arrays_or_shapes, kwargs, arch, max_instructions).lowered.builder.to_bir()
+
+
+def _write_back(target, got, bir):
+    """An in-place argument's result into the caller's array (NKI's simulate updates it): a numpy array takes the
+    values in its own dtype (bf16 / fp8 held as raw bits take the bits), a neuronsim.nki.array its bits."""
+    if isinstance(target, TypedArray):
+        target.bits[...] = _core.from_float32(np.asarray(got, dtype=np.float32), bir) \
+            if got.dtype != target.bits.dtype else got
+        return
+    if not isinstance(target, np.ndarray):
+        return
+    if target.dtype.kind == "V" or target.dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"):
+        bits = _core.from_float32(np.asarray(got, dtype=np.float32), bir) if got.dtype.kind == "f" and \
+            got.dtype.itemsize == 4 else np.asarray(got)
+        target.view(bits.dtype)[...] = bits
+        return
+    np.copyto(target, got.astype(target.dtype) if got.dtype != target.dtype else got)
 
 
 def sanitizer_error(result):

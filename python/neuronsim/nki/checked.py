@@ -28,8 +28,10 @@ _TESTS = {
     "test_nki_language.py::test_arange_mgrid_ds_indexing_and_mask": ("nki.language", "arange ds"),
     "test_nki_language.py::test_static_and_python_ranges_unroll_sequential_range_loops":
         ("nki.language", "static_range sequential_range"),
-    "test_nki_language.py::test_a_loop_mask_that_always_holds_clips_nothing_one_that_does_not_unrolls_the_loop":
-        ("nki.language", "affine_range"),
+    ("test_nki_language.py::test_a_loop_mask_that_always_holds_clips_nothing_one_that_does_not_peels_the_trips_it_"
+     "clips"): ("nki.language", "affine_range"),
+    # tests/python/test_nki_lowering.py: the lowering of masks, split loops, reductions over loops, DMA transposes
+    "test_nki_lowering.py::test_loop_reduce_into_a_tile_nothing_initialised": ("nki.language", "loop_reduce"),
     "test_nki_language.py::test_device_print_prints_the_tile": ("nki.language", "device_print"),
     "test_nki_language.py::test_launch_grid_program_id_runs_each_instance": ("nki.language", "program_id "
                                                                              "num_programs"),
@@ -67,6 +69,7 @@ _TESTS_OTHER = [
     ("test_nki_names.py::test_all_reduce_across_the_cores_of_a_logical_core", "nki.collectives",
      "all_reduce ReplicaGroup"),
     ("test_nki_isa.py::test_select", "nki.isa", "select"),
+    ("test_nki_lowering.py::test_dma_transpose", "nki.isa", "dma_transpose"),
     ("test_nki_names.py::test_nkiobject_subclasses_are_built_like_dataclasses", "nki.collectives", "NKIObject"),
     ("test_nki_names.py::test_nkiobject_subclasses_are_built_like_dataclasses", "nki.isa", "NKIObject"),
     # nki.isa: the dst-first positional form of every lowered function, and the enums and values

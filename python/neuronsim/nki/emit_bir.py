@@ -12,15 +12,17 @@ docs/nki-lowering.md states every rule with its source. In short:
 - Loads and stores: lowering.load / lowering.store (one DMA each, SP, the compiler's queues).
 - Every instruction carries its kernel line as BIR debug information (the profile's source lines).
 """
+import itertools
 import math
 
 from .. import _core
 from . import dtypes, emit_dynamic
 from .alloc_ops import Pseudo
 from .allocate import Allocation
+from .clips import clipped
 from .errors import KernelError
 from .symbolic import SHARD
-from .tracer import Loop, View
+from .tracer import Loop, Op, View
 
 _B = _core.builder
 _L = _core.lowering
@@ -75,7 +77,11 @@ def emit_bir(trace, label, arg_names, outputs):
         if s.buffer != "hbm" or (s.id not in used and s.kind != "input" and s.id not in out_ids):
             continue
         shape = list(s.shape)
-        if s.id in out_ids or s.kind == "output":
+        if s.__dict__.get("inout"):
+            # An argument the kernel also writes: filled with the caller's data, written out after the run.
+            handles[s.id] = b.inout(s.name, shape, s.dtype)
+            inputs.append(s.name)
+        elif s.id in out_ids or s.kind == "output":
             handles[s.id] = b.output(s.name, shape, s.dtype)
         elif s.kind in ("input", "const"):
             handles[s.id] = b.input(s.name, shape, s.dtype)
@@ -108,6 +114,26 @@ def emit_bir(trace, label, arg_names, outputs):
         if s.kind == "const" and s.id in handles:
             low.constants[s.name] = _const_bits(s.__dict__["data"], s.dtype)
     return low
+
+
+def _unclip(v, piece):
+    """v with its clipped dims (a mask=: clips.Clipped) narrowed to what the instruction covers, its start moved to
+    the first element covered; None when that is nothing."""
+    if not any(clipped(n) for _, n, _ in v.dims):
+        return v
+    off_p, off_f, dims = v.off_p, v.off_f, []
+    for st, n, part in v.dims:
+        if clipped(n):
+            lo, hi = n.span(piece)
+            if hi <= lo:
+                return None
+            if part:
+                off_p = off_p + lo * st
+            else:
+                off_f = off_f + lo * st
+            n = hi - lo
+        dims.append((st, n, part))
+    return View(v.storage, off_p, off_f, dims, v.bir_dtype, v.dyn)
 
 
 _REDUCE_OPS = {"add": "add", "max": "max", "min": "min", "mult": "mult"}
@@ -144,7 +170,7 @@ class _Moved:
     """An op seen with other operand views (the same instruction otherwise)."""
 
     def __init__(self, op, ins, outs):
-        self.__dict__.update({k: getattr(op, k) for k in op.__slots__})
+        self.__dict__.update({k: getattr(op, k) for k in Op.__slots__})
         self.ins, self.outs = ins, outs
 
 
@@ -180,7 +206,7 @@ class _Ctx:
         if not s.onchip:
             # The first dim stays a pair of its own (a DMA's HBM side moves it across partitions); the rest merge.
             all_dims = [(st, n) for st, n, _ in v.dims] or [(1, 1)]
-            dims = [all_dims[0]] + (self._merge(all_dims[1:]) or [(1, 1)])
+            dims = all_dims if keep else [all_dims[0]] + (self._merge(all_dims[1:]) or [(1, 1)])
             start = self.aff(v.off_f, env) + run_time
             return h.at_dtype(start, dims, v.bir_dtype) if v.bir_dtype != s.dtype else h.at(start, dims)
         if len(parts) > 1 or (parts and not v.dims[0][2]):
@@ -253,6 +279,21 @@ class _Ctx:
         if op.kind == "register":
             emit_dynamic.register_op(self, op, env)
             return
+        if op.kind == "loop_reduce":
+            raise KernelError("nl.loop_reduce: its result must be assigned to the tile it reduces into "
+                              "(dst[...] = nl.loop_reduce(x, op, loop_indices=[i]))", op.where)
+        # A two-axis mask= (clips.PairClip): the instruction once per piece of its valid set; a piece or a clip that
+        # leaves nothing emits nothing.
+        pairs = list({id(p): p for v in op.ins + op.outs if isinstance(v, View) for _, n, _ in v.dims
+                      if clipped(n) for p, _ in n.pairs}.values())
+        for combo in itertools.product(*(p.pieces for p in pairs)):
+            piece = dict(zip(pairs, combo))
+            views = [_unclip(v, piece) if isinstance(v, View) else v for v in op.ins + op.outs]
+            if any(v is None for v in views):
+                continue
+            self._op(_Moved(op, views[:len(op.ins)], views[len(op.ins):]), env, first)
+
+    def _op(self, op, env, first):
         self.tmp = emit_dynamic.load_tile_offsets(self, op, env)
         b = self.b
         where = op.where
@@ -265,7 +306,9 @@ class _Ctx:
             src, dst = self.ap(op.ins[0], env, where), self.ap(op.outs[0], env, where)
             r = (_L.load if op.kind == "load" else _L.store)(b, src, dst)
         else:
-            keep = op.type == "TensorReduce"
+            # A reduction counts its axes in pattern dims, a DMA transpose permutes them: their inputs keep the
+            # dims they have.
+            keep = op.type == "TensorReduce" or op.fields.get("mode") == "Transpose"
             r = b.add(op.type, [self.arg(x, env, where, keep) for x in op.ins],
                       [self.arg(x, env, where) for x in op.outs])
             for k, v in op.fields.items():
@@ -295,7 +338,14 @@ class _Ctx:
             return
         loops = []
         for info, trip in nest:
-            t = _B.Aff(trip) if trip is not None else env[info.loop.var][2]
+            if trip is None:
+                t = env[info.loop.var][2]
+            elif isinstance(trip, tuple):  # a segment of a loop plan: its first trip + its BIR loops' trips
+                t = _B.Aff(trip[0])
+                for L, coef in trip[1]:
+                    t = t + env[L.var][2] * coef
+            else:
+                t = _B.Aff(trip)
             loops.append((info.id, info.kind, info.line, info.var, info.start, info.step, t))
         ids = [info.id for info, _ in nest]
         local = []
@@ -345,9 +395,11 @@ class _Ctx:
             body (or a loop of nothing but such loads): it may run B - 1 trips ahead -- unless its start reads a
             register or tile the body writes."""
             if isinstance(item, Loop):
-                return bool(item.body.items) and not emit_dynamic.is_dynamic(item) and \
-                    all(loads_ahead(i) for i in item.body.items)
-            return (item.kind == "load" and item.type == "Load" and item.outs[0].storage.id in own and
+                body = [i for i in item.body.items if isinstance(i, Loop) or not i.extra.get("dropped")]
+                return bool(body) and not emit_dynamic.is_dynamic(item) and all(loads_ahead(i) for i in body)
+            return (item.kind in ("load", "dma") and item.type in ("Load", "DMACopy") and
+                    item.ins[0].storage.buffer == "hbm" and
+                    item.outs[0].storage.onchip and item.outs[0].storage.id in own and
                     item.ins[0].storage.id in self.read_only and item.outs[0].storage.id not in written_in_body
                     and not emit_dynamic.run_time_sources(item) & changing)
 

@@ -39,7 +39,7 @@ def _walk_ops(block, fn):
     for item in block.items:
         if isinstance(item, Loop):
             _walk_ops(item.body, fn)
-        else:
+        elif not item.extra.get("dropped"):  # a loop-start marker, a call whose mask holds nowhere: no instruction
             fn(item)
 
 
@@ -63,12 +63,11 @@ class Registers:
             if op.kind == "register":
                 reg_ops.append(op)
                 return
-            e = engine_of(op)
             for v in op.ins + op.outs:
                 if isinstance(v, View) and v.dyn is not None:
                     for src, _ in v.dyn.terms:
                         if isinstance(src, Register) and src.loop is None:
-                            self.engines.setdefault(src, set()).add(e)
+                            self.engines.setdefault(src, set()).add(engine_of(op))
         _walk_ops(trace.root, visit)
         changed = True
         while changed:  # a register instruction's operands live where it runs

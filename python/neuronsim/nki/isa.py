@@ -219,6 +219,11 @@ def nc_matmul(*args, accumulate=None, mask=None, is_stationary_onezero=False, is
     if set(ops) != set(names):
         raise KernelError("nisa.nc_matmul takes stationary and moving tiles")
     st, mv = _mask([ops["stationary"], ops["moving"]], mask, "nisa.nc_matmul")
+    # The PE array reads SBUF: an operand in PSUM (a PE transpose's result) is copied out first, as for nl.matmul
+    # (INFERRED: NKI's page asks for SBUF operands, but public kernels that ran on silicon, the attention backward
+    # among them, pass nc_transpose's PSUM result, so the compiler copies it).
+    st, mv = (nl_dma.tensor_copy_to(v, v.bir_dtype, "nisa.nc_matmul") if isinstance(v, View) and
+              v.storage.buffer == "psum" else v for v in (st, mv))
     perf = _perf_mode(perf_mode, "nisa.nc_matmul")
     if perf:
         st, mv = _tile(st, "nisa.nc_matmul", "stationary"), _tile(mv, "nisa.nc_matmul", "moving")
@@ -599,6 +604,23 @@ def _affine_select_pred(pred, on_true_tile, on_false_value, *, dtype=None, mask=
 def select(pred, on_true, on_false, *, dtype=None, mask=None, **kw):
     """pred ? on_true : on_false (VectorE Select)."""
     return nl.where(pred, on_true, on_false, dtype=dtype, mask=mask)
+
+
+@_api
+@_dst_form(lambda a: _views(a, 0, 1))
+def dma_transpose(src, *, axes=None, mask=None, dtype=None, **kw):
+    """src (HBM or SBUF, 2-4 dims) transposed by DMA into SBUF: [A, B] -> [B, A], [A, B, C] -> [C, B, A],
+    [A, B, C, D] -> [D, B, C, A] (NKI nki.isa.dma_transpose; one DMACopy in Transpose mode, nl_dma.transpose_dma).
+    The dst= form writes dst; the gather form (indices, software DGE) is not lowered."""
+    what = "nisa.dma_transpose"
+    if not isinstance(src, View):
+        raise KernelError(f"{what}: src must be a tensor, got {src!r}")
+    n = len(src.shape)
+    if axes is not None and tuple(axes) != nl_dma.TRANSPOSE_AXES.get(n):
+        raise Unsupported(f"{what}: axes={tuple(axes)} on a {n}-D source (NKI transposes {n}-D tiles by "
+                          f"{nl_dma.TRANSPOSE_AXES.get(n)})")
+    (src,) = _mask([src], mask, what)
+    return nl_dma.transpose_dma(src, what, dtype)
 
 
 @_api

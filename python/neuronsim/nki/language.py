@@ -46,7 +46,7 @@ from .nl_dma import gather_flattened  # noqa: F401
 from .nl_matmul import matmul, transpose  # noqa: F401
 from .nl_norm import rms_norm, softmax, var  # noqa: F401
 from .nl_random import dropout, rand  # noqa: F401
-from .nl_reduce import all, any, max, mean, min, prod, sum  # noqa: F401
+from .nl_reduce import all, any, loop_reduce, max, mean, min, prod, sum  # noqa: F401
 from .nl_values import (DType, MemoryRegion, NKIObject, NkiTensor, bfp16, finfo, fp32, hbm, is_hbm,  # noqa: F401
                         is_on_chip, is_psum, is_sbuf, private_hbm, psum, sbuf, shared_hbm, static_cast)
 from .dtypes import (bfloat16, bool_, float4_e2m1fn_x4, float8_e4m3, float8_e4m3fn, float8_e4m3fn_x4,  # noqa: F401

@@ -5,7 +5,9 @@ from . import registry
 from .errors import KernelError, Unsupported
 from .nl_common import _emit, _fresh, _is_num, _squeeze_free
 from .nl_dma import store
+from .nl_mask import carry_clips
 from .nl_math import add
+from .nl_reduce import finish_loop_reduce
 from .tracer import View, current
 
 
@@ -34,13 +36,20 @@ def _assign(dst, value):
             raise KernelError(f"{what}: shape mismatch: {dst.name}{list(dst.shape)} = {value.name}"
                               f"{list(value.shape)}")
     p = _fresh(value)
+    if p is not None and p.kind == "loop_reduce":
+        finish_loop_reduce(p, carry_clips(dst, p.outs[0]))
+        value.storage.__dict__["dead"] = True
+        dst.storage.written = True
+        dst.storage.zero_op = None
+        return
     if p is not None and p.kind == "load" and dst.storage.buffer == "psum":
         raise KernelError(f"{what}: nl.load into PSUM tile {dst.name}: DMAs write SBUF")
     # A matmul writes PSUM only: its result assigned to an SBUF tile is copied out below.
     if p is not None and len(p.outs) == 1 and p.kind != "zero" and \
             (p.type != "Matmult" or dst.storage.buffer == "psum"):
-        # The instruction writes the destination directly (its output dtype becomes the destination's).
-        p.outs[0] = dst
+        # The instruction writes the destination directly (its output dtype becomes the destination's), over what
+        # its mask= lets it (nl_mask.carry_clips).
+        p.outs[0] = carry_clips(dst, p.outs[0])
         value.storage.__dict__["dead"] = True
         dst.storage.written = True
         dst.storage.zero_op = None
@@ -74,7 +83,7 @@ def _matmul_into(dst, value, p, accumulate, what):
     if tuple(dst.shape) != tuple(value.shape):
         raise KernelError(f"{what}: shape mismatch: {dst.name} {list(dst.shape)} and the matmul result "
                           f"{list(value.shape)}")
-    p.outs[0] = dst
+    p.outs[0] = carry_clips(dst, p.outs[0])
     value.storage.__dict__["dead"] = True
     p.extra["accumulates"] = True  # a fold of the accumulation group (the sanitizer's reduction, BIR debug.nki)
     st = dst.storage
@@ -107,9 +116,11 @@ def _matmul_into(dst, value, p, accumulate, what):
     elif fresh and p.scope is not None and p.scope.parent is not None and p.scope.parent.var in dst.off_f.loop and \
             current().stack[-1].loop is p.scope:
         p.first_of = p.scope  # a region of the enclosing loop's trip, summed over this loop: its first trip starts it
-    elif not uninit and not st.__dict__.get("computed_other") and box is not None and not st.__dict__.get("mm_moving"):
+    elif not uninit and not st.__dict__.get("computed_other") and box is not None and \
+            not st.__dict__.get("mm_moving") and p.scope is home:
         # a fixed region (an unrolled kernel's block) that no matmul has written yet starts its group -- unless it
-        # is the += into a tile nothing wrote, kept an accumulation above
+        # is the += into a tile nothing wrote, kept an accumulation above; and only where the tile lives: in a loop
+        # inside that, every trip would restart it
         start = all(b[1] < box[0] or box[1] < b[0] or b[3] < box[2] or box[3] < b[2] for b in seen)
     if box is None:
         st.__dict__["mm_moving"] = True  # a matmul wrote a region that moves with a loop: no region is known new

@@ -3,11 +3,11 @@ terms (a tile, not a number; one shape), mask= clipping, and recording an instru
 The helpers of the API layer (tests/python/test_nki_layers.py); they define no NKI name."""
 import builtins as _b  # sum, max, min, abs, all, any: NKI's names shadow Python's in the modules that define them
 
-from . import dtypes
+from . import dtypes, nl_mask, registry, tracer
+from .clips import clipped
 from .errors import KernelError, Unsupported, source_location
 from .isa_constants import bir_of
-from .symbolic import NeedsUnroll
-from .tracer import Op, View, bounds, current, new_storage
+from .tracer import Op, View, current, new_storage
 
 
 def _where():
@@ -42,7 +42,12 @@ def _tile(x, what, arg="operand"):
 
 
 def _new_tile(shape, bir, buffer="sbuf", name=None, where=None):
-    return new_storage(tuple(shape), bir, buffer, name=name, where=where).view()
+    """A new tile of shape; a dim given as a masked operand's clipped extent (nl_mask) keeps its clip in the view the
+    instruction writes (the tile is whole, the instruction covers what its mask lets it)."""
+    v = new_storage(tuple(shape), bir, buffer, name=name, where=where).view()
+    if any(clipped(n) for n in shape):
+        v.dims = [(st, m if clipped(m) else n, p) for (st, n, p), m in zip(v.dims, shape)]
+    return v
 
 
 def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", where=None):
@@ -64,8 +69,20 @@ def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", wher
                 s.__dict__["computed_other"] = True  # written by something else than a matmul (nl_assign)
         s.written = True
         if s.buffer == "hbm" and s.kind == "input":
-            s.kind = "output"  # an argument the kernel writes is one of its results (NKI's older output style)
+            # An argument the kernel writes is one of its results (NKI's older output style), in place: it keeps the
+            # data it is given (emit_bir: an in-out tensor).
+            s.kind = "output"
+            s.__dict__["inout"] = True
+    if tr.call.get("clips"):  # the call's mask= covers every operand of its instructions
+        ins = [nl_mask.clip_operand(v, tr.call) for v in ins]
+        outs = [nl_mask.clip_operand(v, tr.call) for v in outs]
     op = Op(type_, list(ins), list(outs), dict(fields or {}), engine, where, what, kind)
+    if tr.call.get("drop"):
+        op.extra["dropped"] = True  # the call's mask= holds nowhere: nothing runs
+    elif not tr.call.get("unresolved"):
+        for v in op.ins + op.outs:
+            if isinstance(v, View) and v.oob:
+                v.raise_oob(where)  # an index out of range that no mask= brings in range
     tr.emit(op)
     for v in outs:
         v.storage.__dict__["producer"] = op
@@ -77,57 +94,25 @@ def _imm(x):
 
 
 def _mask(views, mask, what):
-    """mask=: a comparison of nl.arange expressions that does not involve a loop variable clips the operands' dims
-    statically (docs/nki-lowering.md "Masks"); any other mask is refused."""
-    if mask is None or mask is True:  # mask=True: every element (a constant mask, as NKI takes it)
-        return views
-    if mask is False:
-        raise Unsupported(f"{what}: mask=False (a constant mask that holds for no element: the instruction would "
-                          "write nothing; leave the call out instead)")
-    if not hasattr(mask, "terms"):
-        raise KernelError(f"{what}: mask= takes a comparison of index expressions, got {mask!r}")
-    clip = {}
-    for e, op in mask.terms:
-        lo_e, hi_e = bounds(e)  # over the loops' ranges and the axes' extents
-        if _holds(lo_e, op) and _holds(hi_e, op) and op not in ("==", "!="):
-            continue  # true for every element of every trip (a remainder mask the shapes never need): no clipping
-        if e.loop and len(e.axes) == 1:
-            raise NeedsUnroll(f"{what}: a mask= that holds for some trips of a loop and not others")
-        if e.loop or len(e.axes) != 1:
-            raise Unsupported(f"{what}: a mask= on two index axes at once (only masks of one nl.arange axis against "
-                              "constants are lowered; use nisa.affine_select)")
-        (pos, c), = e.axes.items()
-        n = e.sizes.get(pos, 1)
-        lo, hi = clip.get(pos, (0, n))
-        # c*k + e.c op 0  for k in [0, n): the k that satisfy it form one interval
-        ok = [k for k in range(n) if _holds(c * k + e.c, op)]
-        if not ok or ok != list(range(ok[0], ok[-1] + 1)):
-            raise Unsupported(f"{what}: a mask= whose true set is empty or not one interval")
-        clip[pos] = (_b.max(lo, ok[0]), _b.min(hi, ok[-1] + 1))
-    out = []
-    for v in views:
-        if not isinstance(v, View):
-            out.append(v)
-            continue
-        dims, off_p, off_f = list(v.dims), v.off_p, v.off_f
-        for pos, (lo, hi) in clip.items():
-            d = len(dims) + pos
-            if d < 0 or hi <= lo:
-                continue
-            step, num, part = dims[d]
-            if num == 1:
-                continue
-            if part:
-                off_p = off_p + lo * step
-            else:
-                off_f = off_f + lo * step
-            dims[d] = (step, hi - lo, part)
-        out.append(v.like(off_p, off_f, dims))
-    return out
+    """mask=: the views as the call's instructions see them (nl_mask.py; docs/nki-lowering.md "Masks")."""
+    return nl_mask.apply(views, mask, what)
 
 
-def _holds(x, op):
-    return {"<": x < 0, "<=": x <= 0, ">": x > 0, ">=": x >= 0, "==": x == 0, "!=": x != 0}[op]
+def api_call(fn, args, kw):
+    """Every nki.language / nki.isa call (registry.api): the outermost call being traced has one state, tr.call,
+    that its mask= sets (nl_mask: "drop" when it holds nowhere, "unresolved" when the kernel is traced again) and
+    every instruction it emits reads (_emit); its result is handed back whole (nl_mask.plain_result)."""
+    tr = tracer._current
+    if tr is None or tr.call:
+        return fn(*args, **kw)
+    tr.call = {"fn": fn}
+    try:
+        return nl_mask.plain_result(fn(*args, **kw))
+    finally:
+        tr.call = {}
+
+
+registry.define_call_hook(api_call)
 
 
 def _same_shape(a, b, what, an="x", bn="y"):

@@ -90,20 +90,38 @@ def store(dst, value, *, mask=None, **kw):
     _dma(value, dst, "nl.store")
 
 
+# DMA transposes: a DMACopy in Transpose mode (reference bir-json.md 2.4: mode, transpose_op; engines/ops/dma_copy.cpp,
+# the source pattern's dims as W Z Y X from the last, output axis k = input axis transpose_op[k]). NKI's permutations
+# by rank (nki.isa.dma_transpose): 2-D (1, 0), 3-D (2, 1, 0), 4-D (3, 1, 2, 0).
+TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+_TRANSPOSE_OP = {2: "WZXY", 3: "XYZW", 4: "XZYW"}  # the same orders in the labels of a 4-dim source pattern
+
+
+def transpose_dma(src, what, dtype=None, dst=None):
+    """src (HBM or SBUF, 2 to 4 dims) -> a new SBUF tile with its dims permuted as NKI's dma_transpose does: one
+    DMACopy, Transpose mode (timed by the engines' DMA transpose rate where the arch has one, else one element per
+    descriptor: sim/arch dma_transpose_*). dtype= other than the source's adds a TensorCopy."""
+    n = len(src.dims)
+    if n not in TRANSPOSE_AXES:
+        raise KernelError(f"{what}: a DMA transpose takes a 2-D, 3-D or 4-D source, {src.name} is {list(src.shape)}")
+    if src.storage.buffer == "psum":
+        raise KernelError(f"{what}: a DMA moves HBM and SBUF; {src.name} is in PSUM")
+    shape = tuple(src.shape[a] for a in TRANSPOSE_AXES[n])
+    t = _new_tile(shape, src.bir_dtype)
+    t.storage.__dict__["temp"] = True
+    _emit("DMACopy", [src], [t], what, {"mode": "Transpose", "transpose_op": _TRANSPOSE_OP[n]}, kind="dma")
+    if dtype is not None and _bir(dtype) != src.bir_dtype:
+        return tensor_copy_to(t, _bir(dtype), what)
+    return t
+
+
 @_api
 def load_transpose2d(src, *, mask=None, dtype=None, **kw):
-    """nl.load_transpose2d: a 2-D HBM region [A, B] -> an SBUF tile [B, A] (one Load whose source pattern walks the
-    region column by column)."""
+    """nl.load_transpose2d: a 2-D HBM region [A, B] -> an SBUF tile [B, A] (a transposing DMA, transpose_dma)."""
     if not isinstance(src, View) or src.storage.buffer != "hbm" or len(src.dims) != 2:
         raise KernelError("nl.load_transpose2d reads a 2-D region of an HBM tensor")
     (src,) = _mask([src], mask, "nl.load_transpose2d")
-    tsrc = src.like(src.off_p, src.off_f, [src.dims[1], src.dims[0]])
-    t = _new_tile(tsrc.shape, src.bir_dtype)
-    t.storage.__dict__["temp"] = True
-    _dma(tsrc, t, "nl.load_transpose2d")
-    if dtype is not None and _bir(dtype) != src.bir_dtype:
-        return tensor_copy_to(t, _bir(dtype), "nl.load_transpose2d")
-    return t
+    return transpose_dma(src, "nl.load_transpose2d", dtype)
 
 
 def tensor_copy_to(x, bir, what, engine=None, buffer="sbuf"):
@@ -124,13 +142,17 @@ def copy(x, dtype=None, *, mask=None, **kw):
 @_api
 def broadcast_to(x, shape, **kw):
     """nl.broadcast_to: [1, F] -> [P, F] across partitions (a DMA whose source partition step is 0), or [P, 1] ->
-    [P, F] along the free dim (a TensorCopy whose source free step is 0)."""
+    [P, F] along the free dim (a TensorCopy whose source free step is 0). A tile of fewer dims than the shape -- a
+    reduction's 1-D result [P] -- is its partition dim followed by free dims of size 1 ([P] -> [P, F])."""
     x = _tile(x, "nl.broadcast_to", "x")
     shape = tuple(int(s) for s in shape)
-    if len(shape) != len(x.shape):
+    xdims = list(x.dims)
+    if len(xdims) < len(shape) and xdims and xdims[0][2]:
+        xdims += [(0, 1, False)] * (len(shape) - len(xdims))
+    if len(shape) != len(xdims):
         raise KernelError(f"nl.broadcast_to: {x.name} {list(x.shape)} to {list(shape)}: the dims differ")
     dims = []
-    for (step, num, part), n in zip(x.dims, shape):
+    for (step, num, part), n in zip(xdims, shape):
         if num == n:
             dims.append((step, num, part))
         elif num == 1:

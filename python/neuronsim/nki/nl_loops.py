@@ -7,7 +7,8 @@ from . import dynamic, registry, tracer
 from .dynamic import Register
 from .errors import KernelError, source_location
 from .symbolic import arange, ds, mgrid
-from .tracer import current, loop_range
+from .trace_loops import loop_range
+from .tracer import current
 
 _api = registry.api("nki.language")
 registry.register("nki.language", "arange", arange)
@@ -32,13 +33,18 @@ def sequential_range(*args, **kw):
 def fori_loop(lower, upper, body_fun, step=1, **kw):
     """body_fun(i) for i in range(lower, upper, step), traced once as one BIR loop: with static bounds a Loop (i an
     index expression, NKI 0.7's compiled loop); with a bound in a register a DynamicForLoop, i the loop's register
-    (public NKI docs, nki.language.fori_loop)."""
-    if isinstance(lower, Register) or isinstance(upper, Register):
-        for i in dynamic.dynamic_range("nl.fori_loop", lower, upper, step):
+    (public NKI docs, nki.language.fori_loop). The body's calls are the kernel's own (nl_common.api_call: their own
+    mask=), not fori_loop's."""
+    tr = current("nl.fori_loop")
+    dynamic_bound = isinstance(lower, Register) or isinstance(upper, Register)
+    trips = dynamic.dynamic_range("nl.fori_loop", lower, upper, step) if dynamic_bound else \
+        loop_range("fori_loop", (lower, upper, step))
+    for i in trips:
+        saved, tr.call = tr.call, {}
+        try:
             body_fun(i)
-        return
-    for i in loop_range("fori_loop", (lower, upper, step)):
-        body_fun(i)
+        finally:
+            tr.call = saved
 
 
 @_api

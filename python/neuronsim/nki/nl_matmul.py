@@ -1,7 +1,8 @@
 """nki.language: matrix multiplication and transposes on the tensor engine (nl.matmul, nl.transpose), and the PE /
 VectorE transposes and the matmul that nki.isa's calls share."""
 from . import registry
-from .errors import KernelError
+from .clips import clipped
+from .errors import KernelError, Unsupported
 from .nl_common import _bir, _emit, _mask, _new_tile, _tile
 from .nl_dma import tensor_copy_to
 
@@ -22,14 +23,31 @@ def _pe_transpose(x, what):
 
 
 def _dve_transpose(x, what):
-    """x [P, F] -> [F, P] with P, F <= 32: one StreamTranspose on VectorE (NKI nc_transpose on the vector engine),
-    output dtype = input dtype (StreamTranspose does not cast) in x's own buffer (SBUF or PSUM)."""
-    if len(x.shape) != 2 or x.shape[0] > 32 or x.shape[1] > 32:
-        raise KernelError(f"{what}: a vector-engine transpose takes a 2-D tile of at most [32, 32], {x.name} is "
-                          f"{list(x.shape)} (the tensor engine takes up to [128, 128])")
+    """x [P, F] -> [F, P] on VectorE (NKI nc_transpose on the vector engine), output dtype = input dtype
+    (StreamTranspose does not cast) in x's own buffer (SBUF or PSUM). One StreamTranspose swaps a block of up to
+    32 x 32 (reference neuronx-cc/bir/sim-elementwise-datamove.md 5.3; NKI docs: the vector engine transposes
+    "[32, 32] or smaller"): a larger tile, up to [128, 128], is one StreamTranspose per 32 x 32 block, block (i, j)
+    of x written as block (j, i) of the result (INFERRED: how the compiler splits it is not documented; the blocks
+    are independent, so any order gives these values)."""
+    if len(x.shape) != 2 or x.shape[0] > 128 or x.shape[1] > 128:
+        raise KernelError(f"{what}: a vector-engine transpose takes a 2-D tile of at most [128, 128] (32 x 32 "
+                          f"blocks), {x.name} is {list(x.shape)}")
+    P, F = int(x.shape[0]), int(x.shape[1])
     out = _new_tile((x.shape[1], x.shape[0]), x.bir_dtype, x.storage.buffer)
     out.storage.__dict__["temp"] = True
-    _emit("StreamTranspose", [x], [out], what, {}, engine="DVE")
+    if P <= 32 and F <= 32:
+        _emit("StreamTranspose", [x], [out], what, {}, engine="DVE")
+        return out
+    if any(clipped(n) for _, n, _ in x.dims):
+        raise Unsupported(f"{what}: a mask= on a vector-engine transpose larger than 32 x 32")
+    (ps, _, _), (fs, _, _) = x.dims
+    (ops, _, _), (ofs, _, _) = out.dims
+    for i in range(0, P, 32):
+        for j in range(0, F, 32):
+            p, f = min(32, P - i), min(32, F - j)
+            src = x.like(x.off_p + i * ps, x.off_f + j * fs, [(ps, p, True), (fs, f, False)])
+            dst = out.like(out.off_p + j * ops, out.off_f + i * ofs, [(ops, f, True), (ofs, p, False)])
+            _emit("StreamTranspose", [src], [dst], what, {}, engine="DVE")
     return out
 
 
@@ -90,7 +108,7 @@ def matmul(x, y, *, transpose_x=False, mask=None, **kw):
     x, y = _tile(x, "nl.matmul", "x"), _tile(y, "nl.matmul", "y")
     x, y = _mask([x, y], mask, "nl.matmul")
     # The PE array reads SBUF: an operand in PSUM (an nl.transpose or nl.matmul result) is copied out first, as the
-    # compiler does for nl.matmul (nisa.nc_matmul refuses it instead).
+    # compiler does (nisa.nc_matmul likewise).
     if x.storage.buffer == "psum":
         x = tensor_copy_to(x, x.bir_dtype, "nl.matmul")
     if y.storage.buffer == "psum":

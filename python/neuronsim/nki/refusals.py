@@ -16,7 +16,6 @@ _SEED = ("how the engine expands a 32-bit seed into its generator state is not d
          "state itself")
 
 registry.refuse_all("nki.isa", {
-    "dma_transpose": _INSTR,
     "topk": "neuronsim's ISA tables have no instruction for it, and its page leaves the result open (a 16-partition "
             "snake layout, yet 'each partition operates independently'; the order of equal values is not given)",
     "set_rng_seed": _SEED,
@@ -38,7 +37,6 @@ registry.refuse_all("nki.isa", {
 registry.refuse_all("nki.language", {
     **{n: _NL for n in ("expand_dims", "atomic_rmw")},
     "random_seed": _SEED,
-    "loop_reduce": "an accumulation across the trips of a loop: comes with the loop_reduce lowering (issue 38)",
     "gemm_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has no text)",
     "gemm_stationary_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has "
                             "no text)",

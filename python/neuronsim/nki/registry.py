@@ -17,6 +17,9 @@ up nki.language's functions here (t + u is nl.add), and the two tile statements 
 t += v, are registered by name (statement()). It imports only errors, of its own layer (tests/python/
 test_nki_layers.py).
 """
+import functools
+import types
+
 from .errors import UnknownName, Unsupported, source_location
 
 # The spelling of a module in messages, as kernels import it.
@@ -64,10 +67,27 @@ def _origin(obj):
 
 def api(module):
     """The decorator that registers an API module's public functions under their own names:
-    `_api = registry.api("nki.language")`, then `@_api def add(x, y, ...)`."""
+    `_api = registry.api("nki.language")`, then `@_api def add(x, y, ...)`. A function is registered as a call
+    through the call hook (define_call_hook: the state one NKI call's instructions share, its mask=); a class as it
+    is."""
     def decorate(fn):
-        return register(module, fn.__name__, fn)
+        if not isinstance(fn, types.FunctionType):
+            return register(module, fn.__name__, fn)
+
+        @functools.wraps(fn)
+        def call(*args, **kw):
+            return fn(*args, **kw) if _CALL_HOOK[0] is None else _CALL_HOOK[0](fn, args, kw)
+        return register(module, fn.__name__, call)
     return decorate
+
+
+_CALL_HOOK = [None]
+
+
+def define_call_hook(hook):
+    """hook(fn, args, kwargs) runs every registered API function (nl_common.api_call)."""
+    _CALL_HOOK[0] = hook
+    return hook
 
 
 def value(module, name, obj):

@@ -17,6 +17,13 @@ from .errors import KernelError, Unsupported
 SHARD = -1
 
 
+def context():
+    """The trace being recorded, or None: set by the tracer (tracer.py installs its own function here), so that
+    `//` and `%` of a loop variable can read the loops' ranges and ask for a split (loop_plan.py) without this
+    module knowing the trace."""
+    return None
+
+
 class NeedsUnroll(Unsupported):
     """The kernel uses a loop variable as a Python value (a list index, an `if`): api.trace_kernel traces it again
     with its nl.affine_range / nl.sequential_range loops unrolled, as NKI 0.7 runs them (docs/nki-lowering.md 1)."""
@@ -105,20 +112,40 @@ class Idx:
     __rmul__ = __mul__
 
     def __floordiv__(self, o):
-        if self.is_const() and _is_int(o):
-            return Idx(self.c // int(o))
-        if self.loop and not self.axes:
-            raise NeedsUnroll("// of a loop variable (not affine)")
-        raise Unsupported("// of a loop variable or an nl.arange index is not affine: the front end lowers affine "
-                          "index expressions only (use nl.static_range for an unrolled loop)")
+        return self._divmod(o, "//")[0]
 
     def __mod__(self, o):
-        if self.is_const() and _is_int(o):
-            return Idx(self.c % int(o))
-        if self.loop and not self.axes:
-            raise NeedsUnroll("% of a loop variable (not affine)")
-        raise Unsupported("% of a loop variable or an nl.arange index is not affine: the front end lowers affine "
-                          "index expressions only (use nl.static_range for an unrolled loop)")
+        return self._divmod(o, "%")[1]
+
+    def _divmod(self, o, sym):
+        """(e // c, e % c) for a positive constant c, when both are affine: e = c * Q + R with the range of R within
+        one multiple of c (over the loops' ranges) gives Q + floor(R / c) and R - c * floor(R / c). Otherwise a loop
+        variable of coefficient a whose loop, split into i = (c / a) * u + w, makes them affine has its loop split
+        (loop_plan.py; this trace then goes on with a stand-in and is traced again)."""
+        if isinstance(o, Idx) and o.is_const():
+            o = o.c
+        if not _is_int(o) or int(o) <= 0:
+            raise Unsupported(f"{sym} of an index expression by {o!r}: the divisor must be a positive integer")
+        c = int(o)
+        if self.is_const():
+            return Idx(self.c // c), Idx(self.c % c)
+        tr = context()
+        if self.axes or tr is None:
+            if self.loop and not self.axes:
+                raise NeedsUnroll(f"{sym} of a loop variable (not affine)")
+            raise Unsupported(f"{sym} of an nl.arange index is not affine: the front end lowers affine index "
+                              "expressions only (use nl.static_range for an unrolled loop)")
+        q = {v: a // c for v, a in self.loop.items() if a % c == 0}
+        rest = Idx(self.c, {v: a for v, a in self.loop.items() if a % c})
+        lo, hi = rest.bounds(tr.var_range)
+        if lo // c == hi // c:
+            f = lo // c
+            return Idx(f, q), rest - f * c
+        if len(rest.loop) == 1:
+            (v, a), = rest.loop.items()
+            if tr.request_split(v, a, c, rest.c):
+                return Idx(lo // c, q), rest - (lo // c) * c  # a stand-in until the loop is split
+        raise NeedsUnroll(f"{sym} of a loop variable (not affine)")
 
     def __index__(self):
         if self.is_const():

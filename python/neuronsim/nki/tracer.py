@@ -4,7 +4,7 @@
 - View: a storage seen through an index: a start offset (symbolic in the loop variables) and [step, num] dims, the
   partition dim marked. Every tile a kernel holds is a View; indexing a View gives a View.
 - Trace: the instruction tree (ops and loops) being recorded; nl.affine_range / nl.sequential_range bodies are traced
-  once with a symbolic loop variable and become one BIR loop (docs/nki-lowering.md).
+  once with a symbolic loop variable and become one BIR loop (docs/nki-lowering.md; the iterators: trace_loops.py).
 
 Index expressions are symbolic.py's. The traced program knows no NKI call by name: a View's operators (t + u,
 t[...] = v) call the nki.language functions the registry holds (registry.py).
@@ -12,11 +12,15 @@ t[...] = v) call the nki.language functions the registry holds (registry.py).
 import linecache
 import re
 
-from . import dtypes, registry
+from . import dtypes, loop_plan, registry, symbolic
+from .clips import Check
 from .errors import KernelError, Unsupported, source_location
-from .symbolic import SHARD, Idx, ParDim, _broadcast_sizes, _is_int
+from .symbolic import SHARD, Idx, NeedsUnroll, ParDim, _broadcast_sizes, _is_int
 
 _current = None  # the Trace being recorded
+
+
+symbolic.context = lambda: _current  # `//` and `%` of loop variables read the trace being recorded
 
 
 def current(what="this call"):
@@ -113,17 +117,25 @@ class Indirect:
 
 class View:
     """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims, offsets and
-    steps in elements of bir_dtype (another dtype than the storage's: a reinterpretation of its bytes), and dyn, an
-    Indirect when part of the start is known only at run time."""
-    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype", "dyn")
+    steps in elements of bir_dtype (another dtype than the storage's: a reinterpretation of its bytes), dyn, an
+    Indirect when part of the start is known only at run time, and oob, the index range checks a mask= may still
+    make hold (clips.Check; nl_mask applies the mask, _emit raises what is left)."""
+    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype", "dyn", "oob")
 
-    def __init__(self, storage, off_p, off_f, dims, bir_dtype, dyn=None):
+    def __init__(self, storage, off_p, off_f, dims, bir_dtype, dyn=None, oob=()):
         self.storage, self.off_p, self.off_f, self.dims, self.bir_dtype = storage, off_p, off_f, dims, bir_dtype
-        self.dyn = dyn
+        self.dyn, self.oob = dyn, oob
 
-    def like(self, off_p, off_f, dims):
-        """This view with another offset and dims (the same storage, dtype and run-time part)."""
-        return View(self.storage, off_p, off_f, dims, self.bir_dtype, self.dyn)
+    def like(self, off_p, off_f, dims, bir_dtype=None):
+        """This view with another offset and dims (the same storage, dtype and run-time part: dims moved,
+        broadcast...). An index still out of range is an error now: only a mask= on the call that takes the view
+        itself may bring it in range."""
+        self.raise_oob()
+        return View(self.storage, off_p, off_f, dims, self.bir_dtype if bir_dtype is None else bir_dtype, self.dyn)
+
+    def raise_oob(self, where=None):
+        for c in self.oob:
+            c.verify(self.dims, bounds, where)
 
     # --- what NKI code reads
     @property
@@ -333,14 +345,18 @@ def _slice_size(k, n, what):
     return start, max(0, (extent.c + step - 1) // step), step
 
 
-def _check_range(e, n, what, dim):
-    lo, hi = bounds(e)
+def _pending(checks, base, terms, n, what, d, dims):
+    """An index range check for tensor dim d (size n), kept when the index leaves [0, n) somewhere over the loops'
+    ranges: a mask= on the call that takes the view may still make it hold (clips.Check)."""
+    c = Check(d, n, base, terms, what)
+    lo, hi = c.reach(dims, bounds) or (0, 0)
     if lo < 0 or hi >= n:
-        raise KernelError(f"index out of range on {what}: dim {dim} has size {n}, the index reaches [{lo}, {hi}]")
+        checks.append(c)
 
 
 def index_view(v, key):
     what = f"tensor {v.name}"
+    v.raise_oob()
     if v.dyn is not None and v.dyn.index is not None:
         raise KernelError(f"indexing {what}, a gather / scatter view (vector_offset=): an indirect view is not sliced "
                           "further (NKI NkiTensor.is_indirect)")
@@ -352,6 +368,7 @@ def index_view(v, key):
         raise KernelError(f"{len(key)} indices for {what} of {len(v.dims)} dims {list(v.shape)}")
     advanced = any(isinstance(k, Idx) and k.axes for k in key)
     off_p, off_f = v.off_p, v.off_f
+    checks = []
 
     def move(step, part, e):
         nonlocal off_p, off_f
@@ -366,18 +383,15 @@ def index_view(v, key):
         for d, (k, (step, num, part)) in enumerate(zip(key, v.dims)):
             if isinstance(k, slice):
                 start, size, sstep = _slice_size(k, num, what)
-                if size > 0:
-                    lo, hi = bounds(start)[0], bounds(start + (size - 1) * sstep)[1]
-                    if lo < 0 or hi >= num:
-                        raise KernelError(f"index out of range on {what}: dim {d} has size {num}, the index reaches "
-                                          f"[{lo}, {hi}]")
                 move(step, part, start)
                 dims.append((step * sstep, size, part))
+                if size > 0:
+                    _pending(checks, start, [(len(dims) - 1, sstep)], num, what, d, dims)
             else:
                 e = Idx.of(k)
-                _check_range(e, num, what, d)
+                _pending(checks, e, [], num, what, d, dims)
                 move(step, part, e)
-        return v.like(off_p, off_f, dims)
+        return View(v.storage, off_p, off_f, dims, v.bir_dtype, v.dyn, tuple(checks))
     # Advanced: every index an expression; the result has their broadcast shape, then the dims not indexed.
     if any(isinstance(k, slice) for k in key):
         raise Unsupported(f"mixing slices and nl.arange / nl.mgrid indices on {what}: give every dim as an "
@@ -389,7 +403,6 @@ def index_view(v, key):
     R = max([-p for p in sizes] + [0])
     res = [[0, sizes.get(r - R, 1), None] for r in range(R)]
     for d, (e, (step, num, part)) in enumerate(zip(idx, v.dims)):
-        _check_range(e, num, what, d)
         move(step, part, Idx(e.c, e.loop))
         for p, c in e.axes.items():
             r = res[p + R]
@@ -399,7 +412,9 @@ def index_view(v, key):
             r[2] = part
     dims = [(s, n, bool(p)) for s, n, p in res]
     dims += list(v.dims[len(key):])
-    return v.like(off_p, off_f, dims)
+    for d, (e, (_, num, _)) in enumerate(zip(idx, v.dims)):
+        _pending(checks, Idx(e.c, e.loop), [(p + R, c) for p, c in e.axes.items()], num, what, d, dims)
+    return View(v.storage, off_p, off_f, dims, v.bir_dtype, v.dyn, tuple(checks))
 
 
 # ---------------------------------------------------------------------------------------------------- trace tree
@@ -440,15 +455,20 @@ class Block:
 
 
 class Loop:
-    def __init__(self, trace, kind, start, stop, step, where):
+    """A traced BIR loop: trips start, start + step, ... < stop. key and trip0: the nl.affine_range /
+    sequential_range loop it is a segment of (loop_plan) and the index of its first trip there; split: one of the
+    two loops a split makes of a segment (loop_plan: i = c * u + w), which is not cut or split again."""
+
+    def __init__(self, trace, kind, start, stop, step, where, key=None, trip0=0, split=False, nki=None):
         self.trace = trace
         self.var = len(trace.loops)
         self.kind, self.start, self.stop, self.step, self.where = kind, start, stop, step, where
         self.trips = max(0, (stop - start + step - 1) // step)
+        self.key, self.trip0, self.split = key, trip0, split
         self.body = Block(self)
         self.parent = trace.stack[-1].loop
         trace.loops.append(self)
-        self.nki = NkiLoop(trace, kind, where, self, start, step)
+        self.nki = nki or NkiLoop(trace, kind, where, self, start, step)  # the kernel loop it traces (a segment's)
 
 
 class Trace:
@@ -465,8 +485,16 @@ class Trace:
         self.program_ids = ()
         self.unroll = False  # nl.affine_range / sequential_range as Python ranges (NeedsUnroll)
         self.cores = 1  # a launch grid's nl.nc(n) axis: the kernel runs on n cores, its program_id the shard id
+        # Loop plans (loop_plan.py): the plans this trace follows, by loop key; what it asks of the next trace.
+        self.plan = {}
+        self.requests = {}
+        self.segment = None  # the key of the loop segment being traced (None: the kernel's top level)
+        self.key_counts = {}  # (segment, source line) -> loops of that line traced there so far
+        self.starts = {}  # loop key -> the marker op where its first segment starts (nl.loop_reduce's identity)
+        self.call = {}  # the NKI call being traced (nl_common.api_call): "drop" (its mask holds nowhere), ...
         # The kernel loops being traced, outermost first: (NkiLoop, trip) -- trip None for a traced loop (its trip
-        # is the BIR loop's, emit_bir.py), the trip number for an unrolled one.
+        # is the BIR loop's, emit_bir.py), the trip number for an unrolled one or a peeled trip, (a, ((Loop, coef),
+        # ...)) for a segment of a loop plan (trip a + the sum of its BIR loops' trips times coef).
         self.nki_stack = []
         self.next_nki_loop = 0
         self.registers = []  # the virtual registers (dynamic.Register), in order of allocation
@@ -496,6 +524,32 @@ class Trace:
         if L.trips is None:
             raise Unsupported("the variable of a dynamic loop in an index expression (it is a register)")
         return L.start, L.start + L.step * max(L.trips - 1, 0)
+
+    # --- loop plans (loop_plan.py)
+    def loop_key(self, where):
+        k = (self.segment, where)
+        n = self.key_counts.get(k, 0)
+        self.key_counts[k] = n + 1
+        return (self.segment, where, n)
+
+    def request(self, key, cuts=(), split=None):
+        """Asks the next trace to cut loop `key` at these trips, or to split its segment (first trip, factor)."""
+        p = self.requests.setdefault(key, loop_plan.Plan())
+        p.cuts.update(cuts)
+        if split is not None:
+            p.splits[split[0]] = split[1]
+
+    def request_split(self, var, coef, c, const):
+        """`e // c` of e = const + coef * (loop variable var): asks for var's loop split so that the quotient is a
+        loop variable (loop_plan.split_for_floordiv); whether it could (else the kernel is unrolled)."""
+        if var == SHARD:
+            return False
+        L = self.loops[var]
+        r = loop_plan.split_for_floordiv(Idx(const, {var: coef}), c, L, var)
+        if r is None or L.split:
+            return False
+        self.request(L.key, split=(L.trip0, r))
+        return True
 
     def unique(self, base):
         base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "t"
@@ -555,62 +609,3 @@ def new_storage(shape, bir_dtype, buffer, name=None, kind="internal", where=None
     s = Storage(tr, tr.unique(base), buffer, shape, bir_dtype, kind, where)
     s.__dict__["base"] = base
     return s
-
-
-# ---------------------------------------------------------------------------------------------------- loops
-def loop_range(kind, args, where=None):
-    """The iterator of nl.affine_range / nl.sequential_range: one trip, the loop variable symbolic."""
-    if len(args) == 1:
-        start, stop, step = 0, args[0], 1
-    elif len(args) in (2, 3):
-        start, stop, step = args[0], args[1], args[2] if len(args) == 3 else 1
-    else:
-        raise Unsupported(f"nl.{kind} takes (stop) or (start, stop[, step])")
-    try:
-        start, stop, step = int(start), int(stop), int(step)
-    except Unsupported:
-        raise Unsupported(f"nl.{kind} with a bound that depends on a loop variable: trip counts are static")
-    if step <= 0:
-        raise Unsupported(f"nl.{kind} with step {step}: steps are positive")
-    where = where or source_location()
-    if current(f"nl.{kind}").unroll:
-        trips = range(start, stop, step)
-        current().expand(len(trips), f"nl.{kind} of {len(trips):,} trips, unrolled (its variable is used as a Python "
-                                     "value)", where)
-        return _unrolled_gen(kind, start, stop, step, where)
-    return _loop_gen(kind, start, stop, step, where)
-
-
-def _unrolled_gen(kind, start, stop, step, where):
-    """An unrolled loop (Python runs its trips): its trips are recorded for the instructions they emit."""
-    tr = current(f"nl.{kind}")
-    entry = [NkiLoop(tr, kind, where, None, start, step), 0]
-    tr.nki_stack.append(entry)
-    try:
-        for trip, value in enumerate(range(start, stop, step)):
-            entry[1] = trip
-            yield value
-    finally:
-        if any(e is entry for e in tr.nki_stack):
-            tr.nki_stack[:] = [e for e in tr.nki_stack if e is not entry]
-
-
-def _loop_gen(kind, start, stop, step, where):
-    tr = current(f"nl.{kind}")
-    L = Loop(tr, kind, start, stop, step, where)
-    if L.trips == 0:
-        return
-    tr.stack[-1].items.append(L)
-    tr.stack.append(L.body)
-    entry = [L.nki, None]
-    tr.nki_stack.append(entry)
-    try:
-        yield Idx(0, {L.var: 1})
-    except GeneratorExit:
-        tr.broken = where
-        if tr.stack and tr.stack[-1] is L.body:
-            tr.stack.pop()
-        raise
-    finally:
-        tr.nki_stack[:] = [e for e in tr.nki_stack if e is not entry]
-    tr.stack.pop()
