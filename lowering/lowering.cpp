@@ -103,13 +103,14 @@ builder::InstRef load(builder::Builder &b, const builder::Ap &src, const builder
 }
 
 builder::InstRef store(builder::Builder &b, const builder::Ap &src, const builder::Ap &dst) {
-  return b.add(isa::InstructionType::Save, {b.ap(src)}, {b.ap(dst)}).engine(isa::Engine::SP).queue("qSyncIO1");
+  return b.add(isa::InstructionType::Save, {b.ap(src)}, {b.ap(dst)}).engine(isa::Engine::Pool).queue("qGpSimdIO1");
 }
 
 std::string lowering_note(int64_t buffers) {
   return " Lowered as the compiler lowers it (workloads/gen/workload.hpp): the loop-local tiles rotate over " +
          std::to_string(buffers) + " buffers and the loads (SP, queue qSyncIO0) run " + std::to_string(buffers - 1) +
-         " tiles ahead of the compute that consumes them; the stores go on qSyncIO1.";
+         " tiles ahead of the compute that consumes them; the stores are triggered from GpSimd on their own queue, "
+         "qGpSimdIO1.";
 }
 
 }  // namespace neuronsim::lowering

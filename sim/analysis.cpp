@@ -61,7 +61,26 @@ double total_of(const json &waits) {
   return t;
 }
 
-json verdict(const json &stats, const json &a) {
+// The verdict's note on an engine kept busy by many tiny instructions: fewer than MIN_II (~64 cycles [ISA226]) worth
+// of elements each at 128 partitions, so each costs its fixed minimum ([PERF] Opt #5a). The compiler may merge
+// such per-iteration instructions (calibration.md E6: 65,536 [128, 3] tensor_tensor into 512 of [128, 384] after a
+// tile-size hint); a BIR runs as written, so the note says the count is the one the compiler could reduce.
+std::string tiny_note(const json &stats, const std::string &b, const engines::ArchParams &arch) {
+  if (b != "ACT" && b != "POOL" && b != "DVE") return "";
+  const json &e = stats["engines"].value(b, json::object());
+  const double n = num(e, "instructions"), elements = num(e, "elements");
+  if (n < 1024 || elements <= 0) return "";
+  const double per = elements / n;
+  if (per >= static_cast<double>(arch.min_ii_cycles * arch.partitions)) return "";
+  char t[256];
+  std::snprintf(t, sizeof t,
+                "; %.0f tiny instructions, %.0f elements each on average, under MIN_II x %lld partitions: the "
+                "compiler may merge such per-iteration instructions, this BIR runs them as written",
+                n, per, static_cast<long long>(arch.partitions));
+  return t;
+}
+
+json verdict(const json &stats, const json &a, const engines::ArchParams &arch) {
   const double total = num(stats, "total_ns");
   const std::string b = stats.value("bottleneck", std::string());
   if (total <= 0 || b.empty())
@@ -92,12 +111,13 @@ json verdict(const json &stats, const json &a) {
     const json &w = e.value("work", json::object());
     if (num(w, "peak_per_ns") > 0 && num(w, "amount") > 0)
       text += "; " + pct(num(w, "of_peak")) + " of peak " + w.value("unit", std::string()) + "/s";
-    return {{"kind", "engine"}, {"bottleneck", b}, {"text", text + ")"}};
+    return {{"kind", "engine"}, {"bottleneck", b}, {"text", text + tiny_note(stats, b, arch) + ")"}};
   }
   return {{"kind", "dependency"},
           {"bottleneck", b},
           {"text", "dependency-bound (" + b + " holds " + pct(share) + " of the critical path but is busy " +
-                       pct(busy) + " of the run: dependent instructions wait on each other)"}};
+                       pct(busy) + " of the run: dependent instructions wait on each other" +
+                       tiny_note(stats, b, arch) + ")"}};
 }
 
 } // namespace
@@ -112,7 +132,7 @@ json analysis_json(const json &stats, const engines::ArchParams &arch) {
   for (size_t i = 0; i < 5; ++i) {
     const char *name = kEngineNames[i];
     const json &e = stats["engines"].value(name, json::object());
-    json out = {{"instructions", e.value("instructions", 0)}, {"busy_ns", num(e, "busy_ns")}};
+    json out = {{"instructions", e.value("instructions", int64_t{0})}, {"busy_ns", num(e, "busy_ns")}};
     double waited = 0;
     if (profiled) {
       json w = engine_waits.count(name) ? engine_waits[name] : json::object();
@@ -143,8 +163,8 @@ json analysis_json(const json &stats, const engines::ArchParams &arch) {
     const std::string name = q.value("name", std::string());
     const double b = num(q, "bytes"), span = num(q, "last_end_ns") - num(q, "first_issue_ns");
     json out = {{"name", name},
-                {"transfers", q.value("transfers", 0)},
-                {"bytes", q.value("bytes", 0)},
+                {"transfers", q.value("transfers", int64_t{0})},
+                {"bytes", q.value("bytes", int64_t{0})},
                 {"active_ns", std::max(0.0, span)},
                 {"idle_ns", std::max(0.0, total - std::max(0.0, span))},
                 {"achieved_gbps", span > 0 ? b / span : 0.0},
@@ -156,7 +176,7 @@ json analysis_json(const json &stats, const engines::ArchParams &arch) {
       out["wait_ns"] = queue_waits.count(name) ? queue_waits[name] : json::object();
     queues.push_back(out);
     bytes += b;
-    if (q.value("transfers", 0) > 0) {
+    if (q.value("transfers", int64_t{0}) > 0) {
       first = first < 0 ? num(q, "first_issue_ns") : std::min(first, num(q, "first_issue_ns"));
       last = std::max(last, num(q, "last_end_ns"));
     }
@@ -172,7 +192,7 @@ json analysis_json(const json &stats, const engines::ArchParams &arch) {
               {"allowed_gbps", allowed},
               {"critical_ns", num(stats["critical_path_ns"], "DMA")},
               {"critical_fixed_latency_ns", num(stats, "critical_path_dma_fixed_ns")}};
-  a["verdict"] = verdict(stats, a);
+  a["verdict"] = verdict(stats, a, arch);
   return a;
 }
 
@@ -203,7 +223,7 @@ void print_why(std::ostream &out, const json &a) {
                 "port", "psum", "idle", "rate", "(rate: of peak FLOP/s for PE, elements/s otherwise)");
   o << line;
   for (const auto &[name, e] : a["engines"].items()) {
-    if (e.value("instructions", 0) == 0)
+    if (e.value("instructions", int64_t{0}) == 0)
       continue;
     const double busy = num(e, "busy_ns"), idle = num(e, "idle_ns");
     const double total = busy + idle + (waits ? total_of(e["wait_ns"]) : 0.0);
@@ -228,8 +248,8 @@ void print_why(std::ostream &out, const json &a) {
       if (name.size() > 18)
         name = name.substr(0, 17) + "~";
       std::snprintf(line, sizeof line, "  %-18s %6lld %10lld %11s %11s %11s %11s %11s\n", name.c_str(),
-                    static_cast<long long>(q.value("transfers", 0)),
-                    static_cast<long long>(q.value("bytes", 0)), gbps(num(q, "achieved_gbps")).c_str(),
+                    static_cast<long long>(q.value("transfers", int64_t{0})),
+                    static_cast<long long>(q.value("bytes", int64_t{0})), gbps(num(q, "achieved_gbps")).c_str(),
                     gbps(num(q, "allowed_gbps")).c_str(), human_time(num(q, "fixed_latency_ns")).c_str(),
                     human_time(num(q, "per_row_ns")).c_str(), human_time(num(q, "transfer_ns")).c_str());
       o << line;

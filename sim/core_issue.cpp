@@ -69,7 +69,11 @@ void Core::queue_thread(int q) {
         continue;
       const PosTimes *p = times_of(j, w.queue, w.count - 1);
       if (!p) break;
-      const int64_t t = p->finish;
+      int64_t t = p->finish;
+      // A DVE instruction reading what the DVE instruction before it wrote sees it dve_dependent_latency_cycles
+      // after that one's occupancy (calibration.md E6: dependent tiny DVE instructions issue about every MIN_II),
+      // not after the ~100-cycle static overhead another engine's reader waits (docs/timing-model.md 4).
+      if (w.queue == q && q == kDveQueue) t = std::min(t, p->release + j.dve_same_engine_ps);
       if (t > gate_t) gate_t = t, gate = p->seq, gate_at = path_at(w.queue, w.count - 1);
       ready = std::max(ready, t);
     }

@@ -133,6 +133,7 @@ struct Job {
   int64_t engine_instructions = 0;                   // on the engine queues (where the polls are), for progress
   int64_t until_poll = kCancelPollInstructions;      // instructions to issue before `cancelled` is polled again
   int64_t t0 = 0;                                    // ps at the start of the run
+  int64_t dve_same_engine_ps = 0;                    // dve_dependent_latency_cycles at the DVE clock, ps
   std::array<int64_t, kMaxQueues> next{};            // next queue position to issue (= instructions issued)
   // Positions whose completion time is known (engines: = next, known at issue; DMA queues: published by the DMA
   // thread, in queue order). Dependents wait on this.

@@ -258,6 +258,7 @@ void set_up_job(Job &j, RunResult &res, bool hooks, const RunOptions &o, engines
   }
   j.result = &res;
   j.t0 = static_cast<int64_t>(sc_core::sc_time_stamp().value());
+  j.dve_same_engine_ps = to_ps(static_cast<double>(arch.dve_dependent_latency_cycles) / arch.dve_ghz);
   j.resource_free.fill(j.t0);
   j.engines.reset(arch.dma_engines, std::max(1, schedule.dma_queues), hooks && o.record_dma_engine_slices);
   j.hbm_local.reset(arch.hbm_bytes_per_ns);  // a one-core run's HBM pool (Job::hbm_add)

@@ -58,11 +58,17 @@ void pipelined_loop_first(builder::Builder &b, const std::string &var, int64_t t
                           const std::function<void(builder::Aff, int64_t)> &load,
                           const std::function<void(builder::Aff, int64_t, bool first)> &body);
 
-// DMAs as the compiler triggers them for NKI loads and stores: from the Sync engine (SP) with prebuilt descriptors
-// -- the descriptor source every generation has (HWDGE does not exist on trn1, reference neuron-arch.md 1.5 [DGE],
-// and one BIR file runs on trn1, trn2 and trn3) -- on one queue per type: kernel inputs on qSyncIO0, kernel
-// outputs on qSyncIO1, other transfers on qSyncData0 (reference neuronx-cc/walrus/dma-queues.md: queues keyed by
-// engine and type).
+// DMAs as the compiler triggers them for NKI loads and stores, with prebuilt descriptors -- the descriptor source
+// every generation has (HWDGE does not exist on trn1, reference neuron-arch.md 1.5 [DGE], and one BIR file runs on
+// trn1, trn2 and trn3) -- on the queue of their trigger engine and type ([DMA] "DMA Queues": "the queue ID is
+// typically tied to the trigger engine and the method of descriptor generation"):
+//  - a load from the Sync engine (SP), "most commonly used to trigger DMA transfers without interfering with compute
+//    engine instruction scheduling" [ARCH2], on qSyncIO0; calibration.md D1's load is triggered there, and the
+//    public profiles show kernel inputs on qSyncIO0 (nki_perf_guide, fused Mamba);
+//  - a store from GpSimd, on qGpSimdIO1: calibration.md D3's stores are triggered on GpSimd ("Store triggers on
+//    GpSimd take ~25-90 ns"). Its own queue: its descriptors are processed beside the loads' (a queue processes its
+//    descriptors one at a time, docs/timing-model.md 2.1) and a store waiting for its tile's compute holds no load
+//    behind it on SP.
 builder::InstRef load(builder::Builder &b, const builder::Ap &src, const builder::Ap &dst);
 builder::InstRef store(builder::Builder &b, const builder::Ap &src, const builder::Ap &dst);
 // The sentence a README gives the lowering of a pipelined loop with B buffers.

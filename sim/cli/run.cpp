@@ -368,7 +368,7 @@ void print_sensitivity(std::ostream &out, const sim::Kernel &k, const RunArgs &a
   const sim::RunResult &r = run.result;
   const double base = run.device ? run.device_result.total_ns : r.total_ns;
   const bool tty = !quiet && !json && isatty(STDERR_FILENO);
-  const auto rows = sim::sensitivity(k, set, base, [&](size_t i, size_t n) {
+  const auto rows = sim::sensitivity(k, set, run, [&](size_t i, size_t n) {
     if (tty)
       std::cerr << "\r  sensitivity: rerun " << i + 1 << " of " << n << "\033[K" << std::flush;
   });
@@ -378,6 +378,13 @@ void print_sensitivity(std::ostream &out, const sim::Kernel &k, const RunArgs &a
       << sim::human_time(base) << "):\n";
   for (const auto &row : rows) {
     char line[96];
+    if (!row.used) {
+      std::snprintf(line, sizeof line, "  %7s  %12s  %-20s  ", "-", "-", row.parameter.c_str());
+      out << line << "not used by this run\n";
+      if (json)
+        summary["sensitivity"].push_back({{"parameter", row.parameter}, {"used", false}});
+      continue;
+    }
     std::snprintf(line, sizeof line, "  %6.3fx  %12s  %-20s  ", row.speedup,
                   sim::human_time(row.total_ns).c_str(), row.parameter.c_str());
     out << line << row.arch << "\n";
@@ -385,7 +392,8 @@ void print_sensitivity(std::ostream &out, const sim::Kernel &k, const RunArgs &a
       summary["sensitivity"].push_back({{"parameter", row.parameter},
                                         {"arch", row.arch},
                                         {"total_ns", row.total_ns},
-                                        {"speedup", row.speedup}});
+                                        {"speedup", row.speedup},
+                                        {"used", true}});
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
@@ -101,6 +102,27 @@ TEST(WhatIfCli, CompareOneKernelUnderTwoMachines) {
   EXPECT_EQ(run("compare " + kKernel1).code, 2); // one file and no second machine
 }
 
+TEST(WhatIfCli, MultiCoreSensitivityScalesTheDeviceHbmTheRunUses) {
+  // A multi-core run's cores share the device's HBM (hbm_device_bytes_per_ns); the core's share hbm_bytes_per_ns
+  // is not read there, so --sensitivity doubles the device's, and its rerun equals a direct run with it doubled.
+  const std::string k = clitest::src("workloads/multicore/matmul_lnc2");
+  auto r = run("run " + k + " --timing-only --sensitivity --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  json hbm;
+  for (const auto &row : j["sensitivity"])
+    if (row["parameter"] == "HBM rate x2") hbm = row;
+  ASSERT_TRUE(hbm.is_object()) << j["sensitivity"];
+  ASSERT_TRUE(hbm["used"].get<bool>());
+  const std::string arch = hbm["arch"].get<std::string>();
+  const auto at = arch.find("hbm_device_bytes_per_ns=");
+  ASSERT_NE(at, std::string::npos) << arch;
+  EXPECT_EQ(arch.find("{hbm_bytes_per_ns"), std::string::npos) << arch;
+  auto direct = run("run " + k + " --timing-only --json --arch '" + arch + "'");
+  ASSERT_EQ(direct.code, 0) << direct.err;
+  EXPECT_DOUBLE_EQ(json::parse(direct.out)["total_ns"].get<double>(), hbm["total_ns"].get<double>());
+}
+
 TEST(WhatIfCli, LatencyDominatedKernelGetsTheLatencyVerdictAndSensitivityRanksLatencyFirst) {
   auto r = run("run " + kKernel1 + " --timing-only --sensitivity --json");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -115,8 +137,21 @@ TEST(WhatIfCli, LatencyDominatedKernelGetsTheLatencyVerdictAndSensitivityRanksLa
   EXPECT_EQ(s[0]["arch"], "trn1+{dma_latency_ns=425}");
   EXPECT_NEAR(s[0]["speedup"].get<double>(),
               j["total_ns"].get<double>() / (j["total_ns"].get<double>() - 850.0), 1e-9);
-  for (size_t i = 1; i < s.size(); ++i)
-    EXPECT_LE(s[i]["speedup"].get<double>(), s[i - 1]["speedup"].get<double>());
+  // Sorted fastest first, then the parameters kernel1 never reads: it runs no instruction on PE or ACT (its store
+  // is triggered from GpSimd, its load from SP).
+  std::set<std::string> unused;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!s[i]["used"].get<bool>()) {
+      unused.insert(s[i]["parameter"].get<std::string>());
+      EXPECT_FALSE(s[i].contains("speedup")) << s[i];
+      continue;
+    }
+    EXPECT_TRUE(unused.empty()) << "a used parameter after an unused one: " << s[i];
+    if (i > 0) {
+      EXPECT_LE(s[i]["speedup"].get<double>(), s[i - 1]["speedup"].get<double>());
+    }
+  }
+  EXPECT_EQ(unused, (std::set<std::string>{"PE clock x2", "ACT clock x2"}));
   // The text form: the verdict after the summary and the sorted table.
   auto text = run("run " + kKernel1 + " --timing-only --sensitivity --why");
   ASSERT_EQ(text.code, 0) << text.err;
@@ -124,6 +159,9 @@ TEST(WhatIfCli, LatencyDominatedKernelGetsTheLatencyVerdictAndSensitivityRanksLa
   // Once: the summary ends with it, the --why tables do not repeat it.
   EXPECT_EQ(text.out.find("verdict: ", text.out.find("verdict: ") + 1), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("   1.747x       1.14 us  DMA latency /2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("        -             -  PE clock x2           not used by this run\n"), std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("x       1.99 us  PE clock"), std::string::npos) << text.out;
   // --why: the DMA queue line with its bytes (10 x 10 fp32), one fixed latency per transfer (850 ns to the first
   // byte + 10 ns to the completion), its per-row cost (10 descriptors x 6.625 ns on the queue + 2 pieces x 7 ns =
   // 80.25 ns) and its transfer (10 rows of 40 B at 17 B/ns = 23.5 ns).

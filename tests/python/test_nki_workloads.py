@@ -103,3 +103,17 @@ def test_nki_kernel_matches_generator_outputs_numpy_and_time(name, tmp):
         assert t_nki["total_ns"] != t_gen["total_ns"], f"{name} now equals the generator: update README.md"
     else:
         assert t_nki["total_ns"] == t_gen["total_ns"]
+
+
+@pytest.mark.parametrize("name", RUN)
+def test_nki_kernel_never_slows_when_a_headline_parameter_gets_2x_better(name):
+    """The monotonicity property (tests/workloads/test_monotonicity.cpp) through `neuronsim nki` at the small sizes:
+    on trn2, where the HBM share binds, each `--sensitivity` rerun is at most 0.5% slower than the base run."""
+    arch = [] if name in MULTICORE else ["--arch", "trn2"]
+    doc = json.loads(cli("nki", f"{NKI / name}.py::{name}", *shapes_for(name), *grid(name), *arch, "--timing-only",
+                         "--sensitivity", "--json").stdout)
+    base = doc["total_ns"]
+    for row in doc["sensitivity"]:
+        if row["used"]:
+            assert row["total_ns"] <= base * 1.005, f"{name}: {row['parameter']} ({row['arch']}) takes " \
+                f"{row['total_ns']} ns against {base} ns"

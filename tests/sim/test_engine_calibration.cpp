@@ -156,4 +156,36 @@ TEST(EngineCalibration, E6TinyVectorInstructionsIssueEveryMinIi) {
   EXPECT_TRUE(within(work_event(r, 7).start_ns - work_event(r, 6).start_ns, 62.9));
 }
 
+TEST(EngineCalibration, E6DependentTensorTensorThenReducePairsCostTheirMinIiAndSixCycles) {
+  // calibration.md E6 (trn1), the conv1d kernel it was measured on: each tensor_tensor ([128, 3] fp32, one input in
+  // PSUM) is read by the tensor_reduce right after it (read-after-write on one engine): ~58.6 ns per tensor_tensor,
+  // ~62.9 ns per tensor_reduce. Model: each occupies MIN_II 64 cycles at 1.12 GHz = 57.1 ns (-2.5%); the reduce
+  // starts dve_dependent_latency_cycles 6 = 5.4 ns after the tensor_tensor ends, so each reduce adds 62.5 ns to the
+  // engine's time (-0.6%), and a pair takes 119.6 ns (the ~262 ns of the [ARCH2] 100-cycle overhead before).
+  Builder b("pairs");
+  auto ps = b.psum("ps", {128, 3});
+  auto s = b.sbuf("s", {128, 3});
+  auto tt = b.sbuf("tt", {128, 8 * 3});
+  auto red = b.sbuf("r", {128, 8});
+  for (int i = 0; i < 8; ++i) {
+    b.add(InstructionType::TensorTensor, {b.ap(ps.all()), b.ap(s.all())}, {b.ap(tt.tile(0, 128, 3 * i, 3))})
+        .op(isa::AluOp::mult)
+        .engine(Engine::DVE);
+    b.add(InstructionType::TensorReduce, {b.ap(tt.tile(0, 128, 3 * i, 3))}, {b.ap(red.tile(0, 128, i, 1))})
+        .op(isa::AluOp::add)
+        .engine(Engine::DVE);
+  }
+  isa::Program p = b.finish();
+  const sim::RunResult r = sim::Simulator(p, timing_opts("trn1")).run();
+  for (int i = 1; i < 8; ++i) {
+    const auto &t = work_event(r, 2 * i), &red_i = work_event(r, 2 * i + 1);
+    EXPECT_TRUE(within(t.end_ns - t.start_ns, 58.6)) << i;
+    EXPECT_TRUE(within(red_i.end_ns - t.end_ns, 62.9)) << i;  // the reduce's share of the engine's time
+    EXPECT_NEAR(red_i.end_ns - t.end_ns, (6 + 64) / 1.12, 0.01) << i;
+    EXPECT_NEAR(t.start_ns - work_event(r, 2 * i - 1).end_ns, 0.0, 0.01) << i;  // the next pair follows at once
+  }
+  // Per pair ~59 + ~63 ns, not ~262.
+  EXPECT_NEAR(work_event(r, 15).end_ns - work_event(r, 1).end_ns, 7 * (64 + 6 + 64) / 1.12, 0.05);
+}
+
 }  // namespace test_engine_calibration

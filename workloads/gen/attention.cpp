@@ -123,8 +123,8 @@ Workload make_attention(Size s, bool with_data) {
       "diagonal are computed and masked, not skipped (as the tutorial computes every tile). The output is bf16, "
       "the dtype of q in the tutorial. Lowered as the compiler lowers it (workloads/gen/workload.hpp): the "
       "query tile's SBUF tiles rotate over " + std::to_string(B) + " buffers, the PSUM score tile over " +
-      std::to_string(BP) + " and the transpose and output tiles over 2 banks each; DMAs from SP (inputs on "
-      "qSyncIO0, the output on qSyncIO1).";
+      std::to_string(BP) + " and the transpose and output tiles over 2 banks each; the loads from SP on "
+      "qSyncIO0, the output's store from GpSimd on qGpSimdIO1.";
   w.sizes = "small (committed): S = " + std::to_string(S) + ", d = " + std::to_string(d) +
             " (qT, kT [d, S], v [S, d] bf16; out [S, d] bf16); full: S = 2048, d = 128.";
   w.rtol = 0.0;

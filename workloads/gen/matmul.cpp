@@ -14,8 +14,8 @@
 //    fully-optimized variant keeps its SBUF accumulators in fp32 (the tutorial: lhsT.dtype), so that the check is
 //    fp32 accumulation plus one bf16 rounding.
 //  - Lowered as the compiler lowers NKI (workload.hpp): loop-local tiles rotate over as many buffers as fit, the
-//    loads run ahead of the matmuls that consume them, PSUM tiles rotate over banks, DMAs from SP on qSyncIO0
-//    (inputs) and qSyncIO1 (the result).
+//    loads run ahead of the matmuls that consume them, PSUM tiles rotate over banks, the loads from SP on
+//    qSyncIO0, the result's stores from GpSimd on qGpSimdIO1 (lowering.hpp).
 #include <cmath>
 #include <functional>
 

@@ -26,10 +26,12 @@ ENGINES = ("SP", "Activation", "Pool", "DVE", "PE")  # the order register copies
 
 
 def engine_of(op):
-    """The engine an instruction runs on: the one it names, SP for the front end's DMAs, else the simulator's rule
-    for its BIR type (engines/ops/engine_policy.cpp)."""
+    """The engine an instruction runs on: the one it names, GpSimd for a store (lowering.store triggers it there),
+    SP for the front end's other DMAs, else the simulator's rule for its BIR type (engines/ops/engine_policy.cpp)."""
     if op.engine:
         return op.engine
+    if op.kind == "store" and op.type == "Save":
+        return "Pool"
     if op.kind in ("load", "store", "dma"):
         return "SP"
     return _B.default_engine(op.type)
