@@ -86,10 +86,11 @@ struct Entry {
   uint8_t op = kPlain;
   bool operator==(const Entry &o) const { return rec == o.rec && slot == o.slot && depth == o.depth && op == o.op; }
 };
-// Per element granule of a tensor tracked for loop-carried dependencies: the last write and the write before it
+// What the loop-carried shadow knows of a byte range of a tracked tensor: the last write and the write before it
 // when another trip made it (the value's trips), the last read and the latest read of another trip.
 struct LcdCell {
   Entry w, w2, r, r2;
+  bool operator==(const LcdCell &o) const { return w == o.w && w2 == o.w2 && r == o.r && r2 == o.r2; }
 };
 
 // The bytes of one memory (SBUF, PSUM: partitions x capacity; a DRAM tensor: its bytes) in granules of `granule`
@@ -99,9 +100,15 @@ struct Shadow {
   ZeroArray<uint8_t> written;
   ZeroArray<Entry> race_w, race_r;
 };
+// The loop-carried shadow of one tensor: its byte ranges (of the tensor's logical bytes) that some tracked access
+// touched, by first byte, each [first, end) with one cell; neighbours with equal cells are one range, so a tile
+// written whole is one entry however many elements it has. Bytes in no range have the empty cell.
+struct LcdRange {
+  int64_t end = 0;
+  LcdCell cell;
+};
 struct LcdShadow {
-  int64_t granule = 1;
-  ZeroArray<LcdCell> cells;
+  std::map<int64_t, LcdRange> ranges;
 };
 
 // Accesses the race shadow names: the dynamic instruction's queue and position on its core.
@@ -180,6 +187,7 @@ private:
   using Shadow = sanitizer_detail::Shadow;
   using LcdShadow = sanitizer_detail::LcdShadow;
   using LcdCell = sanitizer_detail::LcdCell;
+  using LcdRange = sanitizer_detail::LcdRange;
   using RaceRec = sanitizer_detail::RaceRec;
   using LcdRec = sanitizer_detail::LcdRec;
   using Clock = sanitizer_detail::Clock;
@@ -213,7 +221,7 @@ private:
   // sanitizer_lcd.cpp
   void lcd_access(CoreState &c, int32_t rec, const isa::Inst &inst, const OperandPlan &op, const engines::Access &a);
   void lcd_finding(CoreState &c, const char *what, const Entry &mine, const Entry &theirs, int depth, int tensor,
-                   int64_t e0, int64_t e1);
+                   int64_t b0, int64_t b1);
   void lcd_end();
 
   // sanitizer_race.cpp
