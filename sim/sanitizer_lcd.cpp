@@ -15,7 +15,6 @@
 // nl.affine_range documentation exempts them); trips that write an element before reading it (the trip's own use
 // of a shared tile).
 #include <algorithm>
-#include <iterator>
 
 #include "sim/sanitizer_core.hpp"
 
@@ -149,51 +148,14 @@ void Sanitizer::lcd_access(CoreState &c, int32_t rec, const isa::Inst &inst, con
     }
     o.w = mine;
   };
-  // Neighbouring ranges with equal cells become one.
-  auto merge_prev = [&ranges](std::map<int64_t, LcdRange>::iterator at) {
-    if (at == ranges.begin()) return at;
-    const auto prev = std::prev(at);
-    if (prev->second.end != at->first || !(prev->second.cell == at->second.cell)) return at;
-    prev->second.end = at->second.end;
-    ranges.erase(at);
-    return prev;
-  };
   for (const auto &[e, n] : runs_) {
     const int64_t b0 = t.is_dram() ? e * esz : (e / F) * t.bytes_per_partition + (e % F) * esz;
-    const int64_t b1 = b0 + n * esz;
-    // The first range that ends after b0; the ranges [b0, b1) covers are cut at b0 and b1, the gaps between them
-    // (the empty cell) filled, and each piece stepped.
-    auto it = ranges.upper_bound(b0);
-    if (it != ranges.begin() && std::prev(it)->second.end > b0) --it;
-    for (int64_t at = b0; at < b1;) {
-      const bool gap = it == ranges.end() || it->first > at;
-      int64_t end;
-      LcdCell cell{};
-      if (gap) {
-        end = it == ranges.end() ? b1 : std::min(b1, it->first);
-      } else {
-        if (it->first < at) {  // cut at the access's first byte
-          LcdRange tail = it->second;
-          it->second.end = at;
-          it = ranges.emplace_hint(std::next(it), at, tail);
-        }
-        if (it->second.end > b1) {  // ... and after its last
-          ranges.emplace_hint(std::next(it), b1, it->second);
-          it->second.end = b1;
-        }
-        end = it->second.end;
-        cell = it->second.cell;
-      }
+    ranges.update(b0, b0 + n * esz, [&](int64_t first, int64_t end, const LcdCell &cell) {
       if (!memo.valid || !(cell == memo.in)) step(cell, memo);
       for (int k = 0; k < memo.n; ++k)
-        note(k, memo.notes[k].what, memo.notes[k].m, memo.notes[k].theirs, memo.notes[k].depth, at, end);
-      if (gap) it = ranges.emplace_hint(it, at, LcdRange{end, memo.out});
-      else it->second.cell = memo.out;
-      it = merge_prev(it);
-      at = end;
-      ++it;
-    }
-    if (it != ranges.end()) merge_prev(it);
+        note(k, memo.notes[k].what, memo.notes[k].m, memo.notes[k].theirs, memo.notes[k].depth, first, end);
+      return memo.out;
+    });
   }
   for (Open &o : open) flush(o);
 }
@@ -257,7 +219,7 @@ void Sanitizer::lcd_end() {
         break;
       }
     if (!c || !c->prog->tensors[static_cast<size_t>(tensor)].is_output()) continue;
-    for (const auto &[b0, range] : sh->ranges) {
+    for (const auto &[b0, range] : sh->ranges.ranges()) {
       const LcdCell &cell = range.cell;
       if (!cell.w.rec || !cell.w2.rec) continue;
       const auto &a = contexts_[static_cast<size_t>(lcd_recs_[cell.w.rec].ctx)];

@@ -132,6 +132,21 @@ def test_two_cores_without_their_barrier_race():
     assert got == {(0, 1, "[64:128, 0:32]"), (1, 0, "[0:64, 0:32]")}
 
 
+def test_a_race_over_a_window_of_the_other_cores_rows():
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    r = nki.benchmark(mistakes().exchange_window[nl_nc(2)], x, sanitize=True)
+    # Core s stores rows [64 s, 64 s + 64) and loads rows [64 (1 - s) + 16, 64 (1 - s) + 48), columns 16:48, of the
+    # other core's: per core one race over that window only.
+    got = set()
+    for f in r.findings:
+        o = f["other"]
+        assert f["kind"] == "race" and f["tensor"] == o["tensor"] == "out" and f["range"] == o["range"]
+        load, save = (f, o) if f["opcode"] == "Load" else (o, f)
+        assert (load["opcode"], load["line"], save["opcode"]) == ("Load", line_of("window"), "Save")
+        got.add((load["core"], f["range"]))
+    assert len(r.findings) == 2 and got == {(1, "[16:48, 16:48]"), (0, "[80:112, 16:48]")}
+
+
 def nl_nc(n):
     import neuronsim.nki.language as nl
     return nl.nc(n)
