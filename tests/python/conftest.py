@@ -56,6 +56,24 @@ def dask_scratch():
         shutil.rmtree(d, ignore_errors=True)
 
 
+
+@pytest.fixture
+def killable_cluster(tmp):
+    """A scheduler and two workers a test may kill (sweep_support.KillableCluster: test_sweep_fault.py,
+    test_tune_cluster.py); its client closed, its processes stopped and its log closed at the test's end."""
+    from sweep_support import KillableCluster, stop
+
+    procs, cluster = [], None
+    log = open(tmp / "cluster.log", "w")
+    try:
+        cluster = KillableCluster(tmp, procs, log)
+        yield cluster
+    finally:
+        if cluster is not None:
+            cluster.client.close()
+        stop(procs)
+        log.close()
+
 def cli(*args, check=True):
     """Runs the `neuronsim` command from the checkout; returns the CompletedProcess (text)."""
     r = subprocess.run([str(CLI), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=300)
