@@ -74,6 +74,7 @@ def killable_cluster(tmp):
         stop(procs)
         log.close()
 
+
 def cli(*args, check=True):
     """Runs the `neuronsim` command from the checkout; returns the CompletedProcess (text)."""
     r = subprocess.run([str(CLI), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=300)
