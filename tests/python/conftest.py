@@ -57,6 +57,20 @@ def dask_scratch():
 
 
 
+
+@pytest.fixture(scope="module")
+def client():
+    """A local Dask cluster of two single-threaded worker processes for one test module (test_tune.py,
+    test_sweep_nki.py): the CLI reaches it with --scheduler client.scheduler.address."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=logging.ERROR) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        yield c
+
 @pytest.fixture
 def killable_cluster(tmp):
     """A scheduler and two workers a test may kill (sweep_support.KillableCluster: test_sweep_fault.py,

@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster
 
 import neuronsim
 import neuronsim.nki as nki
@@ -21,16 +20,6 @@ KERNEL = "tests/python/nki_kernels/tune_scale.py"  # as given on the command lin
 TARGET = f"{KERNEL}::scale"
 BOOM_LINE = next(i for i, line in enumerate((ROOT / KERNEL).read_text().splitlines(), 1) if "raise ValueError" in line)
 TEMPORARY = "neuronsim-nki-"  # the folder `neuronsim nki` traces into
-
-
-@pytest.fixture(scope="module")
-def client():
-    import logging
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=logging.ERROR) as cluster, \
-            Client(cluster, set_as_default=False) as c:
-        yield c
 
 
 def nki_stats(tmp, *args):
