@@ -60,6 +60,19 @@ def invariant_in_own_loop(x, w):
 
 
 @nki.jit
+def invariant_in_two_loops(x, w):
+    """The same x for every trip of two nested loops (row blocks of w times column blocks): one transpose in all."""
+    out = nl.ndarray((128, w.shape[1]), dtype=x.dtype, buffer=nl.shared_hbm)
+    xt = nl.load(x)
+    for m in nl.affine_range(2):
+        for n in nl.affine_range(w.shape[1] // 1024):
+            c = (2 * n + m) * 512
+            w_tile = nl.load(w[:, c:c + 512])
+            nl.store(out[:, c:c + 512], value=nl.copy(nl.matmul(xt, w_tile), dtype=out.dtype))
+    return out
+
+
+@nki.jit
 def written_in_loop(x, w):
     """x changes on every trip (x += 1 before its matmul): its transpose stays in the loop."""
     out = nl.ndarray((128, w.shape[1]), dtype=x.dtype, buffer=nl.shared_hbm)
@@ -78,6 +91,15 @@ def test_invariant_transpose_once_before_its_loop():
     r, pe = _pe(invariant_in_own_loop, x, w)
     np.testing.assert_allclose(r.outputs["out"], x @ w, rtol=1e-4, atol=1e-3)
     assert pe == 4 + 1  # 4 matmuls, 1 transpose
+
+
+def test_invariant_transpose_leaves_every_loop_it_does_not_change_in():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((128, 128)).astype(np.float32)
+    w = rng.standard_normal((128, 2048)).astype(np.float32)
+    r, pe = _pe(invariant_in_two_loops, x, w)
+    np.testing.assert_allclose(r.outputs["out"], x @ w, rtol=1e-4, atol=1e-3)
+    assert pe == 4 + 1  # 2 x 2 matmuls, 1 transpose before both loops
 
 
 def test_transpose_of_a_tile_the_loop_writes_stays_in_the_loop():
