@@ -1,4 +1,4 @@
-"""Loop-invariant PE transposes, emitted once before the loop (docs/nki-lowering.md "Matmul"): nl.matmul(x, y)
+"""Loop-invariant PE transposes, emitted once before the loop (docs/nki-lowering.md 3): nl.matmul(x, y)
 without transpose_x transposes x on PE and copies it to SBUF for every call; when x is the same tile on every trip of
 a loop and nothing in the loop writes it, the compiler computes the transpose once before the loop, as it hoists any
 loop-invariant computation. A pass over the finished trace, before the lowering (api._trace_once):
@@ -11,13 +11,14 @@ loop-invariant computation. A pass over the finished trace, before the lowering 
 Both repeat outwards while they apply. A transpose is never moved out of a loop that writes x, declares it, reads it
 at a run-time offset or masks it, nor out of a dynamic, split or single-trip loop."""
 from . import dtypes, emit_dynamic
+from .allocate import SBUF_BYTES
 from .clips import clipped
 from .symbolic import Idx
 from .tracer import Block, Loop, NkiLoop, View, new_storage
 
-# The SBUF a hoisted transposes' tile may take per partition: a quarter of the 192 KiB (NeuronCore-v2) SBUF
-# partition the allocator manages, so that hoisting never turns a kernel that fits into one that spills.
-MAX_TILE_BYTES = 48 * 1024
+# The most SBUF per partition the tile of (b) may take: a quarter of what the allocator manages (INFERRED, a bound of
+# neuronsim's, not the compiler's: it keeps the hoisted tile small beside the kernel's own tiles).
+MAX_TILE_BYTES = SBUF_BYTES // 4
 
 
 def hoist_transposes(trace):
