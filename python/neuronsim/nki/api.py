@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from .. import _core
-from . import dtypes, dynamic, loop_plan, shards, tracer
+from . import dtypes, dynamic, hoist, loop_plan, shards, tracer
 from .errors import KernelError, Unsupported
 from .emit_bir import emit_bir
 from .nl_loops import grid_instances
@@ -345,6 +345,7 @@ def _trace_once(kernel, args, kwargs, unroll, plan, arch=None, max_instructions=
         if tr.requests:
             raise _NeedsPlan(tr.requests)
         written_args = [n for n, s in arg_storages.items() if s.kind == "output"]
+        hoist.hoist_transposes(tr)  # loop-invariant PE transposes once before their loop, as the compiler does
         lowered = emit_bir(tr, kernel.label, list(arg_storages), outs)
         return _Traced(tr, lowered, arg_storages, result, written_args)
     finally:

@@ -104,7 +104,8 @@ def pe_tiling(tile_position, tile_size, rows, cols, what, row_only=False):
 @_api
 def matmul(x, y, *, transpose_x=False, mask=None, **kw):
     """nl.matmul: x @ y (x [M, K]) or x.T @ y (transpose_x=True, x [K, M]) into a PSUM tile (fp32). Without
-    transpose_x, x is transposed on PE first and copied back to SBUF, as the compiler does."""
+    transpose_x, x is transposed on PE first and copied back to SBUF, as the compiler does -- once before
+    the loops x does not change in (hoist.py)."""
     x, y = _tile(x, "nl.matmul", "x"), _tile(y, "nl.matmul", "y")
     x, y = _mask([x, y], mask, "nl.matmul")
     # The PE array reads SBUF: an operand in PSUM (an nl.transpose or nl.matmul result) is copied out first, as the
@@ -118,6 +119,9 @@ def matmul(x, y, *, transpose_x=False, mask=None, **kw):
             raise KernelError(f"nl.matmul: x {x.name} must be in SBUF")
         xt = _pe_transpose(x, "nl.matmul")
         x = tensor_copy_to(xt, x.bir_dtype, "nl.matmul")
+        # A group the lowering emits once before the loops x does not change in (hoist.py), as a compiler hoists it.
+        transpose_op = xt.storage.__dict__["producer"]
+        transpose_op.extra["hoist"] = (transpose_op, x.storage.__dict__["producer"])
     return matmul_op(x, y, "nl.matmul")
 
 
