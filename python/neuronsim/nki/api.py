@@ -5,6 +5,7 @@ import inspect
 import math
 import operator
 import os
+import types
 import warnings
 
 import numpy as np
@@ -217,8 +218,10 @@ def trace_kernel(kernel, args, kwargs, arch=None, max_instructions=None):
     holds: tracing stops at the kernel line that passes either."""
     budget = _max_instructions(max_instructions)
     plan = {}
+    state = _ModuleState(_as_kernel(kernel).fn)
     try:
         for _ in range(MAX_PLAN_ROUNDS):
+            state.restore()
             try:
                 return _trace_kernel(kernel, args, kwargs, False, plan, arch, budget)
             except _NeedsPlan as e:
@@ -231,10 +234,36 @@ def trace_kernel(kernel, args, kwargs, arch=None, max_instructions=None):
     except NeedsUnroll as e:
         why = e
     # Warned once the unrolled trace succeeds: a kernel refused while unrolled gets its one error line.
+    state.restore()
     traced = _trace_kernel(kernel, args, kwargs, True, {}, arch, budget)
     warnings.warn(f"neuronsim.nki: {why}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
                   "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
     return traced
+
+
+class _ModuleState:
+    """The attributes of the objects a kernel's module holds, as the first trace found them, put back before each
+    trace after it. NKI traces a kernel once; neuronsim may trace it again (loop plans, unrolling), and a kernel
+    whose module keeps state across calls must see it as on the first call: nki-samples' attention tutorial v9 places
+    its tiles with a module-level allocator object whose offset grows with each tile placed."""
+
+    _SKIP = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+
+    def __init__(self, fn):
+        self.saved = []
+        for v in getattr(fn, "__globals__", {}).values():
+            d = getattr(v, "__dict__", None)
+            if isinstance(d, dict) and not isinstance(v, self._SKIP) and not callable(v) and \
+                    not type(v).__module__.startswith(("builtins", "neuronsim", "numpy")):
+                self.saved.append((d, dict(d)))
+        self.first = True
+
+    def restore(self):
+        if not self.first:
+            for d, snap in self.saved:
+                d.clear()
+                d.update(snap)
+        self.first = False
 
 
 def _max_instructions(n):
