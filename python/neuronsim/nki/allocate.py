@@ -36,6 +36,15 @@ from .tracer import Loop
 
 _L = _core.lowering
 SBUF_BYTES = _L.USABLE_SBUF_BYTES  # trn1's usable SBUF per partition (reference neuron-arch.md 1.4)
+# The usable SBUF bytes per partition of the compiler's passes, by the arch a kernel is traced for (reference
+# neuron-arch.md 1.4 [NKIPY-HW]: trn1 180224, trn2 212984, trn3 245752): the budget tiles are placed in.
+USABLE_SBUF = {"trn1": SBUF_BYTES, "trn2": 212984, "trn3": 245752}
+
+
+def usable_sbuf(trace):
+    """(bytes, arch): the SBUF budget of a trace's arch."""
+    arch = getattr(trace, "arch", None) or "trn1"
+    return USABLE_SBUF.get(arch, SBUF_BYTES), arch
 PSUM_BANK_BYTES = 2048  # per partition (reference neuron-arch.md 1.4; walrus/psum-allocator.md getPsumBankSize)
 PSUM_BANKS = 8
 ALIGN = 8  # SBUF byte addresses are multiples of 8 (walrus/sbuf-spill-select.md section 3, `aligned`)
@@ -98,6 +107,7 @@ class Allocation:
 
     def __init__(self, trace, used):
         self.trace = trace
+        self.sbuf_cap, self.arch = usable_sbuf(trace)
         self.scan = Scan(trace)
         self.tiles = [s for s in trace.storages if s.onchip and s.id in used]
         self.demoted = set()  # storages kept in a DRAM home nest by nest (alloc_nest.py) to relieve pressure
@@ -203,7 +213,7 @@ class Allocation:
                 if lazy is not None:
                     self._lazy(u, lazy, run)
             return
-        cap = PSUM_BANKS * PSUM_BANK_BYTES if s.buffer == "psum" else SBUF_BYTES
+        cap = PSUM_BANKS * PSUM_BANK_BYTES if s.buffer == "psum" else self.sbuf_cap
         if s.bytes_per_partition > cap:
             p = nest_plan(self, s, rest, lazy)
             if p is not None:
@@ -316,7 +326,7 @@ class Allocation:
         """First fit in program order, spilling the live SBUF unit whose next use is farthest when a unit does not
         fit; PSUM units are not spilled (a PSUM accumulation group cannot be, walrus/psum-allocator.md)."""
         import heapq
-        cap = PSUM_BANKS if mem == "psum" else SBUF_BYTES
+        cap = PSUM_BANKS if mem == "psum" else self.sbuf_cap
         fixed = [u for u in self.units if u.mem == mem and u.explicit is not None]
         todo = [(u.start, -u.size, k, u) for k, u in enumerate(self.units) if u.mem == mem and u.explicit is None]
         heapq.heapify(todo)
@@ -331,8 +341,8 @@ class Allocation:
                                       f"PSUM holds {cap * PSUM_BANK_BYTES} (8 banks of 2 KiB): tile it into blocks "
                                       "that loops touch one at a time", s.where)
                 raise KernelError(f"SBUF overflow: tile {u.describe()} needs {u.size} bytes per partition, the budget "
-                                  f"is {cap} (trn1's usable SBUF, reference neuron-arch.md 1.4): tile it into blocks "
-                                  "that loops touch one at a time", s.where)
+                                  f"is {cap} ({self.arch}'s usable SBUF, reference neuron-arch.md 1.4): tile it into "
+                                  "blocks that loops touch one at a time", s.where)
             active = [v for v in active if v.end >= u.start]
             busy = [v for v in active] + [f for f in fixed if f.end >= u.start and f.start <= u.end]
             at = self._fit(u, busy, cap)
@@ -352,7 +362,7 @@ class Allocation:
             active.append(u)
 
     def _large(self, u):
-        return u.mem == "sbuf" and u.size * 16 >= SBUF_BYTES
+        return u.mem == "sbuf" and u.size * 16 >= self.sbuf_cap
 
     def _fit(self, u, busy, cap):
         """Where u goes among the placed units busy during its interval, or None. Small tiles pack upwards from
@@ -469,8 +479,8 @@ class Allocation:
                               f"accumulation group a trip at a time): {names}", where or u.storage.where)
         else:
             err = KernelError(f"SBUF overflow: the tiles live at {point} need {total} bytes per partition, the budget "
-                              f"is {cap} (trn1's usable SBUF, reference neuron-arch.md 1.4), and spilling cannot help "
-                              "(each is used by that instruction, in flight in a loop with rotating buffers, or "
+                              f"is {cap} ({self.arch}'s usable SBUF, reference neuron-arch.md 1.4), and spilling cannot "
+                              "help (each is used by that instruction, in flight in a loop with rotating buffers, or "
                               f"explicitly placed): {names}", where or u.storage.where)
         raise _Pressure(err, mem, live + [u], total - cap)
 

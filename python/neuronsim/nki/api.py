@@ -445,15 +445,18 @@ _TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen
 
 
 def _placement(kernel, arch, ranks=1):
-    """arch= and the cores of the run: arch= if given, else the kernel's @nki.jit(platform_target=...), else trn1;
-    an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2 and trn3 have (the default arch is
-    then trn2; trn1's cores are not grouped); ranks= logical cores of that many physical cores each."""
+    """arch= and the cores of the run: arch= if given, else the kernel's @nki.jit(platform_target=...), else the
+    environment's NEURON_PLATFORM_TARGET_OVERRIDE (the Neuron compiler's variable for compiling off-device, e.g.
+    trn2), else trn1; an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2 and trn3 have (the
+    default arch is then trn2; trn1's cores are not grouped); ranks= logical cores of that many physical cores each."""
     k = _as_kernel(kernel)
-    target = k.options.get("platform_target")
+    target, what = k.options.get("platform_target"), "platform_target"
+    if target is None and os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE"):
+        target, what = os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"], "NEURON_PLATFORM_TARGET_OVERRIDE"
     if arch is None and target is not None:
         arch = _TARGETS.get(str(target).lower())
         if arch is None:
-            raise KernelError(f"platform_target={target!r}: the targets are " + ", ".join(_TARGETS), None)
+            raise KernelError(f"{what}={target!r}: the targets are " + ", ".join(_TARGETS), None)
     n = k.cores
     if n == 1 and ranks == 1:
         return {"arch": arch or "trn1"}
