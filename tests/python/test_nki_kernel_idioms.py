@@ -166,3 +166,27 @@ def test_the_sbuf_budget_is_the_arch_s(monkeypatch):
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn9")
     with pytest.raises(nki.KernelError, match="NEURON_PLATFORM_TARGET_OVERRIDE='trn9': the targets are"):
         nki.simulate(one_row_softmax_grad, logits, target)
+
+
+def test_a_large_tile_finds_room_that_program_order_left_in_pieces():
+    # a [128, 13000] fp32 (52000 bytes a partition) made first, at the top; b (28000) made from it below it, and
+    # alive to the end; c (120000) starts where b is read: the bytes free then, [0, 100224) and a's [128224, 180224)
+    # once a is dead, hold no 120000 in one piece, and b cannot be spilled (c's first instruction reads it). Placed
+    # largest first, c, a and b all fit trn1's 180224 bytes.
+    x = RNG.standard_normal((128, 30000)).astype(np.float32)
+
+    def kernel(x):
+        out = nl.ndarray((128, 30000), nl.float32, buffer=nl.shared_hbm)
+        a = nl.ndarray((128, 13000), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=a, src=x[:, 0:13000])
+        b = nl.ndarray((128, 7000), nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(dst=b, data=a[:, 0:7000], op0=nl.multiply, operand0=2.0)
+        c = nl.ndarray((128, 30000), nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(dst=c[:, 0:7000], data=b, op0=nl.add, operand0=1.0)
+        nisa.dma_copy(dst=c[:, 7000:30000], src=x[:, 7000:30000])
+        nisa.dma_copy(dst=out, src=c)
+        return out
+    got = nki.simulate(kernel, x)
+    want = x.copy()
+    want[:, :7000] = 2 * x[:, :7000] + 1
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

@@ -111,11 +111,17 @@ class Allocation:
         self.scan = Scan(trace)
         self.tiles = [s for s in trace.storages if s.onchip and s.id in used]
         self.demoted = set()  # storages kept in a DRAM home nest by nest (alloc_nest.py) to relieve pressure
+        # Next fit (_fit) spreads a recurring tile's instances as the compiler's rotation does, but can leave the
+        # free bytes in pieces too small for a large tile; the rounds after a refusal pack without it (first fit).
+        self.next_fit = True
         while True:
             try:
                 self._build()
                 return
             except _Pressure as p:
+                if self.next_fit:
+                    self.next_fit = False
+                    continue
                 sid = self._victim(p)
                 if sid is None:
                     raise p.error
@@ -328,6 +334,8 @@ class Allocation:
         import heapq
         cap = PSUM_BANKS if mem == "psum" else self.sbuf_cap
         fixed = [u for u in self.units if u.mem == mem and u.explicit is not None]
+        if not self.next_fit and self._place_largest_first(mem, cap, fixed):
+            return
         todo = [(u.start, -u.size, k, u) for k, u in enumerate(self.units) if u.mem == mem and u.explicit is None]
         heapq.heapify(todo)
         count = len(self.units)
@@ -361,6 +369,28 @@ class Allocation:
                 self.cursor[mem] = at + u.size
             active.append(u)
 
+    LARGEST_FIRST_UNITS = 2000  # the most units _place_largest_first packs (its cost grows with their square)
+
+    def _place_largest_first(self, mem, cap, fixed):
+        """The rounds after a refusal first try every unit of mem largest first, each beside the placed units whose
+        intervals meet its own, without spilling: a large tile that program order left only fragments for (a
+        long-lived tile placed mid-memory while an earlier one held the top) then finds room. False, and nothing
+        placed, when one does not fit."""
+        units = [u for u in self.units if u.mem == mem and u.explicit is None]
+        if len(units) > self.LARGEST_FIRST_UNITS:
+            return False
+        units.sort(key=lambda u: (-u.size, u.start, u.name))
+        placed = list(fixed)
+        for u in units:
+            at = self._fit(u, placed, cap) if u.size <= cap else None
+            if at is None:
+                for v in units:
+                    v.addr = None
+                return False
+            u.addr = at
+            placed.append(u)
+        return True
+
     def _large(self, u):
         return u.mem == "sbuf" and u.size * 16 >= self.sbuf_cap
 
@@ -387,20 +417,21 @@ class Allocation:
             gaps.append((at, cap))
         n = u.size
         if self._large(u):
-            top = self.cursor.get("sbuf_top", cap)
+            top = self.cursor.get("sbuf_top", cap) if self.next_fit else cap
             for limit in (top, cap):
                 for g0, g1 in reversed(gaps):
                     at = (min(g1, limit) - n) // ALIGN * ALIGN
                     if at >= g0:
                         return at
             return None
-        low = self.cursor.get(u.mem, 0)
+        low = self.cursor.get(u.mem, 0) if self.next_fit else 0
         for floor in (low, 0):
             for g0, g1 in gaps:
                 lo = max(g0, floor)
                 if lo + n <= g1:
                     return lo
         return None
+
     def _spill_for(self, u, active, busy, cap):
         """Spill live SBUF units (next use farthest first) until u fits; the fewest of them are kept spilled."""
         t = u.start
