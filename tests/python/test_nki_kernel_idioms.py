@@ -190,3 +190,41 @@ def test_a_large_tile_finds_room_that_program_order_left_in_pieces():
     want = x.copy()
     want[:, :7000] = 2 * x[:, :7000] + 1
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_operands_indexed_by_predicates_and_a_moving_window_of_three_free_dims():
+    # A convolution step in the older style: the filter's output channels and the image window's positions masked by
+    # indexing the operands with predicates (tile[c < C][k < K]); the moving operand [C_in, H, W] streams its two
+    # free dims, and the PSUM result is [C_out, H, W]. C_out = 96 of a 128-wide tile: the last 32 columns masked.
+    C_in, C_out, H, W = 64, 96, 4, 8
+    filt = RNG.standard_normal((C_in, 128)).astype(np.float32)
+    img = RNG.standard_normal((C_in, H, W)).astype(np.float32)
+
+    def kernel(filt, img):
+        out = nl.ndarray((C_out, H, W), nl.float32, buffer=nl.shared_hbm)
+        f = nl.load(filt)
+        x = nl.load(img)
+        i_ci = nl.arange(C_in)[:, None]
+        i_co = nl.arange(128)[None, :]
+        i_h = nl.arange(H)[None, :, None]
+        i_w = nl.arange(W)[None, None, :]
+        ps = nl.zeros((128, H, W), nl.float32, buffer=nl.psum)
+        i_o = nl.arange(128)[:, None, None]
+        ps[i_o, i_h, i_w] += nisa.nc_matmul(f[i_ci, i_co][i_co < C_out], x[i_h < H][i_w < W])
+        res = nl.copy(ps[nl.arange(C_out)[:, None, None], i_h, i_w])
+        nl.store(out, res)
+        return out
+    got = nki.simulate(kernel, filt, img)
+    want = np.einsum("cm,chw->mhw", filt[:, :C_out], img)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_predicate_index_on_a_call_without_mask_is_refused_by_name():
+    def kernel(x):
+        out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        i_f = nl.arange(64)[None, :]
+        nl.store(out, t[i_f < 32].reshape((128, 64)))
+        return out
+    with pytest.raises(nki.Unsupported, match=r"indexed by a predicate \(x\[i < n\]\) is the mask of the call"):
+        nki.to_bir(kernel, np.zeros((128, 64), np.float32))
