@@ -1,20 +1,23 @@
 """`neuronsim sweep` (the C++ command runs `python3 -m neuronsim sweep ...`): the command line over neuronsim.sweep."""
 import argparse
 import logging
-import os
 import sys
 import time
 
+from . import kernel_args
+from ._errors import command_exit, stdout_failed
 from ._errors import error as _error
-from ._errors import one_line as _one_line
 from .dask_runner import results_paths
+from .sweep_nki import NkiArgs
 from .sweep_rank import _plain_table, format_ranking, rank
 from .sweep_rows import COLUMN_NAMES
 from .sweeps import _sweep
 
 HELP_EPILOG = """\
-KERNEL_OR_DIR: a BIR JSON file, a workload folder, a bundle folder, a folder of kernels, or LABEL=PATH to name a
-kernel LABEL (an empty PATH is refused). A folder is
+KERNEL_OR_DIR: a BIR JSON file, a workload folder, a bundle folder, a folder of kernels, an NKI kernel
+FILE.py::FUNCTION (traced on each arch as `neuronsim nki` traces it, called with --shape / --input / --kwarg /
+--grid; group FUNCTION, variant the file's name), or LABEL=PATH to name a kernel LABEL (an empty PATH is refused).
+A folder is
   - a bundle folder when it holds manifest.json or cores.json;
   - one workload when it holds exactly one *.bir.json entry and no subfolder that is a kernel;
   - a folder of kernels otherwise: each *.bir.json entry in it and each subfolder that is a workload or bundle
@@ -76,24 +79,28 @@ def main(argv=None):
     p.add_argument("--numeric", action="store_true", help="full runs (outputs computed, compared with the "
                    "workload's expected/) instead of timing-only")
     p.add_argument("--inputs", metavar="DIR", help="numeric runs: DIR/<name>.npy for every kernel")
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS[:DTYPE]", help="NKI kernels: a tensor "
+                   "parameter by shape (as neuronsim nki and tune)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=X.npy", help="NKI kernels: a tensor "
+                   "parameter's data")
+    p.add_argument("--kwarg", action="append", default=[], metavar="NAME=VALUE", help="NKI kernels: a keyword "
+                   "argument (a Python literal)")
+    p.add_argument("--grid", metavar="DIMS", help="NKI kernels: the launch grid (as neuronsim nki)")
     a = None
     try:
         a = p.parse_args(argv)
         if a.rank_by:
             rank([], a.rank_by)  # checks the column before anything runs
+        fixed, shapes, inputs, grid = kernel_args.parse_options(a.kwarg, a.shape, a.input, a.grid, "sweep")
+        nki = NkiArgs(kernel_args.tensors_of(None, None, inputs, shapes, "sweep"), fixed, grid)
         start = time.perf_counter()
         rows, info = _sweep(a.kernels, a.arch, not a.numeric, a.inputs, a.scheduler, a.out, a.resume, a.workers,
-                            None, None, a.cores, a.lnc, a.set)
+                            None, None, a.cores, a.lnc, a.set, nki)
         elapsed = time.perf_counter() - start
-    except KeyboardInterrupt:
-        where = f"; the rows so far are in {results_paths(a.out)[0]} (--resume continues)" if a and a.out else ""
-        sys.stderr.write(f"neuronsim: sweep interrupted{where}\n")
-        return 130
-    except Exception as e:
-        code = getattr(e, "exit_code", None)
+    except (KeyboardInterrupt, Exception) as e:
+        code = command_exit(e, "sweep", results_paths(a.out)[0] if a and a.out else None)
         if code is None:
             raise
-        sys.stderr.write(f"neuronsim: {_one_line(e)}\n")
         return code
     counts = {s: sum(r["status"] == s for r in rows) for s in ("ok", "mismatch", "error")}
     try:
@@ -109,10 +116,5 @@ def main(argv=None):
             print(f"results: {info['files'][0]}, {info['files'][1]}")
         sys.stdout.flush()
     except OSError as e:
-        # stdout is an output like the results files: a write error there is the command's error (exit 3), and
-        # Python's own report at exit is silenced (stdout is replaced by a sink).
-        sys.stdout = open(os.devnull, "w")
-        sys.stderr.write(f"neuronsim: stdout: write failed: {e.strerror or e} (the sweep's rows are in its results "
-                         "files, if any)\n")
-        return 3
+        return stdout_failed(e, "the sweep's rows are in its results files, if any")
     return 0 if counts["ok"] == len(rows) else 1

@@ -6,6 +6,7 @@ import pathlib
 
 from . import _core
 from ._errors import error as _error
+from .kernel_args import names_nki
 
 ARCHS = ("trn1", "trn2", "trn3")
 
@@ -13,8 +14,11 @@ ARCHS = ("trn1", "trn2", "trn3")
 class KernelSpec:
     """One kernel of a sweep: how rows name it, where it is, its group and variant (for ranking)."""
 
-    def __init__(self, name, path, group, variant):
+    def __init__(self, name, path, group, variant, nki_target=None):
         self.name, self.path, self.group, self.variant = name, path, group, variant
+        # An NKI entry: FILE.py::FUNCTION as given (sweep_nki.py); its file's absolute path and its own arch are
+        # set when the sweep checks it.
+        self.nki_target, self.nki_path, self.own_arch = nki_target, None, None
 
     def __repr__(self):
         return f"KernelSpec({self.name!r}, {self.path!r}, group={self.group!r}, variant={self.variant!r})"
@@ -105,6 +109,20 @@ def kernels_of(kernels):
         if arg == "":
             # An empty path is not "the current folder": that would run whatever happens to be there.
             raise _error("UsageError", f"kernel {label + '=' if label is not None else ''}'' has an empty path")
+        if names_nki(arg):
+            # An NKI kernel file's function: group FUNCTION, variant the file's name, so that a.py::k and b.py::k
+            # are variants of k (as `neuronsim compare` takes them); LABEL=FILE.py::FUNCTION as any label.
+            file, _, func = arg.rpartition("::")
+            if not os.path.isfile(file):
+                raise _error("InvalidInput", f"no such kernel file: {file} (of {arg})")
+            if label is not None:
+                group, variant = _split_variant(label)
+                group = group or label
+            else:
+                group, variant = func, os.path.splitext(os.path.basename(file))[0]
+            out.append(KernelSpec(label if label is not None else arg, os.path.abspath(file) + "::" + func, group,
+                                  variant, nki_target=arg))
+            continue
         p = pathlib.Path(arg)
         if not p.exists() and not p.is_symlink():
             raise _error("InvalidInput", f"no such kernel or folder: {arg}")

@@ -11,11 +11,13 @@ ENGINES = ("PE", "ACT", "POOL", "DVE", "SP")
 # The columns of a row, in the order the CSV and each JSON line give them. docs/sweeps.md lists them (a test holds
 # the two together). The type says how a CSV cell reads back; an empty cell (JSON null) is "no value".
 COLUMNS = [
-    ("kernel", str, "the kernel as named: the path as given (a folder's kernels: FOLDER/NAME), or LABEL of "
-                    "LABEL=PATH"),
-    ("path", str, "its absolute path, which the workers read"),
-    ("group", str, "NAME of a kernel named NAME@VARIANT, else the folder it was found in, else its own name"),
-    ("variant", str, "VARIANT of NAME@VARIANT, else its name in that folder; empty for a kernel on its own"),
+    ("kernel", str, "the kernel as named: the path (or FILE.py::FUNCTION) as given (a folder's kernels: "
+                    "FOLDER/NAME), or LABEL of LABEL=PATH"),
+    ("path", str, "its absolute path, which the workers read (an NKI kernel: the file's, then ::FUNCTION)"),
+    ("group", str, "NAME of a kernel named NAME@VARIANT, else the folder it was found in, else (an NKI kernel) its "
+                   "function, else its own name"),
+    ("variant", str, "VARIANT of NAME@VARIANT, else its name in that folder, else (an NKI kernel) its file's name; "
+                     "empty for a kernel on its own"),
     ("arch", str, "trn1, trn2 or trn3, or the absolute path of an architecture file; with settings (--set) as "
                   "trn2+{dma_latency_ns=425}"),
     ("mode", str, "timing (a timing-only run) or numeric"),
@@ -64,17 +66,25 @@ def _empty_row(kernel, arch, mode):
 
 def _failed_row(kernel, arch, mode, exc, exit_code=4):
     row = _empty_row(kernel, arch, mode)
-    row.update(status="error", exit_code=exit_code, error_type=type(exc).__name__, error=_one_line(exc))
+    # An NKI kernel's failure names what the tracer raised (KernelError, Unsupported, the kernel's own exception).
+    row.update(status="error", exit_code=exit_code, error_type=getattr(exc, "kind", None) or type(exc).__name__,
+               error=_one_line(exc))
     return row
 
 
-def run_task(kernel, arch, timing_only, inputs=None, cores=None, lnc=None):
-    """Runs one kernel on one architecture (neuronsim.run) and returns its row; a failing run gives an error row.
-    cores / lnc None: the kernel's own (run.json, else what it names), as `neuronsim run`."""
+def run_task(kernel, arch, timing_only, inputs=None, cores=None, lnc=None, nki=None):
+    """Runs one kernel on one architecture (neuronsim.run; an NKI kernel traced first, sweep_nki.run_nki, called
+    with `nki`) and returns its row; a failing run gives an error row. cores / lnc None: the kernel's own
+    (run.json, else what it names), as `neuronsim run`."""
     mode = "timing" if timing_only else "numeric"
     start = time.perf_counter()
     try:
-        r = _core.run(kernel.path, inputs, arch=arch, timing_only=timing_only, cores=cores, lnc=lnc)
+        if kernel.nki_target:
+            from .sweep_nki import run_nki
+
+            r = run_nki(kernel, arch, timing_only, nki, cores, lnc)
+        else:
+            r = _core.run(kernel.path, inputs, arch=arch, timing_only=timing_only, cores=cores, lnc=lnc)
     except _core.Error as e:
         row = _failed_row(kernel, arch, mode, e, e.exit_code)
     except Exception as e:  # the CLI's "internal error" (exit 4)

@@ -34,12 +34,12 @@ def read_results(path):
 
 
 def sweep(kernels, archs=None, *, timing_only=True, inputs=None, client=None, out=None, resume=False,
-          workers=None, progress=None, on_row=None, cores=None, lnc=None, set=None):
+          workers=None, progress=None, on_row=None, cores=None, lnc=None, set=None, nki_args=None, grid=None):
     """Runs every kernel on every architecture, one Dask task each, and returns the rows (dicts keyed by
     COLUMN_NAMES) in order: kernels as given (a folder's in name order), each on `archs` in order.
 
-    kernels      a kernel path (BIR JSON, workload folder, bundle folder), a folder of kernels, LABEL=PATH, or a
-                 list of those; or a dict {label: path}. Labels NAME@VARIANT (or kernels found in one folder) make
+    kernels      a kernel path (BIR JSON, workload folder, bundle folder), an NKI kernel FILE.py::FUNCTION, a folder
+                 of kernels, LABEL=PATH, or a list of those; or a dict {label: path}. Labels NAME@VARIANT (or kernels found in one folder) make
                  groups for rank() and best(). Every kernel given or found is a row: one that cannot be read (a
                  *.bir.json that is a FIFO, a bad run.json) is an error row.
     archs        architectures, ("trn1", "trn2") or "trn1,trn2"; None: each kernel's own (its folder's run.json,
@@ -61,14 +61,21 @@ def sweep(kernels, archs=None, *, timing_only=True, inputs=None, client=None, ou
     on_row       called with each new row as it arrives
     cores, lnc   every run's NeuronCores and cores per logical core (as `neuronsim run --cores / --lnc`); None:
                  each kernel's own (run.json, else what it names)
+    nki_args     what the NKI kernels (FILE.py::FUNCTION) are called with, as neuronsim.nki.tune takes its fixed
+                 arguments: {name: numpy array | nki.tensor(shape, dtype) | a keyword's value}; each is traced on
+                 each arch as `neuronsim nki --timing-only` traces it (numeric runs: on the arrays, generated data
+                 for the shapes)
+    grid         the NKI kernels' launch grid, as kernel[grid] (a tuple; nl.nc(2) for two cores)
 
     A run that fails gives a row with status "error", its message and the CLI's exit code; the sweep goes on.
 
     Example:
         >>> rows = neuronsim.sweep("workloads/kernel1", ["trn1", "trn2", "trn2+{dma_latency_ns=425}"])
         >>> [(r["arch"], r["total_ns"]) for r in rows]"""
+    from .sweep_nki import nki_args_of
+
     return _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row, cores, lnc,
-                  set)[0]
+                  set, nki_args_of(nki_args, grid))[0]
 
 
 def _optional_count(v, name):
@@ -82,8 +89,11 @@ def _optional_count(v, name):
 
 
 def _kernel_arch(k):
-    """A kernel's own architecture when the sweep names none: its folder's run.json's, else trn1. A run.json that
-    does not read gives trn1 here, and the run's error row says why."""
+    """A kernel's own architecture when the sweep names none: an NKI kernel's (sweep_nki.check_kernel), else its
+    folder's run.json's, else trn1. A run.json that does not read gives trn1 here, and the run's error row says
+    why."""
+    if k.nki_target:
+        return k.own_arch
     try:
         return _core.run_config(k.path).get("arch", "trn1")
     except _core.Error:
@@ -91,9 +101,19 @@ def _kernel_arch(k):
 
 
 def _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, progress, on_row, cores=None,
-           lnc=None, sets=None):
-    """sweep(), and what the command line says of it: {"tasks", "resumed", "where", "files"}."""
+           lnc=None, sets=None, nki=None):
+    """sweep(), and what the command line says of it: {"tasks", "resumed", "where", "files"}. nki: the NKI kernels'
+    arguments (sweep_nki.NkiArgs)."""
+    from .sweep_nki import NkiArgs, check_kernel, nki_reads
+
     ks = kernels_of(kernels)
+    nki = nki or NkiArgs()
+    if nki.given() and not any(k.nki_target for k in ks):
+        raise _error("UsageError", "--shape / --input / --kwarg / --grid (nki_args, grid) are for NKI kernels "
+                                   "(FILE.py::FUNCTION), and no kernel of the sweep is one")
+    for k in ks:
+        if k.nki_target:
+            check_kernel(k, nki)
     arch_list = archs_of(archs, sets)
     sets = _sets_of(sets)
     if not isinstance(timing_only, bool):
@@ -117,14 +137,15 @@ def _sweep(kernels, archs, timing_only, inputs, client, out, resume, workers, pr
         if os.fspath(inputs) == "":
             raise _error("UsageError", "inputs needs a path, got an empty one")
         inputs = os.path.abspath(inputs)
-    tasks = [(k, a, timing_only, inputs, cores, lnc) for k in ks
+    tasks = [(k, a, timing_only, inputs, cores, lnc, nki if k.nki_target else None) for k in ks
              for a in (arch_list if arch_list is not None else [_with_sets(_kernel_arch(k), sets)])]
     return run_tasks(tasks, [(k.name, a, mode) for k, a, *_ in tasks], run_task, columns=COLUMNS,
                      row_key=lambda r: (r["kernel"], r["arch"], r["mode"]),
                      failed_row=lambda task, e: _failed_row(task[0], task[1], mode, e),
                      task_name=lambda task, token: task_key(task[0], task[1], mode, token),
                      out=out, resume=resume, client=client, workers=workers, progress=progress, on_row=on_row,
-                     reads=[k.path for k in ks if os.path.isfile(k.path)] + _input_files(inputs))
+                     reads=[k.path for k in ks if os.path.isfile(k.path)] + _input_files(inputs) +
+                     nki_reads(ks, nki))
 
 
 def _input_files(inputs):

@@ -21,7 +21,6 @@ import random
 
 import numpy as np
 
-from . import _core
 from ._errors import error as _error
 from .dask_runner import results_paths, run_tasks
 from .tune_work import COLUMNS, STATUSES, FunctionRef, Spec, file_sha256, literal, run_candidate
@@ -150,12 +149,9 @@ def _write_fingerprint(folder, fp):
 
 def check_keywords(kernel_fn, names, option, label):
     """Every name is a keyword the kernel function takes: else InvalidInput (exit 3) naming it and its parameters."""
-    from .nki.cli import check_keywords as check
+    from .kernel_args import check_keywords as check
 
-    try:
-        check(kernel_fn, names, option, label)
-    except _core.Error as e:
-        raise _err("InvalidInput", str(e)) from None
+    check(kernel_fn, names, option, label, "tune")
 
 
 def run(spec, kernel_fn, params, *, sample=None, seed=0, out=None, resume=False, client=None, workers=None,

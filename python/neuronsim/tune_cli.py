@@ -2,17 +2,14 @@
 import argparse
 import logging
 import os
-import stat
 import sys
 import time
 
-import numpy as np
-
-from . import _core
+from . import _core, kernel_args
+from ._errors import command_exit, stdout_failed
 from ._errors import error as _error
-from ._errors import one_line
 from .tune import DEFAULT_ATOL, DEFAULT_RTOL, STATUSES, format_ranking, run
-from .tune_work import COLUMNS, FunctionRef, Spec, literal
+from .tune_work import COLUMNS, Spec, literal
 
 HELP_EPILOG = """\
 Every combination of the --param values is a candidate (the grid, in a stable order: the parameters in the order
@@ -94,57 +91,6 @@ def parse_param(text):
     return name, vals
 
 
-def _load_kernel(target):
-    """FILE.py::FUNCTION -> (FunctionRef, the Kernel), the file imported here as the workers import it."""
-    from .nki.api import _as_kernel
-    from .tune_work import _exception_message, load_module
-
-    path, sep, func = target.rpartition("::")
-    if not sep or not path or not func:
-        raise _usage(f"a kernel is FILE.py::FUNCTION, got '{target}'")
-    if not os.path.isfile(path):
-        raise _error("InvalidInput", f"{path}: no such file", "tune")
-    try:
-        mod = load_module(os.path.abspath(path))
-    except (Exception, SystemExit) as e:
-        raise _error("InvalidInput", f"{target}: the file does not import: {_exception_message(e)}", "tune") from None
-    if not callable(getattr(mod, func, None)):
-        raise _error("InvalidInput", f"{path}: no function '{func}'", "tune")
-    ref = FunctionRef(path=os.path.abspath(path), name=func, label=target)
-    return ref, _as_kernel(getattr(mod, func))
-
-
-def _tensors(kernel, label, inputs, shapes):
-    """{name: ("file", path, dtype) | ("shape", shape, dtype)} for the kernel's tensor parameters, checked as
-    `neuronsim nki` checks them."""
-    import inspect
-
-    params = inspect.signature(kernel.fn).parameters
-    out = {}
-    for name in list(inputs) + list(shapes):
-        if name not in params:
-            raise _usage(f"{label} has no parameter '{name}' (it has: {', '.join(params)})")
-    for name, (shape, dt) in shapes.items():
-        if name not in inputs:
-            out[name] = ("shape", shape, dt)
-    for name, path in inputs.items():
-        try:
-            mode = os.stat(path).st_mode
-        except OSError as e:
-            raise _error("InvalidInput", f"--input {name}={path}: {e.strerror}", "tune") from None
-        if not stat.S_ISREG(mode):
-            raise _error("InvalidInput", f"--input {name}={path}: not a regular file; an input is a .npy file", "tune")
-        try:
-            arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise _error("InvalidInput", f"--input {name}={path}: {e}", "tune") from None
-        dt = shapes[name][1] if name in shapes else None
-        if name in shapes and tuple(shapes[name][0]) != tuple(arr.shape):
-            raise _usage(f"--shape {name} {list(shapes[name][0])} differs from --input {name} {list(arr.shape)}")
-        out[name] = ("file", os.path.abspath(path), dt)
-    return out
-
-
 def main(argv=None):
     """`neuronsim tune`. Returns the exit code."""
     logging.getLogger("distributed").setLevel(logging.ERROR)
@@ -206,26 +152,7 @@ def main(argv=None):
             raise _usage(f"--max-instructions takes a positive number, got {a.max_instructions}")
         if a.reference is None and (a.rtol is not None or a.atol is not None):
             raise _usage("--rtol / --atol need --reference")
-        fixed, inputs, shapes = {}, {}, {}
-        from .nki import cli as nki_cli
-
-        try:
-            for text in a.kwarg:
-                name, value = nki_cli.parse_kwarg(text)
-                if name in fixed:
-                    raise _usage(f"--kwarg {name} given twice")
-                fixed[name] = value
-            for text in a.shape:
-                name, shape, dt = nki_cli._parse_shape(text)
-                shapes[name] = (shape, dt)
-            grid = nki_cli._parse_grid(a.grid) if a.grid else ()
-        except nki_cli._Usage as e:
-            raise _usage(str(e)) from None
-        for text in a.input:
-            name, eq, f = text.partition("=")
-            if not eq or not name or not f:
-                raise _usage(f"--input takes NAME=FILE.npy, got '{text}'")
-            inputs[name] = f
+        fixed, shapes, inputs, grid = kernel_args.parse_options(a.kwarg, a.shape, a.input, a.grid, "tune")
         arch = a.arch
         if a.set:
             from .sweep_kernels import _with_sets
@@ -235,19 +162,19 @@ def main(argv=None):
             _core.arch_params(arch)  # an unknown arch is refused before anything runs
         if a.report:
             _core.check_output_paths([a.report], [a.kernel.rpartition("::")[0]])
-        kernel_ref, kernel = _load_kernel(a.kernel)
+        kernel_ref, kernel = kernel_args.load_kernel(a.kernel, "tune")
         from .tune import check_keywords
 
         check_keywords(kernel, list(fixed), "--kwarg", a.kernel)
         check_keywords(kernel, list(params), "--param", a.kernel)
-        tensors = _tensors(kernel, a.kernel, inputs, shapes)
+        tensors = kernel_args.tensors_of(kernel, a.kernel, inputs, shapes, "tune")
         for name in fixed:
             if name in tensors:
                 raise _usage(f"parameter '{name}' given both by --kwarg and by --input / --shape")
-        _check_required(kernel, a.kernel, tensors, fixed, params)
+        kernel_args.check_required(kernel, tensors, fixed, params, "tune")
         ref = None
         if a.reference:
-            ref, _ = _load_kernel(a.reference)
+            ref, _ = kernel_args.load_kernel(a.reference, "tune")
         spec = Spec(kernel_ref, list(params), tensors, fixed, grid, arch, ref,
                     DEFAULT_RTOL if a.rtol is None else a.rtol, DEFAULT_ATOL if a.atol is None else a.atol, a.seed,
                     a.max_instructions)
@@ -259,15 +186,10 @@ def main(argv=None):
             from .tune_report import write_report
 
             write_report(a.report, spec, rows, list(params))
-    except KeyboardInterrupt:
-        where = f"; the rows so far are in {os.path.join(a.out, 'results.csv')} (--resume continues)" if a else ""
-        sys.stderr.write(f"neuronsim: tune interrupted{where}\n")
-        return 130
-    except Exception as e:
-        code = getattr(e, "exit_code", None)
+    except (KeyboardInterrupt, Exception) as e:
+        code = command_exit(e, "tune", os.path.join(a.out, "results.csv") if a else None)
         if code is None:
             raise
-        sys.stderr.write(f"neuronsim: {one_line(e)}\n")
         return code
     counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
     try:
@@ -279,19 +201,5 @@ def main(argv=None):
         print(f"results: {info['files'][0]}" + (f"; report: {a.report}" if a.report else ""))
         sys.stdout.flush()
     except OSError as e:
-        sys.stdout = open(os.devnull, "w")
-        sys.stderr.write(f"neuronsim: stdout: write failed: {e.strerror or e} (the rows are in "
-                         f"{info['files'][0]})\n")
-        return 3
+        return stdout_failed(e, f"the rows are in {info['files'][0]}")
     return 0 if counts["ok"] else 1
-
-
-def _check_required(kernel, label, tensors, fixed, params):
-    """Every parameter of the function without a default is given (a tensor, a --kwarg or a --param)."""
-    import inspect
-
-    for name, prm in inspect.signature(kernel.fn).parameters.items():
-        if prm.default is prm.empty and prm.kind not in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD) and \
-                name not in tensors and name not in fixed and name not in params:
-            raise _usage(f"kernel parameter '{name}' needs --input {name}=FILE.npy, --shape {name}=DIMS[:DTYPE], "
-                         f"--kwarg {name}=VALUE or --param {name}=V1,V2")

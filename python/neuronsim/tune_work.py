@@ -226,16 +226,35 @@ def _guard(fn, *args):
             warnings.simplefilter("ignore")  # a candidate's row is its result; warnings go nowhere on a worker
             return fn(*args)
     except (KernelError, Unsupported) as e:
-        raise _Refused(one_line(e)) from None
+        raise _sorted(_Refused(one_line(e)), e) from None
     except _core.Error as e:
-        raise _Refused(f"{type(e).__name__}: {one_line(e)}") from None
+        raise _sorted(_Refused(f"{type(e).__name__}: {one_line(e)}"), e) from None
     except (Exception, SystemExit) as e:
-        raise _Failed(_exception_message(e)) from None
+        raise _sorted(_Failed(_exception_message(e)), e) from None
+
+
+def _sorted(failure, e):
+    """failure (a _Refused or _Failed) remembering the class of the exception it stands for (a sweep row's
+    error_type) and the exit code `neuronsim nki` gives for it (3: the kernel cannot be traced, or run's own)."""
+    failure.kind = type(e).__name__
+    failure.exit_code = getattr(e, "exit_code", None) or 3
+    return failure
 
 
 def _time(spec, kwargs, report=None):
     """Traced with shape-only tensors, lowered and run timing-only, as `neuronsim nki --timing-only` runs it."""
-    from .nki.api import _as_kernel, _max_instructions, _placement, _sources, trace_kernel
+    from .nki.api import _max_instructions, _placement
+
+    kernel, traced, k = trace_and_lower(spec, kwargs)
+    r = _guard(lambda: _core.run(k, None, **_placement(kernel, spec.arch), timing_only=True, report=report,
+                                 max_instructions=_max_instructions(spec.max_instructions)))
+    return r.total_ns, r.verdict, traced, (kernel, k)
+
+
+def trace_and_lower(spec, kwargs):
+    """(the Kernel with spec's launch grid, its trace, the lowered neuronsim Kernel named spec.kernel.label), traced
+    with shape-only tensors and kwargs as `neuronsim nki` traces it; _Refused / _Failed when it cannot be."""
+    from .nki.api import _as_kernel, _sources, trace_kernel
 
     kernel = _guard(lambda: _as_kernel(spec.kernel.get()))
     if spec.grid:
@@ -244,9 +263,7 @@ def _time(spec, kwargs, report=None):
     args.update(kwargs)
     traced = _guard(trace_kernel, kernel, (), args, spec.arch, spec.max_instructions)
     k = _guard(lambda: traced.lowered.builder.kernel(spec.kernel.label, _sources(kernel)))
-    r = _guard(lambda: _core.run(k, None, **_placement(kernel, spec.arch), timing_only=True, report=report,
-                                 max_instructions=_max_instructions(spec.max_instructions)))
-    return r.total_ns, r.verdict, traced, (kernel, k)
+    return kernel, traced, k
 
 
 def _as_float(a, bir):
@@ -258,17 +275,11 @@ def _as_float(a, bir):
 def _check(spec, kwargs, traced, kernels):
     """The numeric run on the given inputs (or the generated ones, --seed), compared with the reference's outputs:
     (max |got - want|, the worst element's line or None)."""
-    from .nki.api import _bits_in, _placement
+    from .nki.api import _placement
 
     kernel, k = kernels
     tensors = _tensor_args(spec, True)
-    inputs = dict(traced.lowered.constants)
-    for name, a in tensors.items():
-        if not isinstance(a, np.ndarray) and not hasattr(a, "bits"):
-            continue
-        storage = traced.arg_storages.get(name)
-        bir = storage.dtype if storage is not None else None
-        inputs[name] = a.bits if hasattr(a, "bits") else _bits_in(a, bir)
+    inputs = numeric_inputs(traced, tensors)
     with tempfile.TemporaryDirectory(prefix="neuronsim-tune-") as tmp:
         r = _guard(lambda: _core.run(k, inputs, **_placement(kernel, spec.arch), seed=spec.seed, save_inputs=tmp,
                                      max_instructions=_max_instructions_of(spec)))
@@ -312,6 +323,21 @@ def _check(spec, kwargs, traced, kernels):
             worst = (f"{name}[{where}] = {got[at]:.6g}, the reference's {w[at]:.6g} (|err| {diff[at]:.3g} > atol "
                      f"{spec.atol:g} + rtol {spec.rtol:g} * |ref|); {bad} of {diff.size} elements outside")
     return err, worst
+
+
+def numeric_inputs(traced, tensors):
+    """The inputs of a numeric run of a traced kernel: its nl.shared_constant data and the arrays among `tensors`
+    ({name: array, or a shape-only spec whose data the run generates}) as the bits of the BIR's dtypes."""
+    from .nki.api import _bits_in
+
+    inputs = dict(traced.lowered.constants)
+    for name, a in tensors.items():
+        if not isinstance(a, np.ndarray) and not hasattr(a, "bits"):
+            continue
+        storage = traced.arg_storages.get(name)
+        bir = storage.dtype if storage is not None else None
+        inputs[name] = a.bits if hasattr(a, "bits") else _bits_in(a, bir)
+    return inputs
 
 
 def _max_instructions_of(spec):

@@ -21,6 +21,7 @@ namespace {
 
 const char *kReportHelp = R"(usage: neuronsim report STATS.json [TRACE.json] -o REPORT.html
        neuronsim report RESULTS.csv -o SWEEP.html [--baseline ARCH]
+       neuronsim report FILE.py::FUNCTION [neuronsim nki options] -o REPORT.html
 
 One self-contained HTML page to look at (docs/profiling.md): no network fetch, nothing to install, opens from a
 file.
@@ -29,13 +30,37 @@ file.
                source lines; TRACE.json (`run --trace`) adds the engine timeline (wheel zooms, drag pans)
   RESULTS.csv  a `neuronsim sweep -o` file: a kernel x arch table of total times with speed-ups against
                --baseline ARCH (default: the file's first arch; the page can switch it), and a bar chart
+  FILE.py::FUNCTION   an NKI kernel: traced and run as `neuronsim nki FILE.py::FUNCTION ... --report FILE.html`
+               runs it (every nki option: --shape, --input, --kwarg, --grid, --arch, --timing-only, ...), the page
+               naming the kernel file and function
   -o FILE      the page to write (never one of the inputs)
 `neuronsim run KERNEL --report FILE.html` writes a run's page directly, timeline included.
 )";
 
+// `report FILE.py::FUNCTION ... -o PAGE`: the arguments of `nki FILE.py::FUNCTION ... --report PAGE`, or none when
+// no argument names an NKI kernel (an option's NAME=VALUE, as --kwarg takes, names none).
+std::optional<std::vector<std::string>> as_nki_report(const std::vector<std::string> &a) {
+  bool nki = false;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if ((a[i] == "-o" || a[i] == "--output") && i + 1 < a.size()) {
+      out.insert(out.end(), {"--report", a[++i]});
+      continue;
+    }
+    if (a[i].rfind("-", 0) != 0 && a[i].find('=') == std::string::npos && TracedNki::names_nki(a[i]))
+      nki = true;
+    out.push_back(a[i]);
+  }
+  if (!nki)
+    return std::nullopt;
+  return out;
+}
+
 } // namespace
 
 int cmd_report(const std::vector<std::string> &a) {
+  if (const auto nki = as_nki_report(a))
+    return cmd_nki(*nki);
   std::vector<std::string> files;
   std::string out, baseline;
   const std::vector<Option> options = {

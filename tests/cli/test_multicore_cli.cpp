@@ -166,15 +166,15 @@ TEST(MultiCoreCli, DataDependentBranchesGoTheirOwnWayOnEachRank) {
   const auto &c0 = st.at("cores").at(0), &c1 = st.at("cores").at(1);
   EXPECT_EQ(c0.at("dynamic_instructions"), 8);
   EXPECT_EQ(c1.at("dynamic_instructions"), 14);
-  // Time: each trip's TensorTensor depends on the last one's t, so a trip costs its DVE time max(64, N = 4) = 64
-  // cycles plus the SBUF access start-up (60) and the dependent-instruction overhead (100) on the critical path;
-  // RegisterAlu and CompareAndBranch (1 sequencer cycle each) fit in that wait. trn2's DVE runs at 0.96 GHz
-  // (sim/arch/trn2.json dve_ghz, sbuf_access_startup_cycles, dependent_overhead_cycles,
-  // sequencer_instruction_cycles), and everything else (the loads, the save) is the same on both cores, so rank 1's
-  // two extra trips take 2 x 224 / 0.96 = 466.667 ns more, and its DVE is busy 2 x (64 + 1 + 1) / 0.96 = 137.5 ns
-  // more. The device ends with rank 1.
+  // Time: each trip's TensorTensor depends on the last one's t, a DVE result read by the next DVE instruction, so a
+  // trip costs its DVE time max(64, N = 4) = 64 cycles plus dve_dependent_latency_cycles (6, calibration.md E6) on
+  // the critical path; RegisterAlu and CompareAndBranch (1 sequencer cycle each) fit in that wait. trn2's DVE runs
+  // at 0.96 GHz (sim/arch/trn2.json dve_ghz, dve_dependent_latency_cycles, sequencer_instruction_cycles), and
+  // everything else (the loads, the save) is the same on both cores, so rank 1's two extra trips take
+  // 2 x 70 / 0.96 = 145.833 ns more, and its DVE is busy 2 x (64 + 1 + 1) / 0.96 = 137.5 ns more. The device ends
+  // with rank 1.
   const double t0 = c0.at("total_ns"), t1 = c1.at("total_ns");
-  EXPECT_NEAR(t1 - t0, 2 * 224 / 0.96, 0.002);
+  EXPECT_NEAR(t1 - t0, 2 * 70 / 0.96, 0.002);
   const double dve0 = c0.at("profile").at("engines").at("DVE").at("busy_ns");
   const double dve1 = c1.at("profile").at("engines").at("DVE").at("busy_ns");
   EXPECT_NEAR(dve1 - dve0, 2 * 66 / 0.96, 0.002);

@@ -56,6 +56,39 @@ def dask_scratch():
         shutil.rmtree(d, ignore_errors=True)
 
 
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A local Dask cluster of two single-threaded worker processes for one test module (test_tune.py,
+    test_sweep_nki.py): the CLI reaches it with --scheduler client.scheduler.address."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=logging.ERROR) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        yield c
+
+@pytest.fixture
+def killable_cluster(tmp):
+    """A scheduler and two workers a test may kill (sweep_support.KillableCluster: test_sweep_fault.py,
+    test_tune_cluster.py); its client closed, its processes stopped and its log closed at the test's end."""
+    from sweep_support import KillableCluster, stop
+
+    procs, cluster = [], None
+    log = open(tmp / "cluster.log", "w")
+    try:
+        cluster = KillableCluster(tmp, procs, log)
+        yield cluster
+    finally:
+        if cluster is not None:
+            cluster.client.close()
+        stop(procs)
+        log.close()
+
+
 def cli(*args, check=True):
     """Runs the `neuronsim` command from the checkout; returns the CompletedProcess (text)."""
     r = subprocess.run([str(CLI), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=300)

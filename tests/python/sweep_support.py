@@ -1,5 +1,5 @@
-"""What the sweep tests share: the examples of docs/sweeps.md, made runnable here, and background processes (a
-Dask scheduler and its workers) that are always stopped."""
+"""What the sweep and tune tests share: the examples of docs/sweeps.md, made runnable here, background processes (a
+Dask scheduler and its workers) that are always stopped, and a cluster whose workers a test may kill."""
 import os
 import re
 import shlex
@@ -90,3 +90,32 @@ def stop(procs):
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
+
+
+def rows_in(path):
+    """The data rows a results CSV holds so far (0 before it exists)."""
+    try:
+        return len(path.read_text().splitlines()) - 1
+    except FileNotFoundError:
+        return 0
+
+
+class KillableCluster:
+    """A real dask-scheduler on 127.0.0.1 and two dask-worker processes named w0 and w1 without nannies (a killed
+    worker stays dead), one thread each, their output in `log`: `address`, a connected `client`, `workers` (the
+    processes, w0 first), `by_name` ({"w0": its address, ...}) and `procs`, which conftest's killable_cluster fixture
+    stops whatever happens (a test adds the command it starts there)."""
+
+    def __init__(self, tmp, procs, log):
+        from distributed import Client
+
+        port = free_port()
+        self.address, self.procs, self.log = f"tcp://127.0.0.1:{port}", procs, log
+        procs.append(start(f"dask-scheduler --host 127.0.0.1 --port {port} --no-dashboard", log))
+        wait_for_port(port, procs[0], tmp / "cluster.log")
+        self.workers = [start(f"dask-worker {self.address} --nthreads 1 --no-nanny --no-dashboard --name w{i}", log)
+                        for i in range(2)]
+        procs.extend(self.workers)
+        self.client = Client(self.address, timeout="60s", set_as_default=False)
+        self.client.wait_for_workers(2, timeout=120)
+        self.by_name = {info["name"]: addr for addr, info in self.client.scheduler_info()["workers"].items()}

@@ -51,7 +51,7 @@ def test_readme_nki_section_python(tmp):
     assert r.returncode == 0, r.stderr
     err = float(re.search(r"max error (\S+)", r.stdout).group(1))
     assert err < 1e-7  # the text says about 3.3e-08
-    assert "6417.9 ns; [20, 17, 15]" in r.stdout  # as the text says
+    assert "5867.9 ns; [20, 17, 15]" in r.stdout  # as the text says
 
 
 def test_lowering_doc_command_writes_bir_that_runs(tmp):

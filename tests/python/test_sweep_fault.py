@@ -11,12 +11,10 @@ import subprocess
 import time
 
 import pytest
-from distributed import Client
-
 import neuronsim
 from conftest import BUILD, CLI, SANITIZED
 from neuronsim import sweeps
-from sweep_support import free_port, start, stop, wait_for_port
+from sweep_support import rows_in
 
 # Under the sanitizers (build-asan) the sweeps are not run: they add only Python around neuronsim.run, which the
 # rest of the suite runs there, and Dask's processes under the ASan runtime would add minutes, nothing it could find.
@@ -26,64 +24,33 @@ pytestmark = pytest.mark.skipif(SANITIZED, reason="sweeps are pure Python over n
 ARCHS = ["trn1", "trn2", "trn3"]
 
 
-@pytest.fixture
-def procs():
-    """Background processes of a test, stopped at its end whatever happens."""
-    running = []
-    try:
-        yield running
-    finally:
-        stop(running)
-
-
-def rows_in(path):
-    try:
-        return len(path.read_text().splitlines()) - 1
-    except FileNotFoundError:
-        return 0
-
-
-def test_a_worker_killed_mid_sweep(tmp, procs):
+def test_a_worker_killed_mid_sweep(tmp, killable_cluster):
     subprocess.run([str(BUILD / "neuronsim_workload_gen"), "all", "--size", "full", "--bir-only", "-o",
                     str(tmp / "full")], check=True, stdout=subprocess.DEVNULL)
     kernels = sweeps.kernels_of(str(tmp / "full"))
     n = len(kernels) * len(ARCHS)
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    log = open(tmp / "cluster.log", "w")
-    procs.append(start(f"dask-scheduler --host 127.0.0.1 --port {port} --no-dashboard", log))
-    wait_for_port(port, procs[0], tmp / "cluster.log")
-    workers = [start(f"dask-worker {address} --nthreads 1 --no-nanny --no-dashboard --name w{i}", log)
-               for i in range(2)]
-    procs.extend(workers)
-    client = Client(address, timeout="60s", set_as_default=False)
-    try:
-        client.wait_for_workers(2, timeout=120)
-        by_name = {info["name"]: addr for addr, info in client.scheduler_info()["workers"].items()}
-        victim, survivor = by_name["w0"], by_name["w1"]
+    cluster = killable_cluster
+    address, client, workers = cluster.address, cluster.client, cluster.workers
+    victim, survivor = cluster.by_name["w0"], cluster.by_name["w1"]
+    out = tmp / "r.csv"
+    sweep = subprocess.Popen([str(CLI), "sweep", str(tmp / "full"), "--arch", ",".join(ARCHS), "--scheduler",
+                              address, "--workers", "2", "-o", str(out)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    cluster.procs.append(sweep)
+    deadline = time.monotonic() + 120
+    while rows_in(out) < 1 and sweep.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert sweep.poll() is None and rows_in(out) < n, "the sweep ended before a worker could be killed"
+    # Stopped, the victim can finish nothing more; what the scheduler still sees on it is lost with it.
+    os.kill(workers[0].pid, signal.SIGSTOP)
+    time.sleep(0.5)
+    held = client.processing()[victim]
+    assert held, "the stopped worker held no task"
+    written_before = rows_in(out)
+    os.kill(workers[0].pid, signal.SIGKILL)
+    workers[0].wait()
 
-        out = tmp / "r.csv"
-        sweep = subprocess.Popen([str(CLI), "sweep", str(tmp / "full"), "--arch", ",".join(ARCHS), "--scheduler",
-                                  address, "--workers", "2", "-o", str(out)], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
-        procs.append(sweep)
-        deadline = time.monotonic() + 120
-        while rows_in(out) < 1 and sweep.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert sweep.poll() is None and rows_in(out) < n, "the sweep ended before a worker could be killed"
-        # Stopped, the victim can finish nothing more; what the scheduler still sees on it is lost with it.
-        os.kill(workers[0].pid, signal.SIGSTOP)
-        time.sleep(0.5)
-        held = client.processing()[victim]
-        assert held, "the stopped worker held no task"
-        written_before = rows_in(out)
-        os.kill(workers[0].pid, signal.SIGKILL)
-        workers[0].wait()
-
-        stdout, stderr = sweep.communicate(timeout=300)
-    finally:
-        client.close()
-        log.close()
+    stdout, stderr = sweep.communicate(timeout=300)
     assert sweep.returncode == 0, stderr
     assert f"sweep: {n} tasks (0 resumed, {n} run on {address} (2 workers when it started)): {n} ok, 0 mismatch, " \
            "0 error;" in stdout

@@ -10,7 +10,6 @@ import shutil
 
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster
 
 import neuronsim
 import neuronsim.nki as nki
@@ -23,16 +22,6 @@ pytestmark = pytest.mark.skipif(SANITIZED, reason="the tuner is pure Python over
 
 KERNEL = ROOT / "tests" / "python" / "nki_kernels" / "tune_scale.py"
 BOOM_LINE = next(i for i, line in enumerate(KERNEL.read_text().splitlines(), 1) if "raise ValueError" in line)
-
-
-@pytest.fixture(scope="module")
-def client():
-    import logging
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=logging.ERROR) as cluster, \
-            Client(cluster, set_as_default=False) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -10,66 +10,35 @@ import subprocess
 import time
 
 import pytest
-from distributed import Client
 
 from conftest import CLI, ROOT, SANITIZED
-from sweep_support import free_port, start, stop, wait_for_port
+from sweep_support import rows_in
 
 pytestmark = pytest.mark.skipif(SANITIZED, reason="the tuner is pure Python over neuronsim.run")
 
 KERNEL = ROOT / "tests" / "python" / "nki_kernels" / "tune_scale.py"
 
 
-@pytest.fixture
-def procs():
-    running = []
-    try:
-        yield running
-    finally:
-        stop(running)
-
-
-def rows_in(path):
-    try:
-        return len(path.read_text().splitlines()) - 1
-    except FileNotFoundError:
-        return 0
-
-
-def test_a_worker_killed_mid_tune(tmp, procs):
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    log = open(tmp / "cluster.log", "w")
-    procs.append(start(f"dask-scheduler --host 127.0.0.1 --port {port} --no-dashboard", log))
-    wait_for_port(port, procs[0], tmp / "cluster.log")
-    workers = [start(f"dask-worker {address} --nthreads 1 --no-nanny --no-dashboard --name w{i}", log)
-               for i in range(2)]
-    procs.extend(workers)
-    client = Client(address, timeout="60s", set_as_default=False)
+def test_a_worker_killed_mid_tune(tmp, killable_cluster):
+    cluster = killable_cluster
+    address, client, workers, victim = cluster.address, cluster.client, cluster.workers, cluster.by_name["w0"]
     out = tmp / "t"
     tiles = [16, 32, 64, 128, 256, 512]
-    try:
-        client.wait_for_workers(2, timeout=120)
-        by_name = {info["name"]: addr for addr, info in client.scheduler_info()["workers"].items()}
-        victim = by_name["w0"]
-        tune = subprocess.Popen([str(CLI), "tune", f"{KERNEL}::scale", "--shape", "x=128x512", "--kwarg", "SLEEP=1.0",
-                                 "--param", "TILE=" + ",".join(map(str, tiles)), "--scheduler", address, "--workers",
-                                 "2", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        procs.append(tune)
-        deadline = time.monotonic() + 120
-        while rows_in(out / "results.csv") < 1 and tune.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert tune.poll() is None and rows_in(out / "results.csv") < len(tiles), "the tune ended too soon"
-        os.kill(workers[0].pid, signal.SIGSTOP)
-        time.sleep(0.3)
-        held = client.processing()[victim]
-        assert held, "the stopped worker held no candidate"
-        os.kill(workers[0].pid, signal.SIGKILL)
-        workers[0].wait()
-        stdout, stderr = tune.communicate(timeout=300)
-    finally:
-        client.close()
-        log.close()
+    tune = subprocess.Popen([str(CLI), "tune", f"{KERNEL}::scale", "--shape", "x=128x512", "--kwarg", "SLEEP=1.0",
+                             "--param", "TILE=" + ",".join(map(str, tiles)), "--scheduler", address, "--workers",
+                             "2", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cluster.procs.append(tune)
+    deadline = time.monotonic() + 120
+    while rows_in(out / "results.csv") < 1 and tune.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert tune.poll() is None and rows_in(out / "results.csv") < len(tiles), "the tune ended too soon"
+    os.kill(workers[0].pid, signal.SIGSTOP)
+    time.sleep(0.3)
+    held = client.processing()[victim]
+    assert held, "the stopped worker held no candidate"
+    os.kill(workers[0].pid, signal.SIGKILL)
+    workers[0].wait()
+    stdout, stderr = tune.communicate(timeout=300)
     assert tune.returncode == 0, stderr
     assert f"tune: {len(tiles)} candidates (0 resumed, {len(tiles)} run on {address}" in stdout
     assert f"{len(tiles)} ok, 0 wrong, 0 refused, 0 error" in stdout

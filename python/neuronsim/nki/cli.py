@@ -247,7 +247,10 @@ def main(argv):
         import traceback
         frames = traceback.extract_tb(e.__traceback__)
         where = next((f for f in reversed(frames) if not f.filename.startswith(_PACKAGE)), frames[-1] if frames else None)
-        at = f"{where.filename}:{where.lineno}: " if where else ""
+        given = target.rpartition("::")[0] if target else ""
+        # The kernel file as the user named it (Python holds it by its absolute path).
+        name = given if given and where and where.filename == os.path.abspath(given) else where and where.filename
+        at = f"{name}:{where.lineno}: " if where else ""
         if isinstance(e, SystemExit):
             why = f"the kernel exits ({e.code!r})" if e.code is None or isinstance(e.code, int) else str(e.code)
             sys.stderr.write(f"neuronsim: {at}SystemExit: {_one_line(why)}\n")
