@@ -110,10 +110,7 @@ void Sanitizer::attach(int core, const isa::Program &program, const engines::Mem
     s->granule = g;
     const int64_t bytes = c->partitions * (s == &c->sbuf ? c->sbuf_cap : c->psum_cap);
     s->written = ZeroArray<uint8_t>(static_cast<size_t>(bytes / g));
-    if (c->race_onchip) {
-      s->race_w = ZeroArray<Entry>(static_cast<size_t>(bytes / g));
-      s->race_r = ZeroArray<Entry>(static_cast<size_t>(bytes / g));
-    }
+    s->race = c->race_onchip;
   }
   if (c->race_onchip || c->race_dram)
     for (auto &cl : c->clocks) cl.now.assign(static_cast<size_t>(cores_ * kMaxQueues), 0);
@@ -267,10 +264,7 @@ Sanitizer::Shadow *Sanitizer::dram_shadow(const CoreState &c, int tensor, bool c
   const size_t n = static_cast<size_t>(bytes / s->granule);
   s->written = ZeroArray<uint8_t>(n);
   if (t.is_input()) std::memset(s->written.data(), 1, n);
-  if (c.race_dram) {
-    s->race_w = ZeroArray<Entry>(n);
-    s->race_r = ZeroArray<Entry>(n);
-  }
+  s->race = c.race_dram;
   Shadow *raw = s.get();
   dram_.emplace(key, std::move(s));
   return raw;
@@ -354,12 +348,12 @@ void Sanitizer::check(CoreState &c, int q, int64_t pos, const ScheduledInst &si)
       if (lcd_rec && op.lcd) lcd_access(c, lcd_rec, inst, op, a);
       mark_written(c, op, a);
     } else {
-      // A DRAM input that nothing writes has no shadow: nothing to check.
-      if (dram && !race && !(lcd_rec && op.lcd) && !dram_shadow(c, a.tensor, false) &&
-          c.prog->tensors[static_cast<size_t>(a.tensor)].is_input())
-        continue;
+      // A DRAM input is written from the start (its shadow, when it has one, only ever gains marks): nothing to
+      // check, and nothing to track unless it races or carries a dependency.
+      const bool input = dram && c.prog->tensors[static_cast<size_t>(a.tensor)].is_input();
+      if (input && !race && !(lcd_rec && op.lcd)) continue;
       c.mem->element_runs(a, runs_);
-      if (op.check) uninit_read(c, inst, op, a);
+      if (op.check && !input) uninit_read(c, inst, op, a);
       if (race) race_access(c, q, race_rec, op, a);
       if (lcd_rec && op.lcd) lcd_access(c, lcd_rec, inst, op, a);
     }

@@ -9,8 +9,10 @@
 // sanitizer_text.cpp (regions in numpy slices, messages, JSON).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <new>
@@ -86,22 +88,85 @@ struct Entry {
   uint8_t op = kPlain;
   bool operator==(const Entry &o) const { return rec == o.rec && slot == o.slot && depth == o.depth && op == o.op; }
 };
-// Per element granule of a tensor tracked for loop-carried dependencies: the last write and the write before it
+// Shadow state kept per range, not per element: [first, end) ranges of a shadow's units (bytes, granules) by first
+// unit, each with one Cell (equality-comparable; Cell{} is "nothing known", the state of units in no range).
+// Neighbours with equal cells are one range, so an access to a whole tile is one range whatever its size.
+template <class Cell> class Ranges {
+public:
+  struct Range {
+    int64_t end = 0;
+    Cell cell{};
+  };
+  // Calls f(first, end, cell) for the pieces of [b0, b1) in order -- cut where a range starts or ends inside it,
+  // the gaps with Cell{} -- and keeps the cell f returns for each piece.
+  template <class F> void update(int64_t b0, int64_t b1, F &&f) {
+    auto it = m_.upper_bound(b0);
+    if (it != m_.begin() && std::prev(it)->second.end > b0) --it;
+    for (int64_t at = b0; at < b1;) {
+      if (it == m_.end() || it->first > at) {  // a gap
+        const int64_t end = it == m_.end() ? b1 : std::min(b1, it->first);
+        it = merge_prev(m_.emplace_hint(it, at, Range{end, f(at, end, Cell{})}));
+        at = end;
+        ++it;
+        continue;
+      }
+      if (it->first < at) {  // cut at the access's first unit
+        Range tail = it->second;
+        it->second.end = at;
+        it = m_.emplace_hint(std::next(it), at, tail);
+      }
+      if (it->second.end > b1) {  // ... and after its last
+        m_.emplace_hint(std::next(it), b1, it->second);
+        it->second.end = b1;
+      }
+      const int64_t end = it->second.end;
+      it->second.cell = f(at, end, static_cast<const Cell &>(it->second.cell));
+      it = merge_prev(it);
+      at = end;
+      ++it;
+    }
+    if (it != m_.end()) merge_prev(it);
+  }
+  const std::map<int64_t, Range> &ranges() const { return m_; }
+
+private:
+  using Iter = typename std::map<int64_t, Range>::iterator;
+  Iter merge_prev(Iter at) {
+    if (at == m_.begin()) return at;
+    const Iter prev = std::prev(at);
+    if (prev->second.end != at->first || !(prev->second.cell == at->second.cell)) return at;
+    prev->second.end = at->second.end;
+    m_.erase(at);
+    return prev;
+  }
+  std::map<int64_t, Range> m_;
+};
+
+// What the loop-carried shadow knows of a byte range of a tracked tensor: the last write and the write before it
 // when another trip made it (the value's trips), the last read and the latest read of another trip.
 struct LcdCell {
   Entry w, w2, r, r2;
+  bool operator==(const LcdCell &o) const { return w == o.w && w2 == o.w2 && r == o.r && r2 == o.r2; }
+};
+
+// The loop-carried shadow of one tensor: ranges of its logical bytes.
+struct LcdShadow {
+  Ranges<LcdCell> ranges;
+};
+// What the race shadow knows of a range of granules: the last write and the last read.
+struct RaceCell {
+  Entry w, r;
+  bool operator==(const RaceCell &o) const { return w == o.w && r == o.r; }
 };
 
 // The bytes of one memory (SBUF, PSUM: partitions x capacity; a DRAM tensor: its bytes) in granules of `granule`
-// bytes (every access to it starts and ends on one): written marks, and in race mode the last write and read.
+// bytes (every access to it starts and ends on one): written marks, and in race mode the last write and read of
+// ranges of granules.
 struct Shadow {
   int64_t granule = 1;
   ZeroArray<uint8_t> written;
-  ZeroArray<Entry> race_w, race_r;
-};
-struct LcdShadow {
-  int64_t granule = 1;
-  ZeroArray<LcdCell> cells;
+  bool race = false;
+  Ranges<RaceCell> race_ranges;
 };
 
 // Accesses the race shadow names: the dynamic instruction's queue and position on its core.
@@ -213,7 +278,7 @@ private:
   // sanitizer_lcd.cpp
   void lcd_access(CoreState &c, int32_t rec, const isa::Inst &inst, const OperandPlan &op, const engines::Access &a);
   void lcd_finding(CoreState &c, const char *what, const Entry &mine, const Entry &theirs, int depth, int tensor,
-                   int64_t e0, int64_t e1);
+                   int64_t b0, int64_t b1);
   void lcd_end();
 
   // sanitizer_race.cpp

@@ -1,9 +1,9 @@
 // Loop-carried dependencies of nl.affine_range loops (sim/sanitizer.hpp; docs/sanitizer.md). Every access the plan
 // tracks carries its NKI context: its trip of each of the kernel's loops around it (debug.nki, evaluated from the
-// BIR loop variables by the scheduler, so pipelining, unrolling and peeling change nothing). Per element granule of
-// a tracked tensor the shadow keeps the last write, the write before it when another trip made it, and the last
-// two reads of different trips. Two accesses of different trips of one instance of an affine loop depend on each
-// other when
+// BIR loop variables by the scheduler, so pipelining, unrolling and peeling change nothing). The shadow of a tracked
+// tensor is byte ranges (a tile stored whole is one range, whatever its size), each with the last write, the write
+// before it when another trip made it, and the last two reads of different trips. Two accesses of different trips
+// of one instance of an affine loop depend on each other when
 //   - a trip reads what another trip wrote (flow);
 //   - a trip writes what another trip read as a value from outside its own trip (anti: the reader needed the
 //     value from before, or from its own trip, and gets the other's);
@@ -41,16 +41,9 @@ void Sanitizer::lcd_access(CoreState &c, int32_t rec, const isa::Inst &inst, con
                            const engines::Access &a) {
   const isa::Tensor &t = c.prog->tensors[static_cast<size_t>(a.tensor)];
   const auto key = std::make_pair(t.is_dram() ? kDramOwner + c.rank : c.core, a.tensor);
-  auto it = lcd_.find(key);
-  if (it == lcd_.end()) {
-    auto s = std::make_unique<LcdShadow>();
-    s->granule = c.granule[static_cast<size_t>(a.tensor)];
-    const int64_t bytes =
-        t.is_dram() ? t.num_elements() * isa::dtype_size(t.dtype) : t.partitions * t.bytes_per_partition;
-    s->cells = ZeroArray<LcdCell>(static_cast<size_t>(bytes / s->granule));
-    it = lcd_.emplace(key, std::move(s)).first;
-  }
-  LcdShadow &sh = *it->second;
+  auto found = lcd_.find(key);
+  if (found == lcd_.end()) found = lcd_.emplace(key, std::make_unique<LcdShadow>()).first;
+  auto &ranges = found->second->ranges;
   const auto &C = contexts_[static_cast<size_t>(lcd_recs_[static_cast<size_t>(rec)].ctx)];
   auto ctx_of = [&](const Entry &e) -> const std::vector<std::pair<int32_t, int64_t>> & {
     return contexts_[static_cast<size_t>(lcd_recs_[e.rec].ctx)];
@@ -62,32 +55,33 @@ void Sanitizer::lcd_access(CoreState &c, int32_t rec, const isa::Inst &inst, con
     return l != loops_.end() && l->second.kind == isa::NkiLoop::Kind::Affine;
   };
   const Entry mine{static_cast<uint32_t>(rec), op.slot, 0, op.reduce};
-  const int64_t esz = isa::dtype_size(a.dtype), G = sh.granule;
+  const int64_t esz = isa::dtype_size(a.dtype);
   const int64_t F = t.is_dram() ? 0 : t.bytes_per_partition / esz;
   (void)inst;
-  // Findings of consecutive granules with the same other access are one region (one open run per finding slot of
-  // a step).
+  // Findings of consecutive byte ranges with the same other access are one region (one open run per finding slot
+  // of a step).
   struct Open {
     const char *what = nullptr;
     Entry mine, theirs;
     size_t depth = 0;
-    int64_t g0 = 0, g1 = 0;
+    int64_t b0 = 0, b1 = 0;
   } open[3];
   auto flush = [&](Open &o) {
-    if (o.what) lcd_finding(c, o.what, o.mine, o.theirs, static_cast<int>(o.depth), a.tensor, o.g0 * G, o.g1 * G);
+    if (o.what) lcd_finding(c, o.what, o.mine, o.theirs, static_cast<int>(o.depth), a.tensor, o.b0, o.b1);
     o.what = nullptr;
   };
-  auto note = [&](int k, const char *what, const Entry &m, const Entry &theirs, size_t depth, int64_t g) {
+  auto note = [&](int k, const char *what, const Entry &m, const Entry &theirs, size_t depth, int64_t b0,
+                  int64_t b1) {
     Open &o = open[k];
-    if (o.what == what && o.theirs == theirs && o.mine == m && o.g1 == g) {
-      ++o.g1;
+    if (o.what == what && o.theirs == theirs && o.mine == m && o.b1 == b0) {
+      o.b1 = b1;
       return;
     }
     flush(o);
-    o = Open{what, m, theirs, depth, g, g + 1};
+    o = Open{what, m, theirs, depth, b0, b1};
   };
-  // One granule's step: the findings it makes (at most three) and its new cell. Consecutive granules of an access
-  // mostly hold the same cell (an access writes whole tiles), so the step is remembered for the last cell seen.
+  // One range's step: the findings it makes (at most three) and its new cell. The ranges an access covers mostly
+  // hold the same cell (an access writes whole tiles), so the step is remembered for the last cell seen.
   struct Note {
     const char *what;
     Entry m, theirs;
@@ -154,19 +148,14 @@ void Sanitizer::lcd_access(CoreState &c, int32_t rec, const isa::Inst &inst, con
     }
     o.w = mine;
   };
-  auto same = [](const LcdCell &x, const LcdCell &y) {
-    return x.w == y.w && x.w2 == y.w2 && x.r == y.r && x.r2 == y.r2;
-  };
   for (const auto &[e, n] : runs_) {
-    const int64_t byte = t.is_dram() ? e * esz : (e / F) * t.bytes_per_partition + (e % F) * esz;
-    const int64_t g0 = byte / G, g1 = (byte + n * esz) / G;
-    for (int64_t g = g0; g < g1; ++g) {
-      LcdCell &cell = sh.cells[static_cast<size_t>(g)];
-      if (!memo.valid || !same(cell, memo.in)) step(cell, memo);
+    const int64_t b0 = t.is_dram() ? e * esz : (e / F) * t.bytes_per_partition + (e % F) * esz;
+    ranges.update(b0, b0 + n * esz, [&](int64_t first, int64_t end, const LcdCell &cell) {
+      if (!memo.valid || !(cell == memo.in)) step(cell, memo);
       for (int k = 0; k < memo.n; ++k)
-        note(k, memo.notes[k].what, memo.notes[k].m, memo.notes[k].theirs, memo.notes[k].depth, g);
-      cell = memo.out;
-    }
+        note(k, memo.notes[k].what, memo.notes[k].m, memo.notes[k].theirs, memo.notes[k].depth, first, end);
+      return memo.out;
+    });
   }
   for (Open &o : open) flush(o);
 }
@@ -230,8 +219,8 @@ void Sanitizer::lcd_end() {
         break;
       }
     if (!c || !c->prog->tensors[static_cast<size_t>(tensor)].is_output()) continue;
-    for (size_t g = 0; g < sh->cells.size(); ++g) {
-      const LcdCell &cell = sh->cells[g];
+    for (const auto &[b0, range] : sh->ranges.ranges()) {
+      const LcdCell &cell = range.cell;
       if (!cell.w.rec || !cell.w2.rec) continue;
       const auto &a = contexts_[static_cast<size_t>(lcd_recs_[cell.w.rec].ctx)];
       const auto &b = contexts_[static_cast<size_t>(lcd_recs_[cell.w2.rec].ctx)];
@@ -240,8 +229,7 @@ void Sanitizer::lcd_end() {
       if (!d.split || folds) continue;
       const auto l = loops_.find(a[d.d].first);
       if (l == loops_.end() || l->second.kind != isa::NkiLoop::Kind::Affine) continue;
-      lcd_finding(*c, "waw", cell.w, cell.w2, static_cast<int>(d.d), tensor, static_cast<int64_t>(g) * sh->granule,
-                  static_cast<int64_t>(g + 1) * sh->granule);
+      lcd_finding(*c, "waw", cell.w, cell.w2, static_cast<int>(d.d), tensor, b0, range.end);
     }
   }
 }

@@ -3,9 +3,9 @@
 // its inferred waits (a queue position's clock at its issue), the clocks its semaphores' updates released (applied
 // when the updating instruction completes: a DMA transfer's at its completion), and at a collective, barrier, send
 // or receive of several cores every member's clock at its arrival. Its own component is its position + 1. Per
-// granule the race shadow keeps the last write and the last read (FastTrack's epochs, the read not widened to a
-// clock: a missed race rather than a false one); an access unordered with the write, or a write unordered with the
-// read, from another queue or core, is a race.
+// range of granules the race shadow keeps the last write and the last read (FastTrack's epochs, the read not
+// widened to a clock: a missed race rather than a false one); an access unordered with the write, or a write
+// unordered with the read, from another queue or core, is a race.
 #include <algorithm>
 
 #include "sim/sanitizer_core.hpp"
@@ -113,8 +113,7 @@ void Sanitizer::race_access(CoreState &c, int q, uint32_t rec, const OperandPlan
   const Entry mine{rec, op.slot, 0, kPlain};
   for (const auto &[e, n] : runs_) {
     const Span s = span_of(c, a, e, n);
-    if (!s.sh || s.sh->race_w.empty()) continue;
-    Entry *W = s.sh->race_w.data(), *R = s.sh->race_r.data();
+    if (!s.sh || !s.sh->race) continue;
     // Consecutive granules unordered with the same access are one finding's region.
     Entry open{};
     bool open_write = false;
@@ -124,16 +123,16 @@ void Sanitizer::race_access(CoreState &c, int q, uint32_t rec, const OperandPlan
       if (open.rec) race_finding(c, q, mine, op.write, open, open_write, a.tensor, s, from, to);
       open = Entry{};
     };
-    for (int64_t g = s.g0; g < s.g1; ++g) {
+    s.sh->race_ranges.update(s.g0, s.g1, [&](int64_t g, int64_t, const sanitizer_detail::RaceCell &cell) {
       Entry bad{};
       bool bad_write = false;
-      const Entry w = W[g];
+      const Entry w = cell.w;
       if (w.rec && w.rec != ok_w && w.rec != rec) {
         if (ordered(now, c.core, q, w.rec) || (op.write && replicated(c, rec, w.rec))) ok_w = w.rec;
         else bad = w, bad_write = true;
       }
       if (op.write && !bad.rec) {
-        const Entry r = R[g];
+        const Entry r = cell.r;
         if (r.rec && r.rec != ok_r && r.rec != rec) {
           if (ordered(now, c.core, q, r.rec)) ok_r = r.rec;
           else bad = r;
@@ -143,9 +142,8 @@ void Sanitizer::race_access(CoreState &c, int q, uint32_t rec, const OperandPlan
         flush(g);
         if (bad.rec) open = bad, open_write = bad_write, from = g;
       }
-      if (op.write) W[g] = mine, R[g] = Entry{};
-      else R[g] = mine;
-    }
+      return op.write ? sanitizer_detail::RaceCell{mine, Entry{}} : sanitizer_detail::RaceCell{cell.w, mine};
+    });
     flush(s.g1);
   }
 }

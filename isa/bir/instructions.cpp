@@ -234,6 +234,12 @@ void Reader::read_instruction(const json &j, std::vector<Node> &out) {
         warn_unknown_level_keys((*list)[i], "argument", std::string(side) + "[" + std::to_string(i) + "]");
   read_fields(j, inst);
   check_required_keys(j, inst.type);
+  // IndirectCopy uses the first num_valid_indices of the indices ins[1] holds (engines/ops/indirect.cpp): a negative
+  // count is no count, refused here; the upper bound needs the indices' shape and is checked when the schedule is
+  // made (sim/schedule_queues.cpp).
+  if (inst.type == InstructionType::IndirectCopy && inst.has(Field::num_valid_indices) && inst.f.num_valid_indices < 0)
+    fail("num_valid_indices", "num_valid_indices " + std::to_string(inst.f.num_valid_indices) +
+                                  " is not within the indices ins[1] holds (a count of 0 or more)");
   // birsim models PermuteReduce (kind 8) as an identity copy (reference neuronx-cc/bir/sim-bn-rng-collective-dma.md
   // 4, QUIRK); so does neuronsim (engines/ops/collective.cpp): say so once per instruction.
   if (inst.type == InstructionType::CollectiveCompute && inst.f.collective_kind == "PermuteReduce")

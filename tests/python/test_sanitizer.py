@@ -92,6 +92,26 @@ def test_an_affine_range_trip_reading_the_previous_trips_store():
     assert "nl.sequential_range" in r.finding_lines[0] and f"(i = {f['trip'] + 1})" in r.finding_lines[0]
 
 
+def test_loop_carried_regions_of_partly_overlapping_tiles():
+    """The loop-carried shadow keeps byte ranges, cut where an access starts or ends inside one: the regions are the
+    overlaps only, and tiles that merely touch (or a trip reading back its own tile) are clean."""
+    m = mistakes()
+    x = RNG.uniform(-1, 1, (128, 416)).astype(np.float32)
+    r = nki.benchmark(m.overlapping_tiles, x, sanitize=True)
+    f = one(r.findings, "loop-carried-dependency")
+    # Trips 0-3 store [0, 128), [96, 224), [192, 320), [288, 416): overlaps [96, 128), [192, 224), [288, 320), whose
+    # bounding box is 96:320 (columns 128:192 and 224:288 have one writer each; so do 0:96 and 320:416).
+    assert (f["opcode"], f["tensor"], f["range"], f["line"]) == ("Save", "out", "[0:128, 96:320]", line_of("overlap"))
+    assert f["other"]["opcode"] == "Save" and abs(f["trip"] - f["other"]["trip"]) == 1
+    np.testing.assert_array_equal(r.outputs["out"], x)  # in order here, every trip stores x's own columns
+    # Trip i writes [64 i, 64 i + 96) and reads [64 i + 32, 64 i + 128): trip i + 1's write [64 i + 64, 64 i + 160)
+    # overlaps trip i's read at [64 i + 64, 64 i + 128) and its write at [64 i + 64, 64 i + 96); for i = 0, 1:
+    # columns 64:128 and 128:192.
+    f = one(nki.benchmark(m.shift_in_sbuf, x[:, :256], sanitize=True).findings, "loop-carried-dependency")
+    assert (f["tensor"], f["range"], f["line"]) == ("t", "[0:128, 64:192]", line_of("shift"))
+    assert nki.benchmark(m.abutting_tiles, x[:, :96], sanitize=True).findings == []
+
+
 def test_two_cores_without_their_barrier_race():
     x = RNG.uniform(-1, 1, (128, 32)).astype(np.float32)
     r = nki.benchmark(mistakes().exchange_halves[nl_nc(2)], x, sanitize=True)
@@ -110,6 +130,21 @@ def test_two_cores_without_their_barrier_race():
         assert f["tensor"] == o["tensor"] == "out" and f["range"] == o["range"]
         got.add((f["core"], o["core"], f["range"]))
     assert got == {(0, 1, "[64:128, 0:32]"), (1, 0, "[0:64, 0:32]")}
+
+
+def test_a_race_over_a_window_of_the_other_cores_rows():
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    r = nki.benchmark(mistakes().exchange_window[nl_nc(2)], x, sanitize=True)
+    # Core s stores rows [64 s, 64 s + 64) and loads rows [64 (1 - s) + 16, 64 (1 - s) + 48), columns 16:48, of the
+    # other core's: per core one race over that window only.
+    got = set()
+    for f in r.findings:
+        o = f["other"]
+        assert f["kind"] == "race" and f["tensor"] == o["tensor"] == "out" and f["range"] == o["range"]
+        load, save = (f, o) if f["opcode"] == "Load" else (o, f)
+        assert (load["opcode"], load["line"], save["opcode"]) == ("Load", line_of("window"), "Save")
+        got.add((load["core"], f["range"]))
+    assert len(r.findings) == 2 and got == {(1, "[16:48, 16:48]"), (0, "[80:112, 16:48]")}
 
 
 def nl_nc(n):

@@ -65,3 +65,56 @@ def exchange_halves(x):
     theirs = nl.load(out[(1 - s) * 64:(2 - s) * 64, :])  # MISTAKE: race
     nl.store(swapped[s * 64:(s + 1) * 64, :], value=theirs)
     return out, swapped
+
+
+@nki.jit
+def overlapping_tiles(x):
+    """Trip i stores columns [96 i, 96 i + 128) of out: each tile overlaps the next trip's by 32 columns, so what is
+    left there depends on the trips' order (the loop-carried shadow cuts its byte ranges at both ends)."""
+    out = nl.ndarray((128, 416), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[:, i * 96:i * 96 + 128], value=nl.load(x[:, i * 96:i * 96 + 128]))  # MISTAKE: overlap
+    return out
+
+
+@nki.jit
+def shift_in_sbuf(x):
+    """Trip i doubles t[:, 64 i + 32 : 64 i + 128] into t[:, 64 i : 64 i + 96]: trip i + 1 overwrites columns trip i
+    read (and wrote), so the result depends on the trips' order."""
+    out = nl.ndarray((128, 256), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.sbuf)
+    t[...] = nl.load(x[:, 0:256])
+    for i in nl.affine_range(3):
+        t[:, i * 64:i * 64 + 96] = nl.multiply(t[:, i * 64 + 32:i * 64 + 128], 2.0)  # MISTAKE: shift
+    nl.store(out, value=t)
+    return out
+
+
+@nki.jit
+def abutting_tiles(x):
+    """Not a mistake: trip (i, j) stores rows [128 i, 128 i + 128) x columns [48 j, 48 j + 48) of out (tiles that
+    touch and do not overlap), then reads back exactly its own tile; and a sum over trips into an SBUF accumulator
+    read only after the loop (an associative reduction)."""
+    out = nl.ndarray((256, 96), dtype=x.dtype, buffer=nl.shared_hbm)
+    total = nl.ndarray((128, 48), dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 48), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(2):
+        for j in nl.affine_range(2):
+            nl.store(out[i * 128:(i + 1) * 128, j * 48:(j + 1) * 48], value=nl.load(x[:, j * 48:(j + 1) * 48]))
+            back = nl.load(out[i * 128:(i + 1) * 128, j * 48:(j + 1) * 48])
+            acc[...] = nl.add(acc, back)
+    nl.store(total, value=acc)
+    return out, total
+
+
+@nki.jit
+def exchange_window(x):
+    """As exchange_halves, but each core reads back only a 32 x 32 window inside the other core's half: the race
+    shadow's ranges are cut at the window's edges, so the race is that window, not the whole half."""
+    out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    got = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    s = nl.program_id(0)
+    nl.store(out[s * 64:(s + 1) * 64, :], value=nl.load(x[s * 64:(s + 1) * 64, :]))
+    window = nl.load(out[(1 - s) * 64 + 16:(1 - s) * 64 + 48, 16:48])  # MISTAKE: window
+    nl.store(got[s * 64 + 16:s * 64 + 48, 16:48], value=window)
+    return out, got
