@@ -10,11 +10,12 @@
 - sbuf.alloc(func) / psum.alloc(func): func(idx, partitions, bytes per partition) gives (partition, byte) / (bank,
   partition, byte) for every block, evaluated once per block as the compiler does.
 
-Refused, naming the tensors and their lines: a block placed outside the memory (SBUF bytes [0, 180224), the 16 KiB
-of PSUM, partitions [0, 128)), a start partition the ISA does not allow for the tile's partition count (the guide's
-rule: more than 64 partitions start at 0, more than 32 at 0 or 64, else at 0/32/64/96), a PSUM block across a bank
-boundary, and two placed blocks that overlap in memory while both are live (first write to last read, a use in a
-loop counting for the whole loop) -- two tensors, or two blocks of one tensor with too few physical tiles.
+Refused, naming the tensors and their lines: a block placed outside the memory (SBUF bytes [0, the arch's usable
+bytes: 180224 on trn1), the 16 KiB of PSUM, partitions [0, 128)), a start partition the ISA does not allow for the
+tile's partition count (the guide's rule: more than 64 partitions start at 0, more than 32 at 0 or 64, else at
+0/32/64/96), a PSUM block across a bank boundary, and two placed blocks that overlap in memory while both are live
+(first write to last read, a use in a loop counting for the whole loop) -- two tensors, or two blocks of one tensor
+with too few physical tiles.
 """
 import math
 
@@ -26,7 +27,6 @@ from .symbolic import Idx, NeedsUnroll
 from .tracer import View
 
 _L = _core.lowering
-SBUF_BYTES = _L.USABLE_SBUF_BYTES
 PSUM_BYTES = 8 * 2048
 BANK = 2048
 
@@ -234,7 +234,8 @@ class Explicit:
 
 def _check_ranges(e):
     s = e.s
-    cap = PSUM_BYTES if s.buffer == "psum" else SBUF_BYTES
+    sbuf, arch = e.alloc.sbuf_cap, e.alloc.arch
+    cap = PSUM_BYTES if s.buffer == "psum" else sbuf
     legacy = e.spec.kind in ("mod", "func")
     for k, (p, by) in enumerate(e.table):
         what = f"{e._name()}" + (f", block {_unlin(e.bshape, k)}" if not e.identity else "")
@@ -242,7 +243,7 @@ def _check_ranges(e):
             raise KernelError(f"{what}: partitions [{p}, {p + e.P}) are outside the 128 partitions", s.where)
         if by < 0 or by + e.fdim > cap:
             mem = "PSUM's 16384 bytes (8 banks of 2 KiB)" if s.buffer == "psum" else \
-                f"the {cap} usable SBUF bytes of a partition (192 KiB less 16 KiB the compiler keeps)"
+                f"the {cap} usable SBUF bytes of a partition on {arch} (reference neuron-arch.md 1.4)"
             raise KernelError(f"{what}: bytes [{by}, {by + e.fdim}) are outside {mem}", s.where)
         if legacy and s.buffer == "sbuf":
             ok = (0,) if e.P > 64 else (0, 64) if e.P > 32 else (0, 32, 64, 96)

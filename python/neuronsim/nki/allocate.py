@@ -36,6 +36,15 @@ from .tracer import Loop
 
 _L = _core.lowering
 SBUF_BYTES = _L.USABLE_SBUF_BYTES  # trn1's usable SBUF per partition (reference neuron-arch.md 1.4)
+# The usable SBUF bytes per partition of the compiler's passes, by the arch a kernel is traced for (reference
+# neuron-arch.md 1.4 [NKIPY-HW]: trn1 180224, trn2 212984, trn3 245752): the budget tiles are placed in.
+USABLE_SBUF = {"trn1": SBUF_BYTES, "trn2": 212984, "trn3": 245752}
+
+
+def usable_sbuf(trace):
+    """(bytes, arch): the SBUF budget of a trace's arch."""
+    arch = getattr(trace, "arch", None) or "trn1"
+    return USABLE_SBUF.get(arch, SBUF_BYTES), arch
 PSUM_BANK_BYTES = 2048  # per partition (reference neuron-arch.md 1.4; walrus/psum-allocator.md getPsumBankSize)
 PSUM_BANKS = 8
 ALIGN = 8  # SBUF byte addresses are multiples of 8 (walrus/sbuf-spill-select.md section 3, `aligned`)
@@ -98,14 +107,21 @@ class Allocation:
 
     def __init__(self, trace, used):
         self.trace = trace
+        self.sbuf_cap, self.arch = usable_sbuf(trace)
         self.scan = Scan(trace)
         self.tiles = [s for s in trace.storages if s.onchip and s.id in used]
         self.demoted = set()  # storages kept in a DRAM home nest by nest (alloc_nest.py) to relieve pressure
+        # Next fit (_fit) spreads a recurring tile's instances as the compiler's rotation does, but can leave the
+        # free bytes in pieces too small for a large tile; the rounds after a refusal pack without it (first fit).
+        self.next_fit = True
         while True:
             try:
                 self._build()
                 return
             except _Pressure as p:
+                if self.next_fit:
+                    self.next_fit = False
+                    continue
                 sid = self._victim(p)
                 if sid is None:
                     raise p.error
@@ -203,7 +219,7 @@ class Allocation:
                 if lazy is not None:
                     self._lazy(u, lazy, run)
             return
-        cap = PSUM_BANKS * PSUM_BANK_BYTES if s.buffer == "psum" else SBUF_BYTES
+        cap = PSUM_BANKS * PSUM_BANK_BYTES if s.buffer == "psum" else self.sbuf_cap
         if s.bytes_per_partition > cap:
             p = nest_plan(self, s, rest, lazy)
             if p is not None:
@@ -316,8 +332,10 @@ class Allocation:
         """First fit in program order, spilling the live SBUF unit whose next use is farthest when a unit does not
         fit; PSUM units are not spilled (a PSUM accumulation group cannot be, walrus/psum-allocator.md)."""
         import heapq
-        cap = PSUM_BANKS if mem == "psum" else SBUF_BYTES
+        cap = PSUM_BANKS if mem == "psum" else self.sbuf_cap
         fixed = [u for u in self.units if u.mem == mem and u.explicit is not None]
+        if not self.next_fit and self._place_largest_first(mem, cap, fixed):
+            return
         todo = [(u.start, -u.size, k, u) for k, u in enumerate(self.units) if u.mem == mem and u.explicit is None]
         heapq.heapify(todo)
         count = len(self.units)
@@ -331,8 +349,8 @@ class Allocation:
                                       f"PSUM holds {cap * PSUM_BANK_BYTES} (8 banks of 2 KiB): tile it into blocks "
                                       "that loops touch one at a time", s.where)
                 raise KernelError(f"SBUF overflow: tile {u.describe()} needs {u.size} bytes per partition, the budget "
-                                  f"is {cap} (trn1's usable SBUF, reference neuron-arch.md 1.4): tile it into blocks "
-                                  "that loops touch one at a time", s.where)
+                                  f"is {cap} ({self.arch}'s usable SBUF, reference neuron-arch.md 1.4): tile it into "
+                                  "blocks that loops touch one at a time", s.where)
             active = [v for v in active if v.end >= u.start]
             busy = [v for v in active] + [f for f in fixed if f.end >= u.start and f.start <= u.end]
             at = self._fit(u, busy, cap)
@@ -351,8 +369,30 @@ class Allocation:
                 self.cursor[mem] = at + u.size
             active.append(u)
 
+    LARGEST_FIRST_UNITS = 2000  # the most units _place_largest_first packs (its cost grows with their square)
+
+    def _place_largest_first(self, mem, cap, fixed):
+        """The rounds after a refusal first try every unit of mem largest first, each beside the placed units whose
+        intervals meet its own, without spilling: a large tile that program order left only fragments for (a
+        long-lived tile placed mid-memory while an earlier one held the top) then finds room. False, and nothing
+        placed, when one does not fit."""
+        units = [u for u in self.units if u.mem == mem and u.explicit is None]
+        if len(units) > self.LARGEST_FIRST_UNITS:
+            return False
+        units.sort(key=lambda u: (-u.size, u.start, u.name))
+        placed = list(fixed)
+        for u in units:
+            at = self._fit(u, placed, cap) if u.size <= cap else None
+            if at is None:
+                for v in units:
+                    v.addr = None
+                return False
+            u.addr = at
+            placed.append(u)
+        return True
+
     def _large(self, u):
-        return u.mem == "sbuf" and u.size * 16 >= SBUF_BYTES
+        return u.mem == "sbuf" and u.size * 16 >= self.sbuf_cap
 
     def _fit(self, u, busy, cap):
         """Where u goes among the placed units busy during its interval, or None. Small tiles pack upwards from
@@ -377,20 +417,21 @@ class Allocation:
             gaps.append((at, cap))
         n = u.size
         if self._large(u):
-            top = self.cursor.get("sbuf_top", cap)
+            top = self.cursor.get("sbuf_top", cap) if self.next_fit else cap
             for limit in (top, cap):
                 for g0, g1 in reversed(gaps):
                     at = (min(g1, limit) - n) // ALIGN * ALIGN
                     if at >= g0:
                         return at
             return None
-        low = self.cursor.get(u.mem, 0)
+        low = self.cursor.get(u.mem, 0) if self.next_fit else 0
         for floor in (low, 0):
             for g0, g1 in gaps:
                 lo = max(g0, floor)
                 if lo + n <= g1:
                     return lo
         return None
+
     def _spill_for(self, u, active, busy, cap):
         """Spill live SBUF units (next use farthest first) until u fits; the fewest of them are kept spilled."""
         t = u.start
@@ -469,8 +510,8 @@ class Allocation:
                               f"accumulation group a trip at a time): {names}", where or u.storage.where)
         else:
             err = KernelError(f"SBUF overflow: the tiles live at {point} need {total} bytes per partition, the budget "
-                              f"is {cap} (trn1's usable SBUF, reference neuron-arch.md 1.4), and spilling cannot help "
-                              "(each is used by that instruction, in flight in a loop with rotating buffers, or "
+                              f"is {cap} ({self.arch}'s usable SBUF, reference neuron-arch.md 1.4), and spilling cannot "
+                              "help (each is used by that instruction, in flight in a loop with rotating buffers, or "
                               f"explicitly placed): {names}", where or u.storage.where)
         raise _Pressure(err, mem, live + [u], total - cap)
 

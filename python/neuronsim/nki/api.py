@@ -5,6 +5,7 @@ import inspect
 import math
 import operator
 import os
+import types
 import warnings
 
 import numpy as np
@@ -217,8 +218,10 @@ def trace_kernel(kernel, args, kwargs, arch=None, max_instructions=None):
     holds: tracing stops at the kernel line that passes either."""
     budget = _max_instructions(max_instructions)
     plan = {}
+    state = _ModuleState(_as_kernel(kernel).fn)
     try:
         for _ in range(MAX_PLAN_ROUNDS):
+            state.restore()
             try:
                 return _trace_kernel(kernel, args, kwargs, False, plan, arch, budget)
             except _NeedsPlan as e:
@@ -231,10 +234,36 @@ def trace_kernel(kernel, args, kwargs, arch=None, max_instructions=None):
     except NeedsUnroll as e:
         why = e
     # Warned once the unrolled trace succeeds: a kernel refused while unrolled gets its one error line.
+    state.restore()
     traced = _trace_kernel(kernel, args, kwargs, True, {}, arch, budget)
     warnings.warn(f"neuronsim.nki: {why}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
                   "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
     return traced
+
+
+class _ModuleState:
+    """The attributes of the objects a kernel's module holds, as the first trace found them, put back before each
+    trace after it. NKI traces a kernel once; neuronsim may trace it again (loop plans, unrolling), and a kernel
+    whose module keeps state across calls must see it as on the first call: nki-samples' attention tutorial v9 places
+    its tiles with a module-level allocator object whose offset grows with each tile placed."""
+
+    _SKIP = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+
+    def __init__(self, fn):
+        self.saved = []
+        for v in getattr(fn, "__globals__", {}).values():
+            d = getattr(v, "__dict__", None)
+            if isinstance(d, dict) and not isinstance(v, self._SKIP) and not callable(v) and \
+                    not type(v).__module__.startswith(("builtins", "neuronsim", "numpy")):
+                self.saved.append((d, dict(d)))
+        self.first = True
+
+    def restore(self):
+        if not self.first:
+            for d, snap in self.saved:
+                d.clear()
+                d.update(snap)
+        self.first = False
 
 
 def _max_instructions(n):
@@ -417,15 +446,18 @@ _TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen
 
 
 def _placement(kernel, arch, ranks=1):
-    """arch= and the cores of the run: arch= if given, else the kernel's @nki.jit(platform_target=...), else trn1;
-    an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2 and trn3 have (the default arch is
-    then trn2; trn1's cores are not grouped); ranks= logical cores of that many physical cores each."""
+    """arch= and the cores of the run: arch= if given, else the kernel's @nki.jit(platform_target=...), else the
+    environment's NEURON_PLATFORM_TARGET_OVERRIDE (the Neuron compiler's variable for compiling off-device, e.g.
+    trn2), else trn1; an nl.nc(n) grid runs on n cores of one logical core (LNC = n), which trn2 and trn3 have (the
+    default arch is then trn2; trn1's cores are not grouped); ranks= logical cores of that many physical cores each."""
     k = _as_kernel(kernel)
-    target = k.options.get("platform_target")
+    target, what = k.options.get("platform_target"), "platform_target"
+    if target is None and os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE"):
+        target, what = os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"], "NEURON_PLATFORM_TARGET_OVERRIDE"
     if arch is None and target is not None:
         arch = _TARGETS.get(str(target).lower())
         if arch is None:
-            raise KernelError(f"platform_target={target!r}: the targets are " + ", ".join(_TARGETS), None)
+            raise KernelError(f"{what}={target!r}: the targets are " + ", ".join(_TARGETS), None)
     n = k.cores
     if n == 1 and ranks == 1:
         return {"arch": arch or "trn1"}

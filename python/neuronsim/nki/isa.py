@@ -15,11 +15,12 @@ from .nl_assign import _assign, _matmul_into
 from .nl_common import _bir, _emit, _fresh, _imm, _is_num, _mask, _new_tile, _same_shape, _tile
 from .nl_dma import _dma
 from .isa_multicore import core_barrier, sendrecv  # noqa: F401 - nki.isa names, defined beside each other
+from .nl_math import _broadcast_view
 from .nl_matmul import _dve_transpose, _pe_transpose
 from .isa_registers import (VirtualRegister, register_alloc, register_load, register_move,  # noqa: F401
                             register_store)
 from .nl_reduce import _reduce
-from .symbolic import Idx, Pred
+from .symbolic import Idx, NeedsUnroll, Pred
 from .tracer import View, current
 
 _api = registry.api("nki.isa")
@@ -325,12 +326,22 @@ def tensor_tensor(data1, data2, op, engine=None, *, dtype=None, mask=None, **kw)
     """data1 op data2, element-wise (VectorE; GpSimd when engine= says so)."""
     x, y = _tile(data1, "nisa.tensor_tensor", "data1"), _tile(data2, "nisa.tensor_tensor", "data2")
     x, y = _mask([x, y], mask, "nisa.tensor_tensor")
+    x, y = _per_partition_broadcast(x, y), _per_partition_broadcast(y, x)
     _same_shape(x, y, "nisa.tensor_tensor", "data1", "data2")
     if x.storage.buffer == "psum" and y.storage.buffer == "psum":
         raise KernelError("nisa.tensor_tensor: data1 and data2 cannot both be in PSUM (NKI nki.isa.tensor_tensor)")
     out = _out(x.shape, _bir(dtype, dtypes.promote(x.bir_dtype, y.bir_dtype)))
     _emit("TensorTensor", [x, y], [out], "nisa.tensor_tensor", {"op": _alu(op, "nisa.tensor_tensor")}, engine)
     return out
+
+
+def _per_partition_broadcast(v, other):
+    """A [P, 1] operand of a [P, ...] one read along the other's free dims (a step-0 access pattern), as the compiler
+    takes nisa.tensor_tensor(data1 [P, N], data2 [P, 1]): one value per partition, as tensor_scalar's operand."""
+    if v.shape == other.shape or len(v.shape) < 2 or v.shape[0] != other.shape[0] or \
+            any(n != 1 for n in v.shape[1:]):
+        return v
+    return _broadcast_view(v, other.shape, "nisa.tensor_tensor")
 
 
 @_api
@@ -485,8 +496,8 @@ def iota(*args, mask=None, **kw):
 
 def _iota_expr(expr, dtype, *, mask=None, **kw):
     e = Idx.of(expr)
-    if e.loop:
-        raise Unsupported("nisa.iota of an expression with a loop variable", source_location())
+    if e.loop:  # the Iota's base is an immediate: one per trip (docs/nki-lowering.md 1)
+        raise NeedsUnroll("nisa.iota of an expression with a loop variable (the instruction's base is an immediate)")
     shape = e.shape or (1,)
     n = len(shape)
     cm = e.axes.get(-n, 0) if n > 1 else 0
@@ -586,8 +597,8 @@ def _affine_select_pred(pred, on_true_tile, on_false_value, *, dtype=None, mask=
     if not isinstance(pred, Pred) or len(pred.terms) != 1:
         raise KernelError(f"{what}: pred is one comparison of an affine index expression with a constant")
     e, op = pred.terms[0]
-    if e.loop:
-        raise Unsupported(f"{what} on a loop variable", source_location())
+    if e.loop:  # the select's base is an immediate: one per trip (docs/nki-lowering.md 1)
+        raise NeedsUnroll(f"{what} of a predicate with a loop variable (the instruction's base is an immediate)")
     x = _tile(on_true_tile, what, "on_true_tile")
     n = len(x.shape)
     cm = e.axes.get(-n, 0)

@@ -57,6 +57,9 @@ def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", wher
     where = where or _where()
     engine = bir_of(engine)
     fields = {k: bir_of(v) for k, v in (fields or {}).items()}
+    for v in list(ins) + list(outs):
+        if isinstance(v, View):
+            v.raise_pred(what)
     for v in ins:
         if isinstance(v, View):
             v.storage.__dict__["uses"] = v.storage.__dict__.get("uses", 0) + 1
@@ -94,8 +97,15 @@ def _imm(x):
 
 
 def _mask(views, mask, what):
-    """mask=: the views as the call's instructions see them (nl_mask.py; docs/nki-lowering.md "Masks")."""
-    return nl_mask.apply(views, mask, what)
+    """mask=: the views as the call's instructions see them (nl_mask.py; docs/nki-lowering.md "Masks"). An operand
+    indexed by a predicate (`img[k < K][n < N]`, NKI's older style) adds it to the call's mask."""
+    plain = []
+    for v in views:
+        if isinstance(v, View) and v.pred is not None:
+            mask = v.pred if mask is None or mask is True else mask & v.pred
+            v = View(v.storage, v.off_p, v.off_f, v.dims, v.bir_dtype, v.dyn, v.oob)
+        plain.append(v)
+    return nl_mask.apply(plain, mask, what)
 
 
 def api_call(fn, args, kw):

@@ -1,5 +1,7 @@
 """nki.language: matrix multiplication and transposes on the tensor engine (nl.matmul, nl.transpose), and the PE /
 VectorE transposes and the matmul that nki.isa's calls share."""
+import math
+
 from . import registry
 from .clips import clipped
 from .errors import KernelError, Unsupported
@@ -52,23 +54,25 @@ def _dve_transpose(x, what):
 
 
 def matmul_op(stationary, moving, what, dtype="float32"):
-    """out[M, N] = stationary[K, M]^T @ moving[K, N] in PSUM (fp32): one Matmult on PE (NKI nki.isa.nc_matmul)."""
+    """out[M, N] = stationary[K, M]^T @ moving[K, N] in PSUM (fp32): one Matmult on PE (NKI nki.isa.nc_matmul). A
+    moving operand of several free dims [K, a, b, ...] streams them in order (N = a * b * ...; a convolution's
+    [C_in, K0, K1, N] window), and the result has them: [M, a, b, ...]."""
     st, mv = _tile(stationary, what, "stationary"), _tile(moving, what, "moving")
     for v, arg in ((st, "stationary"), (mv, "moving")):
         if v.storage.buffer != "sbuf":
             raise KernelError(f"{what}: the {arg} operand {v.name} is in {v.storage.buffer.upper()}; the PE array "
                               "reads SBUF (copy PSUM results to SBUF first)")
-        if len(v.shape) != 2:
+        if len(v.shape) != 2 and (arg == "stationary" or len(v.shape) < 2):
             raise KernelError(f"{what}: the {arg} operand {v.name} must be 2-D, it is {list(v.shape)}")
     K, M = st.shape
-    K2, N = mv.shape
+    K2, N = mv.shape[0], math.prod(mv.shape[1:])
     if K != K2:
         raise KernelError(f"{what}: shape mismatch: the contraction (partition) dims differ: stationary {st.name} "
                           f"{list(st.shape)}, moving {mv.name} {list(mv.shape)}")
     if M > 128 or N > 512:
         raise KernelError(f"{what}: stationary free size {M} (max 128) / moving free size {N} (max 512) "
                           "(nl.tile_size.gemm_stationary_fmax, gemm_moving_fmax)")
-    out = _new_tile((M, N), _bir(dtype), "psum")
+    out = _new_tile((M,) + tuple(mv.shape[1:]), _bir(dtype), "psum")
     out.storage.__dict__["temp"] = True
     _emit("Matmult", [st, mv], [out], what, {"start_tensor_calc": True})
     return out

@@ -269,18 +269,20 @@ def arange(*args):
 
 
 class _MGrid:
-    """nl.mgrid[0:128, 0:512]: one index expression per dim, each along its own position."""
+    """nl.mgrid[0:128, 0:512]: one index expression per dim, each along its own position and of the grid's shape."""
 
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
         m = len(key)
-        out = []
-        for i, k in enumerate(key):
+        ranges = []
+        for k in key:
             if not isinstance(k, slice):
                 raise Unsupported("nl.mgrid takes slices: nl.mgrid[0:128, 0:512]")
-            start, stop, step = k.start or 0, k.stop, k.step or 1
-            n = max(0, (stop - start + step - 1) // step)
-            out.append(Idx(start, None, {i - m: step}, {i - m: n}))
+            start, step = k.start or 0, k.step or 1
+            ranges.append((start, step, max(0, (k.stop - start + step - 1) // step)))
+        # Dense, as numpy's mgrid: every component has the grid's whole shape (an iota of grid.y is [P, ..., n]).
+        sizes = {i - m: n for i, (_, _, n) in enumerate(ranges)}
+        out = [Idx(start, None, {i - m: step}, sizes) for i, (start, step, _) in enumerate(ranges)]
         return out[0] if m == 1 else Grid(out)
 
 

@@ -119,19 +119,26 @@ class View:
     """A tile or tensor as the kernel holds it: storage + offset + [(step, num, is_partition)] dims, offsets and
     steps in elements of bir_dtype (another dtype than the storage's: a reinterpretation of its bytes), dyn, an
     Indirect when part of the start is known only at run time, and oob, the index range checks a mask= may still
-    make hold (clips.Check; nl_mask applies the mask, _emit raises what is left)."""
-    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype", "dyn", "oob")
+    make hold (clips.Check; nl_mask applies the mask, _emit raises what is left), and pred, a predicate the kernel
+    indexed it by (`x[i < n]`: the mask of the call that takes it, joined to that call's mask=)."""
+    __slots__ = ("storage", "off_p", "off_f", "dims", "bir_dtype", "dyn", "oob", "pred")
 
-    def __init__(self, storage, off_p, off_f, dims, bir_dtype, dyn=None, oob=()):
+    def __init__(self, storage, off_p, off_f, dims, bir_dtype, dyn=None, oob=(), pred=None):
         self.storage, self.off_p, self.off_f, self.dims, self.bir_dtype = storage, off_p, off_f, dims, bir_dtype
-        self.dyn, self.oob = dyn, oob
+        self.dyn, self.oob, self.pred = dyn, oob, pred
 
     def like(self, off_p, off_f, dims, bir_dtype=None):
         """This view with another offset and dims (the same storage, dtype and run-time part: dims moved,
         broadcast...). An index still out of range is an error now: only a mask= on the call that takes the view
         itself may bring it in range."""
+        self.raise_pred()
         self.raise_oob()
         return View(self.storage, off_p, off_f, dims, self.bir_dtype if bir_dtype is None else bir_dtype, self.dyn)
+
+    def raise_pred(self, what=None):
+        if self.pred is not None:
+            raise Unsupported(f"{what or self.name}: a tile indexed by a predicate (x[i < n]) is the mask of the call "
+                              "that takes it; this use takes no mask (give the call mask= instead)", source_location())
 
     def raise_oob(self, where=None):
         for c in self.oob:
@@ -189,6 +196,14 @@ class View:
 
     # --- indexing
     def __getitem__(self, key):
+        if isinstance(key, (symbolic.Pred, bool)) or type(key).__name__ == "bool_":
+            # x[i < n]: the predicate masks the call that takes the view (a Python bool: everywhere or nowhere)
+            self.raise_oob()
+            key = bool(key) if not isinstance(key, symbolic.Pred) else key
+            pred = key if self.pred is None else (self.pred & key if isinstance(self.pred, symbolic.Pred)
+                                                  else key & self.pred)
+            return View(self.storage, self.off_p, self.off_f, self.dims, self.bir_dtype, self.dyn, (), pred)
+        self.raise_pred()
         return index_view(self, key)
 
     def __setitem__(self, key, value):
