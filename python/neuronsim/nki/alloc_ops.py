@@ -52,9 +52,8 @@ def _copy(ctx, src, dst, where):
         r.source(where[0], where[1])
 
 
-class Save(Pseudo):
-    """unit -> its home in HBM (the trip's group of a block tensor, or a whole tile). PSUM through `via`, an SBUF
-    unit."""
+class _HomeTransfer(Pseudo):
+    """A DMA between a unit and its home in HBM: `dims` the home's (step, count) pairs, E their element count."""
 
     def __init__(self, unit, home, row, start, dims, via=None, where=None):
         self.unit, self.home, self.row, self.start, self.dims, self.via = unit, home, row, start, dims, via
@@ -62,6 +61,11 @@ class Save(Pseudo):
         for _, n in dims:
             self.E *= n
         self.where = where
+
+
+class Save(_HomeTransfer):
+    """unit -> its home in HBM (the trip's group of a block tensor, or a whole tile). PSUM through `via`, an SBUF
+    unit."""
 
     def emit(self, ctx, env):
         src = _slot_ap(self.unit, env, self.E)
@@ -73,15 +77,8 @@ class Save(Pseudo):
              self.where)
 
 
-class Reload(Pseudo):
+class Reload(_HomeTransfer):
     """its home in HBM -> unit (PSUM through `via`)."""
-
-    def __init__(self, unit, home, row, start, dims, via=None, where=None):
-        self.unit, self.home, self.row, self.start, self.dims, self.via = unit, home, row, start, dims, via
-        self.E = 1
-        for _, n in dims:
-            self.E *= n
-        self.where = where
 
     def emit(self, ctx, env):
         dst = _slot_ap(self.unit, env, self.E)

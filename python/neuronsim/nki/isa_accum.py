@@ -25,18 +25,25 @@ def _reduce_outs(out, reduce_res, parts, what):
     return outs
 
 
+def _dst_and_source(dst, src, what, src_arg):
+    """The destination and source tiles of a dst-first call, with the same element count each (KernelError naming
+    the call and the argument otherwise)."""
+    if dst is None or src is None:
+        raise KernelError(f"{what} takes dst and {src_arg} tiles")
+    x = _tile(src, what, src_arg)
+    d = _tile(dst, what, "dst")
+    same_elements(d, x, what, "dst", src_arg)
+    return d, x
+
+
 @_api
 def activate2(dst=None, op=None, data=None, imm0=None, imm1=None, op0=None, op1=None, relu_param=0.0,
               reverse0=False, reverse1=False, reduce_op=None, reduce_res=None, reduce_cmd=None, *, name=None, **kw):
     """dst = op((data op0 imm0) op1 imm1; relu_param) on ScalarE, the registers folded with reduce_op under
     reduce_cmd (one Activation with is_activate2: ins data, imm0, imm1, relu_param; engines/ops/activation.cpp)."""
     what = "nisa.activate2"
-    if dst is None or data is None:
-        raise KernelError(f"{what} takes dst and data tiles")
-    x = _tile(data, what, "data")
+    d, x = _dst_and_source(dst, data, what, "data")
     P = x.shape[0]
-    d = _tile(dst, what, "dst")
-    same_elements(d, x, what, "dst", "data")
     pair = (alu(op0, what, allow_bypass=True), alu(op1, what, allow_bypass=True))
     if pair not in _ACT2_PAIRS:
         raise KernelError(f"{what}: (op0, op1) = {pair} is not one of the page's pairs (multiply, add), (multiply, "
@@ -73,12 +80,8 @@ def exponential(dst=None, src=None, max_value=0.0, reduce_res=None, reduce_cmd=N
     reduce, load_reduce from reduce_init; idle leaves them), reduce_res receives them (one Exponential on DVE:
     engines/ops/activation.cpp exec_exponential)."""
     what = "nisa.exponential"
-    if dst is None or src is None:
-        raise KernelError(f"{what} takes dst and src tiles")
-    x = _tile(src, what, "src")
+    d, x = _dst_and_source(dst, src, what, "src")
     P = x.shape[0]
-    d = _tile(dst, what, "dst")
-    same_elements(d, x, what, "dst", "src")
     cmd = acc_cmd(reduce_cmd, what)
     if cmd == "Zero":
         raise KernelError(f"{what}: reduce_cmd reset is not one of exponential's (idle, reset_reduce, reduce, "
@@ -102,12 +105,8 @@ def tensor_scalar_cumulative(dst=None, src=None, op0=None, op1=None, imm0=None, 
     reduce_cmd (reset_reduce: op1's identity; reduce: the DVE registers; load_reduce: imm1) and left in the
     registers (one TensorScalarCache, mode Cumulative: engines/ops/tensor_scalar_cache.cpp)."""
     what = "nisa.tensor_scalar_cumulative"
-    if dst is None or src is None:
-        raise KernelError(f"{what} takes dst and src tiles")
-    x = _tile(src, what, "src")
+    d, x = _dst_and_source(dst, src, what, "src")
     P = x.shape[0]
-    d = _tile(dst, what, "dst")
-    same_elements(d, x, what, "dst", "src")
     for v, arg in ((x, "src"), (d, "dst")):
         if v.bir_dtype in ("int32", "uint32"):
             raise KernelError(f"{what}: {arg} {v.name} is {v.bir_dtype}; 32-bit integers are not supported (public "
