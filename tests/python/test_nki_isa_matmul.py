@@ -7,24 +7,14 @@ import pytest
 import neuronsim.nki as nki
 import neuronsim.nki.isa as nisa
 import neuronsim.nki.language as nl
+from test_nki_isa import bir_ops
 
 RNG = np.random.default_rng(4343)
 
 
 def matmults(doc):
-    out = []
-
-    def walk(insts):
-        for i in insts:
-            if i["opcode"] == "Loop":
-                for b in i.get("blocks", []):
-                    walk(b["instructions"])
-            elif i["opcode"] == "Matmult":
-                out.append(i)
-    for f in doc["functions"]:
-        for b in f["blocks"]:
-            walk(b["instructions"])
-    return out
+    """The Matmult instructions of a BIR module, loops walked."""
+    return [i for op, i in bir_ops(doc) if op == "Matmult"]
 
 
 def test_row_tiling_and_the_hints_keep_the_product_and_become_fields():

@@ -42,16 +42,22 @@ def max8(dst=None, src=None, *, mask=None, dtype=None, name=None, **kw):
     return out
 
 
-@_api
-def nc_find_index8(dst=None, data=None, vals=None, *, mask=None, dtype=None, name=None, **kw):
-    """The index of the first occurrence of each of the 8 vals in each partition of data, [P, 8] uint32 (or uint16);
-    all ones where a value is absent (one MaxIndex on VectorE)."""
-    what = "nisa.nc_find_index8"
+def _data_and_eight_vals(data, vals, mask, what):
+    """data (masked) and the 8 values per partition that nc_find_index8 / nc_match_replace8 look for."""
     x, v = _tile(data, what, "data"), _tile(vals, what, "vals")
     (x,) = _mask([x], mask, what)
     if v.shape[0] != x.shape[0] or _per_partition(v) != 8:
         raise KernelError(f"{what}: vals {v.name} {list(v.shape)} must hold 8 values for each of data's "
                           f"{x.shape[0]} partitions")
+    return x, v
+
+
+@_api
+def nc_find_index8(dst=None, data=None, vals=None, *, mask=None, dtype=None, name=None, **kw):
+    """The index of the first occurrence of each of the 8 vals in each partition of data, [P, 8] uint32 (or uint16);
+    all ones where a value is absent (one MaxIndex on VectorE)."""
+    what = "nisa.nc_find_index8"
+    x, v = _data_and_eight_vals(data, vals, mask, what)
     out = out_tile(dst, (x.shape[0], 8), _bir(dtype, "uint32"), what)
     if out.bir_dtype not in ("uint32", "uint16"):
         raise KernelError(f"{what}: the indices are uint32 or uint16, not {out.bir_dtype}")
@@ -65,11 +71,7 @@ def nc_match_replace8(dst=None, data=None, vals=None, imm=None, dst_idx=None, *,
     """data with the first occurrence of each of the 8 vals replaced by imm (vals walked from 7 down to 0); dst_idx,
     when given, receives the matches' indices (MatchReplace, or MaxIndexAndMatchReplace with dst_idx)."""
     what = "nisa.nc_match_replace8"
-    x, v = _tile(data, what, "data"), _tile(vals, what, "vals")
-    (x,) = _mask([x], mask, what)
-    if v.shape[0] != x.shape[0] or _per_partition(v) != 8:
-        raise KernelError(f"{what}: vals {v.name} {list(v.shape)} must hold 8 values for each of data's "
-                          f"{x.shape[0]} partitions")
+    x, v = _data_and_eight_vals(data, vals, mask, what)
     if not _is_num(imm):
         raise KernelError(f"{what}: imm must be a number, got {imm!r}")
     out = out_tile(dst, x.shape, _bir(dtype, x.bir_dtype), what)
