@@ -395,6 +395,9 @@ def index_view(v, key):
     dims = []
     if not advanced:
         key = key + (slice(None),) * (len(v.dims) - len(key))
+        # An integer index drops its dim, except on chip (NKI language guide, "The partition dimension is special"):
+        # the partition dim stays at size 1, and a tile stays at least 2-D (the last free dim indexed kept at 1).
+        onchip, kept = v.storage.onchip, None
         for d, (k, (step, num, part)) in enumerate(zip(key, v.dims)):
             if isinstance(k, slice):
                 start, size, sstep = _slice_size(k, num, what)
@@ -406,6 +409,12 @@ def index_view(v, key):
                 e = Idx.of(k)
                 _pending(checks, e, [], num, what, d, dims)
                 move(step, part, e)
+                if onchip and part:
+                    dims.append((step, 1, True))
+                elif onchip:
+                    kept = (len(dims), (step, 1, False))
+        if onchip and kept is not None and len(dims) < 2 <= len(v.dims):
+            dims.insert(*kept)
         return View(v.storage, off_p, off_f, dims, v.bir_dtype, v.dyn, tuple(checks))
     # Advanced: every index an expression; the result has their broadcast shape, then the dims not indexed.
     if any(isinstance(k, slice) for k in key):
