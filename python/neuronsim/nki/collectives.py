@@ -16,7 +16,7 @@ from . import registry
 from .dynamic import Register, register_op
 from .errors import KernelError, source_location
 from .nl_common import _emit
-from .nl_create import shared_constant
+from .nl_create import shared_constant as _shared_constant
 from .nl_dma import _dma
 from .symbolic import Idx
 from .tracer import View, new_storage
@@ -299,7 +299,7 @@ def _variable(src, dst, g, meta, recv_counts_known, has_rdispls, what, broadcast
         _dma(rows[3], row[3], what)
     else:
         slot = math.prod(dst.shape) // n
-        _dma(shared_constant(np.arange(n, dtype=np.uint32) * slot), row[3], what)
+        _dma(_shared_constant(np.arange(n, dtype=np.uint32) * slot), row[3], what)
     _emit("CollectiveCompute", [src, scratch.view()], [dst], what,
           {"kind": "AllToAllV", "replica_groups": g.groups}, engine="Pool")
     if not recv_counts_known:
