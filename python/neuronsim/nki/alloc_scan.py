@@ -334,6 +334,59 @@ def _dim_group(s, accs, L, out_vars, inner, injective=True):
     return Group(L, E, start, [(strides[d], shape[d]) for d in kept], strip)
 
 
+def _runs(s, accs, trace, fixed):
+    """The accesses of s in runs of blocks no access joins, in block order, each [first block, last block,
+    [accesses]]: the blocks an access touches over the values of its loop variables but those in `fixed` (held at
+    0: the trip of the loops they belong to)."""
+    be, _ = block_elems(s)
+    spans = []
+    for a in accs:
+        lo, hi = _span(a.view, set(a.view.off_f.loop) - fixed, trace.var_range)
+        spans.append((lo // be, hi // be, a))
+    runs = []
+    for b0, b1, a in sorted(spans, key=lambda x: (x[0], x[1])):
+        if runs and b0 <= runs[-1][1]:
+            runs[-1][1] = max(runs[-1][1], b1)
+            runs[-1][2].append(a)
+        else:
+            runs.append([b0, b1, [a]])
+    for r in runs:
+        r[2].sort(key=lambda a: a.pos)
+    return runs
+
+
+def pieces(s, accs, trace, lazy=False):
+    """Block tensor s allocated block run by block run, each run as its own loop-local tile: [(Group, accesses)],
+    or None. The runs are those of one trip of the innermost loop whose trips touch disjoint blocks of s (of the
+    whole kernel when there is none); each run is allocated by shrink, in the innermost loop whose trips touch
+    disjoint blocks of it -- the compiler's per-block live ranges: a block indexed by a loop variable lives from
+    its write to its last read in that trip (walrus/sbuf-liveness-interference.md, a live range per block)."""
+    be, nblocks = block_elems(s)
+    if not accs or s.pdim == 0 or nblocks <= 1:
+        return None
+    fixed = set()
+    common = None
+    for a in accs:
+        chain = list(_chain(a.op.scope))
+        common = chain if common is None else [L for L in common if any(L is M for M in chain)]
+    for L in common or []:
+        if L is s.scope or not inside(L, s.scope):
+            break
+        if find_group(s, accs, L, trace) is not None:
+            fixed = set(_outer(s, L))
+            break
+    runs = _runs(s, accs, trace, fixed)
+    if len(runs) <= 1:
+        return None
+    out = []
+    for _, _, run in runs:
+        g = shrink(s, run, trace, lazy)
+        if g is None:
+            return None
+        out.append((g, run))
+    return out
+
+
 def block_runs(s, accs, trace):
     """A block tensor whose accesses each touch a fixed run of blocks (an unrolled kernel's constant block indices,
     or a loop that stays within one run): the runs that no access joins, as (Group, its accesses), in block order,
