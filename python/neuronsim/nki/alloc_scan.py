@@ -209,12 +209,16 @@ def _run_group(s, accs, L, out_vars, inner, trace, injective=True):
     be, _ = block_elems(s)
     coef = None
     D = 0
+    within = set()  # outer variables that move a read-only access inside the trip's blocks (not between blocks)
     for a in accs:
         c = {}
         for var, k in a.view.off_f.loop.items():
             if var in out_vars:
                 if k % be:
-                    return None
+                    if injective or var == L.var:
+                        return None
+                    within.add(var)
+                    continue
                 c[var] = k
             elif var not in inner:
                 return None
@@ -224,9 +228,9 @@ def _run_group(s, accs, L, out_vars, inner, trace, injective=True):
             return None
         for k in c.values():
             D = math.gcd(D, abs(k) // be)
-    if not coef or L.var not in coef:
+    if not coef or L.var not in coef or within & set(coef):
         return None
-    spans = [_span(a.view, inner, trace.var_range) for a in accs]
+    spans = [_span(a.view, inner | within, trace.var_range) for a in accs]
     for G in [g for g in range(1, D + 1) if D % g == 0]:
         E = G * be
         qs = {lo // E for lo, _ in spans}
