@@ -225,7 +225,8 @@ class Allocation:
             return
         g = shrink(s, rest, self.trace, lazy is not None)
         cap = PSUM_BANKS * PSUM_BANK_BYTES if s.buffer == "psum" else self.sbuf_cap
-        if s.id in self.refined or (g is None or g.E * dtypes.size(s.dtype) > cap):
+        whole = s.bytes_per_partition if g is None else g.E * dtypes.size(s.dtype)
+        if s.id in self.refined or whole > cap:
             ps = pieces(s, rest, self.trace, lazy is not None)
             if ps is not None:
                 for j, (g, run) in enumerate(ps):
