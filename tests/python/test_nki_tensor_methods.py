@@ -1,8 +1,9 @@
 """Tensor methods and view calls beyond the access-pattern primitives, on the simulator against numpy:
 NkiTensor.rearrange (einops-style: split, reorder, merge), nl.expand_dims and the legacy nki.tensor's
 expand_dims / astype / assert_shape, and the copies at a run-time offset nisa.tensor_copy_dynamic_src / _dst in
-both their legacy (returning, keyword) and current (dst-first) forms. Public NKI docs: the NkiTensor page, the
-nki.language.expand_dims page, the legacy nki.tensor page, the SDK 2.20-2.31 nki.isa.tensor_copy_dynamic_* pages."""
+both their legacy (returning, keyword) and current (dst-first) forms, and the legacy nl.atomic_rmw. Public NKI docs:
+the NkiTensor page, the nki.language.expand_dims page, the legacy nki.tensor and nki.language.atomic_rmw pages, the
+SDK 2.20-2.31 nki.isa.tensor_copy_dynamic_* pages."""
 import numpy as np
 import pytest
 
@@ -90,8 +91,9 @@ def test_expand_dims_refuses_the_partition_dim_and_assert_shape_a_wrong_shape():
 
 
 def dynamic_copies(legacy):
-    """A kernel of a [8, 16]: columns off..off+3 (off a [1, 1] SBUF tile read at run time) copied out (tensor_copy_dynamic_src),
-    then written back at columns off..off+3 of a zeroed [8, 16] tile (tensor_copy_dynamic_dst)."""
+    """A kernel of a [8, 16]: columns off..off+3 (off a [1, 1] SBUF tile read at run time) copied out
+    (tensor_copy_dynamic_src), then written back at columns off..off+3 of a zeroed [8, 16] tile
+    (tensor_copy_dynamic_dst)."""
     def kernel(a, off):
         return copies(a, off, legacy)
     return kernel
@@ -135,3 +137,36 @@ def test_tensor_copy_dynamic_src_refuses_a_static_source():
     with pytest.raises(nki.KernelError) as e:
         nki.simulate(static, np.zeros((8, 16), np.float32))
     assert "run-time offset" in str(e.value)
+
+
+def scatter_add(table, idx, val):
+    """table [64, 32] copied to the output, then rows idx[p] (idx [16, 1], repeats allowed) += val[p] by one
+    nl.atomic_rmw through a gather view (.ap(vector_offset=)); rows 40..47 += 0.5 through a static slice."""
+    out = nl.ndarray(table.shape, nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, nl.load(table))
+    i = nl.load(idx)
+    nl.atomic_rmw(out.ap([[32, 16], [1, 32]], vector_offset=i, indirect_dim=0), value=nl.load(val), op=np.add)
+    nl.atomic_rmw(out[40:48, :], value=0.5, op=np.add)
+    return out
+
+
+def test_atomic_rmw_adds_every_update_of_a_repeated_row():
+    """nl.atomic_rmw: two partitions that name one row both land (numpy's unbuffered np.add.at), as the atomic
+    operation of the page does; a static dst is a load / add / store."""
+    table = RNG.uniform(-1, 1, (64, 32)).astype(np.float32)
+    idx = np.array([3, 7, 3, 0, 63, 7, 7, 1, 2, 9, 10, 11, 12, 13, 14, 15], np.int32)[:, None]
+    val = RNG.uniform(-1, 1, (16, 32)).astype(np.float32)
+    want = table.astype(np.float64)
+    np.add.at(want, idx[:, 0], val)
+    want[40:48] += 0.5
+    # the repeated rows' updates are summed in fp32 on PE before the add: a few fp32 roundings
+    np.testing.assert_allclose(nki.simulate(scatter_add, table, idx, val), want, rtol=0, atol=4 * 2.0 ** -23 * 4)
+
+
+def test_atomic_rmw_refuses_an_op_the_page_does_not_document():
+    def multiply(table):
+        nl.atomic_rmw(table[0:8, :], value=2.0, op=np.multiply)
+        return table
+    with pytest.raises(nki.Unsupported) as e:
+        nki.simulate(multiply, np.zeros((8, 4), np.float32))
+    assert "np.add only" in str(e.value)

@@ -213,6 +213,7 @@ _TESTS_OTHER = [
      "tensor.expand_dims tensor.assert_shape tensor.astype"),
     ("test_nki_tensor_methods.py::test_tensor_copy_dynamic_src_and_dst_follow_the_run_time_offset", "nki.isa",
      "tensor_copy_dynamic_src tensor_copy_dynamic_dst"),
+    ("test_nki_tensor_methods.py::test_atomic_rmw_adds_every_update_of_a_repeated_row", "nki.language", "atomic_rmw"),
 ]
 
 for _test, (_module, _names) in _TESTS.items():

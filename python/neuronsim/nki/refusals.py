@@ -31,9 +31,6 @@ registry.refuse_all("nki.isa", {
 })
 
 registry.refuse_all("nki.language", {
-    "atomic_rmw": "the simulator's DMA has no read-modify-write (accumulate) descriptor; a gather / op / scatter "
-                  "lowering would keep one update of an HBM row that two partitions of one call index, where the "
-                  "documented atomic operation combines both",
     "random_seed": _SEED,
     "gemm_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has no text)",
     "gemm_stationary_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has "
