@@ -272,6 +272,19 @@ class View:
     def flatten_dims(self, start_dim, end_dim):
         return registry.statement("view.flatten_dims")(self, start_dim, end_dim)
 
+    def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None, **sizes):
+        return registry.statement("view.rearrange")(self, src_pattern, dst_pattern, fixed_sizes, **sizes)
+
+    # the legacy nki.tensor's methods (nl_views.py)
+    def expand_dims(self, axis):
+        return registry.statement("view.expand_dims")(self, axis)
+
+    def assert_shape(self, shape):
+        return registry.statement("view.assert_shape")(self, shape)
+
+    def astype(self, dtype):
+        return registry.statement("view.astype")(self, dtype)
+
     # --- operators: the nl functions, looked up in the registry
     def _op(self, name, other, reverse=False):
         f = _nl(name)
