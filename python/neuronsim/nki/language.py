@@ -22,12 +22,13 @@ This module is the public namespace: the definitions live by topic, each registe
     nl_random.py  rand, dropout (random_seed refused)
     nl_matmul.py  matmul, transpose
     nl_atomic.py  atomic_rmw (a gather / add / scatter, repeated indices summed on PE first)
+    nl_indirect.py  NkiTensor.indirect (tensor indirection: per-column copies at run-time offsets)
 and nl_assign.py holds the tile statements t[...] = v and t += v. A documented name defined nowhere is a refusal
 (refusals.py): a value, raising Unsupported when called. The submodule nki.language.constants is nl_constants.py.
 """
 import sys
 
-from . import nl_assign, nl_views  # noqa: F401 - register the tile statements and view methods the tracer's View runs
+from . import nl_assign, nl_indirect, nl_views  # noqa: F401 - register the tile statements and view methods the tracer's View runs
 from . import nl_constants as constants
 from . import registry
 from .nl_create import (empty_like, full, full_like, ndarray, ones, ones_like, par_dim, reshape,  # noqa: F401

@@ -39,8 +39,6 @@ registry.refuse_all("nki.language", {
     "all_reduce": _MULTI,
     **{n: "listed but commented out in the legacy reference (no API): " + _MULTI
        for n in ("all_gather", "all_to_all", "reduce_scatter")},
-    "NkiTensor.indirect": "NeuronCore-v4 tensor indirection (offsets in a snake order across partition groups) has "
-                          "no instruction form in the simulator yet",
 })
 
 _FRAMEWORK = "integration with a framework's tensors (PyTorch, JAX): neuronsim runs kernels on numpy arrays"
