@@ -27,9 +27,10 @@ struct Times {
   int64_t first = INT64_MAX, end = 0;
 };
 
-// The rule of docs/timing-model.md 2.1, one descriptor at a time: a queue processes its transfers' descriptors in
-// submission order (queue_ps each transfer); a transfer's piece on an engine is available from the later of its
-// submission + latency + the piece's offset and that processing's end; a free engine picks, among the queues whose
+// The rule of docs/timing-model.md 2.1, one descriptor at a time: an engine processes the descriptors of the pieces
+// given to it in submission order (descriptor_ps each, from the submission on); a piece on an engine is available
+// from the later of its submission + latency + the piece's offset and the time that lets every descriptor of the
+// piece, moved back to back, start after its processing (checked descriptor by descriptor here); a free engine picks, among the queues whose
 // head run is available (submitted by now, eligible by now), the next one after the queue it served last; a
 // transfer completes completion_ps after its last descriptor.
 std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int queues) {
@@ -38,13 +39,20 @@ std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int q
     int queue;
   };
   std::map<int64_t, Times> out;
-  std::map<int64_t, int64_t> processed;  // per transfer id
-  std::vector<int64_t> queue_free(static_cast<size_t>(queues), 0);
+  std::map<std::pair<int64_t, int>, int64_t> ready;  // per (transfer id, engine): when its piece is available
+  std::vector<int64_t> processed(static_cast<size_t>(engines), 0);
   for (const auto &s : subs) {
-    int64_t &f = queue_free[static_cast<size_t>(s.queue)];
-    f = std::max(f, s.now) + s.t.queue_ps;
-    processed[s.id] = f;
-    const int64_t none = std::max(s.now + s.t.latency_ps, f) + s.t.completion_ps;
+    for (const auto &p : s.t.parts) {
+      int64_t &f = processed[static_cast<size_t>(p.engine)];
+      const int64_t start = std::max(f, s.now);
+      f = start + p.descriptors * s.t.descriptor_ps;
+      // The earliest back-to-back start at which descriptor k (processed at start + (k + 1) x descriptor_ps) starts
+      // no earlier than k x desc_ps after it.
+      int64_t at = s.now + s.t.latency_ps + p.offset_ps;
+      for (int64_t k = 0; k < p.descriptors; ++k) at = std::max(at, start + (k + 1) * s.t.descriptor_ps - k * p.desc_ps);
+      ready[{s.id, p.engine}] = at;
+    }
+    const int64_t none = s.now + s.t.latency_ps + s.t.completion_ps;
     if (s.t.parts.empty()) out[s.id] = Times{none, none};
   }
   for (int e = 0; e < engines; ++e) {
@@ -52,7 +60,7 @@ std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int q
     for (const auto &s : subs)
       for (const auto &p : s.t.parts)
         if (p.engine == e)
-          runs.push_back({s.id, s.now, std::max(s.now + s.t.latency_ps + p.offset_ps, processed[s.id]), p.descriptors,
+          runs.push_back({s.id, s.now, ready.at({s.id, e}), p.descriptors,
                           p.desc_ps, s.t.transfer_overhead_ps, s.queue});
     int64_t t = 0;
     int rr = -1;
@@ -113,7 +121,7 @@ TEST(DmaEngines, LazyRoundRobinAgreesWithADescriptorByDescriptorOracle) {
       Sub s{i, now, static_cast<int>(rng() % static_cast<uint64_t>(queues)), {}};
       s.t.latency_ps = static_cast<int64_t>(rng() % 80);
       s.t.transfer_overhead_ps = static_cast<int64_t>(rng() % 30);
-      s.t.queue_ps = static_cast<int64_t>(rng() % 40);
+      s.t.descriptor_ps = static_cast<int64_t>(rng() % 20);
       s.t.completion_ps = static_cast<int64_t>(rng() % 5);
       const int64_t d = 1 + static_cast<int64_t>(rng() % 15), stagger = static_cast<int64_t>(rng() % 6);
       int k = 0;

@@ -143,29 +143,29 @@ TEST(DmaMechanisms, ARingHoldsFourTransfersTheFifthWaitsForTheFirst) {
 
 TEST(DmaMechanisms, QueuesShareAnEngineRoundRobinAtDescriptorGranularity) {
   // reference neuron-arch.md 1.5 [DMA "DMA Queues"]: transfers of one queue run in order on an engine; queues are
-  // served round robin (v2/v3). Two [8, 512] fp32 loads (engine 0, 8 descriptors of 2 KiB) on two queues become
+  // served round robin (v2/v3). Two [4, 2048] fp32 loads (engine 0, 4 descriptors of 8 KiB) on two queues become
   // available at the same moment: their descriptors alternate, so both finish within one descriptor of each other;
   // on one queue the second waits for the first.
   auto run = [](bool two_queues) {
     Builder b("rr");
-    auto a = b.input("a", {16, 512});
-    auto t = b.sbuf("t", {8, 1024});
-    b.add(InstructionType::Load, {b.ap(a.tile(0, 8, 0, 512))}, {b.ap(t.tile(0, 8, 0, 512))}).engine(Engine::SP).queue("qA");
-    b.add(InstructionType::Load, {b.ap(a.tile(8, 8, 0, 512))}, {b.ap(t.tile(0, 8, 512, 512))})
+    auto a = b.input("a", {8, 2048});
+    auto t = b.sbuf("t", {4, 4096});
+    b.add(InstructionType::Load, {b.ap(a.tile(0, 4, 0, 2048))}, {b.ap(t.tile(0, 4, 0, 2048))}).engine(Engine::SP).queue("qA");
+    b.add(InstructionType::Load, {b.ap(a.tile(4, 4, 0, 2048))}, {b.ap(t.tile(0, 4, 2048, 2048))})
         .engine(Engine::Activation)
         .queue(two_queues ? "qB" : "qA");
     isa::Program p = b.finish();
     return sim::Simulator(p, timing_opts("trn1")).run();
   };
-  // trn1: a descriptor = 2048 / 17 = 120.471 ns; each transfer's first carries dma_transfer_overhead_ns 7 ns. Both
-  // triggers take one cycle (SP, ACT at 1.4 GHz), so both transfers are available at 850.714 ns (each queue
-  // processes its 8 descriptors in 8 x 6.625 = 53 ns, within the latency).
-  const double d = 2048 / 17.0, tx = 7.0;
+  // trn1: a descriptor = 8192 / 17 = 481.88 ns; each transfer's first carries dma_transfer_overhead_ns 7 ns. Both
+  // triggers take one cycle (SP, ACT at 1.4 GHz), so both transfers are available at 850.714 ns: engine 0 processes
+  // the first's 4 descriptors by 4 x 106 = 424 ns and all the second's by 848 ns, within the latency.
+  const double d = 8192 / 17.0, tx = 7.0;
   const auto two = run(true), one = run(false);
   EXPECT_NEAR(std::abs(work_event(two, 0).end_ns - work_event(two, 1).end_ns), d, 0.01);
-  EXPECT_NEAR(std::max(work_event(two, 0).end_ns, work_event(two, 1).end_ns) - work_event(two, 0).start_ns, 2 * (tx + 8 * d), 0.01);
+  EXPECT_NEAR(std::max(work_event(two, 0).end_ns, work_event(two, 1).end_ns) - work_event(two, 0).start_ns, 2 * (tx + 4 * d), 0.01);
   EXPECT_NEAR(work_event(one, 1).start_ns, work_event(one, 0).end_ns, 1e-3);
-  EXPECT_NEAR(work_event(one, 1).end_ns - work_event(one, 0).start_ns, 2 * (tx + 8 * d), 0.01);
+  EXPECT_NEAR(work_event(one, 1).end_ns - work_event(one, 0).start_ns, 2 * (tx + 4 * d), 0.01);
   EXPECT_EQ(two.queues[sim::kNumEngines].name, "qA");
   EXPECT_EQ(two.queues[sim::kNumEngines + 1].name, "qB");
 }
