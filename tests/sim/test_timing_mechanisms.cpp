@@ -170,6 +170,33 @@ TEST(DmaMechanisms, QueuesShareAnEngineRoundRobinAtDescriptorGranularity) {
   EXPECT_EQ(two.queues[sim::kNumEngines + 1].name, "qB");
 }
 
+TEST(DmaMechanisms, SpreadingSmallRowLoadsOverQueuesDoesNotBeatTheEnginesDescriptorRate) {
+  // docs/timing-model.md 2.1: the per-row cost of calibration.md D4 is each DMA engine's processing of the
+  // descriptors it is given (the NKI DMA bandwidth guide: the engines' packet rate), whatever their queue. Sixteen
+  // [128, 64] fp32 loads (one 256 B descriptor per partition, 8 on each of the 16 engines) triggered from SP, all on
+  // one queue or alternating between two, take the same time: each engine processes 16 x 8 descriptors at
+  // dma_engine_descriptor_ns 106 from the first trigger's end (1 SP cycle, 0.714 ns on trn1) on, and the last
+  // descriptor moves right after its processing (256 / 17 = 15.059 ns, the piece's 7 ns, completion 10 ns).
+  // Charged to a queue instead, two queues would have processed the rows side by side, twice as fast.
+  auto run = [](bool two_queues) {
+    Builder b("spread");
+    auto a = b.input("a", {128, 16 * 64});
+    auto t = b.sbuf("t", {128, 16 * 64});
+    for (int i = 0; i < 16; ++i)
+      b.add(InstructionType::Load, {b.ap(a.tile(0, 128, i * 64, 64))}, {b.ap(t.tile(0, 128, i * 64, 64))})
+          .engine(Engine::SP)
+          .queue(two_queues && i % 2 ? "qB" : "qA");
+    isa::Program p = b.finish();
+    const auto r = sim::Simulator(p, timing_opts("trn1")).run();
+    double last = 0;
+    for (int i = 0; i < 16; ++i) last = std::max(last, work_event(r, i).finish_ns);
+    return last;
+  };
+  const double want = 1 / 1.4 + 16 * 8 * 106.0 + 15.059 + 7 + 10;
+  EXPECT_NEAR(run(false), want, 1e-3);
+  EXPECT_NEAR(run(true), want, 1e-3);
+}
+
 TEST(DmaMechanisms, StoresWithoutAQueueTriggerFromGpSimdAndHoldNoPrefetchBehindThem) {
   // docs/timing-model.md 2.4: a DMA naming no engine and no queue is triggered where the compiler's kernels trigger
   // it -- a load from SP, a store from GpSimd (calibration.md D1/D3 profiles) -- on queues of their own. A loop that
