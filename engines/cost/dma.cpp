@@ -218,7 +218,14 @@ int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer
         e.free = e.runs[e.head].end, e.rr = e.runs[e.head].queue;
         ++e.head;
       }
-      if (e.head == e.runs.size()) e.runs.clear(), e.head = 0;
+      if (e.head == e.runs.size()) {
+        e.runs.clear(), e.head = 0;
+      } else if (e.head >= 32 && 2 * e.head >= e.runs.size()) {
+        // An engine that never drains (its next transfers are always processed while the last ones move) drops its
+        // retired runs now and then, not only when empty: its vector stays the size of what is in flight.
+        e.runs.erase(e.runs.begin(), e.runs.begin() + static_cast<std::ptrdiff_t>(e.head));
+        e.head = 0;
+      }
       const int64_t last = e.runs.empty() ? e.free : e.runs.back().end;
       if (e.runs.empty() || e.only == queue || run.eligible >= last) {
         const int64_t start = std::max(last, run.eligible);
