@@ -197,17 +197,14 @@ int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer
   bool replanned = false;
   for (const auto &p : t.parts) {
     Engine &e = engines_[static_cast<size_t>(p.engine)];
-    // The engine processes the piece's descriptors after those given to it before (calibration.md D4); moved back
-    // to back, the k-th starts no earlier than it is processed: after the first when moving one takes at least as
-    // long as processing it, else so that the last follows its processing.
+    // The engine processes the piece's descriptors after those given to it before (calibration.md D4), a stage
+    // ahead of the data movement: the piece moves once all of them are processed. Gated so, its start does not
+    // depend on how fast its bytes move, and a faster rate can only end it sooner (docs/timing-model.md 2.1).
     int64_t &processed = processed_[static_cast<size_t>(p.engine)];
     const int64_t prep_start = std::max(processed, now), prep = p.descriptors * t.descriptor_ps;
     processed = prep_start + prep;
     x.descriptor_ps += prep;
-    const int64_t pipelined =
-        p.descriptors == 0 ? prep_start
-                           : std::max(prep_start + t.descriptor_ps, processed - (p.descriptors - 1) * p.desc_ps);
-    const int64_t eligible = std::max(now + t.latency_ps + p.offset_ps, pipelined);
+    const int64_t eligible = std::max(now + t.latency_ps + p.offset_ps, processed);
     Run run{slot, id, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, eligible, false};
     // A planned engine (its runs back to back, each with its final `end`) takes the new run after them without
     // replanning when no other queue's run can take a turn beside it: all its runs are of this queue, or the new

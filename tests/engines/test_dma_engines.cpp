@@ -29,8 +29,8 @@ struct Times {
 
 // The rule of docs/timing-model.md 2.1, one descriptor at a time: an engine processes the descriptors of the pieces
 // given to it in submission order (descriptor_ps each, from the submission on); a piece on an engine is available
-// from the later of its submission + latency + the piece's offset and the time that lets every descriptor of the
-// piece, moved back to back, start after its processing (checked descriptor by descriptor here); a free engine picks, among the queues whose
+// from the later of its submission + latency + the piece's offset and the processing of its last descriptor (each
+// descriptor's processing checked in turn here); a free engine picks, among the queues whose
 // head run is available (submitted by now, eligible by now), the next one after the queue it served last; a
 // transfer completes completion_ps after its last descriptor.
 std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int queues) {
@@ -46,10 +46,10 @@ std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int q
       int64_t &f = processed[static_cast<size_t>(p.engine)];
       const int64_t start = std::max(f, s.now);
       f = start + p.descriptors * s.t.descriptor_ps;
-      // The earliest back-to-back start at which descriptor k (processed at start + (k + 1) x descriptor_ps) starts
-      // no earlier than k x desc_ps after it.
+      // The piece waits for every one of its descriptors, descriptor k being processed at start + (k + 1) x
+      // descriptor_ps, whatever its bytes take to move.
       int64_t at = s.now + s.t.latency_ps + p.offset_ps;
-      for (int64_t k = 0; k < p.descriptors; ++k) at = std::max(at, start + (k + 1) * s.t.descriptor_ps - k * p.desc_ps);
+      for (int64_t k = 0; k < p.descriptors; ++k) at = std::max(at, start + (k + 1) * s.t.descriptor_ps);
       ready[{s.id, p.engine}] = at;
     }
     const int64_t none = s.now + s.t.latency_ps + s.t.completion_ps;

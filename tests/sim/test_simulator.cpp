@@ -224,10 +224,9 @@ TEST(Simulator, AddKernelEndToEnd) {
   // 127.472 ns. Load 0's trigger ends at 1 SP cycle = 0.714 ns; its first byte follows dma_latency_ns 850 later, and
   // its pieces start dma_engine_stagger_ns 21.5 apart: the last ends at 0.714 + 850 + 15 x 21.5 + 127.472. Each
   // engine processes its 8 descriptors of a transfer in 8 x dma_engine_descriptor_ns 106 = 848 ns (load 0's within
-  // its latency), then load 1's (entered at 1.429 ns), by 0.714 + 2 x 848 = 1696.714 ns; a descriptor moves no
-  // earlier than it is processed, and a 15.059 ns move is shorter than a 106 ns processing, so load 1's pieces start
-  // when the last descriptor still moves right after its processing: 1696.714 - 7 x 15.059 = 1591.301 ns.
-  const double piece = 7 + 8 * 15.059, start0 = 1 / 1.4 + 850.0, start1 = 1 / 1.4 + 16 * 106.0 - 7 * 15.059;
+  // its latency), then load 1's (entered at 1.429 ns), by 0.714 + 2 x 848 = 1696.714 ns; a piece moves once its
+  // descriptors are processed, so load 1's pieces all start then (the stagger is long past).
+  const double piece = 7 + 8 * 15.059, start0 = 1 / 1.4 + 850.0, start1 = 1 / 1.4 + 16 * 106.0;
   EXPECT_NEAR(event_of(r, 0).issue_ns, 1 / 1.4, 1e-3);
   EXPECT_NEAR(event_of(r, 0).start_ns, start0, 1e-3);
   EXPECT_NEAR(event_of(r, 0).end_ns, start0 + 15 * 21.5 + piece, 1e-3);

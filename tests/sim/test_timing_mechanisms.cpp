@@ -176,7 +176,8 @@ TEST(DmaMechanisms, SpreadingSmallRowLoadsOverQueuesDoesNotBeatTheEnginesDescrip
   // [128, 64] fp32 loads (one 256 B descriptor per partition, 8 on each of the 16 engines) triggered from SP, all on
   // one queue or alternating between two, take the same time: each engine processes 16 x 8 descriptors at
   // dma_engine_descriptor_ns 106 from the first trigger's end (1 SP cycle, 0.714 ns on trn1) on, and the last
-  // descriptor moves right after its processing (256 / 17 = 15.059 ns, the piece's 7 ns, completion 10 ns).
+  // piece moves once its 8 descriptors are processed (8 x 256 / 17 = 8 x 15.059 ns, the piece's 7 ns, completion
+  // 10 ns).
   // Charged to a queue instead, two queues would have processed the rows side by side, twice as fast.
   auto run = [](bool two_queues) {
     Builder b("spread");
@@ -192,7 +193,7 @@ TEST(DmaMechanisms, SpreadingSmallRowLoadsOverQueuesDoesNotBeatTheEnginesDescrip
     for (int i = 0; i < 16; ++i) last = std::max(last, work_event(r, i).finish_ns);
     return last;
   };
-  const double want = 1 / 1.4 + 16 * 8 * 106.0 + 15.059 + 7 + 10;
+  const double want = 1 / 1.4 + 16 * 8 * 106.0 + 8 * 15.059 + 7 + 10;
   EXPECT_NEAR(run(false), want, 1e-3);
   EXPECT_NEAR(run(true), want, 1e-3);
 }

@@ -6,9 +6,10 @@
 //    not occupancy: queued transfers run back to back, D5); its piece on its k-th engine may start k x
 //    `dma_engine_stagger_ns` later (D2);
 //  - each engine processes the descriptors it is given one at a time, `dma_engine_descriptor_ns` each, in arrival
-//    order over all queues and pipelined with its data movement: a piece's k-th descriptor moves no earlier than
-//    the engine has processed it (D4's throughput proportional to the bytes per row below ~2.4 KiB, the NKI DMA
-//    bandwidth guide's per-packet rate of the engines; hidden in a lone transfer's latency);
+//    order over all queues, a stage ahead of its data movement: a piece moves once the engine has processed all
+//    its descriptors, so its start does not depend on its rate (D4's throughput proportional to the bytes per row
+//    below ~2.4 KiB, the NKI DMA bandwidth guide's per-packet rate of the engines; hidden in a lone transfer's
+//    latency);
 //  - each engine moves one descriptor at a time and holds one FIFO per DMA queue; transfers of one queue run
 //    in order on an engine, and the engine serves its queues round robin at descriptor granularity ([DMA] "DMA
 //    Queues": v2/v3 round robin; v4 QoS is documented and not modelled: round robin too);
@@ -132,9 +133,9 @@ public:
   void reset(int engines, int queues, bool record_slices);
 
   // Transfer `id` (the caller's handle, unique while in flight) enters `queue` at `now`; its piece on an engine is
-  // available from the later of `now + t.latency_ps + part.offset_ps` and the time that lets each of its
-  // descriptors, moved back to back, start after the engine has processed it (the engine processes the pieces
-  // given to it in arrival order from `now` on, t.descriptor_ps per descriptor). Calls must come in non-decreasing `now`. Returns when its
+  // available from the later of `now + t.latency_ps + part.offset_ps` and the engine's processing of all its
+  // descriptors (the engine processes the pieces given to it in arrival order from `now` on, t.descriptor_ps per
+  // descriptor). Calls must come in non-decreasing `now`. Returns when its
   // first byte moves as projected now (transfers arriving later on other queues may delay it).
   int64_t submit(int64_t id, int queue, int64_t now, const DmaTransfer &t);
 
