@@ -106,9 +106,10 @@ def cli_error(*args):
 
 
 if SANITIZED:
-    # Under ASan each test runs in a child process forked for it: Debian's SystemC switches stacks without telling
-    # the sanitizer, so after a run any C++ exception in the same process trips a false stack-buffer-overflow
-    # report (.ci/run explains it for the CLI, whose test cases are processes of their own already).
+    # Under ASan each test runs in a child process forked for it, so a sanitizer report (build-asan/asan-report.<pid>,
+    # .ci/run) belongs to one test. (It began as the way around the false stack-buffer-overflow that Debian's
+    # SystemC, which switches stacks without telling the sanitizer, caused after an exception; the ASan tree now has
+    # no stack redzones, CMakeLists.txt, and the tests that were skipped for it run here.)
     import traceback
 
     @pytest.hookimpl(tryfirst=True)

@@ -213,12 +213,6 @@ def sweep_call(args):
     return lambda: neuronsim.sweep(kernels, **kw)
 
 
-# The ASan tree skips the cases that fail inside the simulation, as .ci/run does for the CLI (an exception out
-# of a SystemC thread leaves stack poisoning ASan misreports): the deadlock, the run-time dtype error and every
-# case whose error comes after the run (after_run_*; strict=True raises after it).
-SKIP_SANITIZED = {"bundle_deadlock", "dtype_mismatch_copy_predicated", "strict_unwritten_output"}
-
-
 @pytest.mark.parametrize("case", catalogue(), ids=lambda c: c["name"])
 def test_bad_input_catalogue(case, tmp):
     scratch = tmp / "scratch"
@@ -226,8 +220,6 @@ def test_bad_input_catalogue(case, tmp):
     call = as_call(case, scratch, scratch / "out")
     if call is None:
         pytest.skip("a command-line matter (option parsing, stdout, compare) with no Python form")
-    if SANITIZED and (case["name"] in SKIP_SANITIZED or case["name"].startswith("after_run_")):
-        pytest.skip("fails after the simulation: skipped under ASan as in .ci/run")
     if SANITIZED and case.get("python"):
         pytest.skip("sweeps are pure Python over neuronsim.run (test_sweep.py skips them under ASan too)")
     for step in case.get("setup", []):
@@ -252,8 +244,6 @@ def test_bad_input_catalogue(case, tmp):
 
 
 def test_deadlock_is_a_simulation_error_and_the_next_run_works():
-    if SANITIZED:
-        pytest.skip("fails inside the simulation: skipped under ASan as in .ci/run")
     with pytest.raises(neuronsim.SimulationError) as e:
         neuronsim.run(CASES / "bundle_deadlock")
     assert "deadlock" in str(e.value) and e.value.exit_code == 4

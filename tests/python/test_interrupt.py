@@ -58,8 +58,6 @@ def child(script, *args):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
-@pytest.mark.skipif(SANITIZED, reason="the stopped run ends with an exception out of the simulation: skipped "
-                                      "under ASan as in .ci/run")
 def test_sigint_stops_a_long_run_and_the_process_runs_again(tmp):
     # 50000 iterations: tens of seconds when not stopped.
     k = long_kernel(tmp / "long.bir.json", 50000)

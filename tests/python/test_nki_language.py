@@ -338,6 +338,33 @@ def test_shared_constant_data_reaches_the_run():
     np.testing.assert_array_equal(nki.simulate(kernel, X), X + np.arange(128 * 16, dtype=np.float32).reshape(128, 16))
 
 
+def test_shared_constant_read_from_a_npy_file():
+    """nl.shared_constant given the path of a .npy file (the NKI page: "a numpy array or a file path to a .npy
+    file"), as a library's configuration caches the path of a table it wrote: copied into part of a tile."""
+    import os
+    import tempfile
+    table = np.tile(np.arange(12, dtype=np.float32), (128, 1))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "positions.npy")
+        np.save(path, table)
+
+        def kernel(x):
+            out = nl.ndarray((128, 16), nl.float32, buffer=nl.shared_hbm)
+            t = nl.ndarray((128, 16), nl.float32, buffer=nl.sbuf)
+            nki.isa.memset(dst=t, value=-1.0)
+            nki.isa.dma_copy(dst=t[:, :12], src=nl.shared_constant(path))
+            nl.store(out, nl.add(t, nl.load(x)))
+            return out
+        got = nki.simulate(kernel, X)
+        want = X + np.concatenate([table, np.full((128, 4), -1.0, np.float32)], axis=1)
+        np.testing.assert_array_equal(got, want)
+
+        def missing(x):
+            return nl.shared_constant(os.path.join(d, "absent.npy"))
+        with pytest.raises(nki.KernelError, match="cannot read the .npy file .*absent.npy"):
+            nki.simulate(missing, X)
+
+
 def test_low_precision_dtypes_round_as_the_simulator_does():
     """bf16, fp16, fp8 (e4m3, e5m2), int8 / int16 / uint8 tiles: a copy converts with the simulator's rounding
     (neuronsim.from_float32: round to nearest even, saturation for integers), the same conversion nki.array applies to

@@ -145,6 +145,45 @@ def test_all_to_all_on_hbm_over_ranks(ranks):
         np.testing.assert_array_equal(got[r], np.vstack([xs[p][r * 4:(r + 1) * 4] for p in range(ranks)]))
 
 
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_variable_count_all_to_all_and_all_gather(ranks):
+    """all_to_all_v / all_gather_v (public NKI docs, nki.collectives): counts and displacements in a uint32 metadata
+    tensor read when the collective runs; chunks land in n equal slots of the flat output and row 2 returns the
+    counts received. Per-rank metadata in HBM for all_to_all_v, in SBUF ([1, 3, n]) for all_gather_v, whose single
+    chunk is its metadata's first column."""
+    group, slot, size = ReplicaGroup([list(range(ranks))]), 6, 24
+    xs = [RNG.uniform(-1, 1, (size,)).astype(np.float32) for _ in range(ranks)]
+    metas = [np.stack([RNG.integers(0, slot + 1, ranks), RNG.integers(0, size - slot, ranks),
+                       np.zeros(ranks, int)]).astype(np.uint32) for _ in range(ranks)]
+
+    def to_all(x, meta):
+        out = nl.ndarray((ranks * slot,), x.dtype, buffer=nl.shared_hbm)
+        nl.store(out.reshape((1, ranks * slot)), nl.full((1, ranks * slot), -7.0, nl.float32))
+        cc.all_to_all_v(srcs=[x], dsts=[out], replica_group=group, metadata_tensor=meta)
+        return out, meta
+
+    def gather(x, meta):
+        out = nl.ndarray((ranks * slot,), x.dtype, buffer=nl.shared_hbm)
+        nl.store(out.reshape((1, ranks * slot)), nl.full((1, ranks * slot), -7.0, nl.float32))
+        m = nl.ndarray((1, 3, ranks), nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=m, src=meta.reshape((1, 3, ranks)))
+        cc.all_gather_v(srcs=[x], dsts=[out], replica_group=group, metadata_tensor=m, recv_counts_known=True)
+        return out
+    got = nki.simulate(to_all, xs, metas, ranks=ranks)
+    got_gather = nki.simulate(gather, xs, metas, ranks=ranks)
+    for r in range(ranks):
+        want = np.full(ranks * slot, -7.0, np.float32)
+        want_gather = want.copy()
+        for j in range(ranks):
+            c, d = metas[j][0, r], metas[j][1, r]  # what rank j sends rank r
+            want[j * slot:j * slot + c] = xs[j][d:d + c]
+            c, d = metas[j][0, 0], metas[j][1, 0]  # rank j's one chunk, to every rank
+            want_gather[j * slot:j * slot + c] = xs[j][d:d + c]
+        np.testing.assert_array_equal(got[r][0], want, err_msg=f"all_to_all_v rank {r}")
+        np.testing.assert_array_equal(got[r][1][2], [metas[j][0, r] for j in range(ranks)])
+        np.testing.assert_array_equal(got_gather[r], want_gather, err_msg=f"all_gather_v rank {r}")
+
+
 def test_a_replicated_argument_and_a_per_rank_list_of_the_wrong_length():
     group = ReplicaGroup([[0, 1]])
 
@@ -192,13 +231,19 @@ def test_collective_refusals_name_the_call():
         return r
     with pytest.raises(nki.KernelError, match="reduce_scatter: collective_dim=1; 0 is supported"):
         nki.to_bir(bad_dim, np.zeros((32, 8), np.float32))
-    with pytest.raises(nki.Unsupported, match="all_gather_v"):
-        cc.all_gather_v([], [], ReplicaGroup([[0, 1]]), None)
+    def bad_meta(x):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        meta = nl.ndarray((2, 2), nl.uint32, buffer=nl.shared_hbm)
+        cc.all_to_all_v(srcs=[x], dsts=[out], replica_group=ReplicaGroup([[0, 1]]), metadata_tensor=meta)
+        return out
+    with pytest.raises(nki.KernelError, match=r"all_to_all_v: metadata_tensor meta \[2, 2\] uint32: a uint32 tensor"):
+        nki.to_bir(bad_meta, np.zeros((8,), np.float32))
 
     def one_core(x):
         nisa.core_barrier(x, (0, 1))
         return x
-    with pytest.raises(nki.KernelError, match="core_barrier: the kernel runs on one core"):
+    # NKI: a launch without a grid is LNC=1 (nki.jit), and core_barrier needs LNC enabled (its page).
+    with pytest.raises(nki.KernelError, match=r"core_barrier: the kernel runs on one core \(a launch without a grid"):
         nki.to_bir(one_core, np.zeros((4, 4), np.float32))
 
 

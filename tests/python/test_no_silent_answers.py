@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import neuronsim
-from conftest import ROOT, SANITIZED
+from conftest import ROOT
 
 K1 = ROOT / "workloads/kernel1"
 MC = ROOT / "workloads/multicore"
@@ -75,8 +75,7 @@ def test_every_type_error_names_its_argument(call, message):
 def test_a_workload_runs_on_the_cores_it_needs():
     assert neuronsim.run_config(MC / "tp_mlp_4ranks") == {"cores": 4, "lnc": 1, "arch": "trn2"}
     assert neuronsim.run_config(K1) == {}
-    # A contradicting cores= is refused naming the instruction, as --cores is (before anything has run here: a
-    # throw after SystemC ran is misreported under ASan, .ci/run).
+    # A contradicting cores= is refused naming the instruction, as --cores is.
     with pytest.raises(neuronsim.InvalidInput) as e:
         neuronsim.run(MC / "tp_mlp_4ranks", timing_only=True, cores=2)
     assert e.value.field == "replica_groups" and "run it with cores 4 or more" in str(e.value)
@@ -106,8 +105,6 @@ def test_output_elements_nobody_wrote_warn_or_raise_with_strict(tmp):
     assert any("output 'b': 50 of 100 elements were written by no instruction" in str(x.message) for x in w)
     assert np.isnan(r.outputs["b"][5:]).all() and not np.isnan(r.outputs["b"][:5]).any()
     assert neuronsim.run(K1).unwritten == {}
-    if SANITIZED:
-        pytest.skip("strict=True raises after the simulation: misreported under ASan (.ci/run)")
     with pytest.raises(neuronsim.SimulationError) as e:
         neuronsim.run(k, strict=True)
     assert "output 'b': 50 of 100 elements were written by no instruction" in str(e.value)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import neuronsim
-from conftest import KERNEL_SIM, ROOT, SANITIZED
+from conftest import KERNEL_SIM, ROOT
 
 K1 = "workloads/kernel1"
 K1_BIR = f"{K1}/kernel1.bir.json"
@@ -136,10 +136,6 @@ def test_max_instructions():
     # kernel1 runs 3 dynamic instructions (Load, TensorScalarPtr, Save): a limit of 3 runs it, 2 refuses it before
     # the run, naming the limit as --max-instructions does; below 1 is a usage error
     assert neuronsim.run(K1, max_instructions=3).dynamic_instructions == 3
-    if SANITIZED:
-        # A throw after the process has run SystemC's coroutines: what the ASan build misreports (.ci/run); the
-        # refusal is checked in the normal build.
-        return
     with pytest.raises(neuronsim.InvalidInput) as e:
         neuronsim.run(K1, max_instructions=2)
     assert "3 dynamic instructions, more than the 2 one run may execute (--max-instructions)" in str(e.value)
@@ -272,8 +268,6 @@ def test_cores_and_lnc():
     assert [c["shard"] for c in r.stats["cores"]] == [0, 1]
     assert r.stats["device"]["collectives"] == 2 and r.stats["device"]["lnc"] == 2
     assert r.total_ns == r.stats["device"]["total_ns"]
-    if SANITIZED:
-        return  # a throw after SystemC ran in the process: the ASan build's misreport (.ci/run); checked normally
     with pytest.raises(neuronsim.InvalidInput, match="LNC=2"):
         neuronsim.run(kernel, arch="trn1", lnc=2)
     with pytest.raises(neuronsim.UsageError, match="^cores takes 1 to 8, got 0$"):
@@ -325,8 +319,6 @@ def test_inputs_per_rank_as_a_list():
     y0 = np.maximum(x64 @ blk[0]["w1"].astype(np.float64), 0) @ blk[0]["w2"].astype(np.float64)
     for k in range(2):
         np.testing.assert_allclose(same.outputs["y"][k], 2 * y0, rtol=0, atol=1e-3)
-    if SANITIZED:
-        return  # a throw after SystemC ran in the process: the ASan build's misreport (.ci/run); checked normally
     with pytest.raises(neuronsim.UsageError, match="gives 3 input sets .one per rank., the run has 2 ranks"):
         neuronsim.run(kernel, [blk[0]] * 3, arch="trn2", cores=2)
     # A folder with per-rank folders for 2 ranks on a run of 4 (tp_mlp_2ranks itself on 4 cores is refused before:
@@ -345,8 +337,6 @@ def test_schedule():
     for mode, r in runs.items():
         assert r.total_ns == runs["whole"].total_ns, mode
         assert r.stats == runs["whole"].stats, mode
-    if SANITIZED:
-        return  # the refusals below are throws after SystemC ran in the process (see test_max_instructions)
     with pytest.raises(neuronsim.UsageError) as e:
         neuronsim.run(K1, timing_only=True, schedule="lazy")
     assert str(e.value) == "schedule takes auto, whole or streamed, got 'lazy'"
@@ -373,19 +363,6 @@ def test_the_python_guide_example(tmp):
     cwd = os.getcwd()
     os.chdir(tmp)
     try:
-        if SANITIZED:
-            # The multi-core validate's lint catches a codec throw (a stream-pool value); under ASan a throw after
-            # the process has simulated is misreported (.ci/run): its lines run first, in a child that has not.
-            head, tail = block.split("per_core = ", 1)
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    exec(compile("import neuronsim\nper_core = " + tail, "docs/python.md", "exec"), {})
-                    os._exit(0)
-                except BaseException:
-                    os._exit(1)
-            assert os.waitpid(pid, 0)[1] == 0
-            block = head
         exec(compile(block, "docs/python.md", "exec"), {})
     finally:
         os.chdir(cwd)

@@ -210,8 +210,7 @@ TEST(Session, TheStreamedTraceHasTheEventsOfTheWholeRun) {
 
 // A run that fails leaves neither the trace nor the temporary it was being streamed into: one stopped by
 // --max-instructions while its run-time branches are followed (before the core starts), and one that deadlocks in
-// the core after recording events (the bundle streams of tests/cli/bad_inputs/bundle_deadlock; .ci/run skips this
-// one under ASan, which misreports an exception leaving the SystemC core, as for the CLI's deadlock case).
+// the core after recording events (the bundle streams of tests/cli/bad_inputs/bundle_deadlock).
 TEST(Session, ARunStoppedByTheInstructionLimitLeavesNoTraceFile) {
   const sim::Kernel k =
       sim::load_kernel(std::string(NEURONSIM_SOURCE_DIR) + "/tests/cli/bad_inputs/max_instructions_runaway_branch.bir.json");

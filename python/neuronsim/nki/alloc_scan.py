@@ -209,12 +209,16 @@ def _run_group(s, accs, L, out_vars, inner, trace, injective=True):
     be, _ = block_elems(s)
     coef = None
     D = 0
+    within = set()  # outer variables that move a read-only access inside the trip's blocks (not between blocks)
     for a in accs:
         c = {}
         for var, k in a.view.off_f.loop.items():
             if var in out_vars:
                 if k % be:
-                    return None
+                    if injective or var == L.var:
+                        return None
+                    within.add(var)
+                    continue
                 c[var] = k
             elif var not in inner:
                 return None
@@ -224,9 +228,9 @@ def _run_group(s, accs, L, out_vars, inner, trace, injective=True):
             return None
         for k in c.values():
             D = math.gcd(D, abs(k) // be)
-    if not coef or L.var not in coef:
+    if not coef or L.var not in coef or within & set(coef):
         return None
-    spans = [_span(a.view, inner, trace.var_range) for a in accs]
+    spans = [_span(a.view, inner | within, trace.var_range) for a in accs]
     for G in [g for g in range(1, D + 1) if D % g == 0]:
         E = G * be
         qs = {lo // E for lo, _ in spans}
@@ -332,6 +336,59 @@ def _dim_group(s, accs, L, out_vars, inner, injective=True):
         dims = [(st if part or n <= 1 or not st else remap(st), n, part) for st, n, part in v.dims]
         return Idx(c, loop, o.axes, o.sizes), dims
     return Group(L, E, start, [(strides[d], shape[d]) for d in kept], strip)
+
+
+def _runs(s, accs, trace, fixed):
+    """The accesses of s in runs of blocks no access joins, in block order, each [first block, last block,
+    [accesses]]: the blocks an access touches over the values of its loop variables but those in `fixed` (held at
+    0: the trip of the loops they belong to)."""
+    be, _ = block_elems(s)
+    spans = []
+    for a in accs:
+        lo, hi = _span(a.view, set(a.view.off_f.loop) - fixed, trace.var_range)
+        spans.append((lo // be, hi // be, a))
+    runs = []
+    for b0, b1, a in sorted(spans, key=lambda x: (x[0], x[1])):
+        if runs and b0 <= runs[-1][1]:
+            runs[-1][1] = max(runs[-1][1], b1)
+            runs[-1][2].append(a)
+        else:
+            runs.append([b0, b1, [a]])
+    for r in runs:
+        r[2].sort(key=lambda a: a.pos)
+    return runs
+
+
+def pieces(s, accs, trace, lazy=False):
+    """Block tensor s allocated block run by block run, each run as its own loop-local tile: [(Group, accesses)],
+    or None. The runs are those of one trip of the innermost loop whose trips touch disjoint blocks of s (of the
+    whole kernel when there is none); each run is allocated by shrink, in the innermost loop whose trips touch
+    disjoint blocks of it -- the compiler's per-block live ranges: a block indexed by a loop variable lives from
+    its write to its last read in that trip (walrus/sbuf-liveness-interference.md, a live range per block)."""
+    be, nblocks = block_elems(s)
+    if not accs or s.pdim == 0 or nblocks <= 1:
+        return None
+    fixed = set()
+    common = None
+    for a in accs:
+        chain = list(_chain(a.op.scope))
+        common = chain if common is None else [L for L in common if any(L is M for M in chain)]
+    for L in common or []:
+        if L is s.scope or not inside(L, s.scope):
+            break
+        if find_group(s, accs, L, trace) is not None:
+            fixed = set(_outer(s, L))
+            break
+    runs = _runs(s, accs, trace, fixed)
+    if len(runs) <= 1:
+        return None
+    out = []
+    for _, _, run in runs:
+        g = shrink(s, run, trace, lazy)
+        if g is None:
+            return None
+        out.append((g, run))
+    return out
 
 
 def block_runs(s, accs, trace):

@@ -29,7 +29,7 @@ from . import dtypes
 from .alloc_explicit import Explicit, check_explicit
 from .alloc_nest import commit as nest_commit, plan as nest_plan
 from .alloc_ops import Home, LazyMemset, Reload, Save
-from .alloc_scan import Scan, block_runs, lazy_memset, shrink, whole_only
+from .alloc_scan import Scan, block_runs, lazy_memset, pieces, shrink, whole_only
 from .errors import KernelError
 from .symbolic import Idx, NeedsUnroll
 from .tracer import Loop
@@ -110,6 +110,7 @@ class Allocation:
         self.sbuf_cap, self.arch = usable_sbuf(trace)
         self.scan = Scan(trace)
         self.tiles = [s for s in trace.storages if s.onchip and s.id in used]
+        self.refined = set()  # storages allocated block run by block run (alloc_scan.pieces) to relieve pressure
         self.demoted = set()  # storages kept in a DRAM home nest by nest (alloc_nest.py) to relieve pressure
         # Next fit (_fit) spreads a recurring tile's instances as the compiler's rotation does, but can leave the
         # free bytes in pieces too small for a large tile; the rounds after a refusal pack without it (first fit).
@@ -121,6 +122,10 @@ class Allocation:
             except _Pressure as p:
                 if self.next_fit:
                     self.next_fit = False
+                    continue
+                sid = self._refinable(p)
+                if sid is not None:
+                    self.refined.add(sid)
                     continue
                 sid = self._victim(p)
                 if sid is None:
@@ -148,6 +153,22 @@ class Allocation:
         self._place("psum")
         self._place("sbuf")
         self._map_ops()
+
+    def _refinable(self, p):
+        """A live tile of the pressure allocated a trip's blocks at once whose block runs, each allocated on its
+        own (alloc_scan.pieces), hold fewer bytes at once -- no traffic, so tried before any spill; the largest."""
+        best = None
+        for u in p.live:
+            s = u.storage
+            if u.group is None or u.explicit is not None or u.temp or u.nest or u.mem != p.mem or \
+                    s.id in self.refined or s.id in self.demoted:
+                continue
+            accs = self.scan.accesses.get(s.id, [])
+            lazy = lazy_memset(s, accs)
+            ps = pieces(s, accs[1:] if lazy is not None else accs, self.trace, lazy is not None)
+            if ps is not None and max(g.E for g, _ in ps) < u.group.E and (best is None or u.size > best[0]):
+                best = (u.size, s.id)
+        return best[1] if best else None
 
     def _victim(self, p):
         """The tile to keep in a DRAM home nest by nest so that the next round fits: of the live tiles whose nests
@@ -203,6 +224,23 @@ class Allocation:
             nest_commit(self, nest_plan(self, s, rest, lazy), lazy)
             return
         g = shrink(s, rest, self.trace, lazy is not None)
+        cap = PSUM_BANKS * PSUM_BANK_BYTES if s.buffer == "psum" else self.sbuf_cap
+        whole = s.bytes_per_partition if g is None else g.E * dtypes.size(s.dtype)
+        if s.id in self.refined or whole > cap:
+            ps = pieces(s, rest, self.trace, lazy is not None)
+            if ps is not None:
+                for j, (g, run) in enumerate(ps):
+                    u = self._add(Unit(self, s, s.buffer, g.loop, g.loop.body, s.partitions, g.E, g,
+                                       name=self.trace.unique(f"{s.name}_p{j}") if j else s.name))
+                    u.serve(run)
+                    if lazy is not None:
+                        self._lazy(u, lazy, run)
+                return
+        if g is not None and g.E * dtypes.size(s.dtype) > cap:
+            p = nest_plan(self, s, rest, lazy)
+            if p is not None:
+                nest_commit(self, p, lazy)
+                return
         if g is not None:
             u = self._add(Unit(self, s, s.buffer, g.loop, g.loop.body, s.partitions, g.E, g))
             u.serve(rest)
@@ -219,7 +257,6 @@ class Allocation:
                 if lazy is not None:
                     self._lazy(u, lazy, run)
             return
-        cap = PSUM_BANKS * PSUM_BANK_BYTES if s.buffer == "psum" else self.sbuf_cap
         if s.bytes_per_partition > cap:
             p = nest_plan(self, s, rest, lazy)
             if p is not None:

@@ -173,6 +173,8 @@ _TESTS_OTHER = [
     ("test_nki_multicore.py::test_sbuf_collectives_over_ranks_against_numpy", "nki.collectives",
      "all_gather reduce_scatter"),
     ("test_nki_multicore.py::test_all_to_all_on_hbm_over_ranks", "nki.collectives", "all_to_all"),
+    ("test_nki_multicore.py::test_variable_count_all_to_all_and_all_gather", "nki.collectives",
+     "all_to_all_v all_gather_v"),
     ("test_nki_multicore.py::test_permutes_over_a_ring_of_ranks", "nki.collectives",
      "collective_permute collective_permute_implicit collective_permute_implicit_reduce"),
     ("test_nki_multicore.py::test_spmd_dim_mixes_cores_and_instances", "nki.language", "spmd_dim"),

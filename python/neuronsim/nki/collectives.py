@@ -7,11 +7,16 @@ A replica group's entries are the run's cores (ranks when LNC is 1: `nki.simulat
 nki --cores 4`; the shards of one logical core with nl.nc(2)). Every rank runs the same program; each rank's data is
 its own copy of the kernel's tensors (per-rank inputs: docs/multicore.md "DRAM and data per rank").
 """
+import math
+
+import numpy as np
+
 from . import language as nl
 from . import registry
 from .dynamic import Register, register_op
 from .errors import KernelError, source_location
 from .nl_common import _emit
+from .nl_create import shared_constant as _shared_constant
 from .nl_dma import _dma
 from .symbolic import Idx
 from .tracer import View, new_storage
@@ -255,6 +260,81 @@ def collective_permute_implicit_current_processing_rank_id(iteration_id, replica
     register_op("GetCurProcessingRankID", [], [r], what,
                 {"iter_id": int(iteration_id), "channel_id": 0, "replica_groups": g.groups})
     return r
+
+
+def _meta_rows(meta, n, what):
+    """The rows of a metadata tensor ((rows, n) in HBM, (1, rows, n) in SBUF; uint32), each as an [n] view."""
+    if not isinstance(meta, View):
+        raise KernelError(f"{what}: metadata_tensor is a uint32 tensor, got {meta!r}", source_location())
+    shape = tuple(meta.shape)
+    rows = shape[-2] if len(shape) >= 2 else 0
+    want = (rows, n) if meta.storage.buffer == "hbm" else (1, rows, n)
+    if shape != want or rows not in (3, 4) or meta.bir_dtype not in ("uint32", "int32"):
+        raise KernelError(f"{what}: metadata_tensor {meta.name} {list(shape)} {meta.bir_dtype}: a uint32 tensor of 3 "
+                          f"or 4 rows of {n} ranks, [rows, {n}] in HBM, [1, rows, {n}] in SBUF (nki.collectives)",
+                          source_location())
+    return [meta[i] if meta.storage.buffer == "hbm" else meta[0, i] for i in range(rows)]
+
+
+def _variable(src, dst, g, meta, recv_counts_known, has_rdispls, what, broadcast):
+    """all_to_all_v / all_gather_v on the simulator's AllToAllV (docs/multicore.md "Collectives": ins[1] a uint32
+    metadata of 4 rows: send counts, send displacements, recv counts, recv displacements, each checked against the
+    senders'). The NKI metadata becomes that one in a private HBM scratch: rows 0-1 copied (all_gather_v's single
+    chunk, its first column, broadcast to every rank's column), row 2 the counts each sender sends this rank (a
+    one-element-per-rank AllToAll of row 0), row 3 the caller's displacements (has_rdispls) or rank r's equal slot
+    r * dst elements / n (the NKI page's default). Row 2 is copied back into the caller's metadata unless
+    recv_counts_known (NKI writes the received counts there)."""
+    n = g.size
+    rows = _meta_rows(meta, n, what)
+    if has_rdispls and len(rows) < 4:
+        raise KernelError(f"{what}: has_rdispls=True reads row 3 (recv displacements); metadata_tensor has 3 rows",
+                          source_location())
+    scratch = new_storage((4, n), "uint32", "private_hbm", name="collective_v_meta", where=source_location())
+    row = [View(scratch, Idx(0), Idx(i * n), [(1, n, False)], "uint32") for i in range(4)]
+    for i in (0, 1):
+        first = View(rows[i].storage, rows[i].off_p, rows[i].off_f, [(0, n, False)], rows[i].bir_dtype)
+        _dma(first if broadcast else rows[i], row[i], what)
+    _cc("AllToAll", row[0], row[2], g, what)
+    if has_rdispls:
+        _dma(rows[3], row[3], what)
+    else:
+        slot = math.prod(dst.shape) // n
+        _dma(_shared_constant(np.arange(n, dtype=np.uint32) * slot), row[3], what)
+    _emit("CollectiveCompute", [src, scratch.view()], [dst], what,
+          {"kind": "AllToAllV", "replica_groups": g.groups}, engine="Pool")
+    if not recv_counts_known:
+        _dma(row[2], rows[2], what)
+
+
+def _flat(srcs, dsts, what):
+    src, dst = _one(srcs, what, "srcs"), _one(dsts, what, "dsts")
+    if src.storage.buffer != "hbm" or dst.storage.buffer != "hbm":
+        raise KernelError(f"{what}: srcs[0] and dsts[0] must be on HBM (nki.collectives)", source_location())
+    if src.bir_dtype != dst.bir_dtype:
+        raise KernelError(f"{what}: srcs[0] is {src.bir_dtype}, dsts[0] {dst.bir_dtype}: one dtype", source_location())
+    return src, dst
+
+
+@_api
+def all_to_all_v(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False, has_rdispls=False,
+                 priority=None, name=None):
+    """Flat buffers: rank r's dsts[0] receives, from each rank j of the group, the send_counts[r] elements of rank j's
+    srcs[0] from send_displs[r] (counts and displacements read from the metadata when it runs), at recv_displs[j] or
+    slot j of n equal slots (public NKI docs, nki.collectives.all_to_all_v)."""
+    what = "nki.collectives.all_to_all_v"
+    src, dst = _flat(srcs, dsts, what)
+    _variable(src, dst, _group(replica_group, what), metadata_tensor, recv_counts_known, has_rdispls, what, False)
+
+
+@_api
+def all_gather_v(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False, has_rdispls=False,
+                 priority=None, name=None):
+    """Flat buffers: every rank's one chunk (send_count elements of srcs[0] from send_displ: the first column of
+    metadata rows 0 and 1) lands in every rank's dsts[0] at slot j of n equal slots, j the sender's place in the
+    group (public NKI docs, nki.collectives.all_gather_v)."""
+    what = "nki.collectives.all_gather_v"
+    src, dst = _flat(srcs, dsts, what)
+    _variable(src, dst, _group(replica_group, what), metadata_tensor, recv_counts_known, has_rdispls, what, True)
 
 
 registry.value("nki.collectives", "NKIObject", nl.NKIObject)  # a re-export in the reference's stub

@@ -12,8 +12,9 @@ _api = registry.api("nki.isa")
 def _cores(what):
     tr = current(what)
     if tr.cores < 2:
-        raise KernelError(f"{what}: the kernel runs on one core; launch it on the cores of a logical core "
-                          "(kernel[nl.nc(2)] or kernel[2] with @nki.jit)", source_location())
+        raise KernelError(f"{what}: the kernel runs on one core (a launch without a grid is LNC=1, public NKI docs "
+                          "nki.jit), and this instruction needs LNC enabled (its NKI page); launch it on the cores "
+                          "of a logical core (kernel[nl.nc(2)] or kernel[2] with @nki.jit)", source_location())
     return tr.cores
 
 

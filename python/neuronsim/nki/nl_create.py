@@ -152,7 +152,16 @@ def full_like(a, fill_value, dtype=None, *, buffer=None, name="", **kw):
 def shared_constant(constant, dtype=None, **kw):
     """An HBM tensor holding constant data the kernel carries (nl.shared_constant): an input of the BIR whose data
     neuronsim.nki.simulate / benchmark and `neuronsim nki` supply with the run (docs/nki-lowering.md 2)."""
+    import os
     import numpy as np
+    if isinstance(constant, (str, os.PathLike)):  # "a numpy array or a file path to a .npy file" (the NKI page)
+        path = os.fspath(constant)
+        try:
+            constant = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise KernelError(f"nl.shared_constant: cannot read the .npy file {path!r}: {e}") from None
+        if not isinstance(constant, np.ndarray):
+            raise KernelError(f"nl.shared_constant: {path!r} holds several arrays (.npz); give one .npy array")
     data = np.asarray(constant)
     bir = _bir(dtype, dtypes.bir_name(data.dtype) or "float32")
     v = new_storage(data.shape, bir, "hbm", kind="const").view()

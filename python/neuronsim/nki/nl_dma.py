@@ -4,6 +4,7 @@ import math
 
 from . import dtypes, registry
 from .dtypes import float32
+from .clips import Clipped
 from .errors import KernelError, Unsupported
 from .nl_common import _bir, _emit, _is_num, _mask, _new_tile, _squeeze_free, _tile
 from .nl_create import full, shared_constant
@@ -43,7 +44,9 @@ def _indirect_dma(src, dst, gather, scatter, oob_skip, what, where):
     n = (total - 1 - first - hi) // v.dyn.stride + 1  # the rows from the start that lie in the tensor
     if n < 1:
         raise KernelError(f"{what}: the rows of {v.name}'s pattern from element {first} leave the tensor", where)
-    table = View(s, Idx(0), v.off_f, [(v.dyn.stride, n, False)] + list(rows), v.bir_dtype)
+    # The table's rows are the tensor's, not the partitions a mask= narrows (the view's dims came through the mask
+    # already): a whole-extent Clipped keeps the call's clips off them (nl_mask.clip_operand).
+    table = View(s, Idx(0), v.off_f, [(v.dyn.stride, Clipped(n), False)] + list(rows), v.bir_dtype)
     fields = {"oob_is_err": False} if oob_skip else {}
     if gather:
         return _emit("IndirectLoad", [table, v.dyn.index], [dst], what, fields, kind="dma", where=where)

@@ -50,12 +50,6 @@ registry.refuse_all("nki.language", {
                           "no instruction form in the simulator yet",
 })
 
-registry.refuse_all("nki.collectives", {
-    "all_gather_v": "the simulator has no variable-count all-gather (its AllToAllV is all_to_all_v's rule)",
-    "all_to_all_v": "not lowered yet: the simulator's AllToAllV takes the metadata tensor; the front end does not "
-                    "emit it",
-})
-
 _FRAMEWORK = "integration with a framework's tensors (PyTorch, JAX): neuronsim runs kernels on numpy arrays"
 registry.refuse_all("nki", {
     "FrameworkKernel": _FRAMEWORK,

@@ -346,6 +346,13 @@ class View:
 
 
 def _slice_size(k, n, what):
+    if (k.start is None or type(k.start) is int) and (k.stop is None or type(k.stop) is int) and \
+            (k.step is None or type(k.step) is int and k.step > 0):
+        # Plain numbers (`t[...]`, `t[:, 0:64]`): the same as below without building index expressions, which was
+        # a few per cent of tracing a 10,000-instruction kernel.
+        start = 0 if k.start is None else k.start
+        step = 1 if k.step is None else k.step
+        return Idx(start), max(0, ((n if k.stop is None else k.stop) - start + step - 1) // step), step
     start = Idx.of(0 if k.start is None else k.start)
     stop = Idx.of(n if k.stop is None else k.stop)
     step = 1 if k.step is None else int(k.step)
@@ -369,9 +376,44 @@ def _pending(checks, base, terms, n, what, d, dims):
         checks.append(c)
 
 
+def _gather_view(v, key, what):
+    """An HBM tensor indexed by an SBUF tile of per-partition indices at one dim (the legacy NKI indirect DMA,
+    `t[idx_tile, i_f]`, nl.load / nl.store "Indirect DMA" examples): partition p of the result is index idx[p] of
+    that dim; the other indices give the start and the free dims, as in any view. The view a .ap(vector_offset=)
+    builds (an Indirect whose rows step that dim)."""
+    at = [d for d, k in enumerate(key) if isinstance(k, View)]
+    if len(at) > 1:
+        raise Unsupported(f"{what}: {len(at)} dims indexed by tiles; an indirect DMA gathers along one dim")
+    d, idx = at[0], key[at[0]]
+    if v.storage.onchip:
+        raise KernelError(f"{what}: a tile as an index reads an HBM tensor (an indirect DMA); {v.name} is in "
+                          f"{v.buffer.upper()}")
+    if v.dyn is not None:
+        raise KernelError(f"{what}: {v.name} already has a run-time offset; an indirect view is not indirected again")
+    integer = idx.bir_dtype.startswith(("int", "uint"))
+    if not idx.storage.onchip or len(idx.shape) != 2 or idx.shape[1] != 1 or not integer:
+        raise KernelError(f"{what}: the index {idx.name} {list(idx.shape)} {idx.bir_dtype} must be an SBUF tile of "
+                          "integers of shape [P, 1], one index per partition")
+    pnum, step = idx.shape[0], v.dims[d][0]
+    advanced = any(isinstance(k, Idx) and k.axes for k in key if not isinstance(k, View))
+    here = Idx(0, None, None, {-2: pnum, -1: 1}) if advanced else 0
+    w = index_view(v, key[:d] + (here,) + key[d + 1:])
+    dims = list(w.dims)
+    if not advanced:
+        dims.insert(0, (step, pnum, False))
+    elif len(dims) >= 2 and dims[0][:2] == (0, pnum):
+        dims[0] = (step, pnum, False)
+    else:
+        raise Unsupported(f"{what}: the index tile {idx.name} gives the partitions of the result; index the other "
+                          "dims by integers, slices or free-dim nl.arange ([None, :]) expressions")
+    return View(w.storage, w.off_p, w.off_f, dims, w.bir_dtype, Indirect(index=idx, stride=step), w.oob)
+
+
 def index_view(v, key):
     what = f"tensor {v.name}"
     v.raise_oob()
+    if isinstance(key, View) or isinstance(key, tuple) and any(isinstance(k, View) for k in key):
+        return _gather_view(v, key if isinstance(key, tuple) else (key,), what)
     if v.dyn is not None and v.dyn.index is not None:
         raise KernelError(f"indexing {what}, a gather / scatter view (vector_offset=): an indirect view is not sliced "
                           "further (NKI NkiTensor.is_indirect)")
@@ -395,6 +437,9 @@ def index_view(v, key):
     dims = []
     if not advanced:
         key = key + (slice(None),) * (len(v.dims) - len(key))
+        # An integer index drops its dim, except on chip (NKI language guide, "The partition dimension is special"):
+        # the partition dim stays at size 1, and a tile stays at least 2-D (the last free dim indexed kept at 1).
+        onchip, kept = v.storage.onchip, None
         for d, (k, (step, num, part)) in enumerate(zip(key, v.dims)):
             if isinstance(k, slice):
                 start, size, sstep = _slice_size(k, num, what)
@@ -406,6 +451,12 @@ def index_view(v, key):
                 e = Idx.of(k)
                 _pending(checks, e, [], num, what, d, dims)
                 move(step, part, e)
+                if onchip and part:
+                    dims.append((step, 1, True))
+                elif onchip:
+                    kept = (len(dims), (step, 1, False))
+        if onchip and kept is not None and len(dims) < 2 <= len(v.dims):
+            dims.insert(*kept)
         return View(v.storage, off_p, off_f, dims, v.bir_dtype, v.dyn, tuple(checks))
     # Advanced: every index an expression; the result has their broadcast shape, then the dims not indexed.
     if any(isinstance(k, slice) for k in key):

@@ -8,8 +8,8 @@ from .cli_outputs import K1
 
 # ======================================================================================== issue 28: no silent
 # wrong answers, round 2 -- outputs that are devices, multi-core configuration, declarations, names, compare, sweep.
-# Cases whose error comes after the run has simulated are named after_run_* (.ci/run leaves them out of the ASan
-# suite: an exception after SystemC has run is misreported there); sweep cases run the Python package ("python").
+# Cases whose error comes after the run has simulated are named after_run_*; sweep cases run the Python package
+# ("python").
 
 # ---------------------------------------------------------------------------------------- outputs
 NOT_AN_OUTPUT = "an output is a regular file"
