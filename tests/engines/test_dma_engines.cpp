@@ -203,3 +203,36 @@ TEST(DmaEngines, SlicesNameTheirTransferAfterItsSlotIsReused) {
   EXPECT_EQ((by_engine_start[{0, 100}]), 2);
   EXPECT_EQ(by_engine_start.size(), 3u);
 }
+
+TEST(DmaEngines, APieceStartsOnceItsDescriptorsAreProcessedWhateverItsRate) {
+  // docs/timing-model.md 2.1: a piece moves once its engine has processed all its descriptors, so a faster rate
+  // never starts it later. Transfer 1 (queue 0): 4 descriptors, processed 50 ps each from 0 on, so its piece
+  // starts at 200 and moves 4 x d. Transfer 2 (queue 1, entered at 0 too): 1 descriptor of 5 ps, processed after
+  // transfer 1's, by 250; the engine turns to it at its next descriptor boundary from then on (round robin). d = 20:
+  // transfer 1's descriptors at 200, 220, 240, then transfer 2's [260, 265), transfer 1's last [265, 285); d = 10:
+  // transfer 1 [200, 240), transfer 2 [250, 255). (Planned so that only its last descriptor followed its
+  // processing, transfer 1 would start at 200 - 3d: later at the faster rate.)
+  struct Want {
+    int64_t d, end1, start2;
+  };
+  for (const Want w : {Want{20, 285, 260}, Want{10, 240, 250}}) {
+    const int64_t d = w.d;
+    DmaEngines m;
+    m.reset(1, 2, false);
+    DmaTransfer a, b;
+    a.descriptor_ps = b.descriptor_ps = 50;
+    a.parts = {DmaPart{0, 4, d}};
+    b.parts = {DmaPart{0, 1, 5}};
+    m.submit(1, 0, 0, a);
+    m.submit(2, 1, 0, b);
+    std::vector<DmaEngines::Done> done;
+    m.take_completed(INT64_MAX, done);
+    ASSERT_EQ(done.size(), 2u);
+    std::map<int64_t, DmaEngines::Done> by_id;
+    for (const auto &x : done) by_id.emplace(x.id, x);
+    EXPECT_EQ(by_id.at(1).first_start, 200) << d;
+    EXPECT_EQ(by_id.at(1).completion, w.end1) << d;
+    EXPECT_EQ(by_id.at(2).first_start, w.start2) << d;
+    EXPECT_EQ(by_id.at(2).completion, w.start2 + 5) << d;
+  }
+}
