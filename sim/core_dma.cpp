@@ -52,7 +52,7 @@ void Core::publish(Job &j, int q) {
     ev.wait_ns[static_cast<size_t>(WaitReason::Dependency)] = static_cast<double>(f.wait_dep) / 1000.0;
     ev.wait_ns[static_cast<size_t>(WaitReason::DmaRing)] = static_cast<double>(f.wait_ring) / 1000.0;
     ev.wait_ns[static_cast<size_t>(WaitReason::Semaphore)] = static_cast<double>(f.wait_sem) / 1000.0;
-    // After entering the ring: the latency (part of the transfer), then the wait for its queue's descriptor
+    // After entering the ring: the latency (part of the transfer), then the wait for its engines' descriptor
     // processing or a DMA engine.
     const int64_t engine_wait = f.first - f.issue - to_ps(j.arch->dma_latency_ns);
     ev.wait_ns[static_cast<size_t>(WaitReason::DmaEngine)] =
@@ -97,7 +97,7 @@ void Core::dma_thread() {
       DmaInFlight &f = j.dma[q][pos];
       f.first = d.first_start;
       f.busy = d.busy_ps;
-      f.queue_ps = d.queue_ps;
+      f.descriptor_ps = d.descriptor_ps;
       f.last = d.last_byte;
       if (f.hbm >= 0) {  // it completes when its bytes have also passed the HBM pool
         f.engine_done = d.completion;

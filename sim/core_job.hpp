@@ -66,7 +66,7 @@ struct DmaInFlight {
   int64_t last = 0;     // its last byte (the engines' and the HBM pool's)
   int64_t first = 0;    // first descriptor's start
   int64_t busy = 0;     // DMA-engine time of its descriptors
-  int64_t queue_ps = 0; // its queue's descriptor processing time
+  int64_t descriptor_ps = 0; // its engines' processing of its descriptors
   int64_t gate = -1;
   int64_t gate_at = -1; // the gate's path_at (streamed runs)
   int64_t bytes = 0, descriptors = 0;

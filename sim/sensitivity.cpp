@@ -17,7 +17,7 @@ const std::vector<HeadlineParameter> &headline_parameters() {
       {"DMA rate x2", "dma_engine_bytes_per_ns", 2.0},
       {"DMA write rate x2", "dma_engine_write_bytes_per_ns", 2.0},
       {"DMA latency /2", "dma_latency_ns", 0.5},
-      {"DMA descriptor cost /2", "dma_queue_descriptor_ns", 0.5},
+      {"DMA descriptor cost /2", "dma_engine_descriptor_ns", 0.5},
       {"DMA transfer overhead /2", "dma_transfer_overhead_ns", 0.5},
       {"HBM rate x2", "hbm_bytes_per_ns", 2.0},  // a multi-core run's: hbm_device_bytes_per_ns (headline_key)
       {"PE clock x2", "pe_ghz", 2.0},

@@ -118,7 +118,7 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
     t.parts.push_back(DmaPart{g, n, desc_ps, k++ * stagger_ps});
     t.descriptors += n;
   }
-  t.queue_ps = to_ps(static_cast<double>(t.descriptors) * arch.dma_queue_descriptor_ns);
+  t.descriptor_ps = to_ps(arch.dma_engine_descriptor_ns);
   return t;
 }
 
@@ -155,7 +155,7 @@ void DmaEngines::reset(int engines, int queues, bool record_slices) {
   in_flight_ = 0;
   queue_busy_.fill(0);
   queue_desc_.fill(0);
-  queue_processed_.fill(0);
+  processed_.fill(0);
   record_ = record_slices;
   slices_.clear();
   queues_ = queues;
@@ -177,13 +177,9 @@ int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer
   x.used = true;
   x.id = id;
   x.queue = queue;
-  // Its queue processes its descriptors after those of the queue's earlier transfers (calibration.md D4).
-  int64_t &processed = queue_processed_[static_cast<size_t>(queue)];
-  processed = std::max(processed, now) + t.queue_ps;
-  x.queue_ps = t.queue_ps;
-  x.processed = processed;
+  x.descriptor_ps = 0;
   x.completion_ps = t.completion_ps;
-  x.no_work_at = std::max(now + t.latency_ps, processed) + t.completion_ps;
+  x.no_work_at = now + t.latency_ps + t.completion_ps;
   x.estimate = x.no_work_at;
   ++in_flight_;
   // Busy times do not depend on how descriptors interleave: counted here, once.
@@ -201,6 +197,13 @@ int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer
   bool replanned = false;
   for (const auto &p : t.parts) {
     Engine &e = engines_[static_cast<size_t>(p.engine)];
+    // The engine processes the piece's descriptors after those given to it before (calibration.md D4), a stage
+    // ahead of the data movement: the piece moves once all of them are processed. Gated so, its start does not
+    // depend on how fast its bytes move, and a faster rate can only end it sooner (docs/timing-model.md 2.1).
+    int64_t &processed = processed_[static_cast<size_t>(p.engine)];
+    const int64_t prep_start = std::max(processed, now), prep = p.descriptors * t.descriptor_ps;
+    processed = prep_start + prep;
+    x.descriptor_ps += prep;
     const int64_t eligible = std::max(now + t.latency_ps + p.offset_ps, processed);
     Run run{slot, id, queue, p.descriptors, p.desc_ps, t.transfer_overhead_ps, eligible, false};
     // A planned engine (its runs back to back, each with its final `end`) takes the new run after them without
@@ -212,7 +215,14 @@ int64_t DmaEngines::submit(int64_t id, int queue, int64_t now, const DmaTransfer
         e.free = e.runs[e.head].end, e.rr = e.runs[e.head].queue;
         ++e.head;
       }
-      if (e.head == e.runs.size()) e.runs.clear(), e.head = 0;
+      if (e.head == e.runs.size()) {
+        e.runs.clear(), e.head = 0;
+      } else if (e.head >= 32 && 2 * e.head >= e.runs.size()) {
+        // An engine that never drains (its next transfers are always processed while the last ones move) drops its
+        // retired runs now and then, not only when empty: its vector stays the size of what is in flight.
+        e.runs.erase(e.runs.begin(), e.runs.begin() + static_cast<std::ptrdiff_t>(e.head));
+        e.head = 0;
+      }
       const int64_t last = e.runs.empty() ? e.free : e.runs.back().end;
       if (e.runs.empty() || e.only == queue || run.eligible >= last) {
         const int64_t start = std::max(last, run.eligible);
@@ -293,7 +303,7 @@ void DmaEngines::take_completed(int64_t now, std::vector<Done> &out) {
     if (!x.used || x.estimate > now) continue;
     int64_t start = x.all_engines == 0 ? x.estimate : INT64_MAX;
     for (uint32_t m = x.all_engines; m; m &= m - 1) start = std::min(start, x.first[static_cast<size_t>(__builtin_ctz(m))]);
-    out.push_back(Done{x.id, start, x.estimate - x.completion_ps, x.estimate, x.busy, x.queue_ps, x.processed});
+    out.push_back(Done{x.id, start, x.estimate - x.completion_ps, x.estimate, x.busy, x.descriptor_ps});
     x.used = false;
     free_slots_.push_back(static_cast<int>(s));
     --in_flight_;
@@ -454,13 +464,12 @@ template void DmaEngines::advance<false>(Engine &, int, int64_t);
 DmaTimeSplit dma_time_split(const DmaTransfer &t, const ArchParams &arch, bool device_hbm) {
   // The calibrated components themselves (docs/timing-model.md 2): the latency to the first byte and from the last
   // byte to the completion (dma_latency_ns + dma_completion_ns, calibration.md D1-D3); the per-row cost, its
-  // queue's processing of its descriptors (dma_queue_descriptor_ns each, D4) and each piece's own engine time
+  // engines' processing of its descriptors (dma_engine_descriptor_ns each, D4) and each piece's own engine time
   // (dma_transfer_overhead_ns, D5); the transfer, its bytes at its engines' read or write rate (D1, D3, D5).
   DmaTimeSplit s;
   s.fixed_ps = t.latency_ps + t.completion_ps;
-  s.per_row_ps = t.queue_ps;
   for (const auto &p : t.parts) {
-    s.per_row_ps += t.transfer_overhead_ps;
+    s.per_row_ps += t.transfer_overhead_ps + p.descriptors * t.descriptor_ps;
     s.transfer_ps += p.descriptors * p.desc_ps;
   }
   s.allowed_bytes_per_ns = t.stream_bytes_per_ns;

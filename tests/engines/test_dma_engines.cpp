@@ -27,9 +27,10 @@ struct Times {
   int64_t first = INT64_MAX, end = 0;
 };
 
-// The rule of docs/timing-model.md 2.1, one descriptor at a time: a queue processes its transfers' descriptors in
-// submission order (queue_ps each transfer); a transfer's piece on an engine is available from the later of its
-// submission + latency + the piece's offset and that processing's end; a free engine picks, among the queues whose
+// The rule of docs/timing-model.md 2.1, one descriptor at a time: an engine processes the descriptors of the pieces
+// given to it in submission order (descriptor_ps each, from the submission on); a piece on an engine is available
+// from the later of its submission + latency + the piece's offset and the processing of its last descriptor (each
+// descriptor's processing checked in turn here); a free engine picks, among the queues whose
 // head run is available (submitted by now, eligible by now), the next one after the queue it served last; a
 // transfer completes completion_ps after its last descriptor.
 std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int queues) {
@@ -38,13 +39,20 @@ std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int q
     int queue;
   };
   std::map<int64_t, Times> out;
-  std::map<int64_t, int64_t> processed;  // per transfer id
-  std::vector<int64_t> queue_free(static_cast<size_t>(queues), 0);
+  std::map<std::pair<int64_t, int>, int64_t> ready;  // per (transfer id, engine): when its piece is available
+  std::vector<int64_t> processed(static_cast<size_t>(engines), 0);
   for (const auto &s : subs) {
-    int64_t &f = queue_free[static_cast<size_t>(s.queue)];
-    f = std::max(f, s.now) + s.t.queue_ps;
-    processed[s.id] = f;
-    const int64_t none = std::max(s.now + s.t.latency_ps, f) + s.t.completion_ps;
+    for (const auto &p : s.t.parts) {
+      int64_t &f = processed[static_cast<size_t>(p.engine)];
+      const int64_t start = std::max(f, s.now);
+      f = start + p.descriptors * s.t.descriptor_ps;
+      // The piece waits for every one of its descriptors, descriptor k being processed at start + (k + 1) x
+      // descriptor_ps, whatever its bytes take to move.
+      int64_t at = s.now + s.t.latency_ps + p.offset_ps;
+      for (int64_t k = 0; k < p.descriptors; ++k) at = std::max(at, start + (k + 1) * s.t.descriptor_ps);
+      ready[{s.id, p.engine}] = at;
+    }
+    const int64_t none = s.now + s.t.latency_ps + s.t.completion_ps;
     if (s.t.parts.empty()) out[s.id] = Times{none, none};
   }
   for (int e = 0; e < engines; ++e) {
@@ -52,7 +60,7 @@ std::map<int64_t, Times> oracle(const std::vector<Sub> &subs, int engines, int q
     for (const auto &s : subs)
       for (const auto &p : s.t.parts)
         if (p.engine == e)
-          runs.push_back({s.id, s.now, std::max(s.now + s.t.latency_ps + p.offset_ps, processed[s.id]), p.descriptors,
+          runs.push_back({s.id, s.now, ready.at({s.id, e}), p.descriptors,
                           p.desc_ps, s.t.transfer_overhead_ps, s.queue});
     int64_t t = 0;
     int rr = -1;
@@ -113,7 +121,7 @@ TEST(DmaEngines, LazyRoundRobinAgreesWithADescriptorByDescriptorOracle) {
       Sub s{i, now, static_cast<int>(rng() % static_cast<uint64_t>(queues)), {}};
       s.t.latency_ps = static_cast<int64_t>(rng() % 80);
       s.t.transfer_overhead_ps = static_cast<int64_t>(rng() % 30);
-      s.t.queue_ps = static_cast<int64_t>(rng() % 40);
+      s.t.descriptor_ps = static_cast<int64_t>(rng() % 20);
       s.t.completion_ps = static_cast<int64_t>(rng() % 5);
       const int64_t d = 1 + static_cast<int64_t>(rng() % 15), stagger = static_cast<int64_t>(rng() % 6);
       int k = 0;
@@ -194,4 +202,37 @@ TEST(DmaEngines, SlicesNameTheirTransferAfterItsSlotIsReused) {
   EXPECT_EQ((by_engine_start[{1, 0}]), 1);
   EXPECT_EQ((by_engine_start[{0, 100}]), 2);
   EXPECT_EQ(by_engine_start.size(), 3u);
+}
+
+TEST(DmaEngines, APieceStartsOnceItsDescriptorsAreProcessedWhateverItsRate) {
+  // docs/timing-model.md 2.1: a piece moves once its engine has processed all its descriptors, so a faster rate
+  // never starts it later. Transfer 1 (queue 0): 4 descriptors, processed 50 ps each from 0 on, so its piece
+  // starts at 200 and moves 4 x d. Transfer 2 (queue 1, entered at 0 too): 1 descriptor of 5 ps, processed after
+  // transfer 1's, by 250; the engine turns to it at its next descriptor boundary from then on (round robin). d = 20:
+  // transfer 1's descriptors at 200, 220, 240, then transfer 2's [260, 265), transfer 1's last [265, 285); d = 10:
+  // transfer 1 [200, 240), transfer 2 [250, 255). (Planned so that only its last descriptor followed its
+  // processing, transfer 1 would start at 200 - 3d: later at the faster rate.)
+  struct Want {
+    int64_t d, end1, start2;
+  };
+  for (const Want w : {Want{20, 285, 260}, Want{10, 240, 250}}) {
+    const int64_t d = w.d;
+    DmaEngines m;
+    m.reset(1, 2, false);
+    DmaTransfer a, b;
+    a.descriptor_ps = b.descriptor_ps = 50;
+    a.parts = {DmaPart{0, 4, d}};
+    b.parts = {DmaPart{0, 1, 5}};
+    m.submit(1, 0, 0, a);
+    m.submit(2, 1, 0, b);
+    std::vector<DmaEngines::Done> done;
+    m.take_completed(INT64_MAX, done);
+    ASSERT_EQ(done.size(), 2u);
+    std::map<int64_t, DmaEngines::Done> by_id;
+    for (const auto &x : done) by_id.emplace(x.id, x);
+    EXPECT_EQ(by_id.at(1).first_start, 200) << d;
+    EXPECT_EQ(by_id.at(1).completion, w.end1) << d;
+    EXPECT_EQ(by_id.at(2).first_start, w.start2) << d;
+    EXPECT_EQ(by_id.at(2).completion, w.start2 + 5) << d;
+  }
 }

@@ -222,10 +222,11 @@ TEST(Simulator, AddKernelEndToEnd) {
   // (docs/timing-model.md 2). Each is 128 partitions x 256 B: 8 descriptors of 256 B on each of the 16 engines.
   // trn1 (sim/arch/trn1.json): a piece is dma_transfer_overhead_ns 7 + 8 x 256 B / 17 B/ns (integer ps 15059) =
   // 127.472 ns. Load 0's trigger ends at 1 SP cycle = 0.714 ns; its first byte follows dma_latency_ns 850 later, and
-  // its pieces start dma_engine_stagger_ns 21.5 apart: the last ends at 0.714 + 850 + 15 x 21.5 + 127.472. The queue
-  // processes each transfer's 128 descriptors in 128 x 6.625 = 848 ns, one transfer after the other: load 1's
-  // (entered at 1.429 ns) are processed at 0.714 + 848 + 848 = 1696.714 ns, when all its pieces start.
-  const double piece = 7 + 8 * 15.059, start0 = 1 / 1.4 + 850.0, start1 = 1 / 1.4 + 2 * 848.0;
+  // its pieces start dma_engine_stagger_ns 21.5 apart: the last ends at 0.714 + 850 + 15 x 21.5 + 127.472. Each
+  // engine processes its 8 descriptors of a transfer in 8 x dma_engine_descriptor_ns 106 = 848 ns (load 0's within
+  // its latency), then load 1's (entered at 1.429 ns), by 0.714 + 2 x 848 = 1696.714 ns; a piece moves once its
+  // descriptors are processed, so load 1's pieces all start then (the stagger is long past).
+  const double piece = 7 + 8 * 15.059, start0 = 1 / 1.4 + 850.0, start1 = 1 / 1.4 + 16 * 106.0;
   EXPECT_NEAR(event_of(r, 0).issue_ns, 1 / 1.4, 1e-3);
   EXPECT_NEAR(event_of(r, 0).start_ns, start0, 1e-3);
   EXPECT_NEAR(event_of(r, 0).end_ns, start0 + 15 * 21.5 + piece, 1e-3);

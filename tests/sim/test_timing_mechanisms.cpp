@@ -143,31 +143,59 @@ TEST(DmaMechanisms, ARingHoldsFourTransfersTheFifthWaitsForTheFirst) {
 
 TEST(DmaMechanisms, QueuesShareAnEngineRoundRobinAtDescriptorGranularity) {
   // reference neuron-arch.md 1.5 [DMA "DMA Queues"]: transfers of one queue run in order on an engine; queues are
-  // served round robin (v2/v3). Two [8, 512] fp32 loads (engine 0, 8 descriptors of 2 KiB) on two queues become
+  // served round robin (v2/v3). Two [4, 2048] fp32 loads (engine 0, 4 descriptors of 8 KiB) on two queues become
   // available at the same moment: their descriptors alternate, so both finish within one descriptor of each other;
   // on one queue the second waits for the first.
   auto run = [](bool two_queues) {
     Builder b("rr");
-    auto a = b.input("a", {16, 512});
-    auto t = b.sbuf("t", {8, 1024});
-    b.add(InstructionType::Load, {b.ap(a.tile(0, 8, 0, 512))}, {b.ap(t.tile(0, 8, 0, 512))}).engine(Engine::SP).queue("qA");
-    b.add(InstructionType::Load, {b.ap(a.tile(8, 8, 0, 512))}, {b.ap(t.tile(0, 8, 512, 512))})
+    auto a = b.input("a", {8, 2048});
+    auto t = b.sbuf("t", {4, 4096});
+    b.add(InstructionType::Load, {b.ap(a.tile(0, 4, 0, 2048))}, {b.ap(t.tile(0, 4, 0, 2048))}).engine(Engine::SP).queue("qA");
+    b.add(InstructionType::Load, {b.ap(a.tile(4, 4, 0, 2048))}, {b.ap(t.tile(0, 4, 2048, 2048))})
         .engine(Engine::Activation)
         .queue(two_queues ? "qB" : "qA");
     isa::Program p = b.finish();
     return sim::Simulator(p, timing_opts("trn1")).run();
   };
-  // trn1: a descriptor = 2048 / 17 = 120.471 ns; each transfer's first carries dma_transfer_overhead_ns 7 ns. Both
-  // triggers take one cycle (SP, ACT at 1.4 GHz), so both transfers are available at 850.714 ns (each queue
-  // processes its 8 descriptors in 8 x 6.625 = 53 ns, within the latency).
-  const double d = 2048 / 17.0, tx = 7.0;
+  // trn1: a descriptor = 8192 / 17 = 481.88 ns; each transfer's first carries dma_transfer_overhead_ns 7 ns. Both
+  // triggers take one cycle (SP, ACT at 1.4 GHz), so both transfers are available at 850.714 ns: engine 0 processes
+  // the first's 4 descriptors by 4 x 106 = 424 ns and all the second's by 848 ns, within the latency.
+  const double d = 8192 / 17.0, tx = 7.0;
   const auto two = run(true), one = run(false);
   EXPECT_NEAR(std::abs(work_event(two, 0).end_ns - work_event(two, 1).end_ns), d, 0.01);
-  EXPECT_NEAR(std::max(work_event(two, 0).end_ns, work_event(two, 1).end_ns) - work_event(two, 0).start_ns, 2 * (tx + 8 * d), 0.01);
+  EXPECT_NEAR(std::max(work_event(two, 0).end_ns, work_event(two, 1).end_ns) - work_event(two, 0).start_ns, 2 * (tx + 4 * d), 0.01);
   EXPECT_NEAR(work_event(one, 1).start_ns, work_event(one, 0).end_ns, 1e-3);
-  EXPECT_NEAR(work_event(one, 1).end_ns - work_event(one, 0).start_ns, 2 * (tx + 8 * d), 0.01);
+  EXPECT_NEAR(work_event(one, 1).end_ns - work_event(one, 0).start_ns, 2 * (tx + 4 * d), 0.01);
   EXPECT_EQ(two.queues[sim::kNumEngines].name, "qA");
   EXPECT_EQ(two.queues[sim::kNumEngines + 1].name, "qB");
+}
+
+TEST(DmaMechanisms, SpreadingSmallRowLoadsOverQueuesDoesNotBeatTheEnginesDescriptorRate) {
+  // docs/timing-model.md 2.1: the per-row cost of calibration.md D4 is each DMA engine's processing of the
+  // descriptors it is given (the NKI DMA bandwidth guide: the engines' packet rate), whatever their queue. Sixteen
+  // [128, 64] fp32 loads (one 256 B descriptor per partition, 8 on each of the 16 engines) triggered from SP, all on
+  // one queue or alternating between two, take the same time: each engine processes 16 x 8 descriptors at
+  // dma_engine_descriptor_ns 106 from the first trigger's end (1 SP cycle, 0.714 ns on trn1) on, and the last
+  // piece moves once its 8 descriptors are processed (8 x 256 / 17 = 8 x 15.059 ns, the piece's 7 ns, completion
+  // 10 ns).
+  // Charged to a queue instead, two queues would have processed the rows side by side, twice as fast.
+  auto run = [](bool two_queues) {
+    Builder b("spread");
+    auto a = b.input("a", {128, 16 * 64});
+    auto t = b.sbuf("t", {128, 16 * 64});
+    for (int i = 0; i < 16; ++i)
+      b.add(InstructionType::Load, {b.ap(a.tile(0, 128, i * 64, 64))}, {b.ap(t.tile(0, 128, i * 64, 64))})
+          .engine(Engine::SP)
+          .queue(two_queues && i % 2 ? "qB" : "qA");
+    isa::Program p = b.finish();
+    const auto r = sim::Simulator(p, timing_opts("trn1")).run();
+    double last = 0;
+    for (int i = 0; i < 16; ++i) last = std::max(last, work_event(r, i).finish_ns);
+    return last;
+  };
+  const double want = 1 / 1.4 + 16 * 8 * 106.0 + 8 * 15.059 + 7 + 10;
+  EXPECT_NEAR(run(false), want, 1e-3);
+  EXPECT_NEAR(run(true), want, 1e-3);
 }
 
 TEST(DmaMechanisms, StoresWithoutAQueueTriggerFromGpSimdAndHoldNoPrefetchBehindThem) {

@@ -5,10 +5,12 @@
 //  - its first byte follows its entry into the queue by `dma_latency_ns`, during which nothing is busy (latency,
 //    not occupancy: queued transfers run back to back, D5); its piece on its k-th engine may start k x
 //    `dma_engine_stagger_ns` later (D2);
-//  - a queue processes its transfers' descriptors one at a time, `dma_queue_descriptor_ns` each, in order and
-//    pipelined with the engines: a transfer's pieces start no earlier than its descriptors are processed (D4's
-//    throughput proportional to the bytes per row below ~2.4 KiB; hidden in a lone transfer's latency);
-//  - each engine processes one descriptor at a time and holds one FIFO per DMA queue; transfers of one queue run
+//  - each engine processes the descriptors it is given one at a time, `dma_engine_descriptor_ns` each, in arrival
+//    order over all queues, a stage ahead of its data movement: a piece moves once the engine has processed all
+//    its descriptors, so its start does not depend on its rate (D4's throughput proportional to the bytes per row
+//    below ~2.4 KiB, the NKI DMA bandwidth guide's per-packet rate of the engines; hidden in a lone transfer's
+//    latency);
+//  - each engine moves one descriptor at a time and holds one FIFO per DMA queue; transfers of one queue run
 //    in order on an engine, and the engine serves its queues round robin at descriptor granularity ([DMA] "DMA
 //    Queues": v2/v3 round robin; v4 QoS is documented and not modelled: round robin too);
 //  - a transfer completes `dma_completion_ns` after its last descriptor ends.
@@ -88,7 +90,7 @@ struct DmaTransfer {
   DmaParts parts;                    // one per engine used, by engine number
   int64_t transfer_overhead_ps = 0;  // engine time with the first descriptor on each engine (the piece's own)
   int64_t latency_ps = 0;            // from entering the queue to its first byte
-  int64_t queue_ps = 0;              // its queue's descriptor processing: descriptors x dma_queue_descriptor_ns
+  int64_t descriptor_ps = 0;         // an engine's processing of one descriptor: dma_engine_descriptor_ns
   int64_t completion_ps = 0;         // from its last byte to its completion
   double stream_bytes_per_ns = 0;    // the rate its engines move it at, overheads aside: engines used x rate
 };
@@ -100,8 +102,8 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
 
 // A transfer's DMA time in three components (the stats' per-queue split, docs/profiling.md), each one of the
 // calibrated mechanisms: its fixed latency (entering its queue to its first byte, plus its last byte to its
-// completion), its per-row cost (its queue's descriptor processing, queue time, plus each piece's own engine
-// time) and its transfer (its bytes at its engines' rate, engine time summed over its engines); and the rate the
+// completion), its per-row cost (its engines' processing of its descriptors plus each piece's own engine time,
+// summed over its engines) and its transfer (its bytes at its engines' rate, engine time summed over its engines); and the rate the
 // arch allows it: its engines' rate, within its core's HBM share when it touches HBM (one-core runs).
 struct DmaTimeSplit {
   int64_t fixed_ps = 0, per_row_ps = 0, transfer_ps = 0;
@@ -131,8 +133,9 @@ public:
   void reset(int engines, int queues, bool record_slices);
 
   // Transfer `id` (the caller's handle, unique while in flight) enters `queue` at `now`; its piece on an engine is
-  // available from the later of `now + t.latency_ps + part.offset_ps` and the end of its descriptors' processing on
-  // the queue (after the queue's earlier transfers'). Calls must come in non-decreasing `now`. Returns when its
+  // available from the later of `now + t.latency_ps + part.offset_ps` and the engine's processing of all its
+  // descriptors (the engine processes the pieces given to it in arrival order from `now` on, t.descriptor_ps per
+  // descriptor). Calls must come in non-decreasing `now`. Returns when its
   // first byte moves as projected now (transfers arriving later on other queues may delay it).
   int64_t submit(int64_t id, int queue, int64_t now, const DmaTransfer &t);
 
@@ -146,8 +149,7 @@ public:
     int64_t last_byte;    // last descriptor's end
     int64_t completion;   // last_byte + the completion latency
     int64_t busy_ps;      // engine time its descriptors took, over all engines
-    int64_t queue_ps;     // its queue's descriptor processing time
-    int64_t processed;    // when its queue had processed its descriptors
+    int64_t descriptor_ps;  // its engines' processing of its descriptors, summed over its engines
   };
   // Appends the transfers that completed by `now` (completion <= now), in completion order (then id). A projected
   // completion at or before `now` is final: no transfer entering at `now` or later can take a descriptor turn
@@ -195,8 +197,7 @@ private:
     int queue = 0;
     uint32_t all_engines = 0;
     int64_t busy = 0;        // engine time of all its descriptors (independent of the interleaving)
-    int64_t queue_ps = 0;    // its queue's descriptor processing time
-    int64_t processed = 0;   // when its queue had processed its descriptors
+    int64_t descriptor_ps = 0;  // its engines' processing of its descriptors, summed over its engines
     int64_t completion_ps = 0;
     int64_t no_work_at = 0;  // completion of a transfer with no descriptors
     int64_t estimate = 0;    // projected completion: the latest of `projected` over its engines
@@ -214,7 +215,7 @@ private:
   std::vector<int> free_slots_;
   int in_flight_ = 0;
   std::array<int64_t, kMaxDmaQueueIds> queue_busy_{}, queue_desc_{};
-  std::array<int64_t, kMaxDmaQueueIds> queue_processed_{};  // per queue: when it has processed its descriptors
+  std::array<int64_t, kMaxDmaEngines> processed_{};  // per engine: when it has processed the descriptors given to it
   bool record_ = false;
   std::vector<DmaSlice> slices_;
   std::vector<Run> scratch_;
