@@ -151,7 +151,7 @@ def _accumulate(dst, value):
     if isinstance(value, View):
         p = _fresh(value)
         if p is not None and p.type == "Matmult" and not p.fields.get("is_transpose"):
-            return _matmul_into(dst, value, p, True, "+= accumulation")
+            return _matmul_into(dst, value, p, None, "+= accumulation")
     _assign(dst, add(dst, value))
     return dst
 
