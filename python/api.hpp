@@ -48,7 +48,9 @@ struct Result {
   double total_ns = 0;
   int64_t dynamic_instructions = 0;
   pybind11::dict outputs; // name -> numpy array (empty for a timing-only run)
-  pybind11::dict stats;   // the --stats document
+  // The --stats document as Python objects: made from `doc` the first time Result.stats is read (a tune candidate
+  // that reads only total_ns never pays for converting a 10,000-row profile), then the same dict every time.
+  mutable pybind11::object stats_cache = pybind11::none();
   pybind11::object trace_path = pybind11::none();
   pybind11::object mismatches = pybind11::none(); // list of MismatchInfo when outputs were compared
   pybind11::list device_prints;                   // DevicePrint lines, in order
@@ -63,6 +65,8 @@ struct Result {
 // Result.report(path): the run's page (sim/report.hpp), its timeline from the run's trace file when it wrote
 // one.
 void write_report(const Result &r, pybind11::handle path);
+// Result.stats (see stats_cache).
+pybind11::dict result_stats(const Result &r);
 
 struct Report {
   sim::ValidateReport report;

@@ -175,7 +175,7 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<Result>(m, "Result", "What run() returns.")
       .def_readonly("outputs", &Result::outputs, "output name -> numpy array (empty after a timing-only run)")
-      .def_readonly("stats", &Result::stats, "the statistics, as `neuronsim run --stats` writes them")
+      .def_property_readonly("stats", &result_stats, "the statistics, as `neuronsim run --stats` writes them")
       .def_readonly("total_ns", &Result::total_ns, "simulated time until the last result is visible, ns")
       .def_readonly("trace_path", &Result::trace_path,
                     "where the Perfetto timeline was written (trace=), or None")
@@ -208,7 +208,8 @@ PYBIND11_MODULE(_core, m) {
             py::list out;
             if (n < 0)
               throw neuronsim::UsageError("top(n) needs n >= 0, got " + std::to_string(n));
-            const py::dict profile = r.stats.contains("profile") ? py::dict(r.stats["profile"]) : py::dict();
+            const py::dict stats = result_stats(r);
+            const py::dict profile = stats.contains("profile") ? py::dict(stats["profile"]) : py::dict();
             if (!profile.contains("critical_path"))
               return out;
             const py::list rows = py::dict(profile["critical_path"])["instructions"];

@@ -262,7 +262,6 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
   out.arch = r.result.arch;
   out.total_ns = r.device ? r.device_result.total_ns : r.result.total_ns;  // several cores: the device's
   out.dynamic_instructions = r.device ? r.device_result.dynamic_instructions : r.result.dynamic_instructions;
-  out.stats = to_python(stats);
   out.summary_text = summary;
   if (r.result.sanitized) out.findings = to_python(sim::findings_json(r.result.findings));
   for (const auto &f : r.result.findings) out.finding_lines.append(sim::one_line(sim::finding_line(f)));
@@ -315,6 +314,12 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
     }
   }
   return out;
+}
+
+py::dict result_stats(const Result &r) {
+  if (r.stats_cache.is_none())
+    r.stats_cache = r.doc ? to_python(*r.doc) : py::dict();
+  return r.stats_cache;
 }
 
 void write_report(const Result &r, py::handle path) {

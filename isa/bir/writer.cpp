@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #include "isa/bir/reader.hpp"
 #include "neuronsim/isa/bir_json.hpp"
@@ -109,7 +110,7 @@ struct Writer {
         for (size_t d = 0; d + 1 < shape.size(); ++d)
           addrs.push_back(expr_to_json(Expr::constant(0), p.loop_vars));
         addrs.push_back(expr_to_json(a.start, p.loop_vars));
-        j["addrs"] = addrs;
+        j["addrs"] = std::move(addrs);
         j["access_shape"] = shape;
         if (t)
           j["memsetref"] = set_name(*t);
@@ -139,7 +140,7 @@ struct Writer {
           vl.push_back({{"value", num_json(a.imm)}});
         for (double v : a.imm_array)
           vl.push_back({{"value", num_json(v)}});
-        j["value_list"] = vl;
+        j["value_list"] = std::move(vl);
         j["expr"] = expr_to_json(a.start, p.loop_vars);
       } else {
         j["kind"] = "imm_value";
@@ -164,8 +165,8 @@ struct Writer {
       ins.push_back(arg(a));
     for (const auto &a : in.outs)
       outs.push_back(arg(a));
-    j["ins"] = ins;
-    j["outs"] = outs;
+    j["ins"] = std::move(ins);
+    j["outs"] = std::move(outs);
     const int type = static_cast<int>(in.type);
     (void)type;
     // Given fields, and every key the type requires (inst_keys.def) with its value, so that the reader, which
@@ -183,7 +184,7 @@ struct Writer {
     if (!in.recv_from_rank.empty()) {
       json r = json::array();
       for (const auto &e : in.recv_from_rank) r.push_back(expr_to_json(e, p.loop_vars));
-      j["recv_from_rank"] = r;
+      j["recv_from_rank"] = std::move(r);
     }
     if (!in.send_to_rank.empty()) j["send_to_rank"] = expr_to_json(in.send_to_rank[0], p.loop_vars);
     if (!in.iter_id_expr.empty()) j["iter_id"] = expr_to_json(in.iter_id_expr[0], p.loop_vars);
@@ -203,9 +204,10 @@ struct Writer {
       if (!l.var.empty()) o["var"] = l.var;
       if (l.start != 0) o["start"] = l.start;
       if (l.step != 1) o["step"] = l.step;
-      loops.push_back(o);
+      loops.push_back(std::move(o));
     }
-    json j = {{"loops", loops}};
+    json j = json::object();
+    j["loops"] = std::move(loops);
     if (!n.local.empty()) j["local"] = n.local;
     if (!n.reduce.empty()) j["reduce"] = n.reduce, j["reduce_in"] = n.reduce_in;
     return j;
@@ -228,8 +230,9 @@ struct Writer {
         json block;
         block["name"] = n.name + "-body";
         block["instructions"] = nodes(n.body, block_counter);
-        blk["blocks"] = json::array({block});
-        a.push_back(blk);
+        blk["blocks"] = json::array();
+        blk["blocks"].push_back(std::move(block));
+        a.push_back(std::move(blk));
         continue;
       }
       std::string var = (n.var >= 0 && n.var < static_cast<int>(p.loop_vars.size()))
@@ -261,7 +264,7 @@ struct Writer {
         json block;
         block["name"] = name.empty() ? "Block" + std::to_string(++block_counter) : name;
         block["instructions"] = nodes(part, block_counter);
-        blocks.push_back(block);
+        blocks.push_back(std::move(block));
         from = to;
       };
       bool named = false;
@@ -275,8 +278,8 @@ struct Writer {
         for (size_t b = 0; b < n.blocks.size(); ++b)
           emit(n.blocks[b].first, b + 1 < n.blocks.size() ? n.blocks[b + 1].second : n.body.size());
       }
-      loop["blocks"] = blocks;
-      a.push_back(loop);
+      loop["blocks"] = std::move(blocks);
+      a.push_back(std::move(loop));
     }
     return a;
   }
@@ -323,11 +326,13 @@ struct Writer {
       if (t.owner.empty())
         allocs.push_back(tensor_json(t));
     int block_counter = 1;
-    json fn = {{"name", "sg0000"}, {"attributes", json::array()}, {"allocations", allocs}};
+    json fn = {{"name", "sg0000"}, {"attributes", json::array()}};
+    fn["allocations"] = std::move(allocs);
     if (p.blocks.empty()) {
       json block = {{"name", "Block1"}};
       block["instructions"] = nodes(p.body, block_counter);
-      fn["blocks"] = json::array({block});
+      fn["blocks"] = json::array();
+      fn["blocks"].push_back(std::move(block));
     } else {
       // Named top-level blocks (branch targets) are written as the function's basic blocks; nodes before the
       // first named block go into a leading block of their own.
@@ -337,23 +342,24 @@ struct Writer {
                                p.body.begin() + static_cast<std::ptrdiff_t>(to));
         json block = {{"name", name}};
         block["instructions"] = nodes(part, block_counter);
-        blocks.push_back(block);
+        blocks.push_back(std::move(block));
       };
       if (p.blocks.front().first > 0)
         emit("Block0", 0, p.blocks.front().first);
       for (size_t b = 0; b < p.blocks.size(); ++b)
         emit(p.blocks[b].name, p.blocks[b].first,
              b + 1 < p.blocks.size() ? p.blocks[b + 1].first : p.body.size());
-      fn["blocks"] = blocks;
+      fn["blocks"] = std::move(blocks);
     }
     json m = {
         {"arch", p.arch.empty() ? "gen3" : p.arch}, {"version", 2}, {"attributes", {{"neuron_core_id", 0}}}};
-    m["functions"] = json::array({fn});
+    m["functions"] = json::array();
+    m["functions"].push_back(std::move(fn));
     json nki = json::array();
     for (const auto &c : p.callees)
       (c.nki ? nki : m["functions"]).push_back(json::parse(c.json));
     if (!nki.empty())
-      m["nki_functions"] = {{"functions", nki}};
+      m["nki_functions"]["functions"] = std::move(nki);
     return m;
   }
 };
@@ -369,7 +375,9 @@ json expr_to_json(const Expr &e, const std::vector<std::string> &loop_vars) {
     for (size_t i = 0; i < e.kids.size(); ++i)
       terms.push_back(
           {{"idx", expr_to_json(e.kids[i], loop_vars)}, {"coeff", i < e.coeffs.size() ? e.coeffs[i] : 1}});
-    return {{"kind", "AffExprKind"}, {"terms", terms}, {"c", e.c}};
+    json j = {{"kind", "AffExprKind"}, {"c", e.c}};
+    j["terms"] = std::move(terms);
+    return j;
   }
   case Expr::Kind::Sum: {
     json terms = json::array();
@@ -377,7 +385,9 @@ json expr_to_json(const Expr &e, const std::vector<std::string> &loop_vars) {
       terms.push_back(expr_to_json(k, loop_vars));
     if (e.c != 0)
       terms.push_back(expr_to_json(Expr::constant(e.c), loop_vars));
-    return {{"kind", "SumKind"}, {"n_terms", terms.size()}, {"terms", terms}};
+    json j = {{"kind", "SumKind"}, {"n_terms", terms.size()}};
+    j["terms"] = std::move(terms);
+    return j;
   }
   case Expr::Kind::Mult:
     return {{"kind", "MultKind"},

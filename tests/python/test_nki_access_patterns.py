@@ -384,3 +384,20 @@ def test_run_time_select_and_vector_select():
     o1, o2 = nki.simulate(run_time_selects, a, np.array([[2]], np.int32), rows)
     np.testing.assert_array_equal(o1, a[2])
     np.testing.assert_array_equal(o2, a[0][rows[:, 0]])
+
+
+def test_slice_of_numbers_as_of_index_expressions():
+    # A slice of plain numbers takes a path of its own (no index expressions built: tracing speed, bench row (k)); it
+    # gives what the index-expression path gives for the same bounds: (start, size = ceil((stop - start) / step),
+    # step).
+    from neuronsim.nki.symbolic import Idx
+    from neuronsim.nki.tracer import _slice_size
+    for k, n, want in [(slice(None), 64, (0, 64, 1)), (slice(2, 10, 3), 16, (2, 3, 3)), (slice(5, 2), 8, (5, 0, 1)),
+                       (slice(None, 7), 8, (0, 7, 1)), (slice(3, None, 2), 8, (3, 3, 2))]:
+        start, size, step = _slice_size(k, n, "t")
+        assert (start.c, size, step) == want and start.is_const()
+        as_exprs = slice(Idx(0 if k.start is None else k.start), Idx(n if k.stop is None else k.stop), k.step)
+        s2, size2, step2 = _slice_size(as_exprs, n, "t")
+        assert (s2.c, size2, step2) == want
+    with pytest.raises(nki.Unsupported, match="step must be positive"):
+        _slice_size(slice(0, 4, 0), 8, "t")

@@ -208,6 +208,14 @@ _TESTS_OTHER = [
      "NkiTensor.squeeze_dim NkiTensor.reshape_dim NkiTensor.flatten_dims NkiTensor.strides NkiTensor.offset "
      "NkiTensor.is_contiguous"),
     ("test_nki_access_patterns.py::test_run_time_select_and_vector_select", "nki.language", "NkiTensor.vector_select"),
+    # tensor methods and copies at a run-time offset (tests/python/test_nki_tensor_methods.py)
+    ("test_nki_tensor_methods.py::test_rearrange_splits_reorders_and_merges", "nki.language", "NkiTensor.rearrange"),
+    ("test_nki_tensor_methods.py::test_expand_dims_assert_shape_and_astype", "nki.language", "expand_dims"),
+    ("test_nki_tensor_methods.py::test_expand_dims_assert_shape_and_astype", "nki",
+     "tensor.expand_dims tensor.assert_shape tensor.astype"),
+    ("test_nki_tensor_methods.py::test_tensor_copy_dynamic_src_and_dst_follow_the_run_time_offset", "nki.isa",
+     "tensor_copy_dynamic_src tensor_copy_dynamic_dst"),
+    ("test_nki_tensor_methods.py::test_atomic_rmw_adds_every_update_of_a_repeated_row", "nki.language", "atomic_rmw"),
 ]
 
 for _test, (_module, _names) in _TESTS.items():

@@ -190,3 +190,54 @@ def dma_compute(dst=None, srcs=None, reduce_op=None, scales=None, unique_indices
     _emit("DMACopy", views, [dst], what, {"mode": "CCE", "cce_op": "add", "constants": [1.0] * len(views)},
           kind="dma")
     return dst
+
+
+# ------------------------------------------------------------------------------ copies at a run-time offset
+# nki.isa.tensor_copy_dynamic_src / _dst (SDK 2.20-2.31 pages; removed in 2.32 for tensor_copy with
+# .ap(scalar_offset=)): a tensor_copy whose source (destination) sits at an offset within each partition known only
+# at run time -- a view whose start holds a [1, 1] SBUF tile or a register (.ap(scalar_offset=), .select(dim, t)).
+# The legacy page returns the copy (tensor_copy_dynamic_src(src)) and names dst (tensor_copy_dynamic_dst(dst=, src=));
+# the current one passes dst first.
+def _dynamic(v, what, arg):
+    v = _tile(v, what, arg)
+    if v.dyn is None or v.dyn.index is not None:
+        raise KernelError(f"{what}: {arg} {v.name} must sit at a run-time offset within each partition (a view made "
+                          "with .ap(scalar_offset=) or .select(dim, tile) by a [1, 1] SBUF tile or a register)")
+    return v
+
+
+def _copy(dst, src, engine, dtype, mask):
+    tensor_copy = registry.function("nki.isa", "tensor_copy")
+    if dst is None:
+        return tensor_copy(src, engine, dtype=dtype, mask=mask)
+    return tensor_copy(dst=dst, src=src, engine=engine, dtype=dtype, mask=mask)
+
+
+@_api
+def tensor_copy_dynamic_src(*args, src=None, dst=None, engine=None, mask=None, dtype=None, name=None, **kw):
+    """A copy whose source sits at a run-time offset: legacy tensor_copy_dynamic_src(src) returns the tile; the
+    current tensor_copy_dynamic_src(dst, src, engine) writes dst."""
+    what = "nisa.tensor_copy_dynamic_src"
+    if len(args) >= 2 or (args and src is not None):
+        dst, src, *rest = (args if src is None else (args[0], src))
+        engine = rest[0] if rest else engine
+    elif args:
+        src = args[0]
+    if src is None:
+        raise KernelError(f"{what} takes src")
+    return _copy(dst, _dynamic(src, what, "src"), engine, dtype, mask)
+
+
+@_api
+def tensor_copy_dynamic_dst(*args, dst=None, src=None, engine=None, mask=None, dtype=None, name=None, **kw):
+    """A copy whose destination sits at a run-time offset: tensor_copy_dynamic_dst(dst=, src=) (legacy: keywords
+    only) or (dst, src, engine) (current)."""
+    what = "nisa.tensor_copy_dynamic_dst"
+    if args:
+        dst, *rest = args
+        src = rest[0] if rest else src
+        engine = rest[1] if len(rest) > 1 else engine
+    if dst is None or src is None:
+        raise KernelError(f"{what} takes dst and src")
+    _copy(_dynamic(dst, what, "dst"), _tile(src, what, "src"), engine, dtype, mask)
+    return dst

@@ -21,6 +21,7 @@ This module is the public namespace: the definitions live by topic, each registe
     nl_norm.py    softmax, var, rms_norm (composites of the above)
     nl_random.py  rand, dropout (random_seed refused)
     nl_matmul.py  matmul, transpose
+    nl_atomic.py  atomic_rmw (a gather / add / scatter, repeated indices summed on PE first)
 and nl_assign.py holds the tile statements t[...] = v and t += v. A documented name defined nowhere is a refusal
 (refusals.py): a value, raising Unsupported when called. The submodule nki.language.constants is nl_constants.py.
 """
@@ -44,6 +45,7 @@ from .nl_math import (abs, add, arctan, average, bitwise_and, bitwise_not, bitwi
 from .nl_math import abs_max, abs_min, fmod, mod, tan, trunc  # noqa: F401
 from .nl_dma import gather_flattened  # noqa: F401
 from .nl_matmul import matmul, transpose  # noqa: F401
+from .nl_atomic import atomic_rmw  # noqa: F401
 from .nl_norm import rms_norm, softmax, var  # noqa: F401
 from .nl_random import dropout, rand  # noqa: F401
 from .nl_reduce import all, any, loop_reduce, max, mean, min, prod, sum  # noqa: F401

@@ -381,16 +381,106 @@ def flatten_dims(v, start_dim, end_dim):
     return v.like(v.off_p, v.off_f, v.dims[:a] + [(v.dims[b][0], n, False)] + v.dims[b + 1:])
 
 
+
+def rearrange(v, src_pattern, dst_pattern, fixed_sizes=None, **sizes):
+    """NkiTensor.rearrange (einops-style, public NKI docs): src_pattern names v's dims, a tuple of names splitting one
+    dim (row-major, sizes from fixed_sizes or keywords, one may be left to infer); dst_pattern orders the same names,
+    a tuple of names merging dims. Composed of reshape_dim, permute and flatten_dims (on chip the partition dim stays
+    first and whole)."""
+    what = f"{v.name}.rearrange({src_pattern!r}, {dst_pattern!r})"
+    known = {**(fixed_sizes or {}), **sizes}
+
+    def groups(pattern, side):
+        if not isinstance(pattern, (tuple, list)):
+            raise KernelError(f"{what}: the {side} pattern is a tuple of names and tuples of names, got {pattern!r}")
+        out = []
+        for g in pattern:
+            names = tuple(g) if isinstance(g, (tuple, list)) else (g,)
+            if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+                raise KernelError(f"{what}: {g!r} in the {side} pattern is not a name or a tuple of names")
+            out.append(names)
+        return out
+
+    src, dst = groups(src_pattern, "source"), groups(dst_pattern, "destination")
+    if len(src) != len(v.dims):
+        raise KernelError(f"{what}: the source pattern names {len(src)} dims; {v.name} has {len(v.dims)}")
+    names = [n for g in src for n in g]
+    flat_dst = [n for g in dst for n in g]
+    if len(set(names)) != len(names) or sorted(names) != sorted(flat_dst):
+        raise KernelError(f"{what}: each name appears once on each side (source {names}, destination {flat_dst})")
+    if set(known) - set(names):
+        raise KernelError(f"{what}: sizes given for names the patterns do not use: {sorted(set(known) - set(names))}")
+    try:
+        for d in reversed(range(len(src))):  # split from the last dim so earlier dims keep their positions
+            g, n = src[d], v.dims[d][1]
+            if len(g) == 1:
+                if g[0] in known and int(known[g[0]]) != n:
+                    raise KernelError(f"{what}: {g[0]} is given size {known[g[0]]}; the dim has {n}")
+                continue
+            split = [int(known[x]) if x in known else -1 for x in g]
+            if split.count(-1) > 1:
+                raise KernelError(f"{what}: the sizes of {g} are not known (give all but one in fixed_sizes)")
+            v = v.reshape_dim(d, split)
+        v = v.permute([names.index(n) for n in flat_dst])
+        ends, k = [], 0
+        for g in dst:
+            ends.append((k, k + len(g) - 1))
+            k += len(g)
+        for a, b in reversed(ends):
+            if b > a:
+                v = v.flatten_dims(a, b)
+    except KernelError as e:
+        raise KernelError(f"{what}: {e}") from None
+    return v
+
+
+def _expand(v, axis, what):
+    """numpy.expand_dims on a view: a size-1 dim at each position of axis (an int or a sequence) of the expanded
+    shape; not the partition dim of a tile (legacy nki.language.expand_dims: "must be free dimensions")."""
+    axes = [int(a) for a in axis] if isinstance(axis, (tuple, list)) else [int(axis)]
+    n = len(v.dims) + len(axes)
+    pos = sorted(a + n if a < 0 else a for a in axes)
+    if len(set(pos)) != len(pos) or any(not 0 <= a < n for a in pos):
+        raise KernelError(f"{what}: axis {axis} is not a set of positions of a {n}-dim result")
+    for a in pos:
+        if a == 0 and (v.storage.onchip or v.dyn is not None):
+            raise KernelError(f"{what}: axis 0 is the partition dim of tile {v.name}; a new dim goes after it")
+        v = v.like(v.off_p, v.off_f, v.dims[:a] + [(1, 1, False)] + v.dims[a:])
+    return v
+
+
+@_api
+def expand_dims(x, axis):
+    """nl.expand_dims: x with a size-1 dim at each position of axis (a view: no copy, no instruction)."""
+    if not isinstance(x, View):
+        raise KernelError(f"nl.expand_dims of {x!r}: a tile or tensor is expanded")
+    return _expand(x, axis, "nl.expand_dims")
+
+
+def assert_shape(v, shape):
+    """Legacy nki.tensor.assert_shape: v itself when its shape is shape, else a KernelError naming both."""
+    if tuple(int(s) for s in shape) != tuple(v.shape):
+        raise KernelError(f"assert_shape: {v.name} has shape {list(v.shape)}, not {list(shape)}")
+    return v
+
+
+def astype(v, dtype):
+    """Legacy nki.tensor.astype: a copy of tile v converted to dtype (TensorCopy; "Copy ALWAYS occur")."""
+    return registry.function("nki.language", "copy")(v, dtype=dtype)
+
 for _name, _fn in [("strides", strides), ("offset", offset), ("is_contiguous", is_contiguous), ("slice", slice_),
                    ("select", select), ("vector_select", vector_select), ("permute", permute),
                    ("broadcast", broadcast), ("expand_dim", expand_dim), ("squeeze_dim", squeeze_dim),
-                   ("reshape_dim", reshape_dim), ("flatten_dims", flatten_dims)]:
+                   ("reshape_dim", reshape_dim), ("flatten_dims", flatten_dims), ("rearrange", rearrange),
+                   ("assert_shape", assert_shape), ("astype", astype),
+                   ("expand_dims", lambda v, axis: _expand(v, axis, f"{v.name}.expand_dims"))]:
     registry.define_statement("view." + _name, _fn)
 
 # The members of NkiTensor (and the legacy nki.tensor's view) this module gives the traced tensors, as the coverage
 # table lists them (registry; docs/nki-api.md).
 for _name in ("ap", "view", "reinterpret_cast", "get_pattern", "is_indirect", "strides", "offset", "is_contiguous",
               "slice", "select", "vector_select", "permute", "broadcast", "expand_dim", "squeeze_dim", "reshape_dim",
-              "flatten_dims"):
+              "flatten_dims", "rearrange"):
     registry.value("nki.language", "NkiTensor." + _name, getattr(View, _name))
-registry.value("nki", "tensor.view", View.view)
+for _name in ("view", "assert_shape", "astype", "expand_dims"):  # the legacy nki.tensor's members
+    registry.value("nki", "tensor." + _name, getattr(View, _name))

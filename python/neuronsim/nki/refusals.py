@@ -6,8 +6,6 @@ from . import registry
 
 # Reasons shared by several names.
 _INSTR = "the instruction has no lowering in the front end yet (issue 37, new nki.isa instructions)"
-_NL = "no lowering in the front end yet (issue 37, new nki.language compute calls)"
-_AP = "comes with the access-pattern API (tensor views, .ap, registers; issue 37)"
 _REG = "comes with registers and dynamic loops (issue 37)"
 _MULTI = ("the legacy nki.language collective over launch-grid program axes is not lowered (nki.collectives' "
           "all_reduce, all_gather, reduce_scatter and all_to_all are)")
@@ -21,8 +19,6 @@ registry.refuse_all("nki.isa", {
     "set_rng_seed": _SEED,
     "get_nc_sub_version": "the NeuronCore sub-version has no documented values",
     **{n: _REG for n in ("register_alloc", "register_load", "register_move", "register_store", "VirtualRegister")},
-    "tensor_copy_dynamic_src": "removed from the reference in SDK 2.32 (tensor_copy with .ap(scalar_offset=)); " + _AP,
-    "tensor_copy_dynamic_dst": "removed from the reference in SDK 2.32 (tensor_copy with .ap(scalar_offset=)); " + _AP,
     "NkiInstruction": "nki.isa calls return their destination tile here, not an instruction handle",
     "NkiInstruction.depends_on": "nki.isa calls return their destination tile here, not an instruction handle; the "
                                  "simulator orders instructions by their data dependencies",
@@ -35,7 +31,6 @@ registry.refuse_all("nki.isa", {
 })
 
 registry.refuse_all("nki.language", {
-    **{n: _NL for n in ("expand_dims", "atomic_rmw")},
     "random_seed": _SEED,
     "gemm_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has no text)",
     "gemm_stationary_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has "
@@ -44,8 +39,6 @@ registry.refuse_all("nki.language", {
     "all_reduce": _MULTI,
     **{n: "listed but commented out in the legacy reference (no API): " + _MULTI
        for n in ("all_gather", "all_to_all", "reduce_scatter")},
-    "NkiTensor.rearrange": "einops-style patterns are not parsed here (permute, reshape_dim and flatten_dims "
-                           "compose the same views)",
     "NkiTensor.indirect": "NeuronCore-v4 tensor indirection (offsets in a snake order across partition groups) has "
                           "no instruction form in the simulator yet",
 })
@@ -55,8 +48,6 @@ registry.refuse_all("nki", {
     "FrameworkKernel": _FRAMEWORK,
     **{f"FrameworkKernel.{n}": _FRAMEWORK for n in ("dump_config", "is_framework_tensor", "map_framework_tensor",
                                                    "translate_to_neuron_dtype")},
-    **{f"tensor.{n}": "not defined on neuronsim's tensors (" + _AP + ")" for n in ("assert_shape", "astype",
-                                                                                  "expand_dims")},
 })
 
 _SAMPLE = ("a sample kernel the compiler package shipped (SDK 2.20-2.21), not API: its source is published in "

@@ -272,6 +272,19 @@ class View:
     def flatten_dims(self, start_dim, end_dim):
         return registry.statement("view.flatten_dims")(self, start_dim, end_dim)
 
+    def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None, **sizes):
+        return registry.statement("view.rearrange")(self, src_pattern, dst_pattern, fixed_sizes, **sizes)
+
+    # the legacy nki.tensor's methods (nl_views.py)
+    def expand_dims(self, axis):
+        return registry.statement("view.expand_dims")(self, axis)
+
+    def assert_shape(self, shape):
+        return registry.statement("view.assert_shape")(self, shape)
+
+    def astype(self, dtype):
+        return registry.statement("view.astype")(self, dtype)
+
     # --- operators: the nl functions, looked up in the registry
     def _op(self, name, other, reverse=False):
         f = _nl(name)
@@ -346,6 +359,13 @@ class View:
 
 
 def _slice_size(k, n, what):
+    if (k.start is None or type(k.start) is int) and (k.stop is None or type(k.stop) is int) and \
+            (k.step is None or type(k.step) is int and k.step > 0):
+        # Plain numbers (`t[...]`, `t[:, 0:64]`): the same as below without building index expressions, which was
+        # a few per cent of tracing a 10,000-instruction kernel.
+        start = 0 if k.start is None else k.start
+        step = 1 if k.step is None else k.step
+        return Idx(start), max(0, ((n if k.stop is None else k.stop) - start + step - 1) // step), step
     start = Idx.of(0 if k.start is None else k.start)
     stop = Idx.of(n if k.stop is None else k.stop)
     step = 1 if k.step is None else int(k.step)
