@@ -8,17 +8,9 @@ import numpy as np
 import neuronsim.nki as nki
 import neuronsim.nki.isa as nisa
 import neuronsim.nki.language as nl
+from test_nki_alloc import SBUF, allocations
 
-SBUF = 180224  # trn1's usable SBUF bytes per partition (the allocator's budget)
 RNG = np.random.default_rng(11)
-
-
-def allocations(bir):
-    out = {}
-    for a in bir["functions"][0]["allocations"]:
-        loc = a["memorylocations"][0]
-        out[loc["name"]] = loc
-    return out
 
 
 def scaled_rows(x):

@@ -23,7 +23,8 @@ LAYERS = [
     # Storage, View, Loop, Op; the loop iterators; masks' clips, loop plans; registers, dynamic loops; the shards' parts
     ("api", ["isa_constants", "nl_mask", "nl_common", "nl_views", "nl_create", "nl_loops", "nl_dma", "nl_math",
              "nl_reduce", "nl_matmul", "nl_assign", "nl_values", "nl_constants", "nl_norm", "nl_random", "refusals",
-             "nl_atomic", "language", "isa_registers", "isa", "isa_multicore", "isa_legacy", "isa_common", "isa_mx",
+             "nl_atomic", "nl_indirect", "nl_collective",
+             "language", "isa_registers", "isa", "isa_multicore", "isa_legacy", "isa_common", "isa_mx",
              "isa_accum", "isa_select", "isa_move", "isa_random", "collectives", "compiler", "typing",
              "checked"]),  # the nl / nisa / ... definitions, the names refused and tested
     ("emit", ["hoist", "alloc_scan", "alloc_ops", "alloc_explicit", "alloc_nest", "allocate", "emit_bir",

@@ -401,3 +401,31 @@ def test_mgrid_free_indices_and_a_loop_condition_anded_with_a_python_bool():
     with pytest.warns(UserWarning, match="unrolled"):
         got = nki.simulate(halves, X)
     np.testing.assert_array_equal(got, np.hstack([-X[:, :16], X[:, 16:]]))
+
+
+def grid_all_reduce(op, dtype=None):
+    """Program s of an nl.nc(2) axis (core s) loads rows [128 s, 128 s + 128) of x [256, 8] and returns the legacy
+    nl.all_reduce of it over axis 0 (both cores store the same result)."""
+    def kernel(x):
+        y = nl.ndarray((128, 8), np.float32, buffer=nl.shared_hbm)
+        t = nl.load(x[nl.ds(nl.program_id(0) * 128, 128), :])
+        nl.store(y, nl.copy(nl.all_reduce(t, op, program_axes=0, dtype=dtype), dtype=np.float32))
+        return y
+    return kernel
+
+
+@pytest.mark.parametrize("op, ref", [(np.add, np.add), (np.maximum, np.maximum), (np.minimum, np.minimum)])
+def test_legacy_all_reduce_over_an_nc_axis_reduces_across_its_cores(op, ref):
+    x = RNG.uniform(-1, 1, (256, 8)).astype(np.float32)
+    got = nki.simulate(nki.jit(grid_all_reduce(op))[nl.nc(2)], x)
+    np.testing.assert_array_equal(got, ref(x[:128], x[128:]))
+
+
+def test_legacy_all_reduce_over_a_plain_grid_axis_says_why_it_is_refused():
+    """kernel[2]: the two programs run one after the other on one core; an axis of one program reduces nothing."""
+    x = RNG.uniform(-1, 1, (256, 8)).astype(np.float32)
+    with pytest.raises(nki.Unsupported) as e:
+        nki.simulate(nki.jit(grid_all_reduce(np.add), generation="legacy")[2], x)
+    assert "one after the other on one core" in str(e.value) and "nl.nc(n)" in str(e.value)
+    np.testing.assert_array_equal(nki.simulate(nki.jit(grid_all_reduce(np.add), generation="legacy")[1], x),
+                                  x[:128])

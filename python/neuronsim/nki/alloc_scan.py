@@ -399,17 +399,7 @@ def block_runs(s, accs, trace):
     be, nblocks = block_elems(s)
     if s.pdim == 0 or nblocks <= 1:
         return None
-    spans = []
-    for a in accs:
-        lo, hi = _span(a.view, set(a.view.off_f.loop), trace.var_range)
-        spans.append((lo // be, hi // be, a))
-    runs = []
-    for b0, b1, a in sorted(spans, key=lambda x: (x[0], x[1])):
-        if runs and b0 <= runs[-1][1]:
-            runs[-1][1] = max(runs[-1][1], b1)
-            runs[-1][2].append(a)
-        else:
-            runs.append([b0, b1, [a]])
+    runs = _runs(s, accs, trace, set())
     if len(runs) <= 1:
         return None
     out = []
@@ -419,7 +409,6 @@ def block_runs(s, accs, trace):
         def strip(v, q=b0 * be):
             o = v.off_f
             return Idx(o.c - q, o.loop, o.axes, o.sizes), v.dims
-        run.sort(key=lambda a: a.pos)
         out.append((Group(None, E, Idx(b0 * be), [(1, E)], strip), run))
     return out
 

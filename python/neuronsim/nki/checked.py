@@ -216,6 +216,10 @@ _TESTS_OTHER = [
     ("test_nki_tensor_methods.py::test_tensor_copy_dynamic_src_and_dst_follow_the_run_time_offset", "nki.isa",
      "tensor_copy_dynamic_src tensor_copy_dynamic_dst"),
     ("test_nki_tensor_methods.py::test_atomic_rmw_adds_every_update_of_a_repeated_row", "nki.language", "atomic_rmw"),
+    ("test_nki_names.py::test_legacy_all_reduce_over_an_nc_axis_reduces_across_its_cores", "nki.language",
+     "all_reduce"),
+    ("test_nki_indirect.py::test_indirect_gathers_columns_in_groups_of_16_on_vector_scalar_gpsimd", "nki.language",
+     "NkiTensor.indirect"),
 ]
 
 for _test, (_module, _names) in _TESTS.items():

@@ -22,12 +22,14 @@ This module is the public namespace: the definitions live by topic, each registe
     nl_random.py  rand, dropout (random_seed refused)
     nl_matmul.py  matmul, transpose
     nl_atomic.py  atomic_rmw (a gather / add / scatter, repeated indices summed on PE first)
+    nl_collective.py  the legacy all_reduce over launch-grid axes (an nl.nc(n) axis's cores)
+    nl_indirect.py  NkiTensor.indirect (tensor indirection: per-column copies at run-time offsets)
 and nl_assign.py holds the tile statements t[...] = v and t += v. A documented name defined nowhere is a refusal
 (refusals.py): a value, raising Unsupported when called. The submodule nki.language.constants is nl_constants.py.
 """
 import sys
 
-from . import nl_assign, nl_views  # noqa: F401 - register the tile statements and view methods the tracer's View runs
+from . import nl_assign, nl_indirect, nl_views  # noqa: F401 - register the tile statements and view methods the tracer's View runs
 from . import nl_constants as constants
 from . import registry
 from .nl_create import (empty_like, full, full_like, ndarray, ones, ones_like, par_dim, reshape,  # noqa: F401
@@ -46,6 +48,7 @@ from .nl_math import abs_max, abs_min, fmod, mod, tan, trunc  # noqa: F401
 from .nl_dma import gather_flattened  # noqa: F401
 from .nl_matmul import matmul, transpose  # noqa: F401
 from .nl_atomic import atomic_rmw  # noqa: F401
+from .nl_collective import all_reduce  # noqa: F401
 from .nl_norm import rms_norm, softmax, var  # noqa: F401
 from .nl_random import dropout, rand  # noqa: F401
 from .nl_reduce import all, any, loop_reduce, max, mean, min, prod, sum  # noqa: F401

@@ -5,6 +5,7 @@ from . import registry
 from .errors import KernelError, Unsupported
 from .nl_common import _emit, _fresh, _is_num, _squeeze_free
 from .nl_dma import store
+from .nl_indirect import engine_of
 from .nl_mask import carry_clips
 from .nl_math import add
 from .nl_reduce import finish_loop_reduce
@@ -36,6 +37,14 @@ def _assign(dst, value):
             raise KernelError(f"{what}: shape mismatch: {dst.name}{list(dst.shape)} = {value.name}"
                               f"{list(value.shape)}")
     p = _fresh(value)
+    if type(dst.dyn).__name__ == "Indirection":
+        # A tensor-indirection view (nl_indirect): the value is scattered by a copy on the engine that computed it
+        # (whose offset group size applies); a matmul's PSUM result is not.
+        eng = engine_of(p.type, p.engine, p.kind) if p is not None else None
+        if eng == "PE":
+            raise Unsupported(f"{what}: a matmul result into a tensor-indirection view: copy it out of PSUM first")
+        _emit("TensorCopy", [value], [dst], what, engine=eng)
+        return
     if p is not None and p.kind == "loop_reduce":
         finish_loop_reduce(p, carry_clips(dst, p.outs[0]))
         value.storage.__dict__["dead"] = True
@@ -81,6 +90,9 @@ def _matmul_into(dst, value, p, accumulate, what):
     if dst.storage.buffer != "psum":
         raise KernelError(f"{what}: a matmul result accumulates in PSUM, but {dst.name} is in "
                           f"{dst.storage.buffer.upper()} (declare it with buffer=nl.psum)")
+    if type(dst.dyn).__name__ == "Indirection":
+        raise Unsupported(f"{what}: a matmul accumulating into {dst.name}, a tensor-indirection view (.indirect): "
+                          "copy the result out of PSUM into it")
     if tuple(dst.shape) != tuple(value.shape):
         raise KernelError(f"{what}: shape mismatch: {dst.name} {list(dst.shape)} and the matmul result "
                           f"{list(value.shape)}")

@@ -55,6 +55,8 @@ def _emit(type_, ins, outs, what, fields=None, engine=None, kind="compute", wher
     nisa.reduce_cmd.reset_reduce) is written as its BIR name (isa_constants.bir_of)."""
     tr = current(what)
     where = where or _where()
+    if any(isinstance(v, View) and type(v.dyn).__name__ == "Indirection" for v in list(ins) + list(outs)):
+        return registry.statement("indirection")(type_, ins, outs, what, fields, engine, kind, where)  # nl_indirect
     engine = bir_of(engine)
     fields = {k: bir_of(v) for k, v in (fields or {}).items()}
     for v in list(ins) + list(outs):

@@ -7,8 +7,9 @@ from . import registry
 # Reasons shared by several names.
 _INSTR = "the instruction has no lowering in the front end yet (issue 37, new nki.isa instructions)"
 _REG = "comes with registers and dynamic loops (issue 37)"
-_MULTI = ("the legacy nki.language collective over launch-grid program axes is not lowered (nki.collectives' "
-          "all_reduce, all_gather, reduce_scatter and all_to_all are)")
+_MULTI = ("listed but commented out in the legacy reference: a collective over launch-grid program axes with no "
+          "signature to lower (nl.all_reduce over an nl.nc(n) axis is lowered, as are nki.collectives' all_reduce, "
+          "all_gather, reduce_scatter and all_to_all)")
 _SEED = ("how the engine expands a 32-bit seed into its generator state is not documented (the pages say only that "
          "the same seed gives the same sequence); nisa.rand_set_state(src_seeds, engine=nisa.engine.vector) sets the "
          "state itself")
@@ -36,11 +37,7 @@ registry.refuse_all("nki.language", {
     "gemm_stationary_grid": "the legacy gemm grid helpers have no documented semantics (their reference page has "
                             "no text)",
     "dynamic_range": _REG, "while_loop": _REG,
-    "all_reduce": _MULTI,
-    **{n: "listed but commented out in the legacy reference (no API): " + _MULTI
-       for n in ("all_gather", "all_to_all", "reduce_scatter")},
-    "NkiTensor.indirect": "NeuronCore-v4 tensor indirection (offsets in a snake order across partition groups) has "
-                          "no instruction form in the simulator yet",
+    **{n: _MULTI for n in ("all_gather", "all_to_all", "reduce_scatter")},
 })
 
 _FRAMEWORK = "integration with a framework's tensors (PyTorch, JAX): neuronsim runs kernels on numpy arrays"

@@ -237,7 +237,7 @@ class View:
 
     def is_indirect(self):
         return self.dyn is not None
-
+    indirect = lambda self, index, num_elem=None: registry.statement("view.indirect")(self, index, num_elem)
     # NkiTensor's view primitives (nl_views.py)
     strides = property(lambda self: registry.statement("view.strides")(self))
     offset = property(lambda self: registry.statement("view.offset")(self))
