@@ -118,3 +118,61 @@ def test_block_tensor_read_across_trips_is_reloaded_block_by_block():
     block = 128 * 4 * 128 * 4  # a block, all partitions: 256 KiB
     assert r.stats["dma"]["spill_save_bytes"] == nb * block  # saved once, after the first nest
     assert r.stats["dma"]["spill_reload_bytes"] == 4 * nb * block  # reloaded in each of the 4 x nb trips
+
+
+def blocked_pv(p_t, v):
+    """The attention tutorial's P @ V step: p_t [nq, 128 (k), nk, 128 (q)] fp32 (each q tile's scores, transposed,
+    a [128, 128] block per k tile), v [nk, 128 (k), 512] fp32. The result of q tile i is a block of a PSUM block
+    tensor declared with nl.ndarray (nothing zeroes it), summed by `+=` over the k tiles, copied out after the sum:
+    nq banks (2 KiB per partition each) if every block were live."""
+    nq, _, nk, _ = p_t.shape
+    out = nl.ndarray((nq, 128, 512), nl.float32, buffer=nl.shared_hbm)
+    v_sb = nl.ndarray((nl.par_dim(128), nk, 512), nl.float32, buffer=nl.sbuf)
+    for k in nl.affine_range(nk):
+        v_sb[:, k, :] = nl.load(v[k])
+    acc = nl.ndarray((nq, nl.par_dim(128), 512), nl.float32, buffer=nl.psum)
+    res = nl.ndarray((nl.par_dim(128), 512), nl.float32, buffer=nl.sbuf)
+    for i in nl.sequential_range(nq):
+        p_sb = nl.load(p_t[i])
+        for k in nl.affine_range(nk):
+            acc[i, :, :] += nisa.nc_matmul(stationary=p_sb[:, k, :], moving=v_sb[:, k, :])
+        res[:, :] = nisa.tensor_copy(acc[i, :, :], dtype=nl.float32)
+        nl.store(out[i], value=res)
+    return out
+
+
+def flat_matmults(bir):
+    def walk(items):
+        for i in items:
+            if i["opcode"] == "Loop":
+                for b in i["blocks"]:
+                    yield from walk(b["instructions"])
+            else:
+                yield i
+    return [i for b in bir["functions"][0]["blocks"] for i in walk(b["instructions"]) if i["opcode"] == "Matmult"]
+
+
+def test_psum_block_tensor_summed_by_plus_equals_lives_a_q_trip_at_a_time():
+    """`+=` into PSUM nothing wrote starts its accumulation group (NKI nc_matmul, "Accumulation mode": with
+    accumulate=None the first write of a PSUM location overwrites, later ones accumulate): here on the first trip
+    of the k loop, so the block is live from that matmul to its copy, one q trip at a time, and the banks that
+    earlier trips used hold nothing that leaks into the next q tile's sum."""
+    nq, nk = 12, 3
+    assert nq * 512 * 4 > 8 * 2048  # 12 banks if every block of acc were live; PSUM has 8
+    p_t = RNG.uniform(-1, 1, (nq, 128, nk, 128)).astype(np.float32)
+    v = RNG.uniform(-1, 1, (nk, 128, 512)).astype(np.float32)
+    r = nki.benchmark(blocked_pv, p_t, v, sanitize=True)
+    want = np.stack([sum(p_t[i, :, k, :].T @ v[k] for k in range(nk)) for i in range(nq)])
+    np.testing.assert_allclose(r.outputs["out"], want, rtol=1e-4, atol=1e-4)
+    assert r.findings == []  # no accumulation onto unwritten PSUM
+    bir = nki.to_bir(blocked_pv, nki.tensor(p_t.shape), nki.tensor(v.shape))
+    mm = flat_matmults(bir)
+    # The k loop's first trip is peeled: its matmul starts the group (start_tensor_calc), the others accumulate.
+    for m in mm:
+        k_trip = m["debug"]["nki"]["loops"][1]["trip"]
+        assert m["start_tensor_calc"] is (k_trip["terms"] == [] and k_trip["c"] == 0)
+    assert any(m["start_tensor_calc"] for m in mm) and not all(m["start_tensor_calc"] for m in mm)
+    al = allocations(bir)
+    accs = [n for n in al if n == "acc" or n.startswith("acc_p")]
+    assert accs and all(al[n]["type"] == "PSUM" for n in accs)
+    assert sum(al[n]["dims"][1] for n in accs) <= 8 * 2048

@@ -11,6 +11,8 @@ import pytest
 
 import neuronsim
 import neuronsim.nki as nki
+import neuronsim.nki.isa as nisa
+import neuronsim.nki.language as nl
 
 from conftest import ROOT, SANITIZED, cli
 from test_nki_workloads import KERNELS, args_for, grid
@@ -76,6 +78,45 @@ def test_psum_accumulation_into_a_tile_nothing_zeroed():
     # The simulator's first write copies into unwritten PSUM, so the values are those of a zeroed tile: the finding
     # is the only sign.
     np.testing.assert_allclose(r.outputs["out"], lhsT.T @ rhs, rtol=1e-4, atol=1e-4)
+
+
+def plus_equals_into_ndarray(lhsT, rhs):
+    """matmul_unzeroed with `+=` (the compiler's accumulate=None): the k loop's first trip starts the group."""
+    out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(lhsT.shape[0] // 128):
+        acc += nisa.nc_matmul(nl.load(lhsT[k * 128:(k + 1) * 128, :]), nl.load(rhs[k * 128:(k + 1) * 128, :]))
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
+def dst_form_into_ndarray(lhsT, rhs):
+    """The same with nc_matmul(dst, ...) and accumulate left at None."""
+    out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(lhsT.shape[0] // 128):
+        nisa.nc_matmul(acc, nl.load(lhsT[k * 128:(k + 1) * 128, :]), nl.load(rhs[k * 128:(k + 1) * 128, :]))
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
+@pytest.mark.parametrize("kernel", [plus_equals_into_ndarray, dst_form_into_ndarray])
+def test_a_matmul_with_the_flag_inferred_starts_its_group_on_unwritten_psum(kernel):
+    """NKI nc_matmul, "Accumulation mode": with accumulate=None (and `+=`) the first write of a PSUM location
+    overwrites and later ones accumulate -- no finding, the sum of the k tiles only."""
+    lhsT = RNG.uniform(-1, 1, (384, 128)).astype(np.float32)
+    rhs = RNG.uniform(-1, 1, (384, 512)).astype(np.float32)
+    r = nki.benchmark(kernel, lhsT, rhs, sanitize=True)
+    assert r.findings == []
+    np.testing.assert_allclose(r.outputs["out"], lhsT.T @ rhs, rtol=1e-4, atol=1e-4)
+
+
+def test_a_vector_add_into_psum_nothing_wrote():
+    x = RNG.uniform(-1, 1, (384, 512)).astype(np.float32)
+    r = nki.benchmark(mistakes().psum_add_unwritten, x, sanitize=True)
+    f = one(r.findings, "uninitialized-read")
+    assert (f["tensor"], f["range"], f["line"]) == ("acc", "[0:128, 0:512]", line_of("psum-add"))
+    assert f["opcode"] != "Matmult"
 
 
 def test_an_affine_range_trip_reading_the_previous_trips_store():
@@ -234,8 +275,8 @@ def test_every_nki_workload_kernel_runs_clean(name, tmp):
 
 def test_the_front_end_records_what_the_sanitizer_needs():
     """debug.nki: every instruction in a loop names the kernel's loop and its trip; the tile declared in the body is
-    local to it; the PSUM accumulation is a reduction; the += into an nl.ndarray PSUM tile accumulates from its first
-    matmul on (start_tensor_calc false), where into nl.zeros the first matmul starts the group."""
+    local to it; the PSUM accumulation is a reduction; accumulate=True into an nl.ndarray PSUM tile accumulates from
+    its first matmul on (start_tensor_calc false), where `+=` lets the first trip start the group."""
     m = mistakes()
     bir = nki.to_bir(m.matmul_unzeroed, nki.tensor((256, 128)), nki.tensor((256, 512)))
     insts = [i for b in bir["functions"][0]["blocks"] for i in b["instructions"]]
@@ -257,4 +298,7 @@ def test_the_front_end_records_what_the_sanitizer_needs():
     assert all(i["debug"]["nki"]["local"] == [0, 1] for i in loads)  # HBM source; the tile a, b of the body
     allocs = {a["name"]: a for a in bir["functions"][0]["allocations"]}
     assert allocs["acc_set"]["debug"]["nki"]["shape"] == [128, 512]
+    mm = [i for b in nki.to_bir(plus_equals_into_ndarray, nki.tensor((256, 128)), nki.tensor((256, 512)))[
+        "functions"][0]["blocks"] for i in flat(b["instructions"]) if i["opcode"] == "Matmult"]
+    assert [i["start_tensor_calc"] for i in mm] == [True, False]  # k = 0 peeled, then the loop of the rest
     assert re.match(r"\d+", str(loads[0]["debug"]["lineno"]))

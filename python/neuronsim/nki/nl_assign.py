@@ -82,8 +82,9 @@ registry.define_statement("assign", _assign)
 def _matmul_into(dst, value, p, accumulate, what):
     """The matmul p (whose fresh result is value) writes dst, a PSUM tile, instead: `dst += matmul` and the dst=
     form of nc_matmul. Accumulation groups (reference neuron-arch.md 3.3 nc_matmul: accumulate False starts a group,
-    True adds, None lets the compiler choose, the first write overwriting): into a tile nothing but a zeroing wrote
-    since it was declared, the first matmul starts the group -- here (start_tensor_calc true, the zeroing Memset
+    True adds, None -- and `+=`, which passes None -- lets the compiler choose, the first write of a PSUM location
+    overwriting, NKI nc_matmul "Accumulation mode"): into a tile nothing but a zeroing wrote since it was declared
+    (nl.zeros, or nl.ndarray that nothing wrote), the first matmul starts the group -- here (start_tensor_calc true, the zeroing Memset
     dropped) or, from a loop directly inside the tile's scope, on the loop's first trip (pipelined_loop_first); a
     region that depends on the innermost loop's variable is its trip's own group; anything else accumulates."""
     if dst.storage.buffer != "psum":
@@ -107,10 +108,10 @@ def _matmul_into(dst, value, p, accumulate, what):
     start = False
     uninit = accumulate is True and z is None and not st.__dict__.get("computed")
     if uninit:
-        # += (or accumulate=True) into a tile that nothing zeroed or wrote (nl.ndarray): the matmul accumulates
+        # accumulate=True (explicit) into a tile that nothing zeroed or wrote (nl.ndarray): the matmul accumulates
         # into whatever PSUM holds -- undefined on silicon (NKI nc_matmul: accumulate=True on an uninitialized PSUM
         # location), which the simulator's first-write copy hides; written as an accumulation so that a sanitized
-        # run reports the read of unwritten PSUM.
+        # run reports the read of unwritten PSUM. `+=` passes None: the first write overwrites, as the compiler's.
         fresh = False
     if accumulate is False:
         start = True
@@ -131,8 +132,8 @@ def _matmul_into(dst, value, p, accumulate, what):
     elif not uninit and not st.__dict__.get("computed_other") and box is not None and \
             not st.__dict__.get("mm_moving") and p.scope is home:
         # a fixed region (an unrolled kernel's block) that no matmul has written yet starts its group -- unless it
-        # is the += into a tile nothing wrote, kept an accumulation above; and only where the tile lives: in a loop
-        # inside that, every trip would restart it
+        # is an accumulate=True into a tile nothing wrote, kept an accumulation above; and only where the tile
+        # lives: in a loop inside that, every trip would restart it
         start = all(b[1] < box[0] or box[1] < b[0] or b[3] < box[2] or box[3] < b[2] for b in seen)
     if box is None:
         st.__dict__["mm_moving"] = True  # a matmul wrote a region that moves with a loop: no region is known new
@@ -163,7 +164,7 @@ def _accumulate(dst, value):
     if isinstance(value, View):
         p = _fresh(value)
         if p is not None and p.type == "Matmult" and not p.fields.get("is_transpose"):
-            return _matmul_into(dst, value, p, True, "+= accumulation")
+            return _matmul_into(dst, value, p, None, "+= accumulation")
     _assign(dst, add(dst, value))
     return dst
 

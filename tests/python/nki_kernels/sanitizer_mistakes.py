@@ -31,13 +31,26 @@ def add_to_output(x):
 
 @nki.jit
 def matmul_unzeroed(lhsT, rhs):
-    """Accumulates matmuls into a PSUM tile nothing zeroed (nl.ndarray, not nl.zeros): undefined on silicon."""
+    """Accumulates matmuls with accumulate=True into a PSUM tile nothing wrote (nl.ndarray): undefined on silicon
+    (NKI nc_matmul, "Accumulation mode"). `+=` or accumulate=None would let the compiler start the group."""
     out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
     acc = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.psum)
     for k in nl.affine_range(lhsT.shape[0] // 128):
         a = nl.load(lhsT[k * 128:(k + 1) * 128, :])
         b = nl.load(rhs[k * 128:(k + 1) * 128, :])
-        acc += nisa.nc_matmul(a, b)  # MISTAKE: psum
+        nisa.nc_matmul(acc, a, b, accumulate=True)  # MISTAKE: psum
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
+@nki.jit
+def psum_add_unwritten(x):
+    """Adds tiles into a PSUM tile nothing wrote on the vector engine: no matmul, so no accumulation group starts,
+    and the first add reads whatever PSUM holds."""
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+    for i in nl.sequential_range(x.shape[0] // 128):
+        acc[...] = nl.add(acc, nl.load(x[i * 128:(i + 1) * 128, :]))  # MISTAKE: psum-add
     nl.store(out, value=nl.copy(acc))
     return out
 
