@@ -369,11 +369,7 @@ def pieces(s, accs, trace, lazy=False):
     if not accs or s.pdim == 0 or nblocks <= 1:
         return None
     fixed = set()
-    common = None
-    for a in accs:
-        chain = list(_chain(a.op.scope))
-        common = chain if common is None else [L for L in common if any(L is M for M in chain)]
-    for L in common or []:
+    for L in _common_loops(accs):
         if L is s.scope or not inside(L, s.scope):
             break
         if find_group(s, accs, L, trace) is not None:
@@ -419,6 +415,15 @@ def _chain(L):
         L = L.parent
 
 
+def _common_loops(accs):
+    """The loops (innermost first) that hold every access of accs."""
+    common = None
+    for a in accs:
+        chain = list(_chain(a.op.scope))
+        common = chain if common is None else [L for L in common if any(L is M for M in chain)]
+    return common or []
+
+
 def _inner(var, L, trace):
     """Whether loop variable var belongs to a loop strictly inside L."""
     if var < 0:
@@ -461,11 +466,7 @@ def shrink(s, accs, trace, lazy=False):
     allocated whole. accs: s's accesses but that Memset."""
     if not accs or s.pdim == 0:
         return None
-    common = None
-    for a in accs:
-        chain = list(_chain(a.op.scope))
-        common = chain if common is None else [L for L in common if any(L is M for M in chain)]
-    for L in common or []:
+    for L in _common_loops(accs):
         if L is s.scope or not inside(L, s.scope):
             break
         if not lazy and not starts(accs[0], L):
