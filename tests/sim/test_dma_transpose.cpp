@@ -7,6 +7,10 @@
 
 #include "neuronsim/builder.hpp"
 #include "neuronsim/engines/dma.hpp"
+#include "neuronsim/sim/kernel.hpp"
+#include "neuronsim/sim/run_kernel.hpp"
+#include "neuronsim/sim/run_settings.hpp"
+#include "neuronsim/sim/sensitivity.hpp"
 #include "neuronsim/sim/simulator.hpp"
 #include "support/timing_run.hpp"
 
@@ -95,6 +99,38 @@ TEST(DmaTranspose, NeuronCoreV3TransposesInHardwareAtNinetyPercentOfTheEngineRat
   }
   EXPECT_NEAR(t.busy_ns, 105.936, 1e-3);
   EXPECT_NEAR(t.span_ns, 1288.436, 1e-3);
+}
+
+TEST(DmaTranspose, NoHeadlineParameterMadeTwiceBetterSlowsTransposingLoads) {
+  // tests/workloads/test_monotonicity.cpp's property on a kernel the workloads lack: eight [128, 128] transposing
+  // loads, each stored back, on every arch (a faster resource never makes the kernel slower beyond 0.5%).
+  Builder b("transposes");
+  auto a = b.input("a", {8 * 128, 128});
+  auto o = b.output("o", {8 * 128, 128});
+  auto t = b.sbuf("t", {128, 8 * 128});
+  for (int i = 0; i < 8; ++i) {
+    b.add(InstructionType::DMACopy, {b.ap(a.tile(128 * i, 128, 0, 128))}, {b.ap(t.tile(0, 128, 128 * i, 128))})
+        .copy_mode(isa::CopyMode::Transpose)
+        .transpose_op(isa::TransposeOps::WZXY);
+    b.add(InstructionType::Save, {b.ap(t.tile(0, 128, 128 * i, 128))}, {b.ap(o.tile(128 * i, 128, 0, 128))});
+  }
+  sim::Kernel k;
+  k.path = k.label = "transposes";
+  k.program = b.finish();
+  for (const char *arch : {"trn1", "trn2", "trn3"}) {
+    sim::RunSettings s;
+    s.options.arch = arch;
+    s.options.timing_only = true;
+    sim::complete_settings(k, s);
+    const sim::Run base = sim::run_kernel(k, s);
+    const double t0 = base.result.total_ns;
+    ASSERT_GT(t0, 0.0) << arch;
+    for (const auto &row : sim::sensitivity(k, s, base)) {
+      if (!row.used) continue;
+      EXPECT_LE(row.total_ns, t0 * 1.005) << arch << ": " << row.parameter << " takes " << row.total_ns << " ns, "
+                                          << t0 << " before";
+    }
+  }
 }
 
 } // namespace test_dma_transpose
