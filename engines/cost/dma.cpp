@@ -74,7 +74,7 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
   // destination's runs. A transpose without it (NeuronCore-v2, docs/timing-model.md 2.5): one descriptor per row
   // whose strided pattern gathers the row's elements one by one (a descriptor carries a step and a count of
   // up to 65535 per dimension and side, reference neuronx-cc/isa/dma-encoding.md, DIRECT2D), each element costing
-  // the engine what one tiny transfer does (element_ps below).
+  // the engine what one tiny transfer does (desc_ps below).
   int64_t per_row;
   bool elementwise = false;
   if (t.transpose && !arch.dma_transpose_hardware) {
