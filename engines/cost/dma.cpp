@@ -74,14 +74,17 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
   // destination's runs. A transpose without it (NeuronCore-v2, docs/timing-model.md 2.5): one descriptor per row
   // whose strided pattern gathers the row's elements one by one (a descriptor carries a step and a count of
   // up to 65535 per dimension and side, reference neuronx-cc/isa/dma-encoding.md, DIRECT2D), each element costing
-  // the engine what one tiny transfer does (desc_ps below).
+  // the engine what one tiny transfer does (desc_ps below). A copy that transposes by its access pattern (single
+  // elements on one side, contiguous runs on the other: an nl.store to out[j, i] of a tile indexed [i, j]) is that
+  // same movement, timed the same on every generation (INFERRED: whether the compiler turns it into a hardware
+  // transpose on v3+ is not documented).
   int64_t per_row;
   bool elementwise = false;
-  if (t.transpose && !arch.dma_transpose_hardware) {
+  const int64_t a = std::min(F, src ? run_elements(*src) : F), b = std::min(F, dst ? run_elements(*dst) : F);
+  if ((t.transpose && !arch.dma_transpose_hardware) || (!t.transpose && std::min(a, b) == 1 && std::max(a, b) > 1)) {
     per_row = ceil_div(F, 65535);
     elementwise = true;
   } else {
-    const int64_t a = std::min(F, src ? run_elements(*src) : F), b = std::min(F, dst ? run_elements(*dst) : F);
     if (t.transpose) {
       per_row = ceil_div(F, b);
     } else {

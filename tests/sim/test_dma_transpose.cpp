@@ -101,6 +101,47 @@ TEST(DmaTranspose, NeuronCoreV3TransposesInHardwareAtNinetyPercentOfTheEngineRat
   EXPECT_NEAR(t.span_ns, 1288.436, 1e-3);
 }
 
+TEST(DmaTranspose, ACopyThatTransposesByItsPatternIsTimedAsTheElementGatherOnEveryGeneration) {
+  // An SBUF [128, 128] tile saved to out[j, i] (the DRAM side's elements 128 apart, the SBUF side's rows whole) is
+  // the movement of a v2 transposing DMA: one descriptor per row, 128 elements at 7 ns = 896 ns, on trn1 and trn2
+  // alike (INFERRED, docs/timing-model.md 2.5). Single elements on BOTH sides stay one descriptor per element.
+  for (const std::string arch : {"trn1", "trn2"}) {
+    Builder b("save_t");
+    auto t = b.sbuf("t", {128, 128});
+    auto o = b.output("o", {128, 128});
+    auto g = b.output("g", {128, 128 * 128});
+    auto pattern = [](const builder::TensorHandle &h, std::vector<isa::ApDim> dims) {
+      builder::Ap a;
+      a.tensor = h.id;
+      a.dtype = h.dtype;
+      a.dims = std::move(dims);
+      return a;
+    };
+    b.add(InstructionType::Save, {b.ap(t.all())}, {b.ap(pattern(o, {{1, 128}, {128, 128}}))});
+    // both sides strided: every other SBUF element into every 128th element of a DRAM row
+    b.add(InstructionType::Save, {b.ap(pattern(t, {{128, 128}, {2, 64}}))},
+          {b.ap(pattern(g, {{128 * 128, 128}, {128, 64}}))});
+    isa::Program p = b.finish();
+    sim::Simulator s(p, timing_opts(arch));
+    std::vector<const engines::DynInst *> saves;
+    for (const auto &si : s.schedule().insts)
+      if (si.d.inst->type == InstructionType::Save) {
+        // a DMA's trigger entry and its transfer entry (the later one) share the instruction
+        if (!saves.empty() && saves.back()->inst == si.d.inst) saves.back() = &si.d;
+        else saves.push_back(&si.d);
+      }
+    ASSERT_EQ(saves.size(), 2u) << arch;
+    const auto tr = engines::dma_transfer(*saves[0], s.arch(), s.memory());
+    ASSERT_EQ(tr.parts.size(), 16u) << arch;
+    for (const auto &part : tr.parts) {
+      EXPECT_EQ(part.descriptors, 8) << arch;
+      EXPECT_EQ(part.desc_ps, 896000) << arch;
+    }
+    const auto both = engines::dma_transfer(*saves[1], s.arch(), s.memory());
+    for (const auto &part : both.parts) EXPECT_EQ(part.descriptors, 8 * 64) << arch;
+  }
+}
+
 TEST(DmaTranspose, NoHeadlineParameterMadeTwiceBetterSlowsTransposingLoads) {
   // tests/workloads/test_monotonicity.cpp's property on a kernel the workloads lack: eight [128, 128] transposing
   // loads, each stored back, on every arch (a faster resource never makes the kernel slower beyond 0.5%).
