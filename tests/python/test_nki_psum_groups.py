@@ -11,7 +11,7 @@ import pytest
 import neuronsim.nki as nki
 import neuronsim.nki.isa as nisa
 import neuronsim.nki.language as nl
-from test_nki_isa import bir_ops
+from test_nki_isa_matmul import matmults
 
 RNG = np.random.default_rng(38)
 RANGES = {"affine": nl.affine_range, "sequential": nl.sequential_range, "static": nl.static_range}
@@ -77,7 +77,7 @@ def want(a, b):
 def starts(kernel, a, b, **kw):
     """start_tensor_calc of each Matmult of the kernel's BIR, in program order."""
     g = nki.tensor((128, 512))
-    return [i["start_tensor_calc"] for op, i in bir_ops(nki.to_bir(kernel, a, b, g, **kw)) if op == "Matmult"]
+    return [i["start_tensor_calc"] for i in matmults(nki.to_bir(kernel, a, b, g, **kw))]
 
 
 @pytest.mark.parametrize("lead", [(2, 4), (3, 5), (2, 2, 3)])
@@ -185,5 +185,5 @@ def test_explicit_accumulate_onto_unwritten_psum_stays_one_finding():
     assert len(r.findings) == 1, r.findings
     f = r.findings[0]
     assert (f["kind"], f["tensor"], f["opcode"]) == ("uninitialized-read", "acc", "Matmult")
-    s = [i["start_tensor_calc"] for op, i in bir_ops(nki.to_bir(explicit_accumulate, a, b)) if op == "Matmult"]
+    s = [i["start_tensor_calc"] for i in matmults(nki.to_bir(explicit_accumulate, a, b))]
     assert s and not any(s)
