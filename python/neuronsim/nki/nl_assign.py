@@ -129,7 +129,7 @@ def _matmul_into(dst, value, p, accumulate, what):
                 z.extra["dropped"] = True
     elif fresh and p.scope is not None and p.scope.var in dst.off_f.loop:
         start = True  # each trip writes a region of its own
-    elif fresh and chain and outer is not None and outer is not home and outer.var in dst.off_f.loop:
+    elif fresh and chain and outer is not None and outer.var in dst.off_f.loop:
         p.first_of = chain[-1]  # a region of an enclosing loop's trip, summed over the loops inside that one
     elif not uninit and not st.__dict__.get("computed_other") and box is not None and \
             not st.__dict__.get("mm_moving") and (p.scope is home or (chain and outer is home)):
