@@ -187,3 +187,32 @@ def test_explicit_accumulate_onto_unwritten_psum_stays_one_finding():
     assert (f["kind"], f["tensor"], f["opcode"]) == ("uninitialized-read", "acc", "Matmult")
     s = [i["start_tensor_calc"] for i in matmults(nki.to_bir(explicit_accumulate, a, b))]
     assert s and not any(s)
+
+
+def lazily_zeroed_blocks(a, b):
+    """The compiler-dumped kernels' idiom (NKIBench's matmul): a PSUM block tensor from nl.zeros(...,
+    lazy_initialization=True), a block per trip of the n loop, summed with `+=` over two loops inside it (K in
+    groups of tiles). a [kg, kt, 128, 128], b [kg, kt, 128, nn * 512]."""
+    kg, kt = a.shape[:2]
+    nn = b.shape[3] // 512
+    out = nl.ndarray((128, nn * 512), nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((nn, nl.par_dim(128), 512), nl.float32, buffer=nl.psum, lazy_initialization=True)
+    res = nl.ndarray((nl.par_dim(128), nn * 512), nl.float32, buffer=nl.sbuf)
+    ip, i_m, i_n = nl.arange(128)[:, None], nl.arange(128)[None, :], nl.arange(512)[None, :]
+    for n in nl.affine_range(nn):
+        for g in nl.affine_range(kg):
+            for t in nl.affine_range(kt):
+                acc[n, ip, i_n] += nisa.nc_matmul(nl.load(a[g, t, ip, i_m]), nl.load(b[g, t, ip, n * 512 + i_n]))
+        res[ip, n * 512 + i_n] = nl.copy(acc[n, ip, i_n])
+    nl.store(out, value=res)
+    return out
+
+
+def test_a_lazily_zeroed_block_summed_over_two_loops():
+    a = RNG.uniform(-1, 1, (2, 3, 128, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (2, 3, 128, 3 * 512)).astype(np.float32)
+    r = nki.benchmark(lazily_zeroed_blocks, a, b, sanitize=True)
+    assert r.findings == []
+    np.testing.assert_allclose(r.outputs["out"], np.einsum("gtpm,gtpn->mn", a, b), rtol=1e-4, atol=1e-3)
+    s = [i["start_tensor_calc"] for i in matmults(nki.to_bir(lazily_zeroed_blocks, a, b))]
+    assert s[0] is True and not all(s)  # the first trip of g and t starts each block's group
