@@ -193,6 +193,23 @@ class _Ctx:
             a = a + (_B.Aff.shard(self.trace.cores) if v == SHARD else env[v][0]) * c
         return a
 
+    def _start(self, off_p, off_f, poff, phys_row, base, env):
+        """aff(off_p + poff) * phys_row + aff(off_f) + base, with one builder term per loop variable: the same Aff
+        (its terms are a map: the coefficients summed in Python first give the same map), without building the
+        partial sums through the builder."""
+        if off_p.axes or off_f.axes:
+            raise KernelError("an nl.arange index left over in an access offset (internal)")
+        c = (off_p.c + poff) * phys_row + off_f.c + base
+        if not off_p.loop and not off_f.loop:
+            return _B.Aff(c)
+        coefs = {v: k * phys_row for v, k in off_p.loop.items()}
+        for v, k in off_f.loop.items():
+            coefs[v] = coefs.get(v, 0) + k
+        a = _B.Aff(c)
+        for v, k in coefs.items():
+            a = a + (_B.Aff.shard(self.trace.cores) if v == SHARD else env[v][0]) * k
+        return a
+
     def ap(self, v, env, where, keep=False):
         s = v.storage
         h = self.handles.get(s.id)
@@ -216,7 +233,10 @@ class _Ctx:
         esz, vsz = dtypes.size(s.dtype), dtypes.size(v.bir_dtype)
         phys_row, cols = h.cols * h.buffers * esz // vsz, h.cols * esz // vsz
         pstep, pnum = parts[0] if parts else (1, 1)
-        start = self.aff(v.off_p + poff, env) * phys_row + self.aff(v.off_f, env) + slot * cols + run_time
+        if type(slot) is int and type(poff) is int:
+            start = self._start(v.off_p, v.off_f, poff, phys_row, slot * cols, env) + run_time
+        else:
+            start = self.aff(v.off_p + poff, env) * phys_row + self.aff(v.off_f, env) + slot * cols + run_time
         # A reduction counts its axes in pattern dims: its input keeps the free dims it has.
         free = (dims if keep else self._merge(dims)) or [(1, 1)]
         if v.bir_dtype != s.dtype:
