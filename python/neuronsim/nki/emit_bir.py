@@ -174,6 +174,14 @@ class _Moved:
         self.ins, self.outs = ins, outs
 
 
+class _Unit:
+    """An allocation unit's BIR tensor and layout (its handle's fields, each a call into the builder to read)."""
+    __slots__ = ("t", "cols", "buffers")
+
+    def __init__(self, handle):
+        self.t, self.cols, self.buffers = handle.t, handle.cols, handle.buffers
+
+
 class _Ctx:
     def __init__(self, b, trace, alloc, handles):
         self.b, self.trace, self.alloc, self.handles = b, trace, alloc, handles
@@ -181,6 +189,7 @@ class _Ctx:
         self.cur_op = None  # the trace's instruction being emitted (its operands' units, allocate.py)
         self.regs = emit_dynamic.Registers(trace)
         self.tmp = {}  # id(a [1, 1] tile an operand offsets by) -> the register it is read into (emit_dynamic)
+        self.units = {}  # id(an allocation unit) -> _Unit
         # Sources the kernel never writes: their loads may run ahead of the trips that consume them.
         self.read_only = {s.id for s in trace.storages if s.buffer == "hbm" and not s.written}
 
@@ -215,7 +224,9 @@ class _Ctx:
         h = self.handles.get(s.id)
         if s.onchip:
             u = self.alloc.unit_of(self.cur_op, s)
-            h = u.handle
+            h = self.units.get(id(u))
+            if h is None:  # the unit's tensor and layout, read from the builder once
+                h = self.units[id(u)] = _Unit(u.handle)
             slot, v, poff = self.alloc.offsets(u, v, env)  # v in the unit's own layout
         dims = [(st, n) for st, n, part in v.dims if not part]
         parts = [(st, n) for st, n, part in v.dims if part]
@@ -302,6 +313,10 @@ class _Ctx:
         if op.kind == "loop_reduce":
             raise KernelError("nl.loop_reduce: its result must be assigned to the tile it reduces into "
                               "(dst[...] = nl.loop_reduce(x, op, loop_indices=[i]))", op.where)
+        if not any(type(n) is not int and clipped(n) for v in op.ins + op.outs if isinstance(v, View)
+                   for _, n, _ in v.dims):
+            self._op(op, env, first)  # no mask= clip: the instruction as it is
+            return
         # A two-axis mask= (clips.PairClip): the instruction once per piece of its valid set; a piece or a clip that
         # leaves nothing emits nothing.
         pairs = list({id(p): p for v in op.ins + op.outs if isinstance(v, View) for _, n, _ in v.dims

@@ -14,8 +14,8 @@ import re
 
 from . import dtypes, loop_plan, registry, symbolic
 from .clips import Check
-from .errors import KernelError, Unsupported, source_location
-from .symbolic import SHARD, Idx, NeedsUnroll, ParDim, _broadcast_sizes, _is_int
+from .errors import KernelError, Unsupported, name_from_source, source_location
+from .symbolic import SHARD, Idx, NeedsUnroll, ParDim, _broadcast_sizes, _idx, _is_int
 
 _current = None  # the Trace being recorded
 
@@ -422,6 +422,17 @@ def _gather_view(v, key, what):
     return View(w.storage, w.off_p, w.off_f, dims, w.bir_dtype, Indirect(index=idx, stride=step), w.oob)
 
 
+def _all_of(key, ndim):
+    """Whether index `key` (a tuple) takes every element: full slices (`:`), at most one `...`, no more than ndim."""
+    dots = 0
+    for k in key:
+        if k is Ellipsis:
+            dots += 1
+        elif type(k) is not slice or k.start is not None or k.stop is not None or k.step is not None:
+            return False
+    return dots <= 1 and len(key) - dots <= ndim
+
+
 def index_view(v, key):
     what = f"tensor {v.name}"
     v.raise_oob()
@@ -431,6 +442,11 @@ def index_view(v, key):
         raise KernelError(f"indexing {what}, a gather / scatter view (vector_offset=): an indirect view is not sliced "
                           "further (NKI NkiTensor.is_indirect)")
     key = key if isinstance(key, tuple) else (key,)
+    if _all_of(key, len(v.dims)):
+        # `t[...]`, `t[:, :]`: every dim whole (a mask's clip dropped, as a slice drops it), new offset objects.
+        return View(v.storage, _idx(v.off_p.c, v.off_p.loop, v.off_p.axes, v.off_p.sizes),
+                    _idx(v.off_f.c, v.off_f.loop, v.off_f.axes, v.off_f.sizes),
+                    [(st, int(n), p) for st, n, p in v.dims], v.bir_dtype, v.dyn, ())
     if any(k is Ellipsis for k in key):
         i = key.index(Ellipsis)
         key = key[:i] + (slice(None),) * (len(v.dims) - len(key) + 1) + key[i + 1:]
@@ -652,16 +668,6 @@ class Trace:
         op.extra["nki"] = tuple((info, trip) for info, trip in self.nki_stack)
         self.stack[-1].items.append(op)
         return op
-
-
-def name_from_source(where, default):
-    """The variable a line assigns (`x_tile = nl.load(...)` -> x_tile), for tensor names in BIR and messages."""
-    if where:
-        text = linecache.getline(where[0], where[1])
-        m = re.match(r"\s*([A-Za-z_]\w*)\s*(\[[^=]*\])?\s*(\+|-|\*)?=(?!=)", text)
-        if m:
-            return m.group(1)
-    return default
 
 
 def new_storage(shape, bir_dtype, buffer, name=None, kind="internal", where=None):
