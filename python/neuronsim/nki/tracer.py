@@ -475,10 +475,14 @@ def index_view(v, key):
                 move(step, part, start)
                 dims.append((step * sstep, size, part))
                 if size > 0:
-                    _pending(checks, start, [(len(dims) - 1, sstep)], num, what, d, dims)
+                    lo, hi = bounds(start)  # the check _pending makes, without building it when it holds
+                    if lo < 0 or hi + sstep * (size - 1) >= num:
+                        _pending(checks, start, [(len(dims) - 1, sstep)], num, what, d, dims)
             else:
                 e = Idx.of(k)
-                _pending(checks, e, [], num, what, d, dims)
+                lo, hi = bounds(e)
+                if lo < 0 or hi >= num:
+                    _pending(checks, e, [], num, what, d, dims)
                 move(step, part, e)
                 if onchip and part:
                     dims.append((step, 1, True))
