@@ -153,15 +153,15 @@ def _reduction(op):
         return "add", -1
     if not op.outs or not isinstance(op.outs[0], View):
         return "", -1
-    out = _view_key(op.outs[0])
+    o = op.outs[0]
     if op.type == "TensorTensor" and op.fields.get("op") in _REDUCE_OPS and not op.fields.get("acc"):
         for k, x in enumerate(op.ins[:2]):
-            if isinstance(x, View) and _view_key(x) == out:
+            if isinstance(x, View) and x.storage is o.storage and _view_key(x) == _view_key(o):
                 return _REDUCE_OPS[op.fields["op"]], k
     if op.type == "TensorScalarPtr" and op.fields.get("op0") in _REDUCE_OPS and \
             op.fields.get("op1", "bypass") == "bypass" and len(op.ins) == 2 and isinstance(op.ins[0], View) and \
             not any(op.fields.get(f) for f in ("acc", "is_scalar_tensor_tensor", "is_tensor_tensor_scan")) and \
-            _view_key(op.ins[0]) == out:
+            op.ins[0].storage is o.storage and _view_key(op.ins[0]) == _view_key(o):
         return _REDUCE_OPS[op.fields["op0"]], 0
     return "", -1
 

@@ -15,7 +15,7 @@ import re
 from . import dtypes, loop_plan, registry, symbolic
 from .clips import Check
 from .errors import KernelError, Unsupported, name_from_source, source_location
-from .symbolic import SHARD, Idx, NeedsUnroll, ParDim, _broadcast_sizes, _idx, _is_int
+from .symbolic import _EMPTY, SHARD, Idx, NeedsUnroll, ParDim, _broadcast_sizes, _idx, _is_int
 
 _current = None  # the Trace being recorded
 
@@ -424,13 +424,9 @@ def _gather_view(v, key, what):
 
 def _all_of(key, ndim):
     """Whether index `key` (a tuple) takes every element: full slices (`:`), at most one `...`, no more than ndim."""
-    dots = 0
-    for k in key:
-        if k is Ellipsis:
-            dots += 1
-        elif type(k) is not slice or k.start is not None or k.stop is not None or k.step is not None:
-            return False
-    return dots <= 1 and len(key) - dots <= ndim
+    dots = sum(k is Ellipsis for k in key)
+    return dots <= 1 and len(key) - dots <= ndim and all(
+        k is Ellipsis or type(k) is slice and k.start is None and k.stop is None and k.step is None for k in key)
 
 
 def index_view(v, key):
@@ -502,7 +498,7 @@ def index_view(v, key):
     R = max([-p for p in sizes] + [0])
     res = [[0, sizes.get(r - R, 1), None] for r in range(R)]
     for d, (e, (step, num, part)) in enumerate(zip(idx, v.dims)):
-        move(step, part, Idx(e.c, e.loop))
+        move(step, part, _idx(e.c, e.loop, _EMPTY, _EMPTY))
         for p, c in e.axes.items():
             r = res[p + R]
             if r[2] is not None and r[2] != part:
@@ -512,7 +508,8 @@ def index_view(v, key):
     dims = [(s, n, bool(p)) for s, n, p in res]
     dims += list(v.dims[len(key):])
     for d, (e, (_, num, _)) in enumerate(zip(idx, v.dims)):
-        _pending(checks, Idx(e.c, e.loop), [(p + R, c) for p, c in e.axes.items()], num, what, d, dims)
+        _pending(checks, _idx(e.c, e.loop, _EMPTY, _EMPTY), [(p + R, c) for p, c in e.axes.items()], num, what, d,
+                 dims)
     return View(v.storage, off_p, off_f, dims, v.bir_dtype, v.dyn, tuple(checks))
 
 
