@@ -228,14 +228,15 @@ class _Ctx:
             if h is None:  # the unit's tensor and layout, read from the builder once
                 h = self.units[id(u)] = _Unit(u.handle)
             slot, v, poff = self.alloc.offsets(u, v, env)  # v in the unit's own layout
-        dims = [(st, n) for st, n, part in v.dims if not part]
-        parts = [(st, n) for st, n, part in v.dims if part]
-        run_time = emit_dynamic.run_time_start(v, env, self.tmp) if v.dyn is not None else 0
+        dims, parts = [], []
+        for st, n, part in v.dims:
+            (parts if part else dims).append((st, n))
+        run_time = emit_dynamic.run_time_start(v, env, self.tmp) if v.dyn is not None else None
         if not s.onchip:
             # The first dim stays a pair of its own (a DMA's HBM side moves it across partitions); the rest merge.
             all_dims = [(st, n) for st, n, _ in v.dims] or [(1, 1)]
             dims = all_dims if keep else [all_dims[0]] + (self._merge(all_dims[1:]) or [(1, 1)])
-            start = self.aff(v.off_f, env) + run_time
+            start = self.aff(v.off_f, env) if run_time is None else self.aff(v.off_f, env) + run_time
             return h.at_dtype(start, dims, v.bir_dtype) if v.bir_dtype != s.dtype else h.at(start, dims)
         if len(parts) > 1 or (parts and not v.dims[0][2]):
             raise KernelError(f"tile {s.name}: the partition dim must be the first dim of an access", where)
@@ -245,9 +246,11 @@ class _Ctx:
         phys_row, cols = h.cols * h.buffers * esz // vsz, h.cols * esz // vsz
         pstep, pnum = parts[0] if parts else (1, 1)
         if type(slot) is int and type(poff) is int:
-            start = self._start(v.off_p, v.off_f, poff, phys_row, slot * cols, env) + run_time
+            start = self._start(v.off_p, v.off_f, poff, phys_row, slot * cols, env)
         else:
-            start = self.aff(v.off_p + poff, env) * phys_row + self.aff(v.off_f, env) + slot * cols + run_time
+            start = self.aff(v.off_p + poff, env) * phys_row + self.aff(v.off_f, env) + slot * cols
+        if run_time is not None:  # (adding nothing gives the same Aff)
+            start = start + run_time
         # A reduction counts its axes in pattern dims: its input keeps the free dims it has.
         free = (dims if keep else self._merge(dims)) or [(1, 1)]
         if v.bir_dtype != s.dtype:

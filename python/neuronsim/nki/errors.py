@@ -64,7 +64,13 @@ def name_from_source(where, default):
     """The variable a line assigns (`x_tile = nl.load(...)` -> x_tile), for tensor names in BIR and messages."""
     if where:
         text = linecache.getline(where[0], where[1])
-        m = re.match(r"\s*([A-Za-z_]\w*)\s*(\[[^=]*\])?\s*(\+|-|\*)?=(?!=)", text)
-        if m:
-            return m.group(1)
+        name = _ASSIGNS.get(text)
+        if name is None:
+            m = re.match(r"\s*([A-Za-z_]\w*)\s*(\[[^=]*\])?\s*(\+|-|\*)?=(?!=)", text)
+            name = _ASSIGNS[text] = m.group(1) if m else ""
+        if name:
+            return name
     return default
+
+
+_ASSIGNS = {}  # a source line's text -> the variable it assigns ("" for none)
