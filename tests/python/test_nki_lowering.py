@@ -389,3 +389,52 @@ def test_fifteen_trips_cost_fifteen_sixteenths_of_sixteen():
     0.938: 117.0 us against 124.8 us for 128 x 2048 fp32 tiles on trn1)."""
     t15, t16 = (nki.benchmark(exp_tiles, nki.tensor((128 * n, 2048)), timing_only=True).total_ns for n in (15, 16))
     assert 0.93 < t15 / t16 < 0.95, (t15, t16)
+
+
+def test_tracing_pauses_the_garbage_collector_and_leaves_it_as_it_was():
+    """trace_kernel pauses Python's cyclic garbage collector while it traces (docs/dev/performance.md, rows (k)) and
+    leaves it as it found it: on again after a trace and after a kernel that raises, still off when the caller had
+    switched it off."""
+    import gc
+
+    from neuronsim.nki.api import trace_kernel
+
+    seen = []
+
+    def copy(x):
+        seen.append(gc.isenabled())
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x))
+        return out
+
+    def broken(x):
+        seen.append(gc.isenabled())
+        raise ValueError("the kernel's own error")
+
+    assert gc.isenabled()
+    trace_kernel(copy, (nki.tensor((128, 64)),), {})
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(ValueError, match="the kernel's own error"):
+        trace_kernel(broken, (nki.tensor((128, 64)),), {})
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        trace_kernel(copy, (nki.tensor((128, 64)),), {})
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_index_expression_arithmetic_leaves_its_operands_as_they_were():
+    """Idx shares the terms of an expression offset by a number (symbolic.py): the operands keep their values, and a
+    sum whose loop terms cancel drops them."""
+    from neuronsim.nki.symbolic import Idx
+
+    i = Idx(2, {0: 3}, {-1: 1}, {-1: 8})
+    j = i + 5
+    assert (j.c, j.loop, j.axes, j.sizes) == (7, {0: 3}, {-1: 1}, {-1: 8})
+    z = i * 0
+    assert (z.c, z.loop, z.axes, z.sizes) == (0, {}, {}, {-1: 8})
+    k = i * 2 + Idx(1, {0: -6})
+    assert (k.c, k.loop, k.axes, k.sizes) == (5, {}, {-1: 2}, {-1: 8})
+    assert (i.c, i.loop, i.axes, i.sizes) == (2, {0: 3}, {-1: 1}, {-1: 8})

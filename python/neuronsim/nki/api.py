@@ -1,6 +1,7 @@
 """jit, simulate, benchmark, to_bir, save_bir and launch grids: a kernel traced on symbolic tensors, lowered to BIR, run
 on the simulator like any BIR kernel."""
 import functools
+import gc
 import inspect
 import math
 import operator
@@ -215,7 +216,22 @@ def trace_kernel(kernel, args, kwargs, arch=None, max_instructions=None):
     again with its loops unrolled (NeedsUnroll), with a warning. arch: the architecture the kernel is traced for
     (nisa.get_nc_version()); by default the one the run takes (_placement). Loop trips unrolled and grid instances
     count against max_instructions (default: the run's), the instructions recorded against the most a BIR program
-    holds: tracing stops at the kernel line that passes either."""
+    holds: tracing stops at the kernel line that passes either.
+
+    Python's cyclic garbage collector is paused while it runs: a trace holds tens of objects per instruction, all
+    alive until it ends, and the collections the allocations trigger kept walking them (a quarter of tracing a
+    10,000-instruction kernel, bench/tune_candidate.py); what the trace leaves is collected when it is switched
+    back on."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _trace_with_plans(kernel, args, kwargs, arch, max_instructions)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _trace_with_plans(kernel, args, kwargs, arch, max_instructions):
     budget = _max_instructions(max_instructions)
     plan = {}
     state = _ModuleState(_as_kernel(kernel).fn)
@@ -237,7 +253,7 @@ def trace_kernel(kernel, args, kwargs, arch=None, max_instructions=None):
     state.restore()
     traced = _trace_kernel(kernel, args, kwargs, True, {}, arch, budget)
     warnings.warn(f"neuronsim.nki: {why}: the kernel's nl.affine_range / nl.sequential_range loops are unrolled "
-                  "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=2)
+                  "(NKI 0.7 runs them as Python ranges; docs/nki-lowering.md 1)", stacklevel=3)
     return traced
 
 

@@ -169,15 +169,15 @@ def _reduction(op):
         return "add", -1
     if not op.outs or not isinstance(op.outs[0], View):
         return "", -1
-    out = _view_key(op.outs[0])
+    o = op.outs[0]
     if op.type == "TensorTensor" and op.fields.get("op") in _REDUCE_OPS and not op.fields.get("acc"):
         for k, x in enumerate(op.ins[:2]):
-            if isinstance(x, View) and _view_key(x) == out:
+            if isinstance(x, View) and x.storage is o.storage and _view_key(x) == _view_key(o):
                 return _REDUCE_OPS[op.fields["op"]], k
     if op.type == "TensorScalarPtr" and op.fields.get("op0") in _REDUCE_OPS and \
             op.fields.get("op1", "bypass") == "bypass" and len(op.ins) == 2 and isinstance(op.ins[0], View) and \
             not any(op.fields.get(f) for f in ("acc", "is_scalar_tensor_tensor", "is_tensor_tensor_scan")) and \
-            _view_key(op.ins[0]) == out:
+            op.ins[0].storage is o.storage and _view_key(op.ins[0]) == _view_key(o):
         return _REDUCE_OPS[op.fields["op0"]], 0
     return "", -1
 
@@ -190,6 +190,14 @@ class _Moved:
         self.ins, self.outs = ins, outs
 
 
+class _Unit:
+    """An allocation unit's BIR tensor and layout (its handle's fields, each a call into the builder to read)."""
+    __slots__ = ("t", "cols", "buffers")
+
+    def __init__(self, handle):
+        self.t, self.cols, self.buffers = handle.t, handle.cols, handle.buffers
+
+
 class _Ctx:
     def __init__(self, b, trace, alloc, handles):
         self.b, self.trace, self.alloc, self.handles = b, trace, alloc, handles
@@ -197,6 +205,7 @@ class _Ctx:
         self.cur_op = None  # the trace's instruction being emitted (its operands' units, allocate.py)
         self.regs = emit_dynamic.Registers(trace)
         self.tmp = {}  # id(a [1, 1] tile an operand offsets by) -> the register it is read into (emit_dynamic)
+        self.units = {}  # id(an allocation unit) -> _Unit
         self.group_loops = {}  # id(loop) -> _groups_in(loop)
         # Sources the kernel never writes: their loads may run ahead of the trips that consume them.
         self.read_only = {s.id for s in trace.storages if s.buffer == "hbm" and not s.written}
@@ -210,21 +219,41 @@ class _Ctx:
             a = a + (_B.Aff.shard(self.trace.cores) if v == SHARD else env[v][0]) * c
         return a
 
+    def _start(self, off_p, off_f, poff, phys_row, base, env):
+        """aff(off_p + poff) * phys_row + aff(off_f) + base, with one builder term per loop variable: the same Aff
+        (its terms are a map: the coefficients summed in Python first give the same map), without building the
+        partial sums through the builder."""
+        if off_p.axes or off_f.axes:
+            raise KernelError("an nl.arange index left over in an access offset (internal)")
+        c = (off_p.c + poff) * phys_row + off_f.c + base
+        if not off_p.loop and not off_f.loop:
+            return _B.Aff(c)
+        coefs = {v: k * phys_row for v, k in off_p.loop.items()}
+        for v, k in off_f.loop.items():
+            coefs[v] = coefs.get(v, 0) + k
+        a = _B.Aff(c)
+        for v, k in coefs.items():
+            a = a + (_B.Aff.shard(self.trace.cores) if v == SHARD else env[v][0]) * k
+        return a
+
     def ap(self, v, env, where, keep=False):
         s = v.storage
         h = self.handles.get(s.id)
         if s.onchip:
             u = self.alloc.unit_of(self.cur_op, s)
-            h = u.handle
+            h = self.units.get(id(u))
+            if h is None:  # the unit's tensor and layout, read from the builder once
+                h = self.units[id(u)] = _Unit(u.handle)
             slot, v, poff = self.alloc.offsets(u, v, env)  # v in the unit's own layout
-        dims = [(st, n) for st, n, part in v.dims if not part]
-        parts = [(st, n) for st, n, part in v.dims if part]
-        run_time = emit_dynamic.run_time_start(v, env, self.tmp) if v.dyn is not None else 0
+        dims, parts = [], []
+        for st, n, part in v.dims:
+            (parts if part else dims).append((st, n))
+        run_time = emit_dynamic.run_time_start(v, env, self.tmp) if v.dyn is not None else None
         if not s.onchip:
             # The first dim stays a pair of its own (a DMA's HBM side moves it across partitions); the rest merge.
             all_dims = [(st, n) for st, n, _ in v.dims] or [(1, 1)]
             dims = all_dims if keep else [all_dims[0]] + (self._merge(all_dims[1:]) or [(1, 1)])
-            start = self.aff(v.off_f, env) + run_time
+            start = self.aff(v.off_f, env) if run_time is None else self.aff(v.off_f, env) + run_time
             return h.at_dtype(start, dims, v.bir_dtype) if v.bir_dtype != s.dtype else h.at(start, dims)
         if len(parts) > 1 or (parts and not v.dims[0][2]):
             raise KernelError(f"tile {s.name}: the partition dim must be the first dim of an access", where)
@@ -233,7 +262,12 @@ class _Ctx:
         esz, vsz = dtypes.size(s.dtype), dtypes.size(v.bir_dtype)
         phys_row, cols = h.cols * h.buffers * esz // vsz, h.cols * esz // vsz
         pstep, pnum = parts[0] if parts else (1, 1)
-        start = self.aff(v.off_p + poff, env) * phys_row + self.aff(v.off_f, env) + slot * cols + run_time
+        if type(slot) is int and type(poff) is int:
+            start = self._start(v.off_p, v.off_f, poff, phys_row, slot * cols, env)
+        else:
+            start = self.aff(v.off_p + poff, env) * phys_row + self.aff(v.off_f, env) + slot * cols
+        if run_time is not None:  # (adding nothing gives the same Aff)
+            start = start + run_time
         # A reduction counts its axes in pattern dims: its input keeps the free dims it has.
         free = (dims if keep else self._merge(dims)) or [(1, 1)]
         if v.bir_dtype != s.dtype:
@@ -299,6 +333,10 @@ class _Ctx:
         if op.kind == "loop_reduce":
             raise KernelError("nl.loop_reduce: its result must be assigned to the tile it reduces into "
                               "(dst[...] = nl.loop_reduce(x, op, loop_indices=[i]))", op.where)
+        if not any(type(n) is not int and clipped(n) for v in op.ins + op.outs if isinstance(v, View)
+                   for _, n, _ in v.dims):
+            self._op(op, env, first)  # no mask= clip: the instruction as it is
+            return
         # A two-axis mask= (clips.PairClip): the instruction once per piece of its valid set; a piece or a clip that
         # leaves nothing emits nothing.
         pairs = list({id(p): p for v in op.ins + op.outs if isinstance(v, View) for _, n, _ in v.dims

@@ -3,7 +3,9 @@
 KernelError is a neuronsim.InvalidInput (the kernel cannot run as written: CLI exit 3); Unsupported is a KernelError
 for a call or construct of NKI that the front end does not lower (it never approximates one silently).
 """
+import linecache
 import os
+import re
 import sys
 
 from .. import _core
@@ -56,3 +58,19 @@ def source_location():
             return (f.f_code.co_filename, f.f_lineno)
         f = f.f_back
     return None
+
+
+def name_from_source(where, default):
+    """The variable a line assigns (`x_tile = nl.load(...)` -> x_tile), for tensor names in BIR and messages."""
+    if where:
+        text = linecache.getline(where[0], where[1])
+        name = _ASSIGNS.get(text)
+        if name is None:
+            m = re.match(r"\s*([A-Za-z_]\w*)\s*(\[[^=]*\])?\s*(\+|-|\*)?=(?!=)", text)
+            name = _ASSIGNS[text] = m.group(1) if m else ""
+        if name:
+            return name
+    return default
+
+
+_ASSIGNS = {}  # a source line's text -> the variable it assigns ("" for none)

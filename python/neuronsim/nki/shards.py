@@ -58,7 +58,7 @@ def combine(tr, parts):
     if all(_Matcher(parts[0], parts[s], s, deltas).run() for s in range(1, n)) and _linear(deltas, n):
         for idx, *d in deltas.values():
             if d[0]:
-                idx.loop[SHARD] = idx.loop.get(SHARD, 0) + d[0]
+                idx.loop = {**idx.loop, SHARD: idx.loop.get(SHARD, 0) + d[0]}  # Idx dicts are shared, not changed
         tr.root.items = parts[0].items
         del tr.storages[parts[0].s1:]  # the other parts' tensors and loops stand for part 0's
         del tr.loops[parts[0].l1:]

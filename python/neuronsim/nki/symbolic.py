@@ -46,6 +46,8 @@ class Idx:
 
     @staticmethod
     def of(x):
+        if type(x) is int:
+            return _idx(x, _EMPTY, _EMPTY, _EMPTY)
         if isinstance(x, Idx):
             return x
         if _is_int(x):
@@ -70,9 +72,15 @@ class Idx:
         return not self.axes
 
     def __add__(self, o):
+        if type(o) is int:  # an offset by a number: the same terms (an Idx's dicts are never changed in place)
+            return _idx(self.c + o, self.loop, self.axes, self.sizes)
         if isinstance(o, slice) or not (isinstance(o, Idx) or _is_int(o)):
             return NotImplemented
         o = Idx.of(o)
+        if not o.loop and not o.axes and not o.sizes:
+            return _idx(self.c + o.c, self.loop, self.axes, self.sizes)
+        if not self.loop and not self.axes and not self.sizes:
+            return _idx(self.c + o.c, o.loop, o.axes, o.sizes)
         loop = dict(self.loop)
         for k, v in o.loop.items():
             loop[k] = loop.get(k, 0) + v
@@ -106,8 +114,10 @@ class Idx:
         if not _is_int(o):
             return NotImplemented
         k = int(o)
-        return Idx(self.c * k, {v: c * k for v, c in self.loop.items()}, {p: c * k for p, c in self.axes.items()},
-                   self.sizes)
+        if k == 0:
+            return _idx(0, _EMPTY, _EMPTY, self.sizes)
+        return _idx(self.c * k, {v: c * k for v, c in self.loop.items()}, {p: c * k for p, c in self.axes.items()},
+                    self.sizes)
 
     __rmul__ = __mul__
 
@@ -223,6 +233,17 @@ class Idx:
             lo += min(0, c * n)
             hi += max(0, c * n)
         return lo, hi
+
+
+_EMPTY = {}  # the empty terms an Idx may share (never changed: see Idx.__add__)
+
+
+def _idx(c, loop, axes, sizes):
+    """An Idx of these terms as they are (no zero coefficients, dicts shared, not copied): the arithmetic's fast
+    path."""
+    e = object.__new__(Idx)
+    e.c, e.loop, e.axes, e.sizes = c, loop, axes, sizes
+    return e
 
 
 def _broadcast_sizes(a, b):

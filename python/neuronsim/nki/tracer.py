@@ -14,8 +14,8 @@ import re
 
 from . import dtypes, loop_plan, registry, symbolic
 from .clips import Check
-from .errors import KernelError, Unsupported, source_location
-from .symbolic import SHARD, Idx, NeedsUnroll, ParDim, _broadcast_sizes, _is_int
+from .errors import KernelError, Unsupported, name_from_source, source_location
+from .symbolic import _EMPTY, SHARD, Idx, NeedsUnroll, ParDim, _broadcast_sizes, _idx, _is_int
 
 _current = None  # the Trace being recorded
 
@@ -422,6 +422,13 @@ def _gather_view(v, key, what):
     return View(w.storage, w.off_p, w.off_f, dims, w.bir_dtype, Indirect(index=idx, stride=step), w.oob)
 
 
+def _all_of(key, ndim):
+    """Whether index `key` (a tuple) takes every element: full slices (`:`), at most one `...`, no more than ndim."""
+    dots = sum(k is Ellipsis for k in key)
+    return dots <= 1 and len(key) - dots <= ndim and all(
+        k is Ellipsis or type(k) is slice and k.start is None and k.stop is None and k.step is None for k in key)
+
+
 def index_view(v, key):
     what = f"tensor {v.name}"
     v.raise_oob()
@@ -431,6 +438,11 @@ def index_view(v, key):
         raise KernelError(f"indexing {what}, a gather / scatter view (vector_offset=): an indirect view is not sliced "
                           "further (NKI NkiTensor.is_indirect)")
     key = key if isinstance(key, tuple) else (key,)
+    if _all_of(key, len(v.dims)):
+        # `t[...]`, `t[:, :]`: every dim whole (a mask's clip dropped, as a slice drops it), new offset objects.
+        return View(v.storage, _idx(v.off_p.c, v.off_p.loop, v.off_p.axes, v.off_p.sizes),
+                    _idx(v.off_f.c, v.off_f.loop, v.off_f.axes, v.off_f.sizes),
+                    [(st, int(n), p) for st, n, p in v.dims], v.bir_dtype, v.dyn, ())
     if any(k is Ellipsis for k in key):
         i = key.index(Ellipsis)
         key = key[:i] + (slice(None),) * (len(v.dims) - len(key) + 1) + key[i + 1:]
@@ -459,10 +471,14 @@ def index_view(v, key):
                 move(step, part, start)
                 dims.append((step * sstep, size, part))
                 if size > 0:
-                    _pending(checks, start, [(len(dims) - 1, sstep)], num, what, d, dims)
+                    lo, hi = bounds(start)  # the check _pending makes, without building it when it holds
+                    if lo < 0 or hi + sstep * (size - 1) >= num:
+                        _pending(checks, start, [(len(dims) - 1, sstep)], num, what, d, dims)
             else:
                 e = Idx.of(k)
-                _pending(checks, e, [], num, what, d, dims)
+                lo, hi = bounds(e)
+                if lo < 0 or hi >= num:
+                    _pending(checks, e, [], num, what, d, dims)
                 move(step, part, e)
                 if onchip and part:
                     dims.append((step, 1, True))
@@ -482,7 +498,7 @@ def index_view(v, key):
     R = max([-p for p in sizes] + [0])
     res = [[0, sizes.get(r - R, 1), None] for r in range(R)]
     for d, (e, (step, num, part)) in enumerate(zip(idx, v.dims)):
-        move(step, part, Idx(e.c, e.loop))
+        move(step, part, _idx(e.c, e.loop, _EMPTY, _EMPTY))
         for p, c in e.axes.items():
             r = res[p + R]
             if r[2] is not None and r[2] != part:
@@ -492,7 +508,8 @@ def index_view(v, key):
     dims = [(s, n, bool(p)) for s, n, p in res]
     dims += list(v.dims[len(key):])
     for d, (e, (_, num, _)) in enumerate(zip(idx, v.dims)):
-        _pending(checks, Idx(e.c, e.loop), [(p + R, c) for p, c in e.axes.items()], num, what, d, dims)
+        _pending(checks, _idx(e.c, e.loop, _EMPTY, _EMPTY), [(p + R, c) for p, c in e.axes.items()], num, what, d,
+                 dims)
     return View(v.storage, off_p, off_f, dims, v.bir_dtype, v.dyn, tuple(checks))
 
 
@@ -652,16 +669,6 @@ class Trace:
         op.extra["nki"] = tuple((info, trip) for info, trip in self.nki_stack)
         self.stack[-1].items.append(op)
         return op
-
-
-def name_from_source(where, default):
-    """The variable a line assigns (`x_tile = nl.load(...)` -> x_tile), for tensor names in BIR and messages."""
-    if where:
-        text = linecache.getline(where[0], where[1])
-        m = re.match(r"\s*([A-Za-z_]\w*)\s*(\[[^=]*\])?\s*(\+|-|\*)?=(?!=)", text)
-        if m:
-            return m.group(1)
-    return default
 
 
 def new_storage(shape, bir_dtype, buffer, name=None, kind="internal", where=None):
