@@ -50,7 +50,7 @@ def without_names(stats):
     return {k: v for k, v in stats.items() if k not in ("kernel", "command_line")}
 
 
-@pytest.mark.parametrize("name", ["chain", "softmax", "matmul_tiled", "attention", "layernorm"])
+@pytest.mark.parametrize("name", ["chain", "softmax", "matmul_tiled", "attention", "tensor_add"])
 def test_kernel_is_the_program_of_its_bir_text(name, tmp_path):
     kernel, args = (chain, [nki.tensor((128, 64))]) if name == "chain" else workload_kernel(name)
     builder = api.trace_kernel(kernel, args, {}).lowered.builder
@@ -59,8 +59,8 @@ def test_kernel_is_the_program_of_its_bir_text(name, tmp_path):
     path.write_text(builder.to_bir_text())
     old = neuronsim.load(str(path))
     # The same program: its instructions by type, then the same run.
-    assert fast.instructions() == old.instructions()
-    assert sum(fast.instructions().values()) > 3
+    assert fast.instructions == old.instructions
+    assert sum(fast.instructions.values()) > 3
     a = core.run(fast, None, arch="trn1", timing_only=True)
     b = core.run(old, None, arch="trn1", timing_only=True)
     assert a.total_ns == b.total_ns > 0
