@@ -70,13 +70,21 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
   const int64_t esz = std::max(src ? isa::dtype_size(src->dtype) : 1, dst ? isa::dtype_size(dst->dtype) : 1);
 
   // Descriptors per row: a new descriptor wherever either side's contiguous run breaks (the breaks of runs of a
-  // and b elements fall at multiples of a or of b). A transpose on engines without transpose hardware moves one
-  // element per descriptor (docs/timing-model.md 2.5); with it, the destination's runs.
+  // and b elements fall at multiples of a or of b); a transpose with transpose hardware (NeuronCore-v3+), the
+  // destination's runs. A transpose without it (NeuronCore-v2, docs/timing-model.md 2.5): one descriptor per row
+  // whose strided pattern gathers the row's elements one by one (a descriptor carries a step and a count of
+  // up to 65535 per dimension and side, reference neuronx-cc/isa/dma-encoding.md, DIRECT2D), each element costing
+  // the engine what one tiny transfer does (desc_ps below). A copy that transposes by its access pattern (single
+  // elements on one side, contiguous runs on the other: an nl.store to out[j, i] of a tile indexed [i, j]) is that
+  // same movement, timed the same on every generation (INFERRED: whether the compiler turns it into a hardware
+  // transpose on v3+ is not documented).
   int64_t per_row;
-  if (t.transpose && !arch.dma_transpose_hardware) {
-    per_row = F;
+  bool elementwise = false;
+  const int64_t a = std::min(F, src ? run_elements(*src) : F), b = std::min(F, dst ? run_elements(*dst) : F);
+  if ((t.transpose && !arch.dma_transpose_hardware) || (!t.transpose && std::min(a, b) == 1 && std::max(a, b) > 1)) {
+    per_row = ceil_div(F, 65535);
+    elementwise = true;
   } else {
-    const int64_t a = std::min(F, src ? run_elements(*src) : F), b = std::min(F, dst ? run_elements(*dst) : F);
     if (t.transpose) {
       per_row = ceil_div(F, b);
     } else {
@@ -107,7 +115,14 @@ DmaTransfer dma_transfer(const DynInst &d, const ArchParams &arch, const Memory 
   double rate = dram(dst) && !dram(src) ? arch.dma_engine_write_bytes_per_ns : arch.dma_engine_bytes_per_ns;
   if (t.transpose && arch.dma_transpose_hardware)
     rate *= t.touches_hbm ? arch.dma_transpose_dram_efficiency : arch.dma_transpose_sbuf_efficiency;
-  const int64_t desc_ps = std::max<int64_t>(1, to_ps(static_cast<double>(t.desc_bytes) / rate));
+  int64_t desc_ps = std::max<int64_t>(1, to_ps(static_cast<double>(t.desc_bytes) / rate));
+  if (elementwise) {
+    // Element-granular movement on v2: each element of a row costs what a tiny 4-byte transfer costs an engine,
+    // dma_transfer_overhead_ns (calibration.md D5, ~7 ns on trn1), its bytes included -- INFERRED: no public profile
+    // times a v2 transposing DMA; [PERF] Opt #8/#10 say only that load_transpose2d has "much lower DMA bandwidth"
+    // than nl.load. A faster rate or a smaller overhead can only shorten it (docs/timing-model.md 2.1).
+    desc_ps = std::max(desc_ps, ceil_div(F, per_row) * t.transfer_overhead_ps);
+  }
   t.stream_bytes_per_ns = rate * used;
   // The pieces start in engine order, dma_engine_stagger_ns apart (calibration.md D2).
   const int64_t stagger_ps = to_ps(arch.dma_engine_stagger_ns);

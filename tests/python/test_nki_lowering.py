@@ -285,6 +285,50 @@ def test_load_transpose2d(shape, dtype):
     assert [(i.get("mode"), i.get("transpose_op")) for i in dma] == [("Transpose", "WZXY")]
 
 
+@pytest.mark.parametrize("arch, extra_ns", [("trn1", 6927.056), ("trn2", 19.784)])
+def test_load_transpose2d_costs_what_each_generation_moves(arch, extra_ns):
+    """A [128, 128] fp32 load_transpose2d + store against the same kernel with nl.load (docs/timing-model.md 2.5):
+    the values are x.T on both; the extra time is the transposing load's. trn1 (no transpose hardware): one
+    descriptor per row, 128 elements at 7 ns (calibration.md D5) = 896 ns, 8 rows an engine: 7 + 7168 = 7175 ns
+    against the copy's 7 + 8 x 512 / 17 = 247.94 ns -> 6927.06 ns. trn2 [ARCH3]: 90% of 23 B/ns, 8 rows of
+    512 B at 24.734 ns against 22.261 ns -> 8 x 2.473 = 19.784 ns."""
+    def transposed(x):
+        out = nl.ndarray((128, 128), x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load_transpose2d(x))
+        return out
+
+    def plain(x):
+        out = nl.ndarray((128, 128), x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x))
+        return out
+    x = RNG.uniform(-9, 9, (128, 128)).astype(np.float32)
+    np.testing.assert_array_equal(nki.simulate(transposed, x, arch=arch), x.T)
+    t = nki.benchmark(transposed, x, arch=arch).total_ns - nki.benchmark(plain, x, arch=arch).total_ns
+    assert t == pytest.approx(extra_ns, abs=0.002)
+
+
+@pytest.mark.parametrize("arch, extra_ns", [("trn1", 6927.056), ("trn2", 7015.168)])
+def test_a_store_that_transposes_by_its_indices_costs_an_element_gather(arch, extra_ns):
+    """nl.store(out[j, i], tile[i, j]): single elements on the HBM side, whole rows on the SBUF side -- the movement
+    a v2 transposing DMA makes, timed as one (docs/timing-model.md 2.5): 8 rows an engine of 128 elements at 7 ns
+    = 7168 ns against the plain store's 8 x 512 B at the write rate (trn1 17 B/ns: 240.94 ns; trn2 26.8 B/ns:
+    152.832 ns). Values: x.T."""
+    def transposed(x):
+        out = nl.ndarray((128, 128), x.dtype, buffer=nl.shared_hbm)
+        i, j = nl.arange(128)[:, None], nl.arange(128)[None, :]
+        nl.store(out[j, i], nl.load(x))
+        return out
+
+    def plain(x):
+        out = nl.ndarray((128, 128), x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x))
+        return out
+    x = RNG.uniform(-9, 9, (128, 128)).astype(np.float32)
+    np.testing.assert_array_equal(nki.simulate(transposed, x, arch=arch), x.T)
+    t = nki.benchmark(transposed, x, arch=arch).total_ns - nki.benchmark(plain, x, arch=arch).total_ns
+    assert t == pytest.approx(extra_ns, abs=0.002)
+
+
 @pytest.mark.parametrize("shape, perm", [((32, 64), (1, 0)), ((4, 8, 16), (2, 1, 0)), ((2, 3, 4, 5), (3, 1, 2, 0))])
 @pytest.mark.parametrize("form", ["returning", "dst", "from SBUF"])
 def test_dma_transpose(shape, perm, form):

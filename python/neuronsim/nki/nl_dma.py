@@ -102,8 +102,8 @@ _TRANSPOSE_OP = {2: "WZXY", 3: "XYZW", 4: "XZYW"}  # the same orders in the labe
 
 def transpose_dma(src, what, dtype=None, dst=None):
     """src (HBM or SBUF, 2 to 4 dims) -> a new SBUF tile with its dims permuted as NKI's dma_transpose does: one
-    DMACopy, Transpose mode (timed by the engines' DMA transpose rate where the arch has one, else one element per
-    descriptor: sim/arch dma_transpose_*). dtype= other than the source's adds a TensorCopy."""
+    DMACopy, Transpose mode (timed by the engines' DMA transpose rate where the arch has one, else element by element,
+    one descriptor per row: docs/timing-model.md 2.5). dtype= other than the source's adds a TensorCopy."""
     n = len(src.dims)
     if n not in TRANSPOSE_AXES:
         raise KernelError(f"{what}: a DMA transpose takes a 2-D, 3-D or 4-D source, {src.name} is {list(src.shape)}")
