@@ -9,6 +9,7 @@ import neuronsim.nki as nki
 import neuronsim.nki.isa as nisa
 import neuronsim.nki.language as nl
 from test_nki_alloc import SBUF, allocations
+from test_nki_isa_matmul import matmults
 
 RNG = np.random.default_rng(11)
 
@@ -141,17 +142,6 @@ def blocked_pv(p_t, v):
     return out
 
 
-def flat_matmults(bir):
-    def walk(items):
-        for i in items:
-            if i["opcode"] == "Loop":
-                for b in i["blocks"]:
-                    yield from walk(b["instructions"])
-            else:
-                yield i
-    return [i for b in bir["functions"][0]["blocks"] for i in walk(b["instructions"]) if i["opcode"] == "Matmult"]
-
-
 def test_psum_block_tensor_summed_by_plus_equals_lives_a_q_trip_at_a_time():
     """`+=` into PSUM nothing wrote starts its accumulation group (NKI nc_matmul, "Accumulation mode": with
     accumulate=None the first write of a PSUM location overwrites, later ones accumulate): here on the first trip
@@ -166,7 +156,7 @@ def test_psum_block_tensor_summed_by_plus_equals_lives_a_q_trip_at_a_time():
     np.testing.assert_allclose(r.outputs["out"], want, rtol=1e-4, atol=1e-4)
     assert r.findings == []  # no accumulation onto unwritten PSUM
     bir = nki.to_bir(blocked_pv, nki.tensor(p_t.shape), nki.tensor(v.shape))
-    mm = flat_matmults(bir)
+    mm = matmults(bir)
     # The k loop's first trip is peeled: its matmul starts the group (start_tensor_calc), the others accumulate.
     for m in mm:
         k_trip = m["debug"]["nki"]["loops"][1]["trip"]

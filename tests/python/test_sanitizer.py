@@ -15,6 +15,8 @@ import neuronsim.nki.isa as nisa
 import neuronsim.nki.language as nl
 
 from conftest import ROOT, SANITIZED, cli
+from test_nki_isa import bir_ops
+from test_nki_isa_matmul import matmults
 from test_nki_workloads import KERNELS, args_for, grid
 
 MISTAKES = ROOT / "tests/python/nki_kernels/sanitizer_mistakes.py"
@@ -279,26 +281,16 @@ def test_the_front_end_records_what_the_sanitizer_needs():
     its first matmul on (start_tensor_calc false), where `+=` lets the first trip start the group."""
     m = mistakes()
     bir = nki.to_bir(m.matmul_unzeroed, nki.tensor((256, 128)), nki.tensor((256, 512)))
-    insts = [i for b in bir["functions"][0]["blocks"] for i in b["instructions"]]
-
-    def flat(items):
-        for i in items:
-            if i["opcode"] == "Loop":
-                for b in i["blocks"]:
-                    yield from flat(b["instructions"])
-            else:
-                yield i
-    mm = [i for i in flat(insts) if i["opcode"] == "Matmult"]
+    mm = matmults(bir)
     assert mm and all(not i.get("start_tensor_calc", True) for i in mm)
     for i in mm:
         n = i["debug"]["nki"]
         assert n["reduce"] == "add" and n["reduce_in"] == -1
         assert [(lp["kind"], lp["var"]) for lp in n["loops"]] == [("affine", "k")]
-    loads = [i for i in flat(insts) if i["opcode"] == "Load"]
+    loads = [i for op, i in bir_ops(bir) if op == "Load"]
     assert all(i["debug"]["nki"]["local"] == [0, 1] for i in loads)  # HBM source; the tile a, b of the body
     allocs = {a["name"]: a for a in bir["functions"][0]["allocations"]}
     assert allocs["acc_set"]["debug"]["nki"]["shape"] == [128, 512]
-    mm = [i for b in nki.to_bir(plus_equals_into_ndarray, nki.tensor((256, 128)), nki.tensor((256, 512)))[
-        "functions"][0]["blocks"] for i in flat(b["instructions"]) if i["opcode"] == "Matmult"]
+    mm = matmults(nki.to_bir(plus_equals_into_ndarray, nki.tensor((256, 128)), nki.tensor((256, 512))))
     assert [i["start_tensor_calc"] for i in mm] == [True, False]  # k = 0 peeled, then the loop of the rest
     assert re.match(r"\d+", str(loads[0]["debug"]["lineno"]))

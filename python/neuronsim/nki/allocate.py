@@ -79,6 +79,7 @@ class Unit:
         self.dirty = True  # written since it was last loaded from its home
         self.temp = False  # a PSUM spill's SBUF staging tile (no access of the kernel's)
         self.nest = False  # a nest's unit of a tensor kept in a DRAM home (alloc_nest.py)
+        self.tail_save = None  # the Save after its last use in a trip that carries it round the back edge
         if mem == "psum":
             self.banks = max(1, -(-cols * dtypes.size(self.dtype) // PSUM_BANK_BYTES))
             self.cols = self.banks * PSUM_BANK_BYTES // dtypes.size(self.dtype)
@@ -376,9 +377,14 @@ class Allocation:
         todo = [(u.start, -u.size, k, u) for k, u in enumerate(self.units) if u.mem == mem and u.explicit is None]
         heapq.heapify(todo)
         count = len(self.units)
-        active = []
+        active, placed, sweep = [], [], 0
         while todo:
             _, _, _, u = heapq.heappop(todo)
+            if u.start < sweep:  # a loop spill's unit inside the loop, begun before the point it made room at
+                past = True
+                swept, active = active, [v for v in placed if v.start <= u.start <= v.end]
+            else:
+                past, sweep = False, u.start
             if u.size > cap:
                 s = u.storage
                 if mem == "psum":
@@ -389,7 +395,8 @@ class Allocation:
                                   f"is {cap} ({self.arch}'s usable SBUF, reference neuron-arch.md 1.4): tile it into "
                                   "blocks that loops touch one at a time", s.where)
             active = [v for v in active if v.end >= u.start]
-            busy = [v for v in active] + [f for f in fixed if f.end >= u.start and f.start <= u.end]
+            busy = [v for v in (placed if past else active) if v.end >= u.start and v.start <= u.end] + \
+                [f for f in fixed if f.end >= u.start and f.start <= u.end]
             at = self._fit(u, busy, cap)
             if at is None and mem == "sbuf":
                 at, new = self._spill_for(u, active, busy, cap)
@@ -404,6 +411,9 @@ class Allocation:
                 self.cursor["sbuf_top"] = at
             else:
                 self.cursor[mem] = at + u.size
+            placed.append(u)
+            if past:
+                active = [v for v in swept if v.end >= sweep]
             active.append(u)
 
     LARGEST_FIRST_UNITS = 2000  # the most units _place_largest_first packs (its cost grows with their square)
@@ -476,7 +486,11 @@ class Allocation:
         for v in active:
             gap = self._gap(v, t)
             if gap is not None:
-                cands.append((-self.scan.item_range(v.block, gap[1])[0], -v.size, v.name, v, gap))
+                cands.append((t - self.scan.item_range(v.block, gap[1])[0], -v.size, v.name, v, gap))
+                continue
+            gap = self._loop_gap(v, t)
+            if gap is not None:
+                cands.append((-gap[-1], -v.size, v.name, v, gap))
         cands.sort(key=lambda c: c[:3])
         chosen = []
         rest = list(busy)
@@ -495,13 +509,18 @@ class Allocation:
             if a2 is not None:
                 chosen.remove(c)
                 rest, at = trial, a2
-        new = [self._split(c[3], c[4]) for c in chosen]
+        new = []
+        for c in chosen:
+            new.extend(self._split_loop(c[3], c[4]) if len(c[4]) > 2 else [self._split(c[3], c[4])])
         return at, new
+
+    def _spillable(self, v):
+        return v.explicit is None and not v.temp and v.mem == "sbuf" and v.group is None and \
+            not (v.rot is not None and v.buffers > 1)
 
     def _gap(self, v, t):
         """(last item before t, next item after t) of v's uses when v is not in use at position t, else None."""
-        if v.explicit is not None or v.temp or v.mem != "sbuf" or v.group is not None or \
-                (v.rot is not None and v.buffers > 1):
+        if not self._spillable(v):
             return None
         ranges = self.scan.ranges[id(v.block)]
         j = next((i for i, (a, b) in enumerate(ranges) if a <= t <= b), None)
@@ -531,8 +550,78 @@ class Allocation:
         if v.dirty:
             self._insert(v.block, prev, after=Save(v, v.home, v.cols, Idx(0), [(1, v.cols)], None, s.where))
         self._insert(v.block, nxt, before=Reload(w, v.home, v.cols, Idx(0), [(1, v.cols)], None, s.where))
+        self._carry(v, w)
         self._add(w)
         return w
+
+    def _carry(self, v, w):
+        """w, the unit that now has v's last use in a trip, saves the value carried to the next trip."""
+        if v.tail_save is not None:
+            w.tail_save, v.tail_save = v.tail_save, None
+            w.tail_save.unit = w
+
+    def _loop_gap(self, v, t):
+        """(last item before, loop item, next item after or None, distance to the next use) when position t is in a
+        loop, item of v's block, that uses v in items of its body before or after t but not at it: v can wait in its
+        DRAM home across the loop, reloaded before its first use in each trip and saved after its last when the trip
+        writes it (a value carried from trip to trip goes round the back edge through DRAM, as the compiler spills a
+        loop-carried value). The distance counts round the back edge when v's next use is in the next trip."""
+        if not self._spillable(v):
+            return None
+        ranges = self.scan.ranges[id(v.block)]
+        j = next((i for i, (a, b) in enumerate(ranges) if a <= t <= b), None)
+        if j is None or j not in v.items or not isinstance(v.block.items[j], Loop):
+            return None
+        L = v.block.items[j]
+        prev = [i for i in v.items if i < j]
+        nxt = [i for i in v.items if i > j]
+        if not prev or (v.tail_save is not None and not nxt):
+            return None
+        body = sorted({a.item_in(L.body) for a in v.accs if a.item_in(v.block) == j})
+        jb = next((i for i, (a, b) in enumerate(self.scan.ranges[id(L.body)]) if a <= t <= b), None)
+        if jb is None or body[0] <= jb <= body[-1]:  # the unit in the body would be live at t
+            return None
+        s0, s1 = self.scan.loop_extent[L.var]
+        if jb < body[0]:
+            dist = self.scan.item_range(L.body, body[0])[0] - t
+        else:
+            dist = s1 - t + self.scan.item_range(L.body, body[0])[0] - s0
+        return prev[-1], j, nxt[0] if nxt else None, dist
+
+    def _split_loop(self, v, gap):
+        """Spill v across loop item gap[1] of its block (_loop_gap): saved after item gap[0], a unit of its own in
+        the loop's body (reloaded before the trip's first use, saved after its last if the trip writes it), and one
+        reloaded before item gap[2] after the loop. The new units."""
+        prev, j, nxt = gap[:3]
+        s, L = v.storage, v.block.items[j]
+        if v.home is None:
+            v.home = Home(self.trace.unique(f"{s.name}_SpillSave"), (v.rows, v.cols), v.dtype)
+            self.homes.append(v.home)
+        accs = list(v.accs)
+        v.serve([a for a in accs if a.item_in(v.block) < j])
+        self._interval(v)
+        if v.dirty:
+            self._insert(v.block, prev, after=Save(v, v.home, v.cols, Idx(0), [(1, v.cols)], None, s.where))
+        w = Unit(self, s, v.mem, L, L.body, v.rows, v.cols, name=self.trace.unique(f"{s.name}_reload"))
+        w.home, w.segment, w.buffers = v.home, v.segment + 1, 1
+        w.serve([a for a in accs if a.item_in(v.block) == j])
+        self._interval(w)
+        w.dirty = any(a.write for a in w.accs)
+        self._insert(L.body, w.items[0], before=Reload(w, v.home, v.cols, Idx(0), [(1, v.cols)], None, s.where))
+        if w.dirty:
+            w.tail_save = Save(w, v.home, v.cols, Idx(0), [(1, v.cols)], None, s.where)
+            self._insert(L.body, w.items[-1], after=w.tail_save)
+        new = [self._add(w)]
+        if nxt is not None:
+            x = Unit(self, s, v.mem, v.rot, v.block, v.rows, v.cols, name=self.trace.unique(f"{s.name}_reload"))
+            x.home, x.segment, x.buffers = v.home, v.segment + 2, v.buffers
+            x.serve([a for a in accs if a.item_in(v.block) > j])
+            self._interval(x)
+            x.dirty = any(a.write for a in x.accs)
+            self._insert(v.block, nxt, before=Reload(x, v.home, v.cols, Idx(0), [(1, v.cols)], None, s.where))
+            self._carry(v, x)
+            new.append(self._add(x))
+        return new
 
     def _refuse(self, mem, u, active, fixed, cap):
         t = u.start

@@ -8,7 +8,8 @@ docs/nki-lowering.md states every rule with its source. In short:
 - SBUF / PSUM: placed by allocate.Allocation (liveness, rotating buffers per loop, spills, explicit placement);
   each unit of it is one placed BIR tensor, and its spill / reload / lazy Memset instructions sit among the items.
 - Loops: every traced loop is lowering.pipelined_loop (pipelined_loop_first when its first trip starts a PSUM
-  accumulation group): loads into the loop's own tiles from tensors the kernel never writes run B - 1 trips ahead.
+  accumulation group, alone or with the first trips of the loops around it: _group_loops): loads into the loop's
+  own tiles from tensors the kernel never writes run B - 1 trips ahead.
 - Loads and stores: lowering.load / lowering.store (one DMA each, SP, the compiler's queues).
 - Every instruction carries its kernel line as BIR debug information (the profile's source lines).
 """
@@ -50,6 +51,21 @@ def _walk(block, fn):
             _walk(item.body, fn)
         else:
             fn(item)
+
+
+def _group_loops(op):
+    """The loops on whose first trip, all of them, matmul op starts its accumulation group: from its own out to
+    op.first_of (nl_assign._matmul_into), innermost first. BIR carries the start as a plain boolean of the
+    instruction (Matmult start_tensor_calc, reference bir-json.md 2.1; the START bit the encoder copies, reference
+    neuronx-cc/arch/pe-engine.md "The Accumulate Chain"), no expression of the loop variables as MatmultSymbolic's
+    tile_size_expr: so that trip is peeled at every level (pipelined_loop_first), and the rest keep false."""
+    out, M = [], op.scope
+    while M is not None:
+        out.append(M)
+        if M is op.first_of:
+            return out
+        M = M.parent
+    return []
 
 
 def _used_storages(trace):
@@ -181,6 +197,7 @@ class _Ctx:
         self.cur_op = None  # the trace's instruction being emitted (its operands' units, allocate.py)
         self.regs = emit_dynamic.Registers(trace)
         self.tmp = {}  # id(a [1, 1] tile an operand offsets by) -> the register it is read into (emit_dynamic)
+        self.group_loops = {}  # id(loop) -> _groups_in(loop)
         # Sources the kernel never writes: their loads may run ahead of the trips that consume them.
         self.read_only = {s.id for s in trace.storages if s.buffer == "hbm" and not s.written}
 
@@ -242,12 +259,12 @@ class _Ctx:
         return _B.Builder.ap(self.ap(x, env, where, keep))
 
     # --- the tree
-    def block(self, block, env, items=None):
+    def block(self, block, env, items=None, first=None):
         for item in items if items is not None else self.alloc.items(block):
             if isinstance(item, Loop):
-                self.loop(item, env)
+                self.loop(item, env, first)
             else:
-                self.op(item, env)
+                self.op(item, env, first)
 
     @staticmethod
     def _partition_first(views):
@@ -318,7 +335,8 @@ class _Ctx:
                 else:
                     r.set(k, v)
             if op.first_of is not None:
-                r.set("start_tensor_calc", bool(first and first.get(op.first_of.var)))
+                loops = _group_loops(op)
+                r.set("start_tensor_calc", bool(first and loops) and all(first.get(M.var) for M in loops))
             if op.engine:
                 r.engine(op.engine)
             if op.kind == "dma":
@@ -371,7 +389,7 @@ class _Ctx:
             b.add("CompareAndBranch", [_B.Builder.shard_id(n), _B.Builder.imm(s, "int32")], []) \
                 .set("comp_op", "IS_NEIMM").set("on_true", f"shard{s + 1}")
 
-    def loop(self, L, env):
+    def loop(self, L, env, first=None):
         if emit_dynamic.is_dynamic(L):
             emit_dynamic.loop(self, L, env)
             return
@@ -416,7 +434,11 @@ class _Ctx:
             else:
                 rest.append(item)
             writes(item)
-        first_group = any(not isinstance(i, Loop) and i.first_of is L for i in L.body.items)
+        # Peeled when a matmul inside starts its accumulation group on the first trip of this loop and of every loop
+        # between it and the group's outermost one (_group_loops), and those outer loops are on their first trip here.
+        outer = first or {}
+        first_group = any(all(outer.get(M.var) for M in loops[loops.index(L) + 1:])
+                          for loops in self._groups_in(L))
         self.loop_names += 1
         name = f"l{L.where[1] if L.where else 0}_{self.loop_names}"
 
@@ -431,13 +453,24 @@ class _Ctx:
         if first_group:
             def body(i, k, first):
                 e = env_for(i, k)
-                for item in rest:
-                    if isinstance(item, Loop):
-                        self.loop(item, e)
-                    else:
-                        self.op(item, e, {L.var: first})
+                self.block(None, e, rest, {**outer, L.var: first})
             _L.pipelined_loop_first(self.b, name, L.trips, B, load, body)
         else:
             def body(i, k):
-                self.block(None, env_for(i, k), rest)
+                self.block(None, env_for(i, k), rest, {**outer, L.var: False} if first else None)
             _L.pipelined_loop(self.b, name, L.trips, B, load, body)
+
+    def _groups_in(self, L):
+        """The group loops (_group_loops) that hold L, of the matmuls in L's body and the loops inside it."""
+        cache = self.group_loops
+        if id(L) not in cache:
+            out = []
+
+            def visit(item):
+                if not isinstance(item, Loop) and item.first_of is not None:
+                    loops = _group_loops(item)
+                    if L in loops:
+                        out.append(loops)
+            _walk(L.body, visit)
+            cache[id(L)] = out
+        return cache[id(L)]

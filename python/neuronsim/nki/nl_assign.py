@@ -84,9 +84,11 @@ def _matmul_into(dst, value, p, accumulate, what):
     form of nc_matmul. Accumulation groups (reference neuron-arch.md 3.3 nc_matmul: accumulate False starts a group,
     True adds, None -- and `+=`, which passes None -- lets the compiler choose, the first write of a PSUM location
     overwriting, NKI nc_matmul "Accumulation mode"): into a tile nothing but a zeroing wrote since it was declared
-    (nl.zeros, or nl.ndarray that nothing wrote), the first matmul starts the group -- here (start_tensor_calc true, the zeroing Memset
-    dropped) or, from a loop directly inside the tile's scope, on the loop's first trip (pipelined_loop_first); a
-    region that depends on the innermost loop's variable is its trip's own group; anything else accumulates."""
+    (nl.zeros, or nl.ndarray that nothing wrote), the first matmul starts the group -- here (start_tensor_calc true,
+    the zeroing Memset dropped) or, from loops inside the tile's scope, on the first trip of all of them (first_of:
+    the outermost; emit_bir peels that trip at every level); a region that depends on the innermost loop's variable
+    is its trip's own group, one that depends on an outer loop's starts on the first trip of the loops inside that
+    one; anything else accumulates."""
     if dst.storage.buffer != "psum":
         raise KernelError(f"{what}: a matmul result accumulates in PSUM, but {dst.name} is in "
                           f"{dst.storage.buffer.upper()} (declare it with buffer=nl.psum)")
@@ -113,6 +115,7 @@ def _matmul_into(dst, value, p, accumulate, what):
         # location), which the simulator's first-write copy hides; written as an accumulation so that a sanitized
         # run reports the read of unwritten PSUM. `+=` passes None: the first write overwrites, as the compiler's.
         fresh = False
+    chain, outer = _group_loops(p, home, dst)
     if accumulate is False:
         start = True
     elif fresh and dst.is_whole():
@@ -120,21 +123,24 @@ def _matmul_into(dst, value, p, accumulate, what):
             start = True
             if z is not None:
                 z.extra["dropped"] = True
-        elif p.scope is not None and p.scope.parent is home and current().stack[-1].loop is p.scope:
-            p.first_of = p.scope
+        elif chain and outer is home:
+            p.first_of = chain[-1]
             if z is not None:
                 z.extra["dropped"] = True
     elif fresh and p.scope is not None and p.scope.var in dst.off_f.loop:
         start = True  # each trip writes a region of its own
-    elif fresh and p.scope is not None and p.scope.parent is not None and p.scope.parent.var in dst.off_f.loop and \
-            current().stack[-1].loop is p.scope:
-        p.first_of = p.scope  # a region of the enclosing loop's trip, summed over this loop: its first trip starts it
+    elif fresh and chain and outer is not None and outer.var in dst.off_f.loop:
+        p.first_of = chain[-1]  # a region of an enclosing loop's trip, summed over the loops inside that one
     elif not uninit and not st.__dict__.get("computed_other") and box is not None and \
-            not st.__dict__.get("mm_moving") and p.scope is home:
+            not st.__dict__.get("mm_moving") and (p.scope is home or (chain and outer is home)):
         # a fixed region (an unrolled kernel's block) that no matmul has written yet starts its group -- unless it
-        # is an accumulate=True into a tile nothing wrote, kept an accumulation above; and only where the tile
-        # lives: in a loop inside that, every trip would restart it
-        start = all(b[1] < box[0] or box[1] < b[0] or b[3] < box[2] or box[3] < b[2] for b in seen)
+        # is an accumulate=True into a tile nothing wrote, kept an accumulation above -- where the tile lives, or
+        # from loops inside that on the first trip of them all
+        if all(b[1] < box[0] or box[1] < b[0] or b[3] < box[2] or box[3] < b[2] for b in seen):
+            if p.scope is home:
+                start = True
+            else:
+                p.first_of = chain[-1]
     if box is None:
         st.__dict__["mm_moving"] = True  # a matmul wrote a region that moves with a loop: no region is known new
     elif box not in seen:
@@ -143,6 +149,24 @@ def _matmul_into(dst, value, p, accumulate, what):
     st.zero_op = None
     st.__dict__["computed"] = True
     return dst
+
+
+def _group_loops(p, home, dst):
+    """(chain, outer): the loops around matmul p, innermost first, up to (not including) `outer` -- the first loop
+    whose variable moves dst's free offset, or the tile's scope `home` -- when the group can start on the first trip of
+    all of them: each a static loop (a dynamic loop's first trip is not peeled) that moves neither of dst's offsets,
+    p recorded in the innermost one's body. ([], None) otherwise."""
+    if p.scope is None or current().stack[-1].loop is not p.scope:
+        return [], None
+    chain, L = [], p.scope
+    while L is not None and L.var not in dst.off_f.loop and L is not home:
+        if L.trips is None or L.var in dst.off_p.loop:
+            return [], None
+        chain.append(L)
+        L = L.parent
+    if L is None and home is not None:
+        return [], None  # the tile's scope is no loop around p
+    return chain, L
 
 
 def _box(dst):
