@@ -304,12 +304,13 @@ void bind_builder(py::module_ &m) {
           "kernel",
           [](Builder &bb, const std::string &label, const std::vector<std::string> &sources) {
             // Through the BIR reader, as a file written by to_bir_text would be read: the same checks and the
-            // same program `neuronsim run` gets from --emit-bir.
+            // same program `neuronsim run` gets from --emit-bir (isa::reread_program: one instruction's JSON at
+            // a time).
             return guarded([&] {
               auto k = std::make_shared<sim::Kernel>();
               k->path = label;
               k->label = label;
-              k->program = isa::parse_bir(isa::to_bir_json(bb.program()), label);
+              k->program = isa::reread_program(bb.program(), label);
               k->files = sources;  // no output of its runs may replace them
               return KernelInfo{std::move(k)};
             });

@@ -229,14 +229,14 @@ int64_t Builder::run_time_start(const isa::Inst &inst, const char *kind, size_t 
   return evaluate(inst, kind, i, [&] { return resolved.eval(lv_.data(), mem_.shard()); });
 }
 
-void Builder::add(const isa::Inst &inst) {
-  reserve_for(inst);
-  const int64_t idx = entries_;
-  std::pmr::memory_resource *const res = sink_ ? nullptr : s_.arena.get();
-  ScheduledInst si = sink_ ? sink_->blank() : ScheduledInst(res);
-  si.d.inst = &inst;
-  si.d.seq = idx;
-  if (sanitizer_) si.nki_ctx = sanitizer_->context(inst, lv_.data(), mem_.shard());
+bool Builder::sems_checked(const isa::Inst &inst) {
+  const isa::Inst *first = prog_.insts.data();
+  if (&inst < first || &inst >= first + prog_.insts.size()) return false;
+  if (sems_checked_.empty()) sems_checked_.resize(prog_.insts.size(), 0);
+  return sems_checked_[static_cast<size_t>(&inst - first)] != 0;
+}
+
+void Builder::check_sems(const isa::Inst &inst) {
   for (const auto &w : inst.waits)
     if (w.sem < 0 || w.sem >= kNumSemaphores)
       throw SemanticError({prog_.file, inst.index, inst.name, "waits"},
@@ -249,6 +249,19 @@ void Builder::add(const isa::Inst &inst) {
     if (inst.f.sema_group[k] < 0 || inst.f.sema_group[k] >= kNumSemaphores)
       throw SemanticError({prog_.file, inst.index, inst.name, "sema_group[" + std::to_string(k) + "]"},
                           "semaphore " + std::to_string(inst.f.sema_group[k]) + " out of range [0, 256)");
+  const isa::Inst *first = prog_.insts.data();
+  if (&inst >= first && &inst < first + prog_.insts.size()) sems_checked_[static_cast<size_t>(&inst - first)] = 1;
+}
+
+void Builder::add(const isa::Inst &inst) {
+  reserve_for(inst);
+  const int64_t idx = entries_;
+  std::pmr::memory_resource *const res = sink_ ? nullptr : s_.arena.get();
+  ScheduledInst si = sink_ ? sink_->blank() : ScheduledInst(res);
+  si.d.inst = &inst;
+  si.d.seq = idx;
+  if (sanitizer_) si.nki_ctx = sanitizer_->context(inst, lv_.data(), mem_.shard());
+  if (!sems_checked(inst)) check_sems(inst);
   // Each access is validated once; its footprint (which validates the same way) is kept for the tracker.
   si.d.imm.reserve(inst.ins.size());
   si.d.ins.reserve(inst.ins.size());

@@ -352,6 +352,10 @@ private:
   // Walks nodes in order. At the top level, branches jump between the function's blocks as birsim's CFG driver
   // does: after a block, control follows the successor a terminator named, else falls through.
   Flow walk(const std::vector<isa::Node> &nodes, bool top);
+  // Asks the cache for what add() reads of the instructions after node i (the first line of the one two ahead;
+  // the operands of the next, whose first line came one step before): a long kernel's static instructions do not
+  // fit in the cache, and add() waited on each operand's first read (perf). Changes nothing else.
+  void prefetch_ahead(const std::vector<isa::Node> &nodes, size_t i) const;
 
   // Loop, DynamicForLoop and DoWhile (reference neuronx-cc/bir/sim-control-sync-customop.md section 1): a Loop
   // has constant bounds; a DynamicForLoop evaluates lb/stride from the affine environment and its upper bound
@@ -445,6 +449,11 @@ private:
   bool is_store(const isa::Inst &inst) const;
 
   void add(const isa::Inst &inst);
+  // The semaphore numbers an instruction names (waits, updates, sema_group) are in range: checked at its first
+  // dynamic instance only (they are static; reading them per instance touched three more cache lines of its ~2 KB
+  // isa::Inst each time, a quarter of add() in perf). sems_checked: already checked (false outside prog_.insts).
+  bool sems_checked(const isa::Inst &inst);
+  void check_sems(const isa::Inst &inst);
   // is_dma(inst.type), looked up once per static instruction (its family name compared per entry showed in
   // profiles).
   bool dma_type_of(const isa::Inst &inst);
@@ -536,6 +545,7 @@ private:
   std::vector<OperandMemo> memo_;                                       // per static operand
   int64_t memo_hits_ = 0;
   std::vector<uint8_t> dma_type_;                                       // per instruction: is_dma(type)
+  std::vector<uint8_t> sems_checked_;                                   // per instruction: check_sems passed
   Sanitizer *sanitizer_ = nullptr;                                      // sanitized runs (with_sanitizer)
 };
 

@@ -18,6 +18,21 @@ void Builder::count_trips(const isa::Node &n, int64_t trips) {
 
 // Walks nodes in order. At the top level, branches jump between the function's blocks as birsim's CFG driver
 // does: after a block, control follows the successor a terminator named, else falls through.
+void Builder::prefetch_ahead(const std::vector<isa::Node> &nodes, size_t i) const {
+  const auto inst_at = [&](size_t k) -> const isa::Inst * {
+    return k < nodes.size() && nodes[k].kind == isa::Node::Kind::Inst && nodes[k].inst >= 0
+               ? &prog_.insts[static_cast<size_t>(nodes[k].inst)]
+               : nullptr;
+  };
+  if (const isa::Inst *far = inst_at(i + 2)) __builtin_prefetch(far);
+  if (const isa::Inst *near = inst_at(i + 1))
+    for (const auto *args : {&near->ins, &near->outs})
+      for (const isa::Arg &a : *args) {
+        __builtin_prefetch(&a);
+        __builtin_prefetch(reinterpret_cast<const char *>(&a) + 64);
+      }
+}
+
 Builder::Flow Builder::walk(const std::vector<isa::Node> &nodes, bool top) {
   size_t i = 0;
   // Without run-time control flow the walk is deterministic: a backward branch taken a second time in the same
@@ -44,6 +59,7 @@ Builder::Flow Builder::walk(const std::vector<isa::Node> &nodes, bool top) {
       continue;
     }
     const isa::Inst &inst = prog_.insts[static_cast<size_t>(n.inst)];
+    prefetch_ahead(nodes, i);
     add(inst);
     size_t next = i + 1;
     switch (inst.type) {

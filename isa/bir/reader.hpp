@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -67,9 +68,14 @@ public:
   Reader(const json &root, std::string file) : root_(root) { p_.file = std::move(file); }
 
   Program run(); // document.cpp
+  // reread_program (writer.cpp): a block element that is an unsigned number k stands for instruction k, whose
+  // JSON `expand` makes when the reader comes to it (and is freed once it is read). Without it such an element
+  // is refused as any non-object is.
+  void expand_with(std::function<json(size_t)> expand) { expand_ = std::move(expand); }
 
 private:
   const json &root_;
+  std::function<json(size_t)> expand_;
   Program p_;
   std::string func_;    // function being read, for messages
   long cur_index_ = -1; // instruction being read, for messages

@@ -180,7 +180,13 @@ void Reader::read_block(const json &b, const std::string &field, std::vector<Nod
   warn_unknown_level_keys(b, "block", field);
   const json &insts = as_arr(need(b, "instructions", field), field + ".instructions");
   for (size_t i = 0; i < insts.size(); ++i) {
-    const json &e = insts[i];
+    json held;  // an instruction expand_ made (reread_program): read, then freed with this iteration
+    const json *given = &insts[i];
+    if (expand_ && given->is_number_unsigned()) {
+      held = expand_(given->get<size_t>());
+      given = &held;
+    }
+    const json &e = *given;
     std::string f = field + ".instructions[" + std::to_string(i) + "]";
     if (!e.is_object()) {
       cur_index_ = static_cast<long>(p_.insts.size());

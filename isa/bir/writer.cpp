@@ -78,6 +78,8 @@ json ap_json(const std::vector<ApDim> &ap) {
 
 struct Writer {
   const Program &p;
+  // reread_program: each instruction node is written as its index, its JSON made when the reader reads it.
+  bool by_index = false;
 
   const Tensor *tensor(int i) const {
     return (i >= 0 && i < static_cast<int>(p.tensors.size())) ? &p.tensors[static_cast<size_t>(i)] : nullptr;
@@ -219,7 +221,7 @@ struct Writer {
       // A call is written as its instruction: its callee is written with the module's functions.
       if (n.kind == Node::Kind::Inst || n.kind == Node::Kind::Call) {
         if (n.inst >= 0 && n.inst < static_cast<int>(p.insts.size()))
-          a.push_back(inst(p.insts[static_cast<size_t>(n.inst)]));
+          a.push_back(by_index ? json(static_cast<size_t>(n.inst)) : inst(p.insts[static_cast<size_t>(n.inst)]));
         continue;
       }
       if (n.kind == Node::Kind::DMABlock) {
@@ -416,6 +418,14 @@ json expr_to_json(const Expr &e, const std::vector<std::string> &loop_vars) {
 
 json to_bir_json(const Program &p) {
   return Writer{p}.module();
+}
+
+Program reread_program(const Program &p, const std::string &file_for_messages) {
+  Writer w{p, true};
+  const json skeleton = w.module();
+  bir::Reader r(skeleton, file_for_messages);
+  r.expand_with([&w](size_t i) { return w.inst(w.p.insts.at(i)); });
+  return r.run();
 }
 
 } // namespace neuronsim::isa

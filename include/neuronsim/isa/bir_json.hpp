@@ -52,6 +52,13 @@ Program parse_bir(const nlohmann::json &j, const std::string &file_for_messages)
 // with one memory_location; Loop pseudo-instructions with LoopAxis + blocks; v2 QuasiAffineExpr trees).
 nlohmann::json to_bir_json(const Program &p);
 
+// parse_bir(to_bir_json(p), file_for_messages) -- the same program, warnings and errors, through the same reader
+// -- without the whole document at once: the module is written with each instruction's place held by its index,
+// and the reader gets that instruction's JSON, as to_bir_json writes it, when it comes to it and frees it after.
+// (Holding a 10,000-instruction document at once put most of the round trip's time in malloc, page faults and
+// freeing.) How neuronsim.builder's Kernel is read (python/builder.cpp).
+Program reread_program(const Program &p, const std::string &file_for_messages);
+
 // QuasiAffineExpr (v2 tree form) of an expression; loop variables are named from `loop_vars`.
 nlohmann::json expr_to_json(const Expr &e, const std::vector<std::string> &loop_vars);
 

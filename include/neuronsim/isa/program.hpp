@@ -66,10 +66,11 @@ struct Arg {
   // logical row-major layout. physical_ap: `offset`; symbolic_ap: sum over tensor dims of addrs[d] * row-major
   // stride[d], an expression of the loop variables.
   int tensor = -1;
+  // Immediate (imm_value, symbolic_imm_value) and ImmArray (imm_array). Next to `kind`: the schedule reads both
+  // for every operand of every dynamic instruction, and one cache line of the operand is then enough.
+  double imm = 0.0;
   std::vector<ApDim> ap;
   Expr start;
-  // Immediate (imm_value, symbolic_imm_value) and ImmArray (imm_array).
-  double imm = 0.0;
   std::vector<double> imm_array;
   // Register (register_access, register_ap): the register name.
   std::string reg;
