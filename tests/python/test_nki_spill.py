@@ -46,9 +46,8 @@ def selective_scan_ref(delta, u, A, B, C):
     return out
 
 
-def test_loop_carried_accumulator_and_loop_inputs_wait_in_dram():
-    n, states = 8192, 3
-    assert 6 * n * 4 > SBUF >= 5 * n * 4
+def _run_checked(n, states):
+    """Benchmark selective_scan on random [128, n] inputs with `states` states; its output checked against numpy."""
     delta = RNG.uniform(0.01, 0.1, (128, n)).astype(np.float32)
     u = RNG.standard_normal((128, n)).astype(np.float32)
     A = -RNG.uniform(0.5, 2.0, (128, states)).astype(np.float32)
@@ -56,6 +55,13 @@ def test_loop_carried_accumulator_and_loop_inputs_wait_in_dram():
     C = RNG.standard_normal((states, n)).astype(np.float32)
     r = nki.benchmark(selective_scan, delta, u, A, B, C)
     np.testing.assert_allclose(r.outputs["y"], selective_scan_ref(delta, u, A, B, C), rtol=1e-4, atol=1e-5)
+    return r
+
+
+def test_loop_carried_accumulator_and_loop_inputs_wait_in_dram():
+    n, states = 8192, 3
+    assert 6 * n * 4 > SBUF >= 5 * n * 4
+    r = _run_checked(n, states)
     # Making dx, the live tiles are total, dt, x, decay and the new dx; the one whose next use is farthest and not
     # at that instruction is total (next used by the trip's last instruction): saved after its nl.zeros, then
     # reloaded before and saved after the += in each of the 3 trips, and reloaded once for the store. Making drive
@@ -68,11 +74,5 @@ def test_loop_carried_accumulator_and_loop_inputs_wait_in_dram():
 
 def test_no_loop_spill_when_the_states_fit():
     n, states = 4096, 2  # 16 KiB tiles: six of them fit
-    delta = RNG.uniform(0.01, 0.1, (128, n)).astype(np.float32)
-    u = RNG.standard_normal((128, n)).astype(np.float32)
-    A = -RNG.uniform(0.5, 2.0, (128, states)).astype(np.float32)
-    B = RNG.standard_normal((states, n)).astype(np.float32)
-    C = RNG.standard_normal((states, n)).astype(np.float32)
-    r = nki.benchmark(selective_scan, delta, u, A, B, C)
-    np.testing.assert_allclose(r.outputs["y"], selective_scan_ref(delta, u, A, B, C), rtol=1e-4, atol=1e-5)
+    r = _run_checked(n, states)
     assert r.stats["dma"]["spill_save_bytes"] == 0 and r.stats["dma"]["spill_reload_bytes"] == 0
