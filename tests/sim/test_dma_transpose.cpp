@@ -53,6 +53,15 @@ Timed time_one(const std::string &arch, bool transpose, Dtype dt) {
   return t;
 }
 
+// A [128, 128] transfer spread over the 16 engines: 8 rows each, one descriptor per row taking desc_ps.
+void expect_eight_rows_on_every_engine(const Timed &t, long long desc_ps) {
+  ASSERT_EQ(t.tr.parts.size(), 16u);
+  for (const auto &p : t.tr.parts) {
+    EXPECT_EQ(p.descriptors, 8) << p.engine;
+    EXPECT_EQ(p.desc_ps, desc_ps) << p.engine;
+  }
+}
+
 } // namespace
 
 TEST(DmaTranspose, NeuronCoreV2GathersEachRowElementByElementWithOneDescriptorPerRow) {
@@ -61,11 +70,7 @@ TEST(DmaTranspose, NeuronCoreV2GathersEachRowElementByElementWithOneDescriptorPe
   // 7 + 8 x 896 = 7175 ns. Span: dma_latency_ns 850 (the 8 x 106 ns of descriptor processing end before), the last
   // engine 15 x 21.5 = 322.5 ns later, its 7175 ns, completion 10: 8357.5 ns.
   const Timed t = time_one("trn1", true, Dtype::float32);
-  ASSERT_EQ(t.tr.parts.size(), 16u);
-  for (const auto &p : t.tr.parts) {
-    EXPECT_EQ(p.descriptors, 8) << p.engine;
-    EXPECT_EQ(p.desc_ps, 896000) << p.engine;
-  }
+  expect_eight_rows_on_every_engine(t, 896000);
   EXPECT_NEAR(t.busy_ns, 7175.0, 1e-3);
   EXPECT_NEAR(t.span_ns, 8357.5, 1e-3);
   // bf16: the same elements, so the same time (half the bytes: half the bandwidth).
@@ -92,11 +97,7 @@ TEST(DmaTranspose, NeuronCoreV3TransposesInHardwareAtNinetyPercentOfTheEngineRat
   // trn2, bf16 [128, 128] [ARCH3]: one descriptor per row of 256 B at 23 x 0.9 = 20.7 B/ns = 12.367 ns. Engine busy
   // 7 + 8 x 12.367 = 105.936 ns; span 850 + 322.5 + 105.936 + 10 = 1288.436 ns.
   const Timed t = time_one("trn2", true, Dtype::bfloat16);
-  ASSERT_EQ(t.tr.parts.size(), 16u);
-  for (const auto &p : t.tr.parts) {
-    EXPECT_EQ(p.descriptors, 8) << p.engine;
-    EXPECT_EQ(p.desc_ps, 12367) << p.engine;
-  }
+  expect_eight_rows_on_every_engine(t, 12367);
   EXPECT_NEAR(t.busy_ns, 105.936, 1e-3);
   EXPECT_NEAR(t.span_ns, 1288.436, 1e-3);
 }
