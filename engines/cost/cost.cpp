@@ -271,7 +271,10 @@ Cost matmul(const Ctx &c) {
   // [ARCH3] FP8 DoubleRow: K = 256 per instruction (the moving free size holds the two rows) in the time of K = 128.
   const int64_t n_stat = !in.empty() && in[0].tensor >= 0 ? in[0].free_elements() : 1;
   const int64_t n_mov = in.size() > 1 && in[1].tensor >= 0 ? in[1].free_elements() : c.n;
-  const int64_t passes = fp32_in ? c.a.pe_fp32_passes : 1;
+  // [ISA] is_stationary_onezero / is_moving_onezero (BIR is_weight_onezero / is_fmap_onezero): an operand of only
+  // zeros and ones "could lead to 2x better performance if ... float32": half the FP32 passes.
+  const bool onezero = inst.f.is_weight_onezero || inst.f.is_fmap_onezero;
+  const int64_t passes = fp32_in ? (onezero ? std::max<int64_t>(1, c.a.pe_fp32_passes / 2) : c.a.pe_fp32_passes) : 1;
   const bool double_row = inst.f.perf_mode == isa::MatmultPerfMode::DoubleRow && c.a.pe_fp8_double_row && fp8_fast;
   const int64_t moving = double_row ? (n_mov + 1) / 2 : n_mov;
   Cost r = cycles(std::max(moving, c.a.pe_mm_init_cycles) * passes);

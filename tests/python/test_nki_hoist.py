@@ -44,8 +44,9 @@ def test_rmsnorm_matmul_transposes_each_slice_once_per_row_tile():
     r, pe = _pe(rms_matmul, x, w, g)
     normed = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6) * g
     np.testing.assert_allclose(r.outputs["out"], normed @ w, rtol=2e-4, atol=2e-3)
-    # 2 row tiles x 4 n x 2 k = 16 matmuls; the transposes: 2 row tiles x 2 slices, not one per matmul (16)
-    assert pe == 16 + 4
+    # 2 row tiles x 4 n x 2 k = 16 matmuls; the transposes: 2 row tiles x 2 slices, not one per matmul (16); the
+    # broadcast of g_row: one ones-row matmul per row tile (bcast_pe.py)
+    assert pe == 16 + 4 + 2
 
 
 @nki.jit

@@ -144,7 +144,8 @@ def copy(x, dtype=None, *, mask=None, **kw):
 
 @_api
 def broadcast_to(x, shape, **kw):
-    """nl.broadcast_to: [1, F] -> [P, F] across partitions (a DMA whose source partition step is 0), or [P, 1] ->
+    """nl.broadcast_to: [1, F] -> [P, F] across partitions (a matmul with a row of ones into PSUM, as NKI does it,
+    where its readers allow: bcast_pe.py; else a DMA whose source partition step is 0), or [P, 1] ->
     [P, F] along the free dim (a TensorCopy whose source free step is 0). A tile of fewer dims than the shape -- a
     reduction's 1-D result [P] -- is its partition dim followed by free dims of size 1 ([P] -> [P, F])."""
     x = _tile(x, "nl.broadcast_to", "x")
@@ -166,7 +167,8 @@ def broadcast_to(x, shape, **kw):
     t = _new_tile(shape, x.bir_dtype)
     t.storage.__dict__["temp"] = True
     if shape[0] != x.shape[0]:
-        _emit("DMACopy", [src], [t], "nl.broadcast_to", kind="dma")
+        op = _emit("DMACopy", [src], [t], "nl.broadcast_to", kind="dma")
+        op.extra["bcast"] = x  # on PE where its readers allow (bcast_pe.py, after the trace)
     else:
         _emit("TensorCopy", [src], [t], "nl.broadcast_to")
     return t
