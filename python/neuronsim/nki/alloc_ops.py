@@ -98,7 +98,7 @@ class LazyMemset(Pseudo):
         self.unit, self.op, self.where = unit, op, op.where
 
     def emit(self, ctx, env):
-        r = ctx.b.add("Memset", [], [_B.Builder.ap(_slot_ap(self.unit, env))])
+        r = ctx.b.add("Memset", [], [_B.Builder.ap(_slot_ap(self.unit, env, self.unit.elems))])
         for k, v in self.op.fields.items():
             r.set(k, v)
         if self.op.engine:
