@@ -16,12 +16,14 @@ SPILL_QUEUE = "qSyncSpillReload0"
 
 
 class Pseudo:
-    """An instruction the allocator adds. kind "spill": never a load that may run ahead (emit_bir.loop)."""
+    """An instruction the allocator adds. kind "spill": never a load that may run ahead (emit_bir.loop). when:
+    (loop, first) -- emitted only in the first trip of that loop (first True) or only in the others (False)."""
     kind = "spill"
     ins = outs = ()
     first_of = None
     where = None
     extra = {}
+    when = None
 
 
 def _slot_ap(u, env, E=None):

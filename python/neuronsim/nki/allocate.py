@@ -143,6 +143,7 @@ class Allocation:
         self.op_unit = {}  # (id(op), storage id) -> Unit, for storages with several units
         self.inserts = {}  # id(block) -> {item index: ([pseudo before], [pseudo after])}
         self.homes = []
+        self.peeled = []  # loops whose first trip emit_bir peels for a Pseudo's `when` (alloc_nest.commit)
         self.mod_req = {}  # loop var -> the multiple of B its explicitly placed tiles need
         self.cursor = {}  # memory -> where the next placement starts looking (_fit)
         force_auto = self.trace.__dict__.get("force_auto_alloc", False)
@@ -284,9 +285,11 @@ class Allocation:
             M is not None and M is not u.rot and (u.rot is None or inside(M, u.rot))))
         if (first.write and not first.read or starts_group) and count == u.rows * u.elems:
             lazy.op.extra["dropped"] = True
-            return
+            return None
         lazy.op.extra["dropped"] = True
-        self._insert(u.block, first.item_in(u.block), before=LazyMemset(u, lazy.op))
+        m = LazyMemset(u, lazy.op)
+        self._insert(u.block, first.item_in(u.block), before=m)
+        return m
 
     def _insert(self, block, i, before=None, after=None):
         b, a = self.inserts.setdefault(id(block), {}).setdefault(i, ([], []))
