@@ -76,3 +76,39 @@ def test_no_loop_spill_when_the_states_fit():
     n, states = 4096, 2  # 16 KiB tiles: six of them fit
     r = _run_checked(n, states)
     assert r.stats["dma"]["spill_save_bytes"] == 0 and r.stats["dma"]["spill_reload_bytes"] == 0
+
+
+def carried_sum(x):
+    """x [K, 128, nb * 512]: out = the sum over K, accumulated with nl.loop_reduce over a sequential loop into a block
+    tensor declared before it (NKIBench's lora dump: its [12, 2, 4, 2, 4, 128, 512] accumulator, 128 KiB per trip of
+    the outer loop). At nb = 48 the accumulator and a trip's input tile are 96 KiB each, more than SBUF together:
+    the accumulator is kept in a DRAM home block by block, saved after its update in each trip of the k loop and
+    reloaded before it in the next -- the first trip starting from its nl.zeros -- then reloaded for the copy out."""
+    K, P, F = x.shape
+    nb = F // 512
+    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((nb, nl.par_dim(128), 512), nl.float32, buffer=nl.sbuf)
+    res = nl.ndarray((nb, nl.par_dim(128), 512), nl.float32, buffer=nl.sbuf)
+    ip, i_f, i_all = nl.arange(128)[:, None], nl.arange(512)[None, :], nl.arange(F)[None, :]
+    for k in nl.sequential_range(K):
+        big = nl.ndarray((nl.par_dim(128), F), nl.float32, buffer=nl.sbuf)
+        big[ip, i_all] = nl.load(x[k, ip, i_all])
+        for b in nl.affine_range(nb):
+            acc[b, ip, i_f] = nl.loop_reduce(big[ip, b * 512 + i_f], op=np.add, loop_indices=[k])
+    for b in nl.affine_range(nb):
+        res[b, ip, i_f] = nl.copy(acc[b, ip, i_f])
+        nl.store(out[ip, b * 512 + i_f], value=res[b, ip, i_f])
+    return out
+
+
+def test_a_block_accumulator_carried_round_a_loop_waits_in_a_home_block_by_block():
+    K, nb = 3, 48
+    assert 2 * nb * 512 * 4 > SBUF
+    x = RNG.uniform(-1, 1, (K, 128, nb * 512)).astype(np.float32)
+    r = nki.benchmark(carried_sum, x, sanitize=True)
+    assert r.findings == []
+    np.testing.assert_allclose(r.outputs["out"], x[0] + x[1] + x[2], rtol=1e-6)
+    block = 128 * 512 * 4  # bytes of one block, all partitions
+    assert r.stats["dma"]["spill_save_bytes"] == K * nb * block  # after the update, every trip
+    # before the update in every trip but the first, then once for the copy out
+    assert r.stats["dma"]["spill_reload_bytes"] == (K - 1) * nb * block + nb * block

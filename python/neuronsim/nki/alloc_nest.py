@@ -18,10 +18,10 @@ from .tracer import Loop, View
 
 
 class Nest:
-    __slots__ = ("item", "accs", "group", "reload", "save", "start", "dims")
+    __slots__ = ("item", "accs", "group", "reload", "save", "start", "dims", "carried")
 
-    def __init__(self, item, accs, group):
-        self.item, self.accs, self.group = item, accs, group
+    def __init__(self, item, accs, group, carried=None):
+        self.item, self.accs, self.group, self.carried = item, accs, group, carried
         self.reload = self.save = False
         self.start, self.dims = None, None
 
@@ -51,12 +51,13 @@ def _common_loop(s, accs):
 
 
 def _nest_group(s, accs, item, common, trace):
-    """The Group of the nest's accesses: the innermost loop of the nest (up to the nest's own loop) whose trips
-    touch one set of blocks each -- distinct sets when the nest writes; an instruction of the nest's block: the set
-    its accesses touch in the trip of the loop holding every access."""
+    """(Group, carried loop or None) of the nest's accesses: the innermost loop of the nest (up to the nest's own
+    loop) whose trips touch one set of blocks each -- distinct sets when the nest writes, but for the trips of one
+    loop of the nest that no access's offset depends on (a value carried round it: an nl.loop_reduce accumulator);
+    an instruction of the nest's block: the set its accesses touch in the trip of the loop holding every access."""
     writes = any(a.write for a in accs)
     if not isinstance(item, Loop):
-        return find_group(s, accs, common, trace, injective=writes) if common is not None else None
+        return (find_group(s, accs, common, trace, injective=writes) if common is not None else None), None
     chain = None
     for a in accs:
         c, L = [], a.op.scope
@@ -64,15 +65,29 @@ def _nest_group(s, accs, item, common, trace):
             c.append(L)
             L = L.parent
         chain = c if chain is None else [L for L in chain if any(L is M for M in c)]
-    for L in chain or []:
-        if not inside(L, item):
-            break
+    chain = [L for L in chain or [] if inside(L, item)]
+    for L in chain:
         g = find_group(s, accs, L, trace, injective=writes)
         if g is not None:
-            return g
-        if L is item:
+            return g, None
+    if not writes:
+        return None, None
+    # A value carried round one loop C of the nest: every access reads it (read-modify-write: the first trip of C
+    # starts from what the earlier nest or the lazy Memset left), and no access's offset moves with C.
+    used = set()
+    for a in accs:
+        used.update(a.view.off_f.loop)
+    carried = [C for C in chain if C.var not in used and (C.trips or 0) > 1]
+    if len(carried) != 1 or not all(a.read for a in accs):
+        return None, None
+    C = carried[0]
+    for L in chain:
+        if L is C:
             break
-    return None
+        g = find_group(s, accs, L, trace, injective=True, carried=C)
+        if g is not None:
+            return g, C
+    return None, None
 
 
 def plan(alloc, s, accs, lazy):
@@ -95,10 +110,10 @@ def plan(alloc, s, accs, lazy):
         return None  # a value carried between trips of the loop holding every access: no home per trip
     nests = []
     for i in order:
-        g = _nest_group(s, by_item[i], block.items[i], common, trace)
+        g, carried = _nest_group(s, by_item[i], block.items[i], common, trace)
         if g is None:
             return None
-        nests.append(Nest(i, by_item[i], g))
+        nests.append(Nest(i, by_item[i], g, carried))
     p = Plan(s, block, base, nests)
     row = base.E if base is not None else s.row
     for j, n in enumerate(nests):
@@ -108,6 +123,16 @@ def plan(alloc, s, accs, lazy):
             count *= k
         n.reload = j > 0 and not (first.write and not first.read and count == s.partitions * n.group.E)
         n.save = any(a.write for a in n.accs) and any(a.read for m in nests[j + 1:] for a in m.accs)
+        reloads = 1.0
+        if n.carried is not None:
+            # Saved after every trip, reloaded before every trip but the first of the carried loop when the nest is
+            # the first (that trip starts from the lazy Memset): the compiler's reload before each use and save after
+            # each write of a spilled range (walrus/sbuf-spill-select.md section 4).
+            if j == 0 and lazy is None:
+                return None  # the first trip would read what nothing wrote
+            n.save = n.reload = True
+            if j == 0:
+                reloads = (n.carried.trips - 1) / n.carried.trips
         v = View(s, Idx(0), n.group.home_start, [(1, s.partitions, True)] +
                  [(st, k, False) for st, k in n.group.home_dims], s.dtype)
         if base is not None:
@@ -118,7 +143,7 @@ def plan(alloc, s, accs, lazy):
         while L is not None:
             trips *= L.trips or 1  # a dynamic loop's trips are unknown: one trip's traffic
             L = L.parent
-        p.traffic += (n.reload + n.save) * n.group.E * dtypes.size(s.dtype) * trips
+        p.traffic += (n.reload * reloads + n.save) * n.group.E * dtypes.size(s.dtype) * trips
     p.row = row
     return p
 
@@ -140,9 +165,16 @@ def commit(alloc, p, lazy):
             via = alloc.unit(s, "sbuf", g.loop, g.loop.body, s.partitions, g.E,
                              name=alloc.trace.unique(f"{s.name}_n{j}_sb"))
             via.items, via.temp = list(u.items), True
-        if j == 0 and lazy is not None:
-            alloc._lazy(u, lazy, n.accs)
+        zero = alloc._lazy(u, lazy, n.accs) if j == 0 and lazy is not None else None
         if n.reload:
-            alloc._insert(u.block, u.items[0], before=Reload(u, home, p.row, n.start, n.dims, via, s.where))
+            r = Reload(u, home, p.row, n.start, n.dims, via, s.where)
+            if j == 0 and n.carried is not None:
+                # the first trip of the carried loop starts from the Memset, the others from the home: emit_bir
+                # peels that trip (alloc.peeled)
+                r.when = (n.carried, False)
+                if zero is not None:
+                    zero.when = (n.carried, True)
+                alloc.peeled.append(n.carried)
+            alloc._insert(u.block, u.items[0], before=r)
         if n.save:
             alloc._insert(u.block, u.items[-1], after=Save(u, home, p.row, n.start, n.dims, via, s.where))

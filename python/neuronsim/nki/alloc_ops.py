@@ -16,12 +16,14 @@ SPILL_QUEUE = "qSyncSpillReload0"
 
 
 class Pseudo:
-    """An instruction the allocator adds. kind "spill": never a load that may run ahead (emit_bir.loop)."""
+    """An instruction the allocator adds. kind "spill": never a load that may run ahead (emit_bir.loop). when:
+    (loop, first) -- emitted only in the first trip of that loop (first True) or only in the others (False)."""
     kind = "spill"
     ins = outs = ()
     first_of = None
     where = None
     extra = {}
+    when = None
 
 
 def _slot_ap(u, env, E=None):
@@ -98,7 +100,7 @@ class LazyMemset(Pseudo):
         self.unit, self.op, self.where = unit, op, op.where
 
     def emit(self, ctx, env):
-        r = ctx.b.add("Memset", [], [_B.Builder.ap(_slot_ap(self.unit, env))])
+        r = ctx.b.add("Memset", [], [_B.Builder.ap(_slot_ap(self.unit, env, self.unit.elems))])
         for k, v in self.op.fields.items():
             r.set(k, v)
         if self.op.engine:

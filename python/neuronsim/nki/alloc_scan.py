@@ -190,22 +190,24 @@ def _outer(s, L):
     return out if M is s.scope else None
 
 
-def find_group(s, accs, L, trace, injective=True):
+def find_group(s, accs, L, trace, injective=True, carried=None):
     """The Group of s in loop L (every access in accs inside L), or None when the trips of L do not touch disjoint
     sets of blocks of s: a run of consecutive blocks (_run_group) or the blocks at fixed indices of the block dims
     the trip's variables index, the compiler's shrunk dims (_dim_group). injective False: trips may touch the
-    same blocks (accesses that only read)."""
+    same blocks (accesses that only read). carried: a loop around L whose trips all touch the same blocks (a value
+    carried from trip to trip of it, alloc_nest.py), left out of the injectivity check."""
     if s.pdim == 0 or block_elems(s)[1] <= 1:
         return None
     out_vars = _outer(s, L)
     if out_vars is None or any(not any(x is L for x in _chain(a.op.scope)) for a in accs):
         return None
     inner = {M.var for M in trace.loops if _inner(M.var, L, trace)}
-    return _run_group(s, accs, L, out_vars, inner, trace, injective) or \
-        _dim_group(s, accs, L, out_vars, inner, injective)
+    inj = {v: M for v, M in out_vars.items() if M is not carried}
+    return _run_group(s, accs, L, out_vars, inner, trace, injective, inj) or \
+        _dim_group(s, accs, L, out_vars, inner, injective, inj)
 
 
-def _run_group(s, accs, L, out_vars, inner, trace, injective=True):
+def _run_group(s, accs, L, out_vars, inner, trace, injective=True, inj=None):
     be, _ = block_elems(s)
     coef = None
     D = 0
@@ -239,7 +241,7 @@ def _run_group(s, accs, L, out_vars, inner, trace, injective=True):
         (q,) = qs
         if any(hi >= (q + 1) * E for _, hi in spans):
             continue
-        if injective and not _injective({v: k // E for v, k in coef.items()}, out_vars):
+        if injective and not _injective({v: k // E for v, k in coef.items()}, out_vars if inj is None else inj):
             return None
 
         def strip(v, coef=coef, q=q, E=E):
@@ -265,7 +267,7 @@ def _digits(c, strides, shape):
     return out if c == 0 and all(0 <= out[d] < shape[d] for d in out) else None
 
 
-def _dim_group(s, accs, L, out_vars, inner, injective=True):
+def _dim_group(s, accs, L, out_vars, inner, injective=True, inj=None):
     """The blocks at fixed indices of the block dims the trip's variables index (the same dims and indices in every
     access), the other dims kept whole in the unit, in their order."""
     shape = [n for d, n in enumerate(s.shape) if d != s.pdim]
@@ -311,7 +313,7 @@ def _dim_group(s, accs, L, out_vars, inner, injective=True):
         for var, k in v:
             g[var] = g.get(var, 0) + k * w
         w *= shape[d]
-    if injective and not _injective(g, out_vars):
+    if injective and not _injective(g, out_vars if inj is None else inj):
         return None
     kept = [d for d in range(len(shape)) if d not in dropped]
     pstr = {}

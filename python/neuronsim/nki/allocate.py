@@ -29,7 +29,7 @@ from . import dtypes
 from .alloc_explicit import Explicit, check_explicit
 from .alloc_nest import commit as nest_commit, plan as nest_plan
 from .alloc_ops import Home, LazyMemset, Reload, Save
-from .alloc_scan import Scan, block_runs, lazy_memset, pieces, shrink, whole_only
+from .alloc_scan import Scan, block_runs, inside, lazy_memset, pieces, shrink, whole_only
 from .errors import KernelError
 from .symbolic import Idx, NeedsUnroll
 from .tracer import Loop
@@ -65,6 +65,7 @@ class Unit:
     def __init__(self, alloc, storage, mem, rot, block, rows, cols, group=None, name=None):
         self.storage, self.mem, self.rot, self.block = storage, mem, rot, block
         self.rows, self.cols, self.group = rows, cols, group
+        self.elems = cols  # elements per partition of the tile a buffer holds (cols: with a PSUM bank's padding)
         self.dtype = storage.dtype
         self.name = name or storage.name
         self.buffers = 1
@@ -142,6 +143,7 @@ class Allocation:
         self.op_unit = {}  # (id(op), storage id) -> Unit, for storages with several units
         self.inserts = {}  # id(block) -> {item index: ([pseudo before], [pseudo after])}
         self.homes = []
+        self.peeled = []  # loops whose first trip emit_bir peels for a Pseudo's `when` (alloc_nest.commit)
         self.mod_req = {}  # loop var -> the multiple of B its explicitly placed tiles need
         self.cursor = {}  # memory -> where the next placement starts looking (_fit)
         force_auto = self.trace.__dict__.get("force_auto_alloc", False)
@@ -269,17 +271,25 @@ class Allocation:
 
     def _lazy(self, u, lazy, accs):
         """The nl.zeros of a block tensor allocated per trip: a Memset of the trip's blocks before their first
-        access, unless that access overwrites them whole."""
+        access, unless that access overwrites them whole -- a write, or a matmul that starts its accumulation group
+        in the trip (NKI nc_matmul "Accumulation mode": a group's first matmul overwrites the PSUM it writes). Whole
+        means the tile's elements, not the rest of the PSUM bank the unit takes (walrus/psum-allocator.md: a
+        tensor's footprint is rounded up to whole 2 KiB banks); the Memset covers those elements only."""
         first = accs[0]
         v = first.view
         count = 1
         for _, n, _ in v.dims:
             count *= n
-        if first.write and not first.read and count == u.rows * u.cols:
+        M = first.op.first_of
+        starts_group = first.op.type == "Matmult" and (first.op.fields.get("start_tensor_calc") is True or (
+            M is not None and M is not u.rot and (u.rot is None or inside(M, u.rot))))
+        if (first.write and not first.read or starts_group) and count == u.rows * u.elems:
             lazy.op.extra["dropped"] = True
-            return
+            return None
         lazy.op.extra["dropped"] = True
-        self._insert(u.block, first.item_in(u.block), before=LazyMemset(u, lazy.op))
+        m = LazyMemset(u, lazy.op)
+        self._insert(u.block, first.item_in(u.block), before=m)
+        return m
 
     def _insert(self, block, i, before=None, after=None):
         b, a = self.inserts.setdefault(id(block), {}).setdefault(i, ([], []))

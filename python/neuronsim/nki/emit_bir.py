@@ -320,7 +320,8 @@ class _Ctx:
 
     def op(self, op, env, first=None):
         if isinstance(op, Pseudo):
-            op.emit(self, env)
+            if op.when is None or bool((first or {}).get(op.when[0].var)) is op.when[1]:
+                op.emit(self, env)
             return
         if op.extra.get("dropped"):
             return
@@ -510,5 +511,7 @@ class _Ctx:
                     if L in loops:
                         out.append(loops)
             _walk(L.body, visit)
+            if any(C is L for C in self.alloc.peeled):
+                out.append([L])  # an allocator instruction emitted in the first trip of L only, or in the others
             cache[id(L)] = out
         return cache[id(L)]
