@@ -42,6 +42,16 @@ struct MismatchInfo {
   std::string line; // as `neuronsim run` prints it
 };
 
+// What a single-core streamed run's stats document is made from (sim::stats_json), kept by its Result until the
+// document is first asked for: the run's records (a streamed run's are its folded profile and the critical path's
+// listed links, not an event per dynamic instruction), its schedule's summary (no entries) and the kernel whose
+// program the rows name.
+struct RunRecords {
+  std::shared_ptr<const sim::Kernel> kernel;
+  sim::RunResult result;
+  sim::Schedule schedule;
+};
+
 struct Result {
   std::string kernel; // how the run names the kernel (the BIR file, or the streams' folder)
   std::string arch;
@@ -57,7 +67,14 @@ struct Result {
   pybind11::dict unwritten;                       // output -> elements no instruction wrote (numeric runs)
   pybind11::list saved_inputs;                    // the files save_inputs= wrote
   std::string summary_text;                       // as `neuronsim run` prints it (sim::summary_text)
-  std::shared_ptr<const nlohmann::json> doc;      // the stats document (report())
+  std::string verdict;                            // the stats' analysis.verdict.text ("" when it has none)
+  // The stats document (Result.stats, top(), report(): stats_doc). A single-core streamed run (a timing-only run,
+  // what a tune candidate makes) builds it on first use from `records`, which are then dropped: a caller that
+  // reads only total_ns, summary() or verdict never pays for its ~30 JSON nodes per static instruction (the
+  // first run's page faults, docs/dev/performance.md rows (k)). A whole run's is built after the run, as its
+  // events and schedule (per dynamic instruction) would cost more to keep.
+  mutable std::shared_ptr<const nlohmann::json> doc;
+  mutable std::shared_ptr<const RunRecords> records;
   pybind11::object findings = pybind11::none();   // a sanitized run's findings (list of dict), else None
   pybind11::list finding_lines;                   // ... as the CLI prints them ("sanitizer: KIND: ...")
   std::vector<std::string> read_files;            // what the run read, which report() may not replace
@@ -67,6 +84,8 @@ struct Result {
 void write_report(const Result &r, pybind11::handle path);
 // Result.stats (see stats_cache).
 pybind11::dict result_stats(const Result &r);
+// The stats document of r, built from r.records on first use (with the GIL held; it is released while building).
+const nlohmann::json &stats_doc(const Result &r);
 
 struct Report {
   sim::ValidateReport report;

@@ -225,11 +225,7 @@ PYBIND11_MODULE(_core, m) {
           py::arg("n") = 10)
       .def_property_readonly(
           "verdict",
-          [](const Result &r) -> std::string {
-            if (!r.doc || !r.doc->contains("analysis"))
-              return "";
-            return (*r.doc)["analysis"]["verdict"].value("text", std::string());
-          },
+          [](const Result &r) { return r.verdict; },
           "the run's verdict, e.g. 'DMA latency-bound (fixed latency 64% of DMA critical time)' (the stats'\n"
           "analysis.verdict; docs/profiling.md)")
       .def("report", &write_report,

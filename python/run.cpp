@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "api.hpp"
 #include "convert.hpp"
@@ -12,6 +13,7 @@
 #include "neuronsim/isa/file_output.hpp"
 #include "neuronsim/sim/io.hpp"
 #include "neuronsim/sim/report.hpp"
+#include "neuronsim/sim/stats.hpp"
 
 namespace py = pybind11;
 
@@ -216,7 +218,8 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
   sim::Run r;
   std::vector<std::string> read_files;
   nlohmann::json stats;
-  std::string summary;
+  std::string summary, verdict;
+  bool lazy = false;  // the stats document is left to stats_doc (Result::records)
   std::vector<sim::Mismatch> bad;
   {
     SigintWatch watch;
@@ -235,8 +238,20 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
       }
       if (callback_error)
         return;
-      stats = sim::run_stats(r, k->program, {});
-      summary = sim::summary_text(r, stats);
+      // A single-core streamed run keeps what its stats document is made from instead (Result::records); its
+      // summary's verdict line is the document's (sim::summary_analysis_json).
+      lazy = !r.device && r.result.streamed && report_file.empty() && !r.result.sanitized;
+      if (lazy) {
+        const nlohmann::json a = sim::summary_analysis_json(r.result, r.simulator->schedule(), k->program);
+        std::ostringstream os;
+        sim::print_summary(os, r.result, r.simulator->schedule(), &a);
+        summary = os.str();
+        verdict = a["verdict"].value("text", std::string());
+      } else {
+        stats = sim::run_stats(r, k->program, {});
+        summary = sim::summary_text(r, stats);
+        if (stats.contains("analysis")) verdict = stats["analysis"]["verdict"].value("text", std::string());
+      }
       if (!report_file.empty()) {
         const nlohmann::json timeline = !trace_file.empty() ? isa::read_json_file(trace_file, "trace file")
                                         : r.device || r.simulator->schedule().insts.empty()
@@ -265,7 +280,17 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
   out.summary_text = summary;
   if (r.result.sanitized) out.findings = to_python(sim::findings_json(r.result.findings));
   for (const auto &f : r.result.findings) out.finding_lines.append(sim::one_line(sim::finding_line(f)));
-  out.doc = std::make_shared<const nlohmann::json>(std::move(stats));
+  out.verdict = verdict;
+  if (lazy) {
+    auto rec = std::make_shared<RunRecords>();
+    rec->kernel = k;
+    rec->schedule = r.simulator->schedule();  // a streamed run's: its summary, no entries
+    rec->schedule.arena.reset();
+    rec->result = std::move(r.result);
+    out.records = std::move(rec);
+  } else {
+    out.doc = std::make_shared<const nlohmann::json>(std::move(stats));
+  }
   out.read_files = std::move(read_files);
   for (const auto &f : r.saved_inputs)
     out.saved_inputs.append(f);
@@ -316,15 +341,36 @@ Result run(py::handle kernel, py::handle inputs, py::handle arch, py::handle tim
   return out;
 }
 
+const nlohmann::json &stats_doc(const Result &r) {
+  if (!r.doc) {
+    const std::shared_ptr<const RunRecords> rec = r.records;  // kept alive by this copy while the GIL is released
+    if (!rec) {
+      static const nlohmann::json none = nlohmann::json::object();
+      return none;
+    }
+    nlohmann::json doc = guarded([&] {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(core_mutex());
+      return sim::stats_json(rec->result, rec->schedule, rec->kernel->program, {});
+    });
+    if (!r.doc) {  // another thread may have built it meanwhile: the same document
+      r.doc = std::make_shared<const nlohmann::json>(std::move(doc));
+      r.records.reset();
+    }
+  }
+  return *r.doc;
+}
+
 py::dict result_stats(const Result &r) {
   if (r.stats_cache.is_none())
-    r.stats_cache = r.doc ? to_python(*r.doc) : py::dict();
+    r.stats_cache = r.doc || r.records ? to_python(stats_doc(r)) : py::dict();
   return r.stats_cache;
 }
 
 void write_report(const Result &r, py::handle path) {
   const std::string file = path_arg(path, "path");
   const std::string trace_file = r.trace_path.is_none() ? std::string() : r.trace_path.cast<std::string>();
+  const nlohmann::json &doc = stats_doc(r);
   guarded([&] {
     // The output rule of every writer: the page replaces none of the files the run read, nor its trace.
     std::vector<std::string> reads = r.read_files;
@@ -334,7 +380,7 @@ void write_report(const Result &r, py::handle path) {
     std::optional<nlohmann::json> trace;
     if (!trace_file.empty())
       trace = isa::read_json_file(trace_file, "trace file");
-    isa::write_file_atomic(file, sim::run_report_html(*r.doc, trace ? &*trace : nullptr, "", trace_file));
+    isa::write_file_atomic(file, sim::run_report_html(doc, trace ? &*trace : nullptr, "", trace_file));
   });
 }
 

@@ -210,8 +210,9 @@ static double critical_path_dma_fixed(const RunResult &r, const Schedule &s) {
   return fixed;
 }
 
-nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p,
-                          const std::vector<std::string> &command_line, bool with_profile) {
+// The stats document; without `links` its "critical_path" list is left out (summary_analysis_json).
+static nlohmann::json stats_document(const RunResult &r, const Schedule &s, const isa::Program &p,
+                                     const std::vector<std::string> &command_line, bool with_profile, bool links) {
   nlohmann::json j;
   j["tool"] = {{"name", "neuronsim"}, {"version", version()}};
   j["command_line"] = command_line;
@@ -277,12 +278,13 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
   // The chain of instructions that set the total time: each one started when its predecessor in the chain
   // completed (or released its queue). Long chains are cut to their last 10000 links.
   // (A streamed run keeps the events of the links it lists: RunResult::events.)
-  std::vector<const TraceEvent *> by_seq(r.streamed ? 0 : s.insts.size(), nullptr);
+  std::vector<const TraceEvent *> by_seq(r.streamed || !links ? 0 : s.insts.size(), nullptr);
   std::unordered_map<int64_t, const TraceEvent *> listed;
-  for (const auto &e : r.events) (r.streamed ? listed[e.seq] : by_seq[static_cast<size_t>(e.seq)]) = &e;
+  if (links)
+    for (const auto &e : r.events) (r.streamed ? listed[e.seq] : by_seq[static_cast<size_t>(e.seq)]) = &e;
   nlohmann::json cp = nlohmann::json::array();
   const size_t first = r.critical_path.size() > kCriticalPathListed ? r.critical_path.size() - kCriticalPathListed : 0;
-  for (size_t i = first; i < r.critical_path.size(); ++i) {
+  for (size_t i = links ? first : r.critical_path.size(); i < r.critical_path.size(); ++i) {
     const int64_t seq = r.critical_path[i];
     const auto it = listed.find(seq);
     const TraceEvent *e = r.streamed ? (it == listed.end() ? nullptr : it->second) : by_seq[static_cast<size_t>(seq)];
@@ -301,7 +303,7 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
     link["end_ns"] = e->end_ns;
     link["finish_ns"] = e->finish_ns;
   }
-  j["critical_path"] = cp;
+  if (links) j["critical_path"] = std::move(cp);
   nlohmann::json shares = nlohmann::json::object();
   const auto sh = critical_path_shares(r, s);
   for (const auto &[name, ns] : sh) shares[name] = ns;
@@ -313,6 +315,15 @@ nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Prog
     j["profile"] = profile_json(r, s, p);
   j["analysis"] = analysis_json(j, engines::load_arch(r.arch));
   return j;
+}
+
+nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p,
+                          const std::vector<std::string> &command_line, bool with_profile) {
+  return stats_document(r, s, p, command_line, with_profile, true);
+}
+
+nlohmann::json summary_analysis_json(const RunResult &r, const Schedule &s, const isa::Program &p) {
+  return stats_document(r, s, p, {}, false, false)["analysis"];
 }
 
 void print_top(std::ostream &out, const nlohmann::json &stats, int n) {

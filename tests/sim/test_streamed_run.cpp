@@ -134,6 +134,43 @@ TEST(StreamedRun, EveryWorkloadRunsAsTheWholeScheduleDoesBitForBit) {
     }
 }
 
+TEST(StreamedRun, TheStatsDocumentCanBeBuiltAfterTheSimulatorIsGone) {
+  // neuronsim.run keeps a streamed run's RunResult and its schedule's summary (no entries), and builds the stats
+  // document from them when it is first read (python/run.cpp): the document built right after the run. Its summary
+  // and verdict come from summary_analysis_json (no profile, no critical-path list): the full document's.
+  for (const char *w : kWorkloads)
+    for (const char *a : {"trn1", "trn3"}) {
+      SCOPED_TRACE(std::string(w) + " " + a);
+      const isa::Program p = workload(w);
+      sim::RunOptions o;
+      o.arch = a;
+      o.timing_only = true;
+      o.schedule = sim::ScheduleMode::Streamed;
+      nlohmann::json now, light;
+      std::string summary, light_summary;
+      sim::RunResult kept;
+      sim::Schedule summary_only;
+      {
+        sim::Simulator s(p, o);
+        kept = s.run();
+        now = sim::stats_json(kept, s.schedule(), p);
+        light = sim::summary_analysis_json(kept, s.schedule(), p);
+        std::ostringstream full_os, light_os;
+        sim::print_summary(full_os, kept, s.schedule(), &now.at("analysis"));
+        sim::print_summary(light_os, kept, s.schedule(), &light);
+        summary = full_os.str(), light_summary = light_os.str();
+        summary_only = s.schedule();
+        summary_only.arena.reset();
+        EXPECT_TRUE(summary_only.insts.empty());
+      }
+      const sim::RunResult moved = std::move(kept);
+      EXPECT_EQ(sim::stats_json(moved, summary_only, p).dump(), now.dump());
+      EXPECT_EQ(light.at("verdict"), now.at("analysis").at("verdict"));
+      EXPECT_EQ(light_summary, summary);
+      EXPECT_FALSE(light.at("engines").at("DVE").contains("wait_ns"));  // the analysis without the profile's sums
+    }
+}
+
 TEST(StreamedRun, TinyAndHugeWindowsGiveTheSameRun) {
   // The stream's window only changes how far its walk runs ahead of the queues (and how many walks it makes).
   const isa::Program loop = loop_kernel(800);

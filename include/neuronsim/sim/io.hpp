@@ -142,6 +142,11 @@ std::vector<std::pair<std::string, double>> critical_path_shares(const RunResult
 // then has no wait sums): the cheap document a run's summary and verdict need.
 nlohmann::json stats_json(const RunResult &r, const Schedule &s, const isa::Program &p,
                           const std::vector<std::string> &command_line = {}, bool with_profile = true);
+// The analysis of the document stats_json makes without the profile, built without its critical-path list (what
+// the summary's verdict line reads: the verdict comes from the engines', DMA's and critical-path shares' numbers,
+// never from the profile's wait sums, so it is the full document's verdict). A run whose caller may never read
+// its stats document (a tune candidate, neuronsim.run) gets its summary and verdict from this alone.
+nlohmann::json summary_analysis_json(const RunResult &r, const Schedule &s, const isa::Program &p);
 // The trace of a finished run as a document (TraceWriter replayed over r.events: the same text a streamed trace has).
 nlohmann::json trace_json(const RunResult &r, const Schedule &s, const isa::Program &p);
 
