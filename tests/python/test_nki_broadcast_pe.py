@@ -61,6 +61,40 @@ def test_a_row_wider_than_a_bank_is_one_matmul_per_512_columns():
     assert dve["cycles"] == 1280 + 128
 
 
+def test_a_row_longer_than_four_banks_reaches_its_reader_piece_by_piece():
+    """2,560 fp32 columns are 5 PSUM banks, more than one broadcast may take (4): the reader is cut at 2,048
+    columns, each piece's matmuls just before it. Before, the broadcast was a DMACopy and its reader ran at 2N."""
+    x, row = _small_ints((128, 2560), 14), _small_ints((1, 2560), 15)
+    r, pe, dve = _run(scale_rows, x, row)
+    np.testing.assert_array_equal(r.outputs["out"], x * row)
+    assert pe == 5  # 512 columns a matmul: 4 for the first piece, 1 for the second
+    # DVE: the tensor_tensor in two pieces at N (2,048 + 512 cycles, one operand in PSUM; 2N = 5,120 from SBUF),
+    # and the ones row at N = 128
+    assert dve["instructions"] == 3 and dve["cycles"] == 2048 + 512 + 128
+    assert r.stats["dma"]["transfers"] == 3  # the two loads and the store: no broadcast DMA
+
+
+def test_a_long_row_with_a_scan_reader_keeps_its_dma():
+    """A scan carries a value from column to column: it is not cut, so a row too long for 4 banks keeps its DMA."""
+    @nki.jit
+    def scan_rows(x, row):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        r = nl.load(row)
+        nl.store(out, nisa.tensor_tensor_scan(t, r.broadcast_to(t.shape), initial=0, op0=np.multiply, op1=np.add))
+        return out
+
+    x, row = _small_ints((128, 2560), 16, 0, 2), _small_ints((1, 2560), 17, 0, 2)
+    r, pe, _ = _run(scan_rows, x, row)
+    want = np.zeros_like(x)
+    acc = np.zeros((128,), np.float32)
+    for j in range(x.shape[1]):
+        acc = x[:, j] * acc + row[0, j]
+        want[:, j] = acc
+    np.testing.assert_array_equal(r.outputs["out"], want)
+    assert pe == 0
+
+
 def test_one_broadcast_per_reader_in_a_state_loop():
     """Per trip of a loop, as the tutorial's state loop: the broadcast and its reader in one body."""
     @nki.jit

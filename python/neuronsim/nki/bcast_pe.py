@@ -12,6 +12,12 @@ in PSUM without copies the kernel did not ask for:
   per Matmult (one PSUM bank of fp32, nl.tile_size.gemm_moving_fmax), at most MAX_BANKS banks in all;
 - every reader of the result is a DVE or ACT compute instruction in the same block as the broadcast, which reads no
   other PSUM operand (a tensor_tensor reads at most one: NKI nki.isa.tensor_tensor), and nothing else writes it.
+A row longer than MAX_BANKS banks (more than the whole PSUM's 8 banks for a long sequence: 7,168 fp32 columns are 14)
+goes through PSUM piece by piece: its one reader, an elementwise DVE / ACT instruction, is cut column-wise into
+pieces of at most MAX_BANKS banks, each piece's matmuls into PSUM just before the piece of the reader that takes
+them (INFERRED from the Architecture Guide's "NKI invokes such matmul under the hood" for broadcast_to, which sets
+no size limit, and the PSUM's 16 KiB per partition, reference neuron-arch.md 1.4: a broadcast that takes the
+matmul's path and is longer than PSUM can only reach its reader bank by bank; docs/nki-lowering.md 4).
 Any other broadcast keeps its DMA (INFERRED: where the compiler keeps a broadcast that lives across loops or feeds
 GpSimd, a DMA or a store is not documented; the DMA keeps it in SBUF, as before)."""
 from . import dtypes
@@ -25,6 +31,9 @@ PSUM_BANK_BYTES = 2048  # per partition (reference neuron-arch.md 1.4)
 MAX_BANKS = 4
 _READERS = {"TensorTensor", "TensorScalarPtr", "Activation", "TensorCopy", "TensorReduce"}
 _ENGINES = (None, "DVE", "Activation")
+# Readers that may be cut column-wise: each output element depends on the same column of its inputs only (no
+# accumulation across columns: not a scan, a reduce or an accumulating activation).
+_ELEMENTWISE = {"TensorTensor", "TensorCopy", "TensorScalarPtr", "Activation"}
 _FLOATS = ("float32", "bfloat16", "float16")
 
 
@@ -37,8 +46,13 @@ def place_broadcasts(trace):
     uses = {}
     _uses(trace.root, uses, {op.outs[0].storage.id for _, op in marked})
     for block, op in marked:
-        if _eligible(block, op, uses.get(op.outs[0].storage.id, ())):
+        mine = uses.get(op.outs[0].storage.id, ())
+        if _eligible(block, op, mine):
             _to_pe(trace, block, op)
+        else:
+            reader = _splittable(block, op, mine)
+            if reader is not None:
+                _to_pe_in_pieces(trace, block, op, reader)
 
 
 def _collect(block, out):
@@ -62,11 +76,17 @@ def _uses(block, uses, ids):
                 uses.setdefault(sid, []).append((block, item, r, w))
 
 
+def _row_ok(op):
+    x, s = op.extra["bcast"], op.outs[0].storage
+    return not (x.storage.buffer != "sbuf" or x.bir_dtype not in _FLOATS or s.dtype != x.bir_dtype or
+                x.dyn is not None or x.pred is not None or not x.dims[0][2] or x.dims[0][1] != 1 or
+                op.extra.get("dropped"))
+
+
 def _eligible(block, op, uses):
     x, t = op.extra["bcast"], op.outs[0]
     s = t.storage
-    if x.storage.buffer != "sbuf" or x.bir_dtype not in _FLOATS or s.dtype != x.bir_dtype or x.dyn is not None or \
-            x.pred is not None or not x.dims[0][2] or x.dims[0][1] != 1 or op.extra.get("dropped"):
+    if not _row_ok(op):
         return False
     n = 1
     for _, num, _ in x.dims[1:]:
@@ -134,3 +154,87 @@ def _to_pe(trace, block, op):
     s.buffer = "psum"
     s.__dict__["producer"] = ops[-1]
     s.__dict__["computed_other"] = False
+
+
+def _plain_2d(v, n):
+    """v is a [P, n] view with a partition dim first and one free dim of n, nothing known only at run time."""
+    return isinstance(v, View) and len(v.dims) == 2 and v.dims[0][2] and not v.dims[1][2] and v.dims[1][1] == n and \
+        v.dyn is None and v.pred is None and not v.oob
+
+
+def _splittable(block, op, uses):
+    """The one reader of a broadcast too long for MAX_BANKS banks, if it can be cut column-wise; else None."""
+    x, t = op.extra["bcast"], op.outs[0]
+    s = t.storage
+    if not _row_ok(op) or len(x.dims) != 2 or s.partitions > 128 or s.pdim != 0 or not _plain_2d(t, x.dims[1][1]):
+        return None
+    n = x.dims[1][1]
+    readers = [(b, u, r, w) for b, u, r, w in uses if u is not op]
+    if len(readers) != 1:
+        return None
+    b, user, reads, writes = readers[0]
+    f = user.fields
+    if b is not block or writes or reads != 1 or user.type not in _ELEMENTWISE or user.engine not in _ENGINES or \
+            user.extra.get("dropped") or f.get("is_tensor_tensor_scan") or f.get("acc", "Idle") not in ("Idle", None) or \
+            len(user.outs) != 1 or user.type == "Activation" and len(user.ins) > 2:
+        return None
+    views = [v for v in list(user.ins) + list(user.outs) if isinstance(v, View)]
+    if not all(_plain_2d(v, n) for v in views) or \
+            any(v.storage.buffer == "psum" and v.storage.id != s.id for v in user.ins if isinstance(v, View)):
+        return None
+    out = user.outs[0]
+    for v in user.ins:  # an input that is also the output: the same elements (an in-place update), or not cut
+        if isinstance(v, View) and v.storage.id == out.storage.id and (str(v.off_p), str(v.off_f), v.dims) != \
+                (str(out.off_p), str(out.off_f), out.dims):
+            return None
+    at, end = block.items.index(op), block.items.index(user)
+    if end < at:
+        return None
+    for item in block.items[at + 1:end]:  # the matmuls move down to the reader: nothing between may write the row
+        if isinstance(item, Loop) or any(isinstance(v, View) and v.storage.id == x.storage.id for v in item.outs):
+            return None
+    return user
+
+
+def _to_pe_in_pieces(trace, block, op, reader):
+    """The broadcast as matmuls into PSUM, MAX_BANKS banks at a time, each group followed by its piece of the reader
+    (module docstring); the reader's other operands and its output cut at the same columns."""
+    x, t = op.extra["bcast"], op.outs[0]
+    s = t.storage
+    M, n = t.dims[0][1], x.dims[1][1]
+    size = dtypes.size(s.dtype)
+    cols = MAX_BANKS * PSUM_BANK_BYTES // size // PE_COLUMNS * PE_COLUMNS
+    ones = _ones(trace, x.bir_dtype)
+    stationary = View(ones, Idx(0), Idx(0), [(1, 1, True), (1, M, False)], x.bir_dtype)
+    (xps, _, _), (xfs, _, _) = x.dims
+    ops = []
+    for c in range(0, n, cols):
+        k = min(cols, n - c)
+        piece = new_storage((M, k), s.dtype, "psum", name=s.name)
+        piece.scope, piece.nki_scope, piece.written = s.scope, s.nki_scope, True
+        for j in range(0, k, PE_COLUMNS):
+            kk = min(PE_COLUMNS, k - j)
+            mv = x.like(x.off_p, x.off_f + (c + j) * xfs, [(xps, 1, True), (xfs, kk, False)])
+            dst = View(piece, Idx(0), Idx(j), [(1, M, True), (1, kk, False)], s.dtype)
+            m = Op("Matmult", [stationary, mv], [dst], {"start_tensor_calc": True, "is_weight_onezero": True}, None,
+                   op.where, op.what)
+            m.scope, m.extra["nki"] = op.scope, op.extra.get("nki", ())
+            ops.append(m)
+            piece.__dict__["producer"] = m
+        piece.__dict__["computed_other"] = False
+        whole = View(piece, Idx(0), Idx(0), [(1, M, True), (1, k, False)], s.dtype)
+
+        def cut(v):
+            if not isinstance(v, View):
+                return v
+            if v.storage.id == s.id:
+                return whole
+            (ps, pn, _), (fs, _, _) = v.dims
+            return v.like(v.off_p, v.off_f + c * fs, [(ps, pn, True), (fs, k, False)])
+        r = Op(reader.type, [cut(v) for v in reader.ins], [cut(v) for v in reader.outs], dict(reader.fields),
+               reader.engine, reader.where, reader.what, reader.kind)
+        r.scope, r.first_of, r.extra = reader.scope, reader.first_of, dict(reader.extra)
+        ops.append(r)
+    block.items.remove(op)
+    at = block.items.index(reader)
+    block.items[at:at + 1] = ops
