@@ -14,7 +14,9 @@
 // repeats the walk from the start keeping only that queue's later entries (the walk is deterministic, so they are
 // the same). A queue asked past its last entry would send the walk to the end too: when the program's structure
 // fixes its path (instructions and constant loops), each queue's entry count is known before the walk and such
-// a question is answered at once. Memory stays bounded by the window per queue; each detached queue costs one more walk. Without flow
+// a question is answered at once, and a queue's last entry with a wait known before the walk (certain_wait: a
+// store's trigger after a loop) is asked for only once that wait is met, when the walk has come near it for the
+// other queues. Memory stays bounded by the window per queue; each detached queue costs one more walk. Without flow
 // arrows (no trace) the walks' footprint trackers are bounded too (Tracker's latest_per_queue).
 #pragma once
 
