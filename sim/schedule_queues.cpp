@@ -104,13 +104,13 @@ bool Builder::queue_totals(std::array<int64_t, kMaxQueues> &out) {
 namespace {
 // Whether an expression's value is the same wherever the walk is (no loop variable, no register).
 // With `bound`: loop variables marked there are known too.
-bool fixed(const isa::Expr &e, const std::vector<char> *bound = nullptr) {
+bool walk_invariant(const isa::Expr &e, const std::vector<char> *bound = nullptr) {
   if (e.kind == isa::Expr::Kind::Register) return false;
   if (e.kind == isa::Expr::Kind::LoopVar &&
       (!bound || e.var < 0 || static_cast<size_t>(e.var) >= bound->size() || !(*bound)[static_cast<size_t>(e.var)]))
     return false;
   for (const auto &k : e.kids)
-    if (!fixed(k, bound)) return false;
+    if (!walk_invariant(k, bound)) return false;
   return true;
 }
 } // namespace
@@ -176,7 +176,7 @@ void Builder::look_back(const std::vector<isa::Node> &nodes, LastLook &l) {
       if (xq == l.q || tq == l.q) {
         for (const auto &a : inst.ins) {
           if (a.kind != isa::ArgKind::AccessPattern || a.tensor < 0) continue;
-          if (!fixed(a.start)) {
+          if (!walk_invariant(a.start)) {
             l.stop = true;
             return;
           }
@@ -195,7 +195,7 @@ void Builder::look_back(const std::vector<isa::Node> &nodes, LastLook &l) {
     } else {
       for (const auto &a : inst.outs) {
         if (a.kind != isa::ArgKind::AccessPattern || a.tensor < 0) continue;
-        if (!fixed(a.start, &l.bound)) {  // a register, or a loop's variable outside that loop
+        if (!walk_invariant(a.start, &l.bound)) {  // a register, or a loop's variable outside that loop
           l.stop = true;
           return;
         }
