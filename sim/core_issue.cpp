@@ -37,6 +37,16 @@ void Core::queue_thread(int q) {
     const uint64_t gen = generation;
     Job &j = *job;
     const int64_t pos = j.next[q];
+    // A streamed run's entry far ahead whose walk would pass the other queues' (detaching them: a walk each
+    // again) is asked for once a wait it is sure to have is met, as its own waits below would block until then
+    // anyway; the time it was asked at stays `asked` (ScheduleStream::certain_wait).
+    const int64_t asked = now_ps();
+    if (const QueueWait *cw = j.stream ? j.stream->certain_wait(q, pos) : nullptr) {
+      const QueueWait w = *cw;
+      bool stale_early = false;
+      while (!(stale_early = generation != gen) && !j.aborted && j.known[w.queue] < w.count) wait(issued[w.queue]);
+      if (stale_early || j.aborted) continue;
+    }
     const ScheduledInst *sip = fetch(j, q, pos);
     if (!sip || generation != gen) continue;
     const ScheduledInst &si = *sip;
@@ -57,7 +67,7 @@ void Core::queue_thread(int q) {
     // issued, explicit semaphores, shared resources).
     bool stale = false;
     const int64_t queue_free = prev ? prev->release : j.t0;
-    int64_t ready = std::max(now_ps(), queue_free);
+    int64_t ready = std::max(asked, queue_free);
     for (const auto &w : si.waits) {
       while (!(stale = generation != gen) && !j.aborted && j.known[w.queue] < w.count) wait(issued[w.queue]);
       if (stale || j.aborted) break;

@@ -389,6 +389,7 @@ RunResult Simulator::end_run(std::exception_ptr *error, std::string *blocked_out
   }
   if (streamed_) {
     result.schedule_peak_held = stream->peak_held();
+    result.schedule_walks = stream->walks();
     std::vector<int64_t> missing;
     try {
       missing = fold_critical_path(*job, result);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -312,6 +313,13 @@ public:
   // that). summary() then holds what a walk's would at its end (DMA queue names, touches, triggers); this
   // builder's queue naming is used up: call it on a builder that does not walk.
   bool queue_totals(std::array<int64_t, kMaxQueues> &out);
+  // After queue_totals (true, `totals` its counts): per queue, a wait its last entry is sure to have, found
+  // without walking: a transfer's wait for its trigger; else the latest writer, in the program's order, of a byte
+  // the entry reads (the tracker reports that writer: only a later write covering it could drop its record, and
+  // that one would be later still). Found for a last entry outside loops whose reads do not depend on loop
+  // variables, when the writer lies in the last trips of the loops before it; else none. A consumer asking for
+  // that entry early may wait for this first: its answer cannot come sooner (sim/schedule_stream.hpp).
+  std::array<std::optional<QueueWait>, kMaxQueues> last_entry_waits(const std::array<int64_t, kMaxQueues> &totals);
   // Without the trace's flow arrows: ScheduledInst::dep_seq stays empty and the tracker keeps only the latest
   // record per queue (the waits are the same). Before the walk.
   void without_flow_arrows() {
@@ -422,6 +430,9 @@ private:
   int pick_queue(const isa::Inst &inst, bool dma_type);
 
   // queue_totals over `nodes`, each run `trips` times; false when they are not that simple.
+  // last_entry_waits' backward scan of nodes (the last trip of each loop) for queue q's last entry, then its writer.
+  struct LastLook;
+  void look_back(const std::vector<isa::Node> &nodes, LastLook &l);
   bool add_totals(const std::vector<isa::Node> &nodes, __int128 trips, std::array<__int128, kMaxQueues> &n);
 
   // The limits of one run, checked before this instruction's memory is taken (max_insts_, kMaxScheduleBytes): a

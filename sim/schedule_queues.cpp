@@ -101,6 +101,144 @@ bool Builder::queue_totals(std::array<int64_t, kMaxQueues> &out) {
   return true;
 }
 
+namespace {
+// Whether an expression's value is the same wherever the walk is (no loop variable, no register).
+// With `bound`: loop variables marked there are known too.
+bool walk_invariant(const isa::Expr &e, const std::vector<char> *bound = nullptr) {
+  if (e.kind == isa::Expr::Kind::Register) return false;
+  if (e.kind == isa::Expr::Kind::LoopVar &&
+      (!bound || e.var < 0 || static_cast<size_t>(e.var) >= bound->size() || !(*bound)[static_cast<size_t>(e.var)]))
+    return false;
+  for (const auto &k : e.kids)
+    if (!walk_invariant(k, bound)) return false;
+  return true;
+}
+} // namespace
+
+struct Builder::LastLook {
+  int q = 0;
+  const std::array<int64_t, kMaxQueues> *totals = nullptr;
+  bool found = false;               // the last entry of q was passed; now looking for its writer
+  bool stop = false;                // given up, or the writer found
+  std::vector<Footprint> reads;     // the last entry's
+  std::array<int64_t, kMaxQueues> after{};  // entries seen so far (those after the current point)
+  std::optional<QueueWait> wait;
+  std::vector<char> bound;          // per loop variable: set to its last trip's value by a loop being scanned
+};
+
+// Backwards over nodes: a loop's last trip only (its variable at its last value), entries counted per queue so
+// that the writer's position is its queue's total less the entries after it.
+void Builder::look_back(const std::vector<isa::Node> &nodes, LastLook &l) {
+  for (auto it = nodes.rbegin(); it != nodes.rend() && !l.stop; ++it) {
+    const isa::Node &node = *it;
+    if (node.kind == isa::Node::Kind::Loop) {
+      const __int128 t = node.ub > node.lb ? ((__int128)node.ub - node.lb + node.stride - 1) / node.stride : 0;
+      if (t == 0) continue;
+      if (!l.found) {  // after the last entry: only counted, and the last entry is not in it
+        std::array<__int128, kMaxQueues> n{};
+        if (!add_totals(node.body, t, n) || n[static_cast<size_t>(l.q)] > 0) {
+          l.stop = true;
+          return;
+        }
+        for (int q = 0; q < kMaxQueues; ++q)
+          l.after[static_cast<size_t>(q)] += static_cast<int64_t>(n[static_cast<size_t>(q)]);
+        continue;
+      }
+      // Its last trip: the variable at its last value, known only inside the body (restored after).
+      const size_t v = static_cast<size_t>(node.var);
+      const int64_t was = lv_[v];
+      const char was_bound = l.bound[v];
+      lv_[v] = static_cast<int64_t>(node.lb + (t - 1) * node.stride);
+      l.bound[v] = 1;
+      look_back(node.body, l);
+      lv_[v] = was;
+      l.bound[v] = was_bound;
+      if (!l.stop && t > 1) l.stop = true;  // the writer is not in the last trip: not looked for further
+      continue;
+    }
+    if (node.kind != isa::Node::Kind::Inst) {
+      l.stop = true;
+      return;
+    }
+    const isa::Inst &inst = prog_.insts[static_cast<size_t>(node.inst)];
+    const bool dma_type = is_dma(inst.type);
+    const bool dma = dma_type || inst.engine == Engine::DMA;
+    const int tq = dma && triggers_ && !s_.explicit_sync ? engine_queue(dma_issuer(inst)) : -1;
+    const int xq = pick_queue(inst, dma_type);
+    // The instruction's entries backwards: its own (the transfer's), then its trigger's.
+    if (!l.found) {
+      if (xq == l.q && tq >= 0) {  // a transfer waits for its trigger (and its trigger for the rest)
+        const int64_t pos = (*l.totals)[static_cast<size_t>(tq)] - 1 - l.after[static_cast<size_t>(tq)];
+        if (pos >= 0 && tq != xq) l.wait = QueueWait{tq, pos + 1};
+        l.stop = true;
+        return;
+      }
+      if (xq == l.q || tq == l.q) {
+        for (const auto &a : inst.ins) {
+          if (a.kind != isa::ArgKind::AccessPattern || a.tensor < 0) continue;
+          if (!walk_invariant(a.start)) {
+            l.stop = true;
+            return;
+          }
+          Access acc;
+          acc.tensor = a.tensor;
+          acc.dtype = a.dtype;
+          acc.start = a.start.eval(lv_.data(), mem_.shard());
+          acc.ap = engines::Dims(a.ap);
+          l.reads.push_back(mem_.footprint(acc));
+        }
+        l.found = true;
+        if (tq == l.q) ++l.after[static_cast<size_t>(xq)];  // the transfer after its trigger
+        if (l.reads.empty()) l.stop = true;
+        continue;
+      }
+    } else {
+      for (const auto &a : inst.outs) {
+        if (a.kind != isa::ArgKind::AccessPattern || a.tensor < 0) continue;
+        if (!walk_invariant(a.start, &l.bound)) {  // a register, or a loop's variable outside that loop
+          l.stop = true;
+          return;
+        }
+        Access acc;
+        acc.tensor = a.tensor;
+        acc.dtype = a.dtype;
+        acc.start = a.start.eval(lv_.data(), mem_.shard());
+        acc.ap = engines::Dims(a.ap);
+        const Footprint fp = mem_.footprint(acc);
+        for (const auto &r : l.reads)
+          if (fp.overlaps(r)) {
+            const int64_t pos = (*l.totals)[static_cast<size_t>(xq)] - 1 - l.after[static_cast<size_t>(xq)];
+            if (pos >= 0) l.wait = QueueWait{xq, pos + 1};
+            l.stop = true;
+            return;
+          }
+      }
+    }
+    ++l.after[static_cast<size_t>(xq)];
+    if (tq >= 0) ++l.after[static_cast<size_t>(tq)];
+  }
+}
+
+std::array<std::optional<QueueWait>, kMaxQueues>
+Builder::last_entry_waits(const std::array<int64_t, kMaxQueues> &totals) {
+  std::array<std::optional<QueueWait>, kMaxQueues> out{};
+  if (s_.explicit_sync) return out;  // no dependency tracking: no waits
+  for (int q = 0; q < kMaxQueues; ++q) {
+    if (totals[static_cast<size_t>(q)] == 0) continue;
+    LastLook l;
+    l.q = q;
+    l.totals = &totals;
+    l.bound.assign(lv_.size(), 0);
+    try {
+      look_back(prog_.body, l);
+    } catch (const Error &) {
+      continue;  // an access the walk refuses: the walk reports it
+    }
+    out[static_cast<size_t>(q)] = l.wait;
+  }
+  return out;
+}
+
 // The walk's queue choice (add) in the walk's order: DMA queue ids go by first use, and a program of instructions
 // and constant loops first uses them in the order of its nodes, skipping loops of no trip.
 bool Builder::add_totals(const std::vector<isa::Node> &nodes, __int128 trips, std::array<__int128, kMaxQueues> &n) {

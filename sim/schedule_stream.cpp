@@ -74,6 +74,7 @@ ScheduleStream::ScheduleStream(const isa::Program &program, const engines::Memor
   if (counter.queue_totals(totals)) {
     totals_ = totals;
     known_ = counter.summary();
+    last_waits_ = counter.last_entry_waits(totals);
   }
 }
 

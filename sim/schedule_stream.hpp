@@ -14,7 +14,9 @@
 // repeats the walk from the start keeping only that queue's later entries (the walk is deterministic, so they are
 // the same). A queue asked past its last entry would send the walk to the end too: when the program's structure
 // fixes its path (instructions and constant loops), each queue's entry count is known before the walk and such
-// a question is answered at once. Memory stays bounded by the window per queue; each detached queue costs one more walk. Without flow
+// a question is answered at once, and a queue's last entry with a wait known before the walk (certain_wait: a
+// store's trigger after a loop) is asked for only once that wait is met, when the walk has come near it for the
+// other queues. Memory stays bounded by the window per queue; each detached queue costs one more walk. Without flow
 // arrows (no trace) the walks' footprint trackers are bounded too (Tracker's latest_per_queue).
 #pragma once
 
@@ -66,6 +68,15 @@ public:
   const Schedule *summary_before_walk() const { return known_ ? &*known_ : nullptr; }
   // Walks started (1 + the queues detached), for tests.
   int walks() const { return static_cast<int>(walks_.size()); }
+  // A wait queue q's entry at pos is sure to have, known without walking (Builder::last_entry_waits: a queue's
+  // last entry, e.g. a store's trigger after a loop), while that entry is not made yet; null otherwise. A consumer
+  // that would block on the entry's waits anyway waits for this one first and asks for the entry after: the walk
+  // has then come near it for the other queues, instead of running to it at once and detaching the queues it
+  // passes (a second walk each).
+  const QueueWait *certain_wait(int q, int64_t pos) const {
+    const auto &w = last_waits_[static_cast<size_t>(q)];
+    return w && totals_ && pos == (*totals_)[static_cast<size_t>(q)] - 1 && pos >= made(q) ? &*w : nullptr;
+  }
 
 private:
   struct Walk;
@@ -93,6 +104,7 @@ private:
   std::vector<std::unique_ptr<Walk>> walks_;
   std::optional<std::array<int64_t, kMaxQueues>> totals_;
   std::optional<Schedule> known_;  // the summary found with totals_
+  std::array<std::optional<QueueWait>, kMaxQueues> last_waits_{};  // with totals_: certain_wait's
   int64_t window_;
   int64_t held_ = 0, peak_ = 0;
 };

@@ -215,6 +215,69 @@ TEST(StreamedRun, MillionsOfDynamicInstructionsHoldABoundedWindowOfEntries) {
   EXPECT_TRUE(s.r.events.size() <= sim::kCriticalPathListed);
 }
 
+// A tune candidate's shape (bench/tune_candidate.py): a load, `trips` x `per_trip` DVE adds accumulating into one
+// tile, and a store after the loop of the accumulator (`store_acc`) or of the loaded tile.
+isa::Program accumulate_kernel(int64_t trips, int per_trip, bool store_acc) {
+  Builder b("accumulate");
+  auto x = b.input("x", {128, 64}), y = b.output("y", {128, 64});
+  auto t = b.sbuf("t", {128, 64}), acc = b.sbuf("acc", {128, 64});
+  b.add(InstructionType::Load, {b.ap(x.all())}, {b.ap(t.all())});
+  b.loop("i", 0, trips, 1, [&](builder::Aff) {
+    for (int k = 0; k < per_trip; ++k)
+      b.add(InstructionType::TensorTensor, {b.ap(acc.all()), b.ap(t.all())}, {b.ap(acc.all())})
+          .op(isa::AluOp::add).engine(isa::Engine::DVE);
+  });
+  b.add(InstructionType::Save, {b.ap(store_acc ? acc.all() : t.all())}, {b.ap(y.all())});
+  return b.finish();
+}
+
+TEST(StreamedRun, AStoreAfterALoopIsAskedForOnceItsProducerIsDoneSoTheProgramIsWalkedOnce) {
+  // SP issues the load's trigger, then asks for its next entry, the store's trigger after the loop. Made at once,
+  // it would send the walk to the end past DVE's 3,000 adds, which outgrow the window: DVE's queue would be
+  // detached and walked again from the start (two walks). The store reads the accumulator the loop's last add
+  // writes, so its trigger waits for DVE's 3,000th entry: SP waits for that before asking, and one walk makes
+  // everything, in step with DVE. The run is the whole schedule's, bit for bit.
+  const isa::Program p = accumulate_kernel(30, 100, true);
+  const Outcome s = run(p, "trn1", sim::ScheduleMode::Streamed, 64);
+  EXPECT_EQ(s.r.dynamic_instructions, 3002);
+  EXPECT_EQ(s.r.queues[3].instructions, 3000);
+  EXPECT_EQ(s.r.schedule_walks, 1);
+  EXPECT_LE(s.r.schedule_peak_held, 96 + 2);
+  expect_same(run(p, "trn1", sim::ScheduleMode::Whole), s);
+  // Storing the loaded tile: no instruction of the loop's last trip writes what the store reads, so no wait is
+  // known before the walk; the store's trigger is made at once (DVE detached, two walks), with the same run.
+  const isa::Program q = accumulate_kernel(30, 100, false);
+  const Outcome s2 = run(q, "trn1", sim::ScheduleMode::Streamed, 64);
+  EXPECT_EQ(s2.r.schedule_walks, 2);
+  expect_same(run(q, "trn1", sim::ScheduleMode::Whole), s2);
+}
+
+TEST(StreamedRun, AStoreOfATileTheLoopsLastTripWritesWaitsForThatWrite) {
+  // Nested loops, each add writing column block j of the accumulator: the store of block 3 reads what the last
+  // trip's last add writes (DVE's last entry: one walk); the store of block 0, what an earlier trip wrote (not
+  // looked for before the walk: two walks). Both runs are the whole schedule's.
+  for (int block : {3, 0}) {
+    SCOPED_TRACE(block);
+    Builder b("blocks");
+    auto x = b.input("x", {128, 64}), y = b.output("y", {128, 16});
+    auto t = b.sbuf("t", {128, 64}), acc = b.sbuf("acc", {128, 64});
+    b.add(InstructionType::Load, {b.ap(x.all())}, {b.ap(t.all())});
+    b.loop("i", 0, 200, 1, [&](builder::Aff) {
+      b.loop("j", 0, 4, 1, [&](builder::Aff j) {
+        b.add(InstructionType::TensorTensor, {b.ap(acc.tile(0, 128, j * 16, 16)), b.ap(t.tile(0, 128, j * 16, 16))},
+              {b.ap(acc.tile(0, 128, j * 16, 16))})
+            .op(isa::AluOp::add).engine(isa::Engine::DVE);
+      });
+    });
+    b.add(InstructionType::Save, {b.ap(acc.tile(0, 128, block * 16, 16))}, {b.ap(y.all())});
+    const isa::Program p = b.finish();
+    const Outcome s = run(p, "trn1", sim::ScheduleMode::Streamed, 64);
+    EXPECT_EQ(s.r.queues[3].instructions, 800);
+    EXPECT_EQ(s.r.schedule_walks, block == 3 ? 1 : 2);
+    expect_same(run(p, "trn1", sim::ScheduleMode::Whole), s);
+  }
+}
+
 // Each error in its own test (process, under ctest): a throw from the Simulator's constructor after SystemC ran
 // in the process is what the ASan build misreports (.ci/run), so the whole run, whose errors come from there, goes
 // first.

@@ -290,6 +290,7 @@ struct RunResult {
   std::vector<std::pair<std::string, double>> critical_path_engines;
   double critical_path_dma_fixed_ns = 0.0; // streamed: the DMA links' time in fixed latency (stats.cpp)
   int64_t schedule_peak_held = 0;        // the most schedule entries the stream held at once (its window's bound)
+  int schedule_walks = 0;                // walks of the program the stream made (1 + the queues it detached)
   // A sanitized run (RunOptions::sanitize): what the sanitizer found, every core's (in core 0's result).
   bool sanitized = false;
   std::vector<Finding> findings;
