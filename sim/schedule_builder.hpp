@@ -433,6 +433,8 @@ private:
   // last_entry_waits' backward scan of nodes (the last trip of each loop) for queue q's last entry, then its writer.
   struct LastLook;
   void look_back(const std::vector<isa::Node> &nodes, LastLook &l);
+  // The footprint of operand a at the loop variables' current values (look_back's reads and writes).
+  Footprint footprint_now(const isa::Arg &a) const;
   bool add_totals(const std::vector<isa::Node> &nodes, __int128 trips, std::array<__int128, kMaxQueues> &n);
 
   // The limits of one run, checked before this instruction's memory is taken (max_insts_, kMaxScheduleBytes): a

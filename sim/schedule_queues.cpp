@@ -126,6 +126,15 @@ struct Builder::LastLook {
   std::vector<char> bound;          // per loop variable: set to its last trip's value by a loop being scanned
 };
 
+Footprint Builder::footprint_now(const isa::Arg &a) const {
+  Access acc;
+  acc.tensor = a.tensor;
+  acc.dtype = a.dtype;
+  acc.start = a.start.eval(lv_.data(), mem_.shard());
+  acc.ap = engines::Dims(a.ap);
+  return mem_.footprint(acc);
+}
+
 // Backwards over nodes: a loop's last trip only (its variable at its last value), entries counted per queue so
 // that the writer's position is its queue's total less the entries after it.
 void Builder::look_back(const std::vector<isa::Node> &nodes, LastLook &l) {
@@ -180,12 +189,7 @@ void Builder::look_back(const std::vector<isa::Node> &nodes, LastLook &l) {
             l.stop = true;
             return;
           }
-          Access acc;
-          acc.tensor = a.tensor;
-          acc.dtype = a.dtype;
-          acc.start = a.start.eval(lv_.data(), mem_.shard());
-          acc.ap = engines::Dims(a.ap);
-          l.reads.push_back(mem_.footprint(acc));
+          l.reads.push_back(footprint_now(a));
         }
         l.found = true;
         if (tq == l.q) ++l.after[static_cast<size_t>(xq)];  // the transfer after its trigger
@@ -199,12 +203,7 @@ void Builder::look_back(const std::vector<isa::Node> &nodes, LastLook &l) {
           l.stop = true;
           return;
         }
-        Access acc;
-        acc.tensor = a.tensor;
-        acc.dtype = a.dtype;
-        acc.start = a.start.eval(lv_.data(), mem_.shard());
-        acc.ap = engines::Dims(a.ap);
-        const Footprint fp = mem_.footprint(acc);
+        const Footprint fp = footprint_now(a);
         for (const auto &r : l.reads)
           if (fp.overlaps(r)) {
             const int64_t pos = (*l.totals)[static_cast<size_t>(xq)] - 1 - l.after[static_cast<size_t>(xq)];

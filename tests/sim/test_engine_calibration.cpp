@@ -39,6 +39,20 @@ sim::RunResult activations(const std::string &arch, const std::vector<std::pair<
   return sim::Simulator(p, timing_opts(arch)).run();
 }
 
+// E5's stream on trn2: four fp32 matmuls of a 128 x 128 stationary and 512 moving columns into one PSUM tile, the
+// first `onezero` of them with is_weight_onezero set.
+sim::RunResult fp32_matmul_stream(int onezero) {
+  Builder b("mm32");
+  auto w = b.sbuf("w", {128, 4 * 128}), x = b.sbuf("x", {128, 512});
+  auto o = b.psum("o", {128, 512});
+  for (int i = 0; i < 4; ++i)
+    b.add(InstructionType::Matmult, {b.ap(w.tile(0, 128, i * 128, 128)), b.ap(x.all())}, {b.ap(o.all())})
+        .start_tensor_calc(i == 0)
+        .is_weight_onezero(i < onezero);
+  isa::Program p = b.finish();
+  return sim::Simulator(p, timing_opts("trn2")).run();
+}
+
 } // namespace
 
 TEST(EngineCalibration, E1ActivationLasts400nsAt128And3710nsAt4096AfterOneTableLoad) {
@@ -122,14 +136,7 @@ TEST(EngineCalibration, E5Fp32MatmulsRunAtFourCyclesPerMovingColumn) {
   // calibration.md E5 (trn2): nc_matmul calls with a 128 x 128 fp32 stationary and 512 fp32 moving columns start
   // every ~858 ns back to back (4 PE cycles per moving column at 2.4 GHz). Model: pe_fp32_passes 4 x max(512,
   // MM_INIT 64) = 2048 cycles = 853.3 ns (-0.5%), the next weights loading behind it.
-  Builder b("mm32");
-  auto w = b.sbuf("w", {128, 4 * 128}), x = b.sbuf("x", {128, 512});
-  auto o = b.psum("o", {128, 512});
-  for (int i = 0; i < 4; ++i)
-    b.add(InstructionType::Matmult, {b.ap(w.tile(0, 128, i * 128, 128)), b.ap(x.all())}, {b.ap(o.all())})
-        .start_tensor_calc(i == 0);
-  isa::Program p = b.finish();
-  const sim::RunResult r = sim::Simulator(p, timing_opts("trn2")).run();
+  const sim::RunResult r = fp32_matmul_stream(0);
   EXPECT_TRUE(within(work_event(r, 3).start_ns - work_event(r, 2).start_ns, 858.0));
   EXPECT_NEAR(work_event(r, 3).start_ns - work_event(r, 2).start_ns, 2048 / 2.4, 0.01);
 }
@@ -139,15 +146,7 @@ TEST(EngineCalibration, Fp32MatmulsWithAOneZeroStationaryTakeHalfThePasses) {
   // is_fmap_onezero) "could lead to 2x better performance" for fp32 -- the form NKI's broadcast_to takes (a row of
   // ones). E5's stream with the hint: 2 passes x max(512, 64) = 1024 cycles = 426.7 ns apart on trn2; one matmul
   // without the hint keeps E5's 2048 cycles.
-  Builder b("mm32_onezero");
-  auto w = b.sbuf("w", {128, 4 * 128}), x = b.sbuf("x", {128, 512});
-  auto o = b.psum("o", {128, 512});
-  for (int i = 0; i < 4; ++i)
-    b.add(InstructionType::Matmult, {b.ap(w.tile(0, 128, i * 128, 128)), b.ap(x.all())}, {b.ap(o.all())})
-        .start_tensor_calc(i == 0)
-        .is_weight_onezero(i < 3);
-  isa::Program p = b.finish();
-  const sim::RunResult r = sim::Simulator(p, timing_opts("trn2")).run();
+  const sim::RunResult r = fp32_matmul_stream(3);
   EXPECT_NEAR(work_event(r, 2).start_ns - work_event(r, 1).start_ns, 1024 / 2.4, 0.01);
   EXPECT_NEAR(work_event(r, 3).start_ns - work_event(r, 2).start_ns, 1024 / 2.4, 0.01);  // the hinted one before
   EXPECT_NEAR(work_event(r, 3).busy_ns, 2048 / 2.4, 1.0);
