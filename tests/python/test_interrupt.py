@@ -110,9 +110,8 @@ def test_a_program_with_its_own_sigint_handler_keeps_it(tmp):
     assert out == f"finished {iterations} ['SIGINT']\n" and p.returncode == 0, err
 
 
-def test_the_gil_is_released_while_simulating(tmp):
-    iterations = 12000 // SCALE
-    k = long_kernel(tmp / "long.bir.json", iterations)
+def ticking_run(k):
+    """Runs kernel k on a thread while this one ticks every 10 ms: (dynamic instructions run, ticks, start, s)."""
     done = []
     t = threading.Thread(target=lambda: done.append(neuronsim.run(k).dynamic_instructions))
     ticks = []
@@ -122,7 +121,18 @@ def test_the_gil_is_released_while_simulating(tmp):
         ticks.append(time.monotonic())
         time.sleep(0.01)
     t.join()
-    elapsed = time.monotonic() - start
+    return done, ticks, start, time.monotonic() - start
+
+
+def test_the_gil_is_released_while_simulating(tmp):
+    # A run of more than a second, however fast this build simulates: the loop doubles until one is.
+    iterations = 12000 // SCALE
+    while True:
+        k = long_kernel(tmp / "long.bir.json", iterations)
+        done, ticks, start, elapsed = ticking_run(k)
+        if elapsed > 1.0 or iterations >= 16 * (12000 // SCALE):
+            break
+        iterations *= 2
     gaps = [b - a for a, b in zip([start] + ticks, ticks)]
     assert done == [iterations] and elapsed > 1.0, elapsed  # a run long enough for the check to mean something
     # This thread kept running Python throughout: a held GIL would stop it for the whole run (one gap ~ elapsed).
