@@ -21,11 +21,11 @@ matmul's path and is longer than PSUM can only reach its reader bank by bank; do
 Any other broadcast keeps its DMA (INFERRED: where the compiler keeps a broadcast that lives across loops or feeds
 GpSimd, a DMA or a store is not documented; the DMA keeps it in SBUF, as before)."""
 from . import dtypes
+from .allocate import PSUM_BANK_BYTES  # per partition (reference neuron-arch.md 1.4)
 from .symbolic import Idx
 from .tracer import Loop, Op, View, new_storage
 
 PE_COLUMNS = 512  # a Matmult's moving free size at most (nl.tile_size.gemm_moving_fmax)
-PSUM_BANK_BYTES = 2048  # per partition (reference neuron-arch.md 1.4)
 # The most PSUM banks one broadcast may take: half the PSUM's 8 (INFERRED, a bound of neuronsim's, as hoist.py's
 # MAX_TILE_BYTES: it leaves the kernel's own accumulators their banks).
 MAX_BANKS = 4
