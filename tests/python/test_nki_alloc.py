@@ -237,9 +237,9 @@ def overlapping(a):
 
 
 def test_overlap_of_two_live_placed_tensors_is_refused():
-    with pytest.raises(nki.KernelError, match=r"SBUF placement conflict: t0 \[128, 512\] float32 \(.*test_nki_alloc.py:"
-                                              r"\d+, address=\(0, 0\).* and t1 \[128, 512\] float32 \(.*test_nki_alloc.py:"
-                                              r"\d+, address=\(0, 1024\).*overlap"):
+    with pytest.raises(nki.KernelError, match=r"SBUF placement conflict: t0 \[128, 512\] float32 \(.*test_nki_alloc"
+                                              r"\.py:\d+, address=\(0, 0\).* and t1 \[128, 512\] float32 \(.*"
+                                              r"test_nki_alloc\.py:\d+, address=\(0, 1024\).*overlap"):
         nki.to_bir(overlapping, nki.tensor((128, 512)))
 
 
