@@ -171,8 +171,26 @@ def test_refused_only_when_spilling_cannot_help():
         return out
     with pytest.raises(nki.KernelError, match=r"SBUF overflow: the tiles live at .*test_nki_alloc.py:\d+ need 262144 "
                                               r"bytes per partition, the budget is 180224 .*spilling cannot help.*big"
-                                              r".*also"):
+                                              r".*also") as e:
         nki.to_bir(kernel, nki.tensor((128, 32768)))
+    assert "large enough" not in str(e.value)  # 256 KiB fits no arch's SBUF: no arch to suggest
+
+
+def two_live(a):
+    """An instruction whose operands take 2 x 96 KiB per partition: more than trn1's usable SBUF, less than trn2's."""
+    out = nl.ndarray(a.shape, nl.float32, buffer=nl.shared_hbm)
+    big = nl.load(a)
+    nl.store(out, nl.exp(big))
+    return out
+
+
+def test_overflow_that_a_later_arch_holds_names_it():
+    with pytest.raises(nki.KernelError, match=r"need 196608 bytes per partition, the budget is 180224 \(trn1's .*big.*"
+                                              r"\. trn2's usable SBUF \(212984 bytes\) is large enough: trace for trn2 "
+                                              r"if the kernel is written for it \(arch='trn2'"):
+        nki.to_bir(two_live, nki.tensor((4, 24576)))
+    a = RNG.standard_normal((4, 24576)).astype(np.float32)
+    np.testing.assert_allclose(nki.simulate(two_live, a, arch="trn2"), np.exp(a), rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------------- placement
@@ -219,9 +237,38 @@ def overlapping(a):
 
 
 def test_overlap_of_two_live_placed_tensors_is_refused():
-    with pytest.raises(nki.KernelError, match=r"SBUF placement conflict: t0 \(.*test_nki_alloc.py:\d+, address=\(0, "
-                                              r"0\).* and t1 \(.*test_nki_alloc.py:\d+, address=\(0, 1024\).*overlap"):
+    with pytest.raises(nki.KernelError, match=r"SBUF placement conflict: t0 \[128, 512\] float32 \(.*test_nki_alloc"
+                                              r"\.py:\d+, address=\(0, 0\).* and t1 \[128, 512\] float32 \(.*"
+                                              r"test_nki_alloc\.py:\d+, address=\(0, 1024\).*overlap"):
         nki.to_bir(overlapping, nki.tensor((128, 512)))
+
+
+def sized_for_bf16(x):
+    """Placements computed for a 2-byte input, as the nki-samples allocated kernels write them: a [128, 128]
+    identity at byte 0 in the input's dtype, a [128, 1] fp32 bias at 256 (right after 128 bf16), the input at 264.
+    out = (x^T)^2: x transposed on the PE through the identity, squared on the ACT."""
+    out = nl.ndarray((128, 128), nl.float32, buffer=nl.shared_hbm)
+    ident = nl.ndarray((128, 128), x.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+    ident[...] = nl.load(nl.shared_constant(np.identity(128, dtype=np.int8), dtype=x.dtype))
+    bias = nl.ndarray((128, 1), nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=256))
+    bias[...] = 0
+    xs = nl.ndarray((128, 128), x.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=264))
+    xs[...] = nl.load(x)
+    xt = nisa.nc_matmul(xs, ident)  # xs^T @ identity
+    nl.store(out, nisa.activation(op=nl.square, data=xt, bias=bias))
+    return out
+
+
+def test_placements_sized_for_bf16_run_in_bf16_and_conflict_in_fp32():
+    x = RNG.integers(-64, 64, size=(128, 128)) / 8.0  # exact in bf16
+    got = nki.simulate(sized_for_bf16, nki.array(x, nl.bfloat16))
+    np.testing.assert_array_equal(got, (x.T ** 2).astype(np.float32))
+    # In fp32 the identity takes bytes [0, 512) and the bias at 256 lies inside it while both are live: refused,
+    # naming both tensors with their shapes and dtypes (the dtype is what moved the identity's end).
+    with pytest.raises(nki.KernelError, match=r"SBUF placement conflict: ident \[128, 128\] float32 \(.*mod_alloc\("
+                                              r"base_addr=0.*bytes \[0, 512\)\) and bias \[128, 1\] float32 \("
+                                              r".*bytes \[256, 260\)\) overlap in memory and are both live"):
+        nki.to_bir(sized_for_bf16, nki.tensor((128, 128)))
 
 
 def test_same_address_at_different_times_is_fine():

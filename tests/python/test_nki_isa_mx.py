@@ -187,6 +187,52 @@ def test_nc_matmul_mx_of_host_fp4_data_accumulates_and_tiles_rows():
     np.testing.assert_array_equal(got, 2 * np.einsum("kmr,knr->mn", va, vb))
 
 
+def scattered_scales(scale):
+    """A contiguous [K/8, C] scale tensor in HBM spread over the partition quadrants of a [K, C] SBUF tile, 4 rows
+    into each 32 (the nc_matmul_mx layout), by access-pattern DMAs, as the mxfp-matmul tutorial loads its scales."""
+    rows, cols = scale.shape
+    tile = nl.ndarray((8 * rows, cols), dtype=scale.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=tile, value=0)
+    for q in range(rows // 4):
+        nisa.dma_copy(src=scale.ap(pattern=[[cols, 4], [1, cols]], offset=4 * q * cols),
+                      dst=tile.ap(pattern=[[cols, 4], [1, cols]], offset=32 * q * cols))
+    return tile
+
+
+def mx_of_host_containers(st, st_scale, mv, mv_scale):
+    """Host-quantized fp8 in uint32 containers [K, C] (the tutorial's offline MX matmul): viewed as
+    float8_e5m2_x4 by .ap(dtype=), loaded, and multiplied with the scattered scales."""
+    K, M = st.shape
+    N = mv.shape[1]
+    st_x4 = st.ap(dtype=nl.float8_e5m2_x4, pattern=[[M, K], [1, M]], offset=0)
+    mv_x4 = mv.ap(dtype=nl.float8_e5m2_x4, pattern=[[N, K], [1, N]], offset=0)
+    assert st_x4.shape == (K, M) and mv_x4.shape == (K, N)
+    st_sb = nl.ndarray(st_x4.shape, dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
+    mv_sb = nl.ndarray(mv_x4.shape, dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
+    nisa.dma_copy(src=st_x4, dst=st_sb)
+    nisa.dma_copy(src=mv_x4, dst=mv_sb)
+    acc = nl.ndarray((M, N), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul_mx(dst=acc, stationary=st_sb, moving=mv_sb, stationary_scale=scattered_scales(st_scale),
+                      moving_scale=scattered_scales(mv_scale))
+    out = nl.ndarray((M, N), nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, acc)
+    return out
+
+
+def test_nc_matmul_mx_of_host_containers_and_scattered_scales():
+    K, M, N = 64, 8, 16  # two quadrants of scales: rows 0-3 at partitions 0-3, rows 4-7 at 32-35
+    # e5m2 codes of exponent 14..16 (0.5 to 3.5) and scales 2^-1..2^1: every product a multiple of 2^-8 below 2^6,
+    # the fp32 sums of 4K of them exact
+    codes = lambda n: (RNG.integers(14, 17, n) << 2 | RNG.integers(0, 4, n) | RNG.integers(0, 2, n) << 7)
+    ca = codes((K, 4 * M)).astype(np.uint8)
+    cb = codes((K, 4 * N)).astype(np.uint8)
+    sa = RNG.integers(126, 129, (K // 8, M)).astype(np.uint8)
+    sb = RNG.integers(126, 129, (K // 8, N)).astype(np.uint8)
+    got = nki.simulate(mx_of_host_containers, containers(ca), sa, containers(cb), sb)
+    va, vb = dequant(ca, sa, E5M2), dequant(cb, sb, E5M2)
+    np.testing.assert_array_equal(got, np.einsum("kmr,knr->mn", va, vb))
+
+
 def test_mx_calls_refuse_what_the_pages_do_not_allow():
     def fp32_source(x):
         d = nl.ndarray((32, 4), nl.float8_e4m3fn_x4, buffer=nl.sbuf)

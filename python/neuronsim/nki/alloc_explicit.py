@@ -293,8 +293,9 @@ def _overlap(alloc, x, r):
         u, b = rec[7], rec[8]
         e = u.explicit
         blk = f" block {_unlin(e.bshape, b)}" if b is not None and not e.identity else ""
-        return (f"{u.storage.name}{blk} ({_where(u.storage)}, {e.spec!r}: partitions [{rec[3]}, {rec[4]}), bytes "
-                f"[{rec[5]}, {rec[6]}))")
+        s = u.storage  # shape and dtype: a dtype other than the one a placement was computed for moves its end
+        return (f"{s.name}{blk} {list(s.shape)} {s.dtype} ({_where(s)}, {e.spec!r}: partitions [{rec[3]}, {rec[4]}), "
+                f"bytes [{rec[5]}, {rec[6]}))")
     t = max(x[0], r[0])
     w = alloc.scan.where_of(t)
     at = f"{w[0]}:{w[1]}" if w else f"position {t}"

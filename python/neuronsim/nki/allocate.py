@@ -30,21 +30,12 @@ from .alloc_explicit import Explicit, check_explicit
 from .alloc_nest import commit as nest_commit, plan as nest_plan
 from .alloc_ops import Home, LazyMemset, Reload, Save
 from .alloc_scan import Scan, block_runs, inside, lazy_memset, pieces, shrink, whole_only
+from .budgets import SBUF_BYTES, later_arch, usable_sbuf  # noqa: F401 (SBUF_BYTES: hoist.py's)
 from .errors import KernelError
 from .symbolic import Idx, NeedsUnroll
 from .tracer import Loop
 
 _L = _core.lowering
-SBUF_BYTES = _L.USABLE_SBUF_BYTES  # trn1's usable SBUF per partition (reference neuron-arch.md 1.4)
-# The usable SBUF bytes per partition of the compiler's passes, by the arch a kernel is traced for (reference
-# neuron-arch.md 1.4 [NKIPY-HW]: trn1 180224, trn2 212984, trn3 245752): the budget tiles are placed in.
-USABLE_SBUF = {"trn1": SBUF_BYTES, "trn2": 212984, "trn3": 245752}
-
-
-def usable_sbuf(trace):
-    """(bytes, arch): the SBUF budget of a trace's arch."""
-    arch = getattr(trace, "arch", None) or "trn1"
-    return USABLE_SBUF.get(arch, SBUF_BYTES), arch
 PSUM_BANK_BYTES = 2048  # per partition (reference neuron-arch.md 1.4; walrus/psum-allocator.md getPsumBankSize)
 PSUM_BANKS = 8
 ALIGN = 8  # SBUF byte addresses are multiples of 8 (walrus/sbuf-spill-select.md section 3, `aligned`)
@@ -403,7 +394,7 @@ class Allocation:
                                       "that loops touch one at a time", s.where)
                 raise KernelError(f"SBUF overflow: tile {u.describe()} needs {u.size} bytes per partition, the budget "
                                   f"is {cap} ({self.arch}'s usable SBUF, reference neuron-arch.md 1.4): tile it into "
-                                  "blocks that loops touch one at a time", s.where)
+                                  f"blocks that loops touch one at a time{later_arch(cap, u.size)}", s.where)
             active = [v for v in active if v.end >= u.start]
             busy = [v for v in (placed if past else active) if v.end >= u.start and v.start <= u.end] + \
                 [f for f in fixed if f.end >= u.start and f.start <= u.end]
@@ -648,7 +639,7 @@ class Allocation:
             err = KernelError(f"SBUF overflow: the tiles live at {point} need {total} bytes per partition, the budget "
                               f"is {cap} ({self.arch}'s usable SBUF, reference neuron-arch.md 1.4), and spilling cannot "
                               "help (each is used by that instruction, in flight in a loop with rotating buffers, or "
-                              f"explicitly placed): {names}", where or u.storage.where)
+                              f"explicitly placed): {names}{later_arch(cap, total)}", where or u.storage.where)
         raise _Pressure(err, mem, live + [u], total - cap)
 
     # ------------------------------------------------------------------------------------------------ emission
