@@ -3,6 +3,9 @@
 
 #include "sim/schedule_builder.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 namespace neuronsim::sim {
 
 namespace {
@@ -35,6 +38,7 @@ struct ScheduleStream::Walk : schedule_detail::EntrySink {
   bool turn = false, done = false, cancel = false;
   std::exception_ptr error;
   std::thread thread;
+  int cpu = -1;  // the CPU the walk thread is bound to (the consumer's when it last resumed it)
 
   void main() {
     {
@@ -173,6 +177,33 @@ ScheduledInst ScheduleStream::blank() {
   return e;
 }
 
+// The walk thread runs where the consumer runs. Only one of the two runs at a time, so nothing is lost, and the
+// entries the walk makes are read by the consumer from the same core's cache. Left to the scheduler, the walk thread
+// of a process often stayed on the other core of the 2-core EPYC the suite runs on, and the run phase of bench/
+// tune_candidate.py's candidate then took 1.06-1.30 s instead of 0.44-0.56 s (the walk thread bound to the other
+// core on purpose, against the same core; docs/dev/performance.md). Rebound only when the consumer has moved; if
+// binding fails (a CPU set the process may not use), the thread stays where the scheduler puts it.
+void ScheduleStream::follow_consumer_cpu(Walk &w) {
+  const int cpu = sched_getcpu();
+  if (cpu < 0 || cpu == w.cpu || cpu >= CPU_SETSIZE) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (pthread_setaffinity_np(w.thread.native_handle(), sizeof set, &set) == 0) w.cpu = cpu;
+}
+
+std::vector<int> ScheduleStream::walk_thread_cpus(int walk) const {
+  std::vector<int> cpus;
+  const Walk &w = *walks_.at(static_cast<size_t>(walk));
+  if (!w.thread.joinable()) return cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (pthread_getaffinity_np(const_cast<std::thread &>(w.thread).native_handle(), sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
 // The consumer's side: hand walk w the baton and wait until it hands it back.
 void ScheduleStream::resume(Walk &w, int q, int64_t pos) {
   w.want_q = q;
@@ -181,7 +212,8 @@ void ScheduleStream::resume(Walk &w, int q, int64_t pos) {
   std::unique_lock<std::mutex> lk(w.m);
   w.turn = true;
   if (!w.thread.joinable()) w.thread = std::thread([&w] { w.main(); });
-  else w.cv.notify_all();
+  follow_consumer_cpu(w);
+  w.cv.notify_all();
   w.cv.wait(lk, [&w] { return !w.turn; });
 }
 

@@ -5,7 +5,8 @@
 //
 // The walk is recursive (regions, calls, branches, DMA blocks), so it runs on its own thread used as a coroutine:
 // only one side runs at a time (a baton passed under a mutex), so neither the builder nor the buffers need any
-// other synchronisation, and nothing depends on thread timing.
+// other synchronisation, and nothing depends on thread timing. The walk thread is bound to the CPU its consumer is on
+// when it is handed the baton (follow_consumer_cpu: on another core the run phase took twice as long).
 //
 // Consumers do not ask in program order: the core's queue threads each look at their next entry as soon as the
 // previous one issued, and a queue's next entry may lie far ahead (a loop's Save after the loop is asked for when
@@ -68,6 +69,9 @@ public:
   const Schedule *summary_before_walk() const { return known_ ? &*known_ : nullptr; }
   // Walks started (1 + the queues detached), for tests.
   int walks() const { return static_cast<int>(walks_.size()); }
+  // The CPUs walk `walk`'s thread may run on (empty before it started), for tests: the one its consumer was on
+  // when it last handed the walk the baton.
+  std::vector<int> walk_thread_cpus(int walk) const;
   // A wait queue q's entry at pos is sure to have, known without walking (Builder::last_entry_waits: a queue's
   // last entry, e.g. a store's trigger after a loop), while that entry is not made yet; null otherwise. A consumer
   // that would block on the entry's waits anyway waits for this one first and asks for the entry after: the walk
@@ -80,6 +84,7 @@ public:
 
 private:
   struct Walk;
+  static void follow_consumer_cpu(Walk &w);
   struct Buffer {
     int64_t base = 0;  // position of entries.front()
     std::deque<ScheduledInst> entries;

@@ -1,6 +1,8 @@
 // The streamed schedule (sim/schedule_stream.hpp, issue 18 item 1): made on demand in a bounded window, its entries
 // per queue are those of the whole schedule (build_schedule), whatever the window.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include "neuronsim/builder.hpp"
 #include "neuronsim/isa/bir_json.hpp"
@@ -330,4 +332,34 @@ TEST(ScheduleStream, OperandMemoGivesTheGeneralWalksEntries) {
     }
     EXPECT_EQ(x.touches, y.touches);
   }
+}
+
+TEST(ScheduleStream, TheWalkThreadRunsOnTheCpuOfItsConsumer) {
+  // Only one of the walk's thread and its consumer runs at a time; on two cores the consumer reads every entry
+  // from the other core's cache (the tuner candidate's run phase took twice as long, docs/dev/performance.md), so
+  // the walk is bound to the consumer's CPU whenever it is handed the baton, and follows the consumer when it moves.
+  cpu_set_t allowed;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  const isa::Program p = loop_kernel(2400);
+  const engines::ArchParams arch = engines::builtin_arch("trn1");
+  engines::Memory mem(p, arch);
+  sim::ScheduleStream stream(p, mem, arch, true, sim::kDefaultMaxInstructions, 64);
+  EXPECT_TRUE(stream.walk_thread_cpus(0).empty());  // no thread before the first entry is asked for
+  ASSERT_TRUE(stream.advance());
+  const std::vector<int> first = stream.walk_thread_cpus(0);
+  ASSERT_EQ(first.size(), 1u);  // not every CPU the consumer may use: the one it was on
+  EXPECT_TRUE(CPU_ISSET(first[0], &allowed));
+  if (cpus.size() < 2) return;  // one CPU: the consumer cannot move
+  const int other = first[0] == cpus[0] ? cpus[1] : cpus[0];
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(other, &one);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+  const bool more = stream.advance();
+  pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);  // this test's thread as it was
+  ASSERT_TRUE(more);
+  EXPECT_EQ(stream.walk_thread_cpus(0), std::vector<int>{other});
 }
