@@ -353,10 +353,15 @@ bool register_casts() {
             register_cast<NPY_UINT>() && register_cast<NPY_LONG>() && register_cast<NPY_ULONG>() &&
             register_cast<NPY_LONGLONG>() && register_cast<NPY_ULONGLONG>() && register_cast<NPY_HALF>() &&
             register_cast<NPY_FLOAT>() && register_cast<NPY_DOUBLE>() && register_cast<NPY_LONGDOUBLE>();
-  // Safe casts, as ml_dtypes registers them: bf16 into the wider floats, and bool / 8-bit integers into bf16.
+  // Safe casts, as ml_dtypes registers them: bf16 into the wider floats, and bool / 8-bit integers into bf16. And
+  // float16 into bf16, which ml_dtypes does not declare: numpy 1.x takes a Python float operand by its value, as
+  // float16 when it lies in float16's range (value-based casting), so without it `x - 0.5` would leave bfloat16
+  // for numpy's float32 loop. With it, `(x - 0.5) * 2` stays bfloat16, as ml_dtypes' does under numpy 2's rule
+  // for Python scalars, and the number is cast to bf16 from its float64 value (x * 1e-8 is not flushed as a
+  // float16 would be). The price: float16 arrays mix with bf16 ones as bf16 (ml_dtypes: float32).
   for (int to : {NPY_FLOAT, NPY_DOUBLE, NPY_LONGDOUBLE})
     ok = ok && PyArray_RegisterCanCast(g_descr, to, NPY_NOSCALAR) == 0;
-  for (int from : {NPY_BOOL, NPY_BYTE, NPY_UBYTE}) {
+  for (int from : {NPY_BOOL, NPY_BYTE, NPY_UBYTE, NPY_HALF}) {
     PyArray_Descr *d = PyArray_DescrFromType(from);
     ok = ok && d != nullptr && PyArray_RegisterCanCast(d, g_num, NPY_NOSCALAR) == 0;
     Py_XDECREF(d);
@@ -372,19 +377,9 @@ using Unary = float (*)(float);
 using Test2 = bool (*)(float, float);
 using Test1 = bool (*)(float);
 
-// An operand of a mixed loop (below): a bf16, or a float16 rounded to bf16 first.
-template <bool Half> float operand(const char *p) {
-  if (!Half)
-    return bf16_at(p);
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return bf16_to_f32(f32_to_bf16(neuronsim::engines::fp16_to_f32(h)));
-}
-
-template <Binary F, bool HalfA = false, bool HalfB = false>
-void loop2(char **args, npy_intp const *dims, npy_intp const *steps, void *) {
+template <Binary F> void loop2(char **args, npy_intp const *dims, npy_intp const *steps, void *) {
   for (npy_intp i = 0; i < dims[0]; ++i)
-    bf16_put(args[2] + i * steps[2], F(operand<HalfA>(args[0] + i * steps[0]), operand<HalfB>(args[1] + i * steps[1])));
+    bf16_put(args[2] + i * steps[2], F(bf16_at(args[0] + i * steps[0]), bf16_at(args[1] + i * steps[1])));
 }
 template <Unary F> void loop1(char **args, npy_intp const *dims, npy_intp const *steps, void *) {
   for (npy_intp i = 0; i < dims[0]; ++i)
@@ -436,25 +431,11 @@ bool signbit_(float a) { return std::signbit(a); }
 struct Loop {
   const char *ufunc;
   PyUFuncGenericFunction fn;
-  int shape; // 2: (bf16, bf16) -> bf16; 1: bf16 -> bf16; -2: (bf16, bf16) -> bool; -1: bf16 -> bool;
-             // 3: (float16, bf16) -> bf16; 4: (bf16, float16) -> bf16
+  int shape; // 2: (bf16, bf16) -> bf16; 1: bf16 -> bf16; -2: (bf16, bf16) -> bool; -1: bf16 -> bool
 };
-
-// Python floats: numpy 1.x casts a Python float operand by its value (value-based casting), as float16 when it
-// fits float16's range, and bf16 arrays take no float16 safely (ml_dtypes' table), so `x - 0.5` would pick
-// numpy's float32 loop and leave bfloat16. The mixed loops take that float16 operand as bf16 (the value rounded
-// to bf16, then the bf16 loop's rule): `(x - 0.5) * 2` stays bfloat16, as with ml_dtypes under numpy 2's rule for
-// Python scalars. They also serve float16 arrays (numpy 1.x cannot tell them apart here): x + float16 array is
-// bfloat16, where ml_dtypes gives float32.
 
 const Loop kLoops[] = {
     {"add", loop2<add_>, 2}, {"subtract", loop2<sub_>, 2}, {"multiply", loop2<mul_>, 2},
-    {"add", loop2<add_, true>, 3}, {"subtract", loop2<sub_, true>, 3}, {"multiply", loop2<mul_, true>, 3},
-    {"true_divide", loop2<div_, true>, 3}, {"maximum", loop2<maximum_, true>, 3},
-    {"minimum", loop2<minimum_, true>, 3}, {"add", loop2<add_, false, true>, 4},
-    {"subtract", loop2<sub_, false, true>, 4}, {"multiply", loop2<mul_, false, true>, 4},
-    {"true_divide", loop2<div_, false, true>, 4}, {"maximum", loop2<maximum_, false, true>, 4},
-    {"minimum", loop2<minimum_, false, true>, 4},
     {"true_divide", loop2<div_>, 2}, {"power", loop2<power_>, 2}, {"maximum", loop2<maximum_>, 2},
     {"minimum", loop2<minimum_>, 2}, {"fmax", loop2<fmax_>, 2}, {"fmin", loop2<fmin_>, 2},
     {"negative", loop1<negative_>, 1}, {"positive", loop1<positive_>, 1}, {"absolute", loop1<absolute_>, 1},
@@ -469,11 +450,9 @@ const Loop kLoops[] = {
 
 bool register_loops(PyObject *numpy) {
   for (const Loop &l : kLoops) {
-    int nin = l.shape < 0 ? -l.shape : l.shape > 2 ? 2 : l.shape;
+    int nin = l.shape < 0 ? -l.shape : l.shape;
     std::vector<int> types(size_t(nin), g_num);
     types.push_back(l.shape < 0 ? NPY_BOOL : g_num);
-    if (l.shape > 2)
-      types[size_t(l.shape - 3)] = NPY_HALF;
     PyObject *u = PyObject_GetAttrString(numpy, l.ufunc);
     if (u == nullptr)
       return false;
@@ -543,7 +522,8 @@ bool register_dtype() {
   // already there (ml_dtypes imported first) is left alone.
   PyObject *names = ok ? PyObject_GetAttrString(numpy, "sctypeDict") : nullptr;
   ok = names != nullptr && PyDict_Check(names) &&
-       (PyDict_GetItemString(names, "bfloat16") != nullptr || PyDict_SetItemString(names, "bfloat16", type) == 0);
+       (PyDict_GetItemString(names, "bfloat16") != nullptr ||
+        PyDict_SetItemString(names, "bfloat16", type) == 0);
   Py_XDECREF(names);
   Py_DECREF(numpy);
   return ok;

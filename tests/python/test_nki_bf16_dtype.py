@@ -27,7 +27,7 @@ def test_the_dtype_is_ml_dtypes_bfloat16_shape():
     assert np.dtype("bfloat16") == BF16 and np.dtype(bfloat16) == BF16 and np.dtype(BF16.type) == BF16
     assert nl.bfloat16 == BF16 and BF16 != np.float16 and BF16 != np.dtype("V2")
     assert np.can_cast(BF16, np.float32) and np.can_cast(BF16, np.float64) and not np.can_cast(np.float32, BF16)
-    assert np.can_cast(np.int8, BF16) and not np.can_cast(np.int32, BF16)
+    assert np.can_cast(np.int8, BF16) and np.can_cast(np.float16, BF16) and not np.can_cast(np.int32, BF16)
 
 
 def test_float32_rounds_to_nearest_even():
@@ -78,6 +78,9 @@ def test_arithmetic_is_float32_then_one_rounding():
     # numbers in the expression keep it bfloat16 (Python ints and floats are taken as bf16 first)
     r = (x - 0.5) * 2
     assert r.dtype == BF16 and r.astype(np.float32).tolist() == rne((xf - np.float32(0.5)) * 2).tolist()
+    t = x * 1e-8  # the number rounded to bf16 from its own value, not through float16 (where it would be 0)
+    assert t.dtype == BF16 and t.astype(np.float32).tolist() == rne(xf * rne(np.array([1e-8], np.float32))).tolist()
+    assert (x + np.ones(4, np.float16)).dtype == BF16  # the price of the above (docs/nki-lowering.md 2)
     assert (0.5 - x).dtype == BF16 and (x + 1).dtype == BF16 and (x + np.ones(4)).dtype == np.float64
     assert (x + np.ones(4, np.float32)).dtype == np.float32  # as ml_dtypes: float32 arrays win
 
