@@ -2,8 +2,11 @@
 NKI kernels do with nl.bfloat16 as a numpy dtype, checked against references that share no code with the simulator:
 the bf16 bit layout (the top half of float32) and round to nearest even written on the bit pattern, hand-worked values,
 and numpy's float32 arithmetic."""
+import pickle
+
 import numpy as np
 
+import neuronsim
 import neuronsim.nki as nki
 import neuronsim.nki.language as nl
 from neuronsim.nki.language import bfloat16  # the import of a public kernel file (neuronxcc.nki.language)
@@ -95,6 +98,8 @@ def test_creation_scalars_and_printing():
     assert float(BF16.type(1 + 2 ** -8)) == 1.0 and bool(BF16.type(0.0)) is False and s == BF16.type(1.5)
     assert float(s + s) == 3.0 and type(s * s) is BF16.type and f"{s:.3f}" == "1.500"
     assert repr(b) == "array([1.5, -0.25, 65536], dtype=bfloat16)"
+    back = pickle.loads(pickle.dumps(b))  # through the name neuronsim.bfloat16 (Dask workers, multiprocessing)
+    assert back.dtype == BF16 and (bits(back) == bits(b)).all() and neuronsim.bfloat16 is BF16.type
     assert np.sort(np.array([2.0, np.nan, -1.0], np.float32).astype(BF16)).astype(np.float32)[:2].tolist() == \
         [-1.0, 2.0]
 
