@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include "api.hpp"
+#include "bf16_dtype.hpp"
 #include "neuronsim/isa/bir_json.hpp"
 #include "convert.hpp"
 #include "errors.hpp"
@@ -348,6 +349,9 @@ PYBIND11_MODULE(_core, m) {
       py::arg("arch") = py::none(), py::arg("rtol") = 0.0, py::arg("atol") = 0.0,
       py::arg("cores") = py::none(), py::arg("lnc") = py::none());
   bind_builder(m);
+  m.def("_bfloat16", &bfloat16_type,
+        "The scalar type neuronsim.bfloat16, numpy's bfloat16 dtype where ml_dtypes is not installed (registered "
+        "on\nthe first call; neuronsim.nki.dtypes calls it only then). np.dtype(it).name == 'bfloat16'.");
   m.def("to_float32", &to_float32,
         "The values of an array of BIR dtype `dtype` ('bfloat16', 'float8e4', 'float16', 'int32', ...), held "
         "in its\n"

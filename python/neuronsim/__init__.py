@@ -77,3 +77,12 @@ def _python_style_call_errors(fn):
 arch_params, encode, from_float32, isa, load, run, run_config, to_float32, validate = (
     _python_style_call_errors(f)
     for f in (arch_params, encode, from_float32, isa, load, run, run_config, to_float32, validate))
+
+
+def __getattr__(name):
+    """neuronsim.bfloat16: numpy's bfloat16 scalar type as neuronsim.nki uses it (ml_dtypes' when installed, else
+    neuronsim's own, registered on first use). Arrays of neuronsim's pickle through this name."""
+    if name == "bfloat16":
+        from .nki import dtypes
+        return dtypes.BFLOAT16.type
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -381,6 +381,33 @@ def test_alloc_function_places_each_block():
     assert (al["p"]["bank"], al["p"]["addr"], al["p"]["dims"]) == (4, 0, [128, 2048 + 512])
 
 
+def test_alloc_function_with_a_bound_leading_parameter():
+    """A public kernel's allocation function takes a table first, bound by name with functools.partial; its block
+    arguments are then keyword-only, so they are passed by their names idx, pdim_size, fdim_size (the published
+    kernels' spelling). Any other function still gets them by position (the lambdas above)."""
+    import functools
+
+    def addr(bank_of, idx, pdim_size, fdim_size):
+        return (bank_of[idx[0]], 0, 0)
+
+    def kernel(a):
+        out = nl.ndarray((2, 128, 128), nl.float32, buffer=nl.shared_hbm)
+        t = nl.ndarray((nl.par_dim(128), 128), nl.float32, buffer=ncc.sbuf.alloc(lambda idx, pdim, fdim: (0, 0)))
+        p = nl.ndarray((2, nl.par_dim(128), 128), nl.float32,
+                       buffer=ncc.psum.alloc(functools.partial(addr, bank_of={0: 6, 1: 7})))
+        ident = nl.ndarray((128, 128), nl.float32, buffer=ncc.sbuf.alloc(lambda idx, pdim, fdim: (0, 512)))
+        ident[...] = nl.load(nl.shared_constant(np.identity(128, dtype=np.float32)))
+        t[...] = nl.load(a)
+        for i in range(2):
+            p[i] = nisa.nc_matmul(t, ident)
+            nl.store(out[i], nl.copy(p[i]))
+        return out
+    a = RNG.standard_normal((128, 128)).astype(np.float32)
+    got = nki.simulate(kernel, a)
+    np.testing.assert_allclose(got, np.stack([a.T, a.T]), rtol=1e-5, atol=1e-5)
+    assert allocations(nki.to_bir(kernel, nki.tensor(a.shape)))["p"]["bank"] == 6  # from the bound table: banks 6 and 7
+
+
 
 def dynamic_block_sum(x, n):
     """2 * the sum of x's first n tiles of 128 rows, block by block. acc, a block tensor of 8 blocks [128, 64], is

@@ -17,6 +17,7 @@ tile's partition count (the guide's rule: more than 64 partitions start at 0, mo
 (first write to last read, a use in a loop counting for the whole loop) -- two tensors, or two blocks of one tensor
 with too few physical tiles.
 """
+import inspect
 import math
 
 from .. import _core
@@ -117,7 +118,7 @@ class Explicit:
 
     def _call(self, idx):
         f = self.spec.fields
-        r = f["func"](idx, self.P, self.fdim)
+        r = _call_alloc(f["func"], idx, self.P, self.fdim)
         try:
             r = tuple(int(x) for x in r)
         except (TypeError, ValueError):
@@ -301,3 +302,21 @@ def _overlap(alloc, x, r):
     at = f"{w[0]}:{w[1]}" if w else f"position {t}"
     return (f"{x[2].upper()} placement conflict: {one(x)} and {one(r)} overlap in memory and are both live at {at}; "
             "move one, or give the tensor more physical tiles")
+
+
+_ALLOC_ARGS = ("idx", "pdim_size", "fdim_size")
+
+
+def _call_alloc(func, idx, pdim_size, fdim_size):
+    """An allocation function of sbuf.alloc / psum.alloc called for one block. Public kernels write it as
+    f(idx, pdim_size, fdim_size) and may bind leading parameters by keyword (functools.partial(f, bank_map=...)),
+    which leaves the three as keyword-only: a function that takes all three names gets them by name, any other
+    positionally."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        params = {}
+    if all(n in params and params[n].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+           for n in _ALLOC_ARGS):
+        return func(idx=idx, pdim_size=pdim_size, fdim_size=fdim_size)
+    return func(idx, pdim_size, fdim_size)

@@ -40,8 +40,9 @@ _RAW_ONLY = dtypes.MX_X4 + ("float8_e8m0fnu",)  # no element rounding rule: give
 
 
 class TypedArray:
-    """A kernel argument of a dtype numpy has no type for (without ml_dtypes): array(values, nl.bfloat16) holds the
-    values rounded as the simulator rounds them (neuronsim.from_float32), as raw bits. The MX types (x4 containers,
+    """A kernel argument given as values of an NKI dtype (the fp8 types have no numpy type without ml_dtypes):
+    array(values, nl.bfloat16) holds the values rounded as the simulator rounds them (neuronsim.from_float32), as raw
+    bits. The MX types (x4 containers,
     float8_e8m0fnu scales) have no rounding rule from fp32: array(bits, nl.float8_e4m3fn_x4) takes their raw bits,
     an integer array of the container (uint32 for the fp8 x4 types, uint16 for float4_e2m1fn_x4, uint8 for
     float8_e8m0fnu)."""
@@ -83,7 +84,7 @@ def _arg_spec(x, name="?"):
         b = dtypes.bir_name(x.dtype)
         if b is None:
             raise KernelError(f"kernel argument '{name}' has numpy dtype {x.dtype} (neuronsim takes float32, "
-                              "float16, bfloat16 (ml_dtypes), the fp8 types and 8/16/32-bit integers)", None)
+                              "float16, bfloat16, the fp8 types (ml_dtypes) and 8/16/32-bit integers)", None)
         return tuple(x.shape), b
     return None
 
@@ -419,10 +420,11 @@ def _bits_in(x, bir):
 
 
 def _value_out(a, bir):
-    """An output as the caller gets it: bf16 / fp8 as ml_dtypes arrays when ml_dtypes is there, else float32."""
+    """An output as the caller gets it: bf16 as a numpy bfloat16 array (ml_dtypes' or neuronsim's, its bits
+    unchanged), fp8 as ml_dtypes arrays when ml_dtypes is there, else float32."""
     if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn"):
         t = dtypes.numpy_type(dtypes.from_bir(bir))
-        if t is not None:  # ml_dtypes is there
+        if t is not None:  # bfloat16, or fp8 with ml_dtypes
             return a.view(t)
         return _core.to_float32(a, bir)
     return a
@@ -578,6 +580,7 @@ def _write_back(target, got, bir):
     """An in-place argument's result into the caller's array (NKI's simulate updates it): a numpy array takes the
     values in its own dtype (bf16 / fp8 held as raw bits take the bits), a neuronsim.nki.array its bits."""
     if isinstance(target, TypedArray):
+        got = _bits_in(got, bir)  # a bfloat16 array: its bits
         target.bits[...] = _core.from_float32(np.asarray(got, dtype=np.float32), bir) \
             if got.dtype != target.bits.dtype else got
         return

@@ -4,10 +4,13 @@ Each dtype is a DType: a str holding its NKI name, as the current API has them (
 str(nl.bfloat16) == 'bfloat16' and a dtype is hashable, comparable and storable in a table built at import
 (`{nl.float8_e4m3: 240.0}`). Numpy takes a name as a dtype, so the legacy API's use of its dtypes as numpy's
 (`np.dtype(nl.float32)`, `np.zeros(shape, dtype=nl.float16)`, `x.astype(nl.int32)`) works for every type numpy has;
-a DType also compares equal to numpy's (`nl.float32 == np.float32`). numpy has no bfloat16, fp8 or tfloat32 without
-the ml_dtypes package (not required here): `np.dtype(nl.bfloat16)` then raises numpy's own TypeError, and arrays of
-those types are given as float32 values (neuronsim.nki.array) or as their raw bits, uint16 / uint8 (neuronsim's .npy
-convention).
+a DType also compares equal to numpy's (`nl.float32 == np.float32`). numpy itself has no bfloat16, fp8 or tfloat32.
+With the ml_dtypes package installed its types are used. Without it, bfloat16 is neuronsim's own numpy dtype
+(neuronsim._core._bfloat16(), python/bf16_dtype.cpp: kind 'V', itemsize 2, name 'bfloat16', the simulator's
+round-to-nearest-even from float32, arithmetic in float32 rounded once, as ml_dtypes'), registered when this module is
+imported: `np.dtype(nl.bfloat16)`, `x.astype(nl.bfloat16)` and bfloat16 kernel outputs work as with ml_dtypes. The
+fp8 types then have no numpy type: their arrays are given as float32 values (neuronsim.nki.array) or as their raw
+bits, uint8 (neuronsim's .npy convention), and kernel outputs of them come back as float32.
 """
 import numpy as np
 
@@ -15,6 +18,13 @@ try:  # pragma: no cover - depends on the environment
     import ml_dtypes as _ml
 except ImportError:  # pragma: no cover
     _ml = None
+
+# numpy's bfloat16 dtype: ml_dtypes' when it is installed, else neuronsim's (one bfloat16 per process).
+if _ml is not None:  # pragma: no cover
+    BFLOAT16 = np.dtype(_ml.bfloat16)
+else:
+    from .. import _core
+    BFLOAT16 = np.dtype(_core._bfloat16())
 
 
 class DType(str):
@@ -89,6 +99,7 @@ _BIR = {
     np.dtype(np.int16): "int16", np.dtype(np.int8): "int8", np.dtype(np.uint32): "uint32",
     np.dtype(np.uint16): "uint16", np.dtype(np.uint8): "uint8", np.dtype(np.bool_): "uint8",
     np.dtype(np.int64): "int32",  # NKI: "INT64 is auto-converted to 32-bit" (reference neuron-arch.md 3.6 [DT])
+    BFLOAT16: "bfloat16",
 }
 if _ml is not None:  # pragma: no cover
     for _a in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"):
@@ -97,10 +108,12 @@ if _ml is not None:  # pragma: no cover
 
 
 def numpy_type(dt):
-    """numpy's dtype for an NKI dtype, None when numpy has none (bf16 / fp8 without ml_dtypes, tfloat32, MX)."""
+    """numpy's dtype for an NKI dtype, None when numpy has none (fp8 without ml_dtypes, tfloat32, MX)."""
     name = str(dt)
     if name == "bool_":
         return np.dtype(np.bool_)
+    if name == "bfloat16":
+        return BFLOAT16
     if _ml is not None and hasattr(_ml, name):  # pragma: no cover
         return np.dtype(getattr(_ml, name))
     try:
