@@ -337,7 +337,9 @@ class Allocation:
             req = self.mod_req.get(L.var, 1)
             if req > 1 and B % req:
                 m = B * req // math.gcd(B, req)
-                B = m if L.trips % m == 0 else req if L.trips % req == 0 else 0
+                # More than the loop's trips: its trips never come back to a block, so one buffer index per trip
+                # (B = trips) places every trip's block.
+                B = m if L.trips % m == 0 else req if L.trips % req == 0 else L.trips if req > L.trips else 0
                 if not B:
                     raise NeedsUnroll(f"an explicitly placed tile rotating over {req} buffers in a loop of "
                                       f"{L.trips} trips")
