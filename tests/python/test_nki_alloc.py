@@ -463,6 +463,7 @@ def psum_bank(banks, idx, pdim_size, fdim_size):
 
 
 def rotating_over_two_dims(a, w, same_banks_at_once=False):
+    K = a.shape[1]
     """The public allocated attention kernel's idiom: a running address the kernel's Python adds each tile's size
     to as it declares it (inside the loop: NKI traces the body once), a PSUM tile rotating over two block dims
     (num_bank_tiles=(2, 4): bank 4 g + k % 4) in two loops, and an allocation function placing a tile of the outer
@@ -474,34 +475,35 @@ def rotating_over_two_dims(a, w, same_banks_at_once=False):
     addr += 128 * 4
     wt[...] = nl.load(w)
     for g in nl.affine_range(2):
-        xs = nl.ndarray((4, nl.par_dim(128), 128), nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=addr,
+        xs = nl.ndarray((K, nl.par_dim(128), 128), nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=addr,
                                                                                          num_free_tiles=(4,)))
         addr += 4 * 128 * 4
         ys = nl.ndarray((2, nl.par_dim(128), 128), nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=addr,
                                                                                          num_free_tiles=(2,)))
         addr += 2 * 128 * 4
         ADDRESSES.append(addr)
-        ps = nl.ndarray((2, 4, nl.par_dim(128), 128), nl.float32,
+        ps = nl.ndarray((2, K, nl.par_dim(128), 128), nl.float32,
                         buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(2, 4)))
-        other = nl.ndarray((2, 4, nl.par_dim(128), 128), nl.float32,
+        other = nl.ndarray((2, K, nl.par_dim(128), 128), nl.float32,
                            buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(2, 4)))
         tot = nl.ndarray((2, nl.par_dim(128), 128), nl.float32,
                          buffer=ncc.psum.alloc(functools.partial(psum_bank, {(0,): 1, (1,): 5})))
-        for k in nl.affine_range(4):
+        for k in nl.affine_range(K):
             xs[k] = nl.load(a[g, k])
             ps[g, k] = nisa.nc_matmul(wt, xs[k])  # w.T @ a[g, k]
             if same_banks_at_once:  # a second tile on the same banks while ps[g, k] is still to be read
                 other[g, k] = nisa.nc_matmul(wt, xs[k])
             ys[g] = nl.copy(ps[g, k])
             nl.store(out[g, k], ys[g])
-        tot[g] = nisa.nc_matmul(wt, xs[3])
+        tot[g] = nisa.nc_matmul(wt, xs[K - 1])
         ys[g] = nl.copy(tot[g])
         nl.store(sums[g], ys[g])
     return out, sums
 
 
-def test_a_tile_rotating_over_two_block_dims_is_placed_per_trip_without_unrolling_the_kernels_python():
-    a = RNG.standard_normal((2, 4, 128, 128)).astype(np.float32)
+@pytest.mark.parametrize("K", [4, 10])  # 10: a loop whose trips the rotation over 4 banks does not divide
+def test_a_tile_rotating_over_two_block_dims_is_placed_per_trip_without_unrolling_the_kernels_python(K):
+    a = RNG.standard_normal((2, K, 128, 128)).astype(np.float32)
     w = RNG.standard_normal((128, 128)).astype(np.float32)
     ADDRESSES.clear()
     with warnings.catch_warnings():
@@ -510,7 +512,7 @@ def test_a_tile_rotating_over_two_block_dims_is_placed_per_trip_without_unrollin
     assert ADDRESSES == [512 + 2048 + 1024]  # the body's Python ran once, as NKI traces it
     ref = np.einsum("pm,gkpn->gkmn", w.astype(np.float64), a.astype(np.float64))
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-3)
-    np.testing.assert_allclose(sums, ref[:, 3], rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(sums, ref[:, K - 1], rtol=1e-4, atol=1e-3)
 
 
 def test_two_tiles_on_the_same_banks_in_the_same_trip_are_still_refused():

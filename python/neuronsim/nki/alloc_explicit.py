@@ -291,14 +291,15 @@ def check_explicit(alloc):
         per = {}
         for a in scan.accesses.get(u.storage.id, []):
             blocks = e.blocks_of(a)
-            if blocks is None:
-                for b, binding, lo, hi in _trip_blocks(e, a, scan):
+            trips = _trip_blocks(e, a, scan) if blocks is None else None
+            if trips is not None:
+                for b, binding, lo, hi in trips:
                     r = per.get((b, binding))
                     per[(b, binding)] = (min(r[0], lo), max(r[1], hi)) if r else (lo, hi)
                 continue
             i = a.item_in(u.block)
             lo, hi = scan.item_range(u.block, i)
-            for b in blocks:
+            for b in (blocks if blocks is not None else [None]):  # None: every block, over the whole scope
                 r = per.get((b, ()))
                 per[(b, ())] = (min(r[0], lo), max(r[1], hi)) if r else (lo, hi)
         for (b, binding), (lo, hi) in per.items():
@@ -311,7 +312,7 @@ def check_explicit(alloc):
         for x in active:
             if x[2] != r[2] or x[3] >= r[4] or r[3] >= x[4] or x[5] >= r[6] or r[5] >= x[6]:
                 continue
-            if x[7] is r[7] and x[8] == r[8]:
+            if x[7] is r[7] and (x[8] == r[8] or x[8] is None or r[8] is None):
                 continue
             if any(r[9].get(v, t) != t for v, t in x[9].items()):
                 continue  # different trips of a loop both index: the blocks its trips rotate over, in turn
@@ -319,7 +320,7 @@ def check_explicit(alloc):
         active.append(r)
 
 
-MAX_TRIP_BLOCKS = 4096  # trips enumerated per access of a block rotated by loop variables, before unrolling instead
+MAX_TRIP_BLOCKS = 4096  # trips enumerated per access of a block rotated by loop variables (beyond: the whole scope)
 
 
 def _trip_blocks(e, a, scan):
@@ -330,19 +331,18 @@ def _trip_blocks(e, a, scan):
     unrolling the kernel's Python."""
     g, b0, _ = e._split(a.view.off_f)
     loops = [e.alloc.trace.loops[v] for v in sorted(g)]
-    combos = 1
-    for L in loops:
-        combos *= max(L.trips, 1)
-    if combos > MAX_TRIP_BLOCKS:
-        raise NeedsUnroll(f"{e._name()}: {combos} trips to check block by block")
-    inner = next(b for b, _ in reversed(a.path) if b.loop is not None and b.loop.var in g)
+    inner = next((b for b, _ in reversed(a.path) if b.loop is not None and b.loop.var in g), None)
+    dims = {v: e._dim_of(k) for v, k in g.items()}
+    if inner is None or None in dims.values() or any(L.trips is None for L in loops) or \
+            math.prod(L.trips for L in loops) > MAX_TRIP_BLOCKS:
+        return None  # trips not known (a dynamic loop) or too many: every block, over the tile's whole scope
     lo, hi = scan.item_range(inner, a.item_in(inner))
     base = _unlin(e.bshape, b0)
     out = []
     for trips in itertools.product(*(range(L.trips) for L in loops)):
         idx = list(base)
         for L, t in zip(loops, trips):
-            d, c = e._dim_of(g[L.var])
+            d, c = dims[L.var]
             idx[d] += c * (L.start + L.step * t)
         if any(i < 0 or i >= n for i, n in zip(idx, e.bshape)):
             continue  # a trip outside the tile (masked away)
