@@ -1,6 +1,9 @@
 """SBUF / PSUM allocation by liveness, spills and explicit placement (python/neuronsim/nki/allocate.py,
 docs/nki-lowering.md 2), each kernel against numpy. Kernels written here in the published kernels' idioms: block
 tensors indexed per block in a loop, qk as a PSUM block tensor, nki.compiler.*.mod_alloc and nl.ndarray(address=)."""
+import functools
+import warnings
+
 import numpy as np
 import pytest
 
@@ -449,3 +452,71 @@ def test_block_tensors_and_dynamic_loops():
     assert al["acc"]["dims"] == [128, 8 * 64 * 4]  # bytes per partition
     assert al["blk"]["dims"] == [128, 512 * 4]
     assert al["dbl"]["dims"][1] < 8 * 64 * 4
+
+
+# ------------------------------------------------------------------------- rotation over several block dims
+ADDRESSES = []  # the running SBUF address of rotating_over_two_dims, once per execution of its loop body
+
+
+def psum_bank(banks, idx, pdim_size, fdim_size):
+    return (banks[idx], 0, 0)
+
+
+def rotating_over_two_dims(a, w, same_banks_at_once=False):
+    K = a.shape[1]
+    """The public allocated attention kernel's idiom: a running address the kernel's Python adds each tile's size
+    to as it declares it (inside the loop: NKI traces the body once), a PSUM tile rotating over two block dims
+    (num_bank_tiles=(2, 4): bank 4 g + k % 4) in two loops, and an allocation function placing a tile of the outer
+    loop on banks the inner loop's tile used before it in the same trip (1 and 5)."""
+    out = nl.ndarray(a.shape, nl.float32, buffer=nl.shared_hbm)
+    sums = nl.ndarray((2, 128, 128), nl.float32, buffer=nl.shared_hbm)
+    addr = 0
+    wt = nl.ndarray((128, 128), nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=addr))
+    addr += 128 * 4
+    wt[...] = nl.load(w)
+    for g in nl.affine_range(2):
+        xs = nl.ndarray((K, nl.par_dim(128), 128), nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=addr,
+                                                                                         num_free_tiles=(4,)))
+        addr += 4 * 128 * 4
+        ys = nl.ndarray((2, nl.par_dim(128), 128), nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=addr,
+                                                                                         num_free_tiles=(2,)))
+        addr += 2 * 128 * 4
+        ADDRESSES.append(addr)
+        ps = nl.ndarray((2, K, nl.par_dim(128), 128), nl.float32,
+                        buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(2, 4)))
+        other = nl.ndarray((2, K, nl.par_dim(128), 128), nl.float32,
+                           buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(2, 4)))
+        tot = nl.ndarray((2, nl.par_dim(128), 128), nl.float32,
+                         buffer=ncc.psum.alloc(functools.partial(psum_bank, {(0,): 1, (1,): 5})))
+        for k in nl.affine_range(K):
+            xs[k] = nl.load(a[g, k])
+            ps[g, k] = nisa.nc_matmul(wt, xs[k])  # w.T @ a[g, k]
+            if same_banks_at_once:  # a second tile on the same banks while ps[g, k] is still to be read
+                other[g, k] = nisa.nc_matmul(wt, xs[k])
+            ys[g] = nl.copy(ps[g, k])
+            nl.store(out[g, k], ys[g])
+        tot[g] = nisa.nc_matmul(wt, xs[K - 1])
+        ys[g] = nl.copy(tot[g])
+        nl.store(sums[g], ys[g])
+    return out, sums
+
+
+@pytest.mark.parametrize("K", [4, 10])  # 10: a loop whose trips the rotation over 4 banks does not divide
+def test_a_tile_rotating_over_two_block_dims_is_placed_per_trip_without_unrolling_the_kernels_python(K):
+    a = RNG.standard_normal((2, K, 128, 128)).astype(np.float32)
+    w = RNG.standard_normal((128, 128)).astype(np.float32)
+    ADDRESSES.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # unrolling the loops would warn (and run the body's Python once a trip)
+        out, sums = nki.simulate(rotating_over_two_dims, a, w)
+    assert ADDRESSES == [512 + 2048 + 1024]  # the body's Python ran once, as NKI traces it
+    ref = np.einsum("pm,gkpn->gkmn", w.astype(np.float64), a.astype(np.float64))
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(sums, ref[:, K - 1], rtol=1e-4, atol=1e-3)
+
+
+def test_two_tiles_on_the_same_banks_in_the_same_trip_are_still_refused():
+    with pytest.raises(nki.KernelError, match=r"PSUM placement conflict: .*ps.* and .*other|PSUM placement conflict: "
+                                              r".*other.* and .*ps"):
+        nki.to_bir(rotating_over_two_dims, nki.tensor((2, 4, 128, 128)), nki.tensor((128, 128)),
+                   same_banks_at_once=True)

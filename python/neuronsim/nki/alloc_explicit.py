@@ -18,6 +18,7 @@ tile's partition count (the guide's rule: more than 64 partitions start at 0, mo
 with too few physical tiles.
 """
 import inspect
+import itertools
 import math
 
 from .. import _core
@@ -64,7 +65,7 @@ class Explicit:
         self.bshape = tuple(s.shape[:s.pdim]) if s.pdim > 0 else (1,)
         self.P = s.partitions
         self.fdim = self.be * self.dsz
-        self.mod = None  # (n, f(slot) -> (partition, byte)) for one block dim placed modulo n
+        self.mod = None  # mod_alloc's moduli, one per block dim (a block's place is its index modulo them)
         f = spec.fields
         if spec.kind == "address" or s.pdim == 0:
             if spec.kind == "address":
@@ -81,12 +82,9 @@ class Explicit:
             self.identity = False
             self.table = [self._place(_unlin(self.bshape, b)) for b in range(self.nblocks)]
             if spec.kind == "mod":
-                n = self._moduli()
-                nontrivial = [k for k, m in enumerate(n) if m > 1]
-                if len(self.bshape) == 1 or (len(nontrivial) <= 1 and nontrivial == [len(n) - 1] and
-                                            self.bshape[-1] % n[-1] == 0):
-                    m = n[-1] if n else 1
-                    self.mod = (m, lambda k: self._place((0,) * (len(self.bshape) - 1) + (k,)))
+                self.mod = self._moduli()
+            elif spec.kind == "func":  # a function places each index of each block dim: period the dim's size
+                self.mod = self.bshape
         ps = [p for p, _ in self.table]
         bs = [b for _, b in self.table]
         self.pmin, self.bmin = min(ps), min(bs)
@@ -151,9 +149,28 @@ class Explicit:
         free = self._moduli()
         return p, f["base_addr"] + _lin(free, mod(free)) * self.fdim
 
+    def _dim_of(self, k):
+        """(block dim, its index's coefficient) of a loop variable whose coefficient in the linear block index is
+        k: the variable indexes one block dim (tile[i, j] with i and j of different loops); None when it moves
+        several (tile[i, i])."""
+        stride = 1
+        strides = []
+        for n in reversed(self.bshape):
+            strides.append(stride)
+            stride *= n
+        strides.reverse()
+        for d, st in enumerate(strides):
+            if k % st == 0:
+                c = k // st
+                return (d, c) if d == 0 or abs(c) < self.bshape[d] else None
+        return None
+
     def _require_buffers(self, accs):
-        """A block index that depends on a loop variable: its block mod n must be known in each unrolled trip of
-        the loop (emit_bir unrolls a loop by its B), so the loop's B is a multiple of what n needs."""
+        """A block index that depends on a loop variable: each block dim's index modulo its mod_alloc modulus must
+        be known in each unrolled trip of the loop (emit_bir unrolls a loop by its B), so the loop's B is a
+        multiple of what that modulus needs. NKI traces a loop body once (its Python runs once: the public
+        allocated attention kernel adds each tile's size to an address as it declares it), so a tile rotating over
+        two block dims in two loops (a PSUM tile of num_bank_tiles=(2, 4)) is placed per dim, not by unrolling."""
         if self.identity:
             return
         for a in accs:
@@ -164,8 +181,12 @@ class Explicit:
                 L = self.alloc.trace.loops[v] if v >= 0 else None
                 if L is None:
                     raise NeedsUnroll(f"{self._name()}: a block index that depends on the shard id")
-                n = self.mod[0]
-                need = n // math.gcd(n, abs(k * L.step) % n or n)
+                dim = self._dim_of(k)
+                if dim is None:
+                    raise NeedsUnroll(f"{self._name()}: a loop variable that indexes several block dims")
+                d, c = dim
+                n = self.mod[d]
+                need = n // math.gcd(n, abs(c * L.step) % n or n)
                 if need > 1:
                     old = self.alloc.mod_req.get(v, 1)
                     self.alloc.mod_req[v] = old * need // math.gcd(old, need)
@@ -212,12 +233,14 @@ class Explicit:
             raise KernelError(f"{self._name()}: one access across several blocks of a tile placed block by block",
                               s.where)
         if g:
-            n, rule = self.mod
-            k = b0
-            for var, c in g.items():
+            idx = list(_unlin(self.bshape, b0))
+            for var, k in g.items():
                 L = self.alloc.trace.loops[var]
-                k += c * (L.start + L.step * env[var][1])
-            p, by = rule(k % n)
+                d, c = self._dim_of(k)
+                idx[d] += c * (L.start + L.step * env[var][1])
+            # The index as far as the trip's rotating buffer knows it: congruent to the trip's modulo each dim's
+            # modulus (mod_alloc reduces it in _place; an allocation function is asked for an index in range).
+            p, by = self._place(tuple(i % n for i, n in zip(idx, self.mod)) if self.spec.kind == "func" else tuple(idx))
         else:
             p, by = self.table[b0]
         off = Idx(within.c + (by - self.bmin) // self.dsz, within.loop, within.axes, within.sizes)
@@ -268,14 +291,20 @@ def check_explicit(alloc):
         per = {}
         for a in scan.accesses.get(u.storage.id, []):
             blocks = e.blocks_of(a)
+            trips = _trip_blocks(e, a, scan) if blocks is None else None
+            if trips is not None:
+                for b, binding, lo, hi in trips:
+                    r = per.get((b, binding))
+                    per[(b, binding)] = (min(r[0], lo), max(r[1], hi)) if r else (lo, hi)
+                continue
             i = a.item_in(u.block)
             lo, hi = scan.item_range(u.block, i)
-            for b in (blocks if blocks is not None else [None]):
-                r = per.get(b)
-                per[b] = (min(r[0], lo), max(r[1], hi)) if r else (lo, hi)
-        for b, (lo, hi) in per.items():
+            for b in (blocks if blocks is not None else [None]):  # None: every block, over the whole scope
+                r = per.get((b, ()))
+                per[(b, ())] = (min(r[0], lo), max(r[1], hi)) if r else (lo, hi)
+        for (b, binding), (lo, hi) in per.items():
             (p0, p1), (b0, b1) = e.rect(b)
-            recs.append((lo, hi, u.mem, p0, p1, b0, b1, u, b))
+            recs.append((lo, hi, u.mem, p0, p1, b0, b1, u, b, dict(binding)))
     recs.sort(key=lambda r: r[0])
     active = []
     for r in recs:
@@ -285,8 +314,40 @@ def check_explicit(alloc):
                 continue
             if x[7] is r[7] and (x[8] == r[8] or x[8] is None or r[8] is None):
                 continue
+            if any(r[9].get(v, t) != t for v, t in x[9].items()):
+                continue  # different trips of a loop both index: the blocks its trips rotate over, in turn
             raise KernelError(_overlap(alloc, x, r), r[7].storage.where)
         active.append(r)
+
+
+MAX_TRIP_BLOCKS = 4096  # trips enumerated per access of a block rotated by loop variables (beyond: the whole scope)
+
+
+def _trip_blocks(e, a, scan):
+    """(block, trip binding, lo, hi) per trip of the loops an access's block index depends on: the block those trips
+    take, live over the item of the innermost of those loops' body that holds the access (within one of its trips;
+    a loop the block does not depend on, inside it, is held whole). NKI traces a loop body once, so a tile rotating
+    over blocks by loop variables (mod_alloc, an allocation function) is checked trip by trip here rather than by
+    unrolling the kernel's Python."""
+    g, b0, _ = e._split(a.view.off_f)
+    loops = [e.alloc.trace.loops[v] for v in sorted(g)]
+    inner = next((b for b, _ in reversed(a.path) if b.loop is not None and b.loop.var in g), None)
+    dims = {v: e._dim_of(k) for v, k in g.items()}
+    if inner is None or None in dims.values() or any(L.trips is None for L in loops) or \
+            math.prod(L.trips for L in loops) > MAX_TRIP_BLOCKS:
+        return None  # trips not known (a dynamic loop) or too many: every block, over the tile's whole scope
+    lo, hi = scan.item_range(inner, a.item_in(inner))
+    base = _unlin(e.bshape, b0)
+    out = []
+    for trips in itertools.product(*(range(L.trips) for L in loops)):
+        idx = list(base)
+        for L, t in zip(loops, trips):
+            d, c = dims[L.var]
+            idx[d] += c * (L.start + L.step * t)
+        if any(i < 0 or i >= n for i, n in zip(idx, e.bshape)):
+            continue  # a trip outside the tile (masked away)
+        out.append((_lin(e.bshape, idx), tuple((L.var, t) for L, t in zip(loops, trips)), lo, hi))
+    return out
 
 
 def _overlap(alloc, x, r):

@@ -32,7 +32,7 @@ from .alloc_ops import Home, LazyMemset, Reload, Save
 from .alloc_scan import Scan, block_runs, inside, lazy_memset, pieces, shrink, whole_only
 from .budgets import SBUF_BYTES, later_arch, usable_sbuf  # noqa: F401 (SBUF_BYTES: hoist.py's)
 from .errors import KernelError
-from .symbolic import Idx, NeedsUnroll
+from .symbolic import Idx
 from .tracer import Loop
 
 _L = _core.lowering
@@ -337,10 +337,10 @@ class Allocation:
             req = self.mod_req.get(L.var, 1)
             if req > 1 and B % req:
                 m = B * req // math.gcd(B, req)
-                B = m if L.trips % m == 0 else req if L.trips % req == 0 else 0
-                if not B:
-                    raise NeedsUnroll(f"an explicitly placed tile rotating over {req} buffers in a loop of "
-                                      f"{L.trips} trips")
+                # The trips after the loop's whole groups are peeled, trip i in buffer i mod B (section 3 of
+                # docs/nki-lowering.md), so B need not divide the trips. More than the loop's trips: its trips never
+                # come back to a block, and one buffer index per trip (B = trips) places every trip's block.
+                B = m if m <= L.trips else req if req <= L.trips else L.trips
             self.buffers[L.var] = B
             for u in own:
                 u.buffers = B
