@@ -63,6 +63,7 @@ class Explicit:
         self.dsz = dtypes.size(s.dtype)
         self.be, self.nblocks = block_elems(s) if s.pdim > 0 else (s.row, 1)
         self.bshape = tuple(s.shape[:s.pdim]) if s.pdim > 0 else (1,)
+        self.strides = tuple(math.prod(self.bshape[d + 1:]) for d in range(len(self.bshape)))  # per block dim
         self.P = s.partitions
         self.fdim = self.be * self.dsz
         self.mod = None  # mod_alloc's moduli, one per block dim (a block's place is its index modulo them)
@@ -153,13 +154,7 @@ class Explicit:
         """(block dim, its index's coefficient) of a loop variable whose coefficient in the linear block index is
         k: the variable indexes one block dim (tile[i, j] with i and j of different loops); None when it moves
         several (tile[i, i])."""
-        stride = 1
-        strides = []
-        for n in reversed(self.bshape):
-            strides.append(stride)
-            stride *= n
-        strides.reverse()
-        for d, st in enumerate(strides):
+        for d, st in enumerate(self.strides):
             if k % st == 0:
                 c = k // st
                 return (d, c) if d == 0 or abs(c) < self.bshape[d] else None
@@ -292,16 +287,13 @@ def check_explicit(alloc):
         for a in scan.accesses.get(u.storage.id, []):
             blocks = e.blocks_of(a)
             trips = _trip_blocks(e, a, scan) if blocks is None else None
-            if trips is not None:
-                for b, binding, lo, hi in trips:
-                    r = per.get((b, binding))
-                    per[(b, binding)] = (min(r[0], lo), max(r[1], hi)) if r else (lo, hi)
-                continue
-            i = a.item_in(u.block)
-            lo, hi = scan.item_range(u.block, i)
-            for b in (blocks if blocks is not None else [None]):  # None: every block, over the whole scope
-                r = per.get((b, ()))
-                per[(b, ())] = (min(r[0], lo), max(r[1], hi)) if r else (lo, hi)
+            if trips is None:
+                lo, hi = scan.item_range(u.block, a.item_in(u.block))
+                # None: every block, over the whole scope
+                trips = [(b, (), lo, hi) for b in (blocks if blocks is not None else [None])]
+            for b, binding, lo, hi in trips:
+                r = per.get((b, binding))
+                per[(b, binding)] = (min(r[0], lo), max(r[1], hi)) if r else (lo, hi)
         for (b, binding), (lo, hi) in per.items():
             (p0, p1), (b0, b1) = e.rect(b)
             recs.append((lo, hi, u.mem, p0, p1, b0, b1, u, b, dict(binding)))
