@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .. import _core
-from . import bcast_pe, dtypes, dynamic, hoist, loop_plan, shards, tracer
+from . import bcast_pe, dtypes, dynamic, engine_choice, hoist, loop_plan, shards, tracer
 from .errors import KernelError, Unsupported
 from .emit_bir import emit_bir
 from .nl_loops import grid_instances
@@ -392,6 +392,7 @@ def _trace_once(kernel, args, kwargs, unroll, plan, arch=None, max_instructions=
             raise _NeedsPlan(tr.requests)
         written_args = [n for n, s in arg_storages.items() if s.kind == "output"]
         hoist.hoist_transposes(tr)  # loop-invariant PE transposes once before their loop, as the compiler does
+        engine_choice.place_default_engines(tr)  # int32 / power tensor_tensor on GpSimd, as NKI documents
         bcast_pe.place_broadcasts(tr)  # partition broadcasts as matmuls into PSUM, as NKI lowers broadcast_to
         lowered = emit_bir(tr, kernel.label, list(arg_storages), outs)
         return _Traced(tr, lowered, arg_storages, result, written_args)

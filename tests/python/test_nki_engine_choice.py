@@ -1,0 +1,113 @@
+"""The engine NKI documents for a tensor_tensor left to the compiler (python/neuronsim/nki/engine_choice.py; public NKI
+docs, nki.isa.tensor_tensor): int32 / uint32 add, subtract and multiply on GpSimd unless an operand is in PSUM, power
+always on GpSimd, everything else on the Vector Engine; an engine the kernel names is kept."""
+import numpy as np
+import pytest
+
+import neuronsim.nki as nki
+import neuronsim.nki.isa as nisa
+import neuronsim.nki.language as nl
+
+RNG = np.random.default_rng(4040)
+# Large int32 values: their sums are not representable in fp32 (above 2^24), so a float path would round them.
+A = RNG.integers(-(2 ** 29), 2 ** 29, (128, 64), dtype=np.int64).astype(np.int32) | 1
+B = RNG.integers(-(2 ** 29), 2 ** 29, (128, 64), dtype=np.int64).astype(np.int32)
+
+
+def engines_of(kernel, *args, opcode="TensorTensor"):
+    out = []
+
+    def walk(insts):
+        for i in insts:
+            for b in i.get("blocks", []):
+                walk(b["instructions"])
+            if i["opcode"] == opcode:
+                out.append(i.get("engine", "Unassigned"))
+    for f in nki.to_bir(kernel, *args)["functions"]:
+        for b in f["blocks"]:
+            walk(b["instructions"])
+    return out
+
+
+def int_add(engine=None):
+    def kernel(a, b):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        s = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(s, nl.load(a), nl.load(b), nl.add, **({} if engine is None else {"engine": engine}))
+        nl.store(out, s)
+        return out
+    return kernel
+
+
+def test_int32_add_left_to_the_compiler_runs_on_gpsimd_exactly():
+    assert engines_of(int_add(), A, B) == ["Pool"]
+    assert engines_of(int_add(nisa.unknown_engine), A, B) == ["Pool"]
+    got = nki.simulate(int_add(), A, B)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, (A.astype(np.int64) + B).astype(np.int32))
+
+
+def test_an_engine_the_kernel_names_is_kept():
+    assert engines_of(int_add(nisa.vector_engine), A, B) == ["DVE"]
+
+
+@pytest.mark.parametrize("op, np_op", [(nl.subtract, np.subtract), (nl.multiply, np.multiply)])
+def test_int32_subtract_and_multiply_and_the_language_form_run_on_gpsimd(op, np_op):
+    small_a, small_b = A >> 16, B >> 16  # products within int32
+
+    def kernel(a, b):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, op(nl.load(a), nl.load(b)))  # nl.subtract / nl.multiply: a tensor_tensor of the compiler's
+        return out
+    assert engines_of(kernel, small_a, small_b) == ["Pool"]
+    np.testing.assert_array_equal(nki.simulate(kernel, small_a, small_b), np_op(small_a, small_b))
+
+
+def test_int32_max_float_add_and_mixed_dtypes_stay_on_the_vector_engine():
+    def int_max(a, b):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.tensor_tensor(nl.load(a), nl.load(b), np.maximum))
+        return out
+    assert engines_of(int_max, A, B) == ["Unassigned"]
+    np.testing.assert_array_equal(nki.simulate(int_max, A, B), np.maximum(A, B))
+    xf, yf = A.astype(np.float32), B.astype(np.float32)
+    assert engines_of(int_add(), xf, yf) == ["Unassigned"]
+
+    def to_float(a, b):  # int32 inputs, fp32 output: not all int32
+        out = nl.ndarray(a.shape, nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, nisa.tensor_tensor(nl.load(a), nl.load(b), nl.add, dtype=nl.float32))
+        return out
+    assert engines_of(to_float, A, B) == ["Unassigned"]
+
+
+def test_int32_add_with_a_psum_operand_falls_back_to_the_vector_engine():
+    def kernel(a, b):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        p = nl.ndarray(a.shape, a.dtype, buffer=nl.psum)
+        nisa.tensor_tensor(p, nl.load(a), nl.load(b), nl.add)
+        nl.store(out, nl.copy(p))
+        return out
+    assert engines_of(kernel, A >> 8, B >> 8) == ["Unassigned"]
+    np.testing.assert_array_equal(nki.simulate(kernel, A >> 8, B >> 8), (A >> 8) + (B >> 8))
+
+
+def test_power_runs_on_gpsimd_and_a_psum_operand_is_refused():
+    x = RNG.uniform(0.5, 2.0, (128, 32)).astype(np.float32)
+    y = RNG.uniform(-2.0, 2.0, (128, 32)).astype(np.float32)
+
+    def kernel(a, b):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.tensor_tensor(nl.load(a), nl.load(b), nl.power))
+        return out
+    assert engines_of(kernel, x, y) == ["Pool"]
+    np.testing.assert_allclose(nki.simulate(kernel, x, y), np.power(x.astype(np.float64), y), rtol=1e-5)
+
+    def from_psum(a, b):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        p = nl.ndarray(a.shape, a.dtype, buffer=nl.psum)
+        nisa.tensor_copy(p, nl.load(a))
+        nl.store(out, nisa.tensor_tensor(p, nl.load(b), nl.power))  # line 109
+        return out
+    with pytest.raises(nki.KernelError, match=r"test_nki_engine_choice.py:109: .*power runs on the GpSimd Engine, "
+                                              r"which cannot access PSUM"):
+        nki.to_bir(from_psum, x, y)
