@@ -27,9 +27,9 @@ LAYERS = [
              "language", "isa_registers", "isa", "isa_multicore", "isa_legacy", "isa_common", "isa_mx",
              "isa_accum", "isa_select", "isa_move", "isa_random", "collectives", "compiler", "typing",
              "checked"]),  # the nl / nisa / ... definitions, the names refused and tested
-    ("emit", ["hoist", "bcast_pe", "alloc_scan", "alloc_ops", "alloc_explicit", "alloc_nest", "budgets", "allocate",
-              "emit_bir", "emit_dynamic"]),  # kernel to BIR: the trace through the builder, SBUF / PSUM placed by
-    # the allocator
+    ("emit", ["hoist", "engine_choice", "bcast_pe", "alloc_scan", "alloc_ops", "alloc_explicit", "alloc_nest",
+              "budgets", "allocate", "emit_bir", "emit_dynamic"]),  # kernel to BIR: the trace through the builder,
+    # SBUF / PSUM placed by the allocator
     ("user", ["api", "cli", "install", "legacy", "coverage", "__init__"]),  # jit, simulate...; `neuronsim nki`;
     # the legacy package view; the coverage table
 ]
