@@ -111,3 +111,45 @@ def test_power_runs_on_gpsimd_and_a_psum_operand_is_refused():
     with pytest.raises(nki.KernelError, match=r"test_nki_engine_choice.py:109: .*power runs on the GpSimd Engine, "
                                               r"which cannot access PSUM"):
         nki.to_bir(from_psum, x, y)
+
+
+def scalar_op_kernel(engine, op0, op1=None):
+    def kernel(a):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        more = {} if op1 is None else {"op1": op1, "operand1": 0.25}
+        nl.store(out, nisa.tensor_scalar(nl.load(a), op0, 2.0, engine=engine, **more))
+        return out
+    return kernel
+
+
+X = RNG.uniform(0.5, 2.0, (128, 32)).astype(np.float32)
+
+
+def test_tensor_scalar_on_gpsimd_is_rsqrt_only():
+    got = nki.simulate(scalar_op_kernel(nisa.gpsimd_engine, nl.rsqrt), X)
+    np.testing.assert_allclose(got, 1 / np.sqrt(X.astype(np.float64)), rtol=1e-6)
+    assert engines_of(scalar_op_kernel(nisa.gpsimd_engine, nl.rsqrt), X, opcode="TensorScalarPtr") == ["Pool"]
+    with pytest.raises(nki.KernelError, match=r"op0=add, op1=None on the GpSimd Engine: GpSimd runs tensor_scalar "
+                                              r"for rsqrt only"):
+        nki.to_bir(scalar_op_kernel(nisa.gpsimd_engine, nl.add), X)
+
+
+@pytest.mark.parametrize("op0, op1, np_ops", [(nl.multiply, nl.add, lambda x: x * 2.0 + 0.25),
+                                              (nl.multiply, None, lambda x: x * 2.0),
+                                              (nl.add, None, lambda x: x + 2.0)])
+def test_tensor_scalar_on_the_scalar_engine_of_trn2_takes_its_three_pairs(op0, op1, np_ops):
+    kernel = scalar_op_kernel(nisa.scalar_engine, op0, op1)
+    np.testing.assert_allclose(nki.simulate(kernel, X, arch="trn2"), np_ops(X.astype(np.float64)), rtol=1e-6)
+    assert engines_of(kernel, X, opcode="TensorScalarPtr") == ["Activation"]
+
+
+def test_tensor_scalar_outside_those_pairs_is_refused_on_trn2_and_bitvec_off_the_vector_engine():
+    np.testing.assert_array_equal(nki.simulate(scalar_op_kernel(nisa.scalar_engine, nl.maximum), X, arch="trn1"),
+                                  np.maximum(X, 2.0))  # the restriction is trn2's (the ISA pages say so of trn2)
+    with pytest.raises(nki.KernelError, match=r"op0=max, op1=None on the Scalar Engine: on trn2 the Scalar Engine "
+                                              r"takes \(multiply, add\), \(multiply, none\) or \(add, none\) only"):
+        nki.to_bir(scalar_op_kernel(nisa.scalar_engine, nl.maximum), X, arch="trn2")
+    ints = (X * 100).astype(np.int32)
+    with pytest.raises(nki.KernelError, match=r"op0=bitwise_and, .* on the Scalar Engine: bit-vector operators run "
+                                              r"on the Vector Engine only"):
+        nki.to_bir(scalar_op_kernel(nisa.scalar_engine, nl.bitwise_and), ints)

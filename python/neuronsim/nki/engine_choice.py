@@ -1,7 +1,7 @@
-"""The engine of an instruction the kernel leaves to the compiler (engine=None or nisa.unknown_engine), where NKI
-documents the choice. A pass over the finished trace (api._trace_once, after hoist.py, before bcast_pe.py), so it
-sees each operand's final buffer and each result's final dtype, whichever form (nl.add, nisa.tensor_tensor with or
-without dst=) made the instruction.
+"""Which engine an instruction runs on, as NKI documents it: the engine of an instruction the kernel leaves to the
+compiler (engine=None or nisa.unknown_engine), and the engines a kernel may name. A pass over the finished trace
+(api._trace_once, after hoist.py, before bcast_pe.py), so it sees each operand's final buffer and each result's final
+dtype, whichever form (nl.add, nisa.tensor_tensor with or without dst=) made the instruction.
 
 tensor_tensor (public NKI docs, nki.isa.tensor_tensor, current namespace; reference neuron-arch.md 3.3 "tensor_tensor
 (DVE; POOL for power and int32)"):
@@ -10,7 +10,14 @@ tensor_tensor (public NKI docs, nki.isa.tensor_tensor, current namespace; refere
   arithmetic), falling back to the Vector Engine when any operand is in PSUM;
 - everything else stays on the Vector Engine (the instruction's own engine).
 An engine the kernel names is kept as written. No other instruction has a documented rule: NKI's tensor_scalar passes
-an unknown engine on to the compiler, whose choice is not documented (docs/modelled.md), so it stays on VectorE."""
+an unknown engine on to the compiler, whose choice is not documented (docs/modelled.md), so it stays on VectorE.
+
+nisa.tensor_scalar on an engine the kernel names (reference neuron-arch.md 3.3, from the ISA pages of Neuron 2.26):
+bit-vector operators run on the Vector Engine only; on GpSimd only rsqrt; on the Scalar Engine of trn2 only
+(multiply, add), (multiply, none) and (add, none). Anything else is refused by name, as NKI's checks refuse it."""
+import functools
+
+from .. import _core
 from .errors import KernelError
 from .tracer import Loop, View
 
@@ -18,16 +25,21 @@ _INTS = ("int32", "uint32")
 _INT_ARITH = ("add", "subtract", "mult")
 
 
+_ACT_PAIRS_TRN2 = (("mult", "add"), ("mult", None), ("add", None))  # core generation 3
+
+
 def place_default_engines(trace):
-    _walk(trace.root)
+    _walk(trace.root, trace.core_gen)
 
 
-def _walk(block):
+def _walk(block, core_gen):
     for item in block.items:
         if isinstance(item, Loop):
-            _walk(item.body)
+            _walk(item.body, core_gen)
         elif item.type == "TensorTensor" and item.engine in (None, "unknown"):
             item.engine = tensor_tensor_engine(item)
+        elif item.what == "nisa.tensor_scalar" and item.engine in ("Pool", "Activation"):
+            _check_tensor_scalar(item, core_gen)
 
 
 def tensor_tensor_engine(op):
@@ -43,3 +55,23 @@ def tensor_tensor_engine(op):
     if alu in _INT_ARITH and not in_psum and all(v.bir_dtype in _INTS for v in views):
         return "Pool"
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def _bitvec_ops():
+    """The bit-vector ALU ops, from the ISA's one ALU table (include/neuronsim/isa/tables/alu_ops.def)."""
+    return frozenset(a["name"] for a in _core.isa()["alu_ops"] if a["bitvec"])
+
+
+def _check_tensor_scalar(op, core_gen):
+    ops = (op.fields.get("op0"), op.fields.get("op1"))
+    engine = {"Pool": "the GpSimd Engine", "Activation": "the Scalar Engine"}[op.engine]
+    said = f"{op.what}: op0={ops[0]}, op1={ops[1]} on {engine}: "
+    if any(o in _bitvec_ops() for o in ops):
+        raise KernelError(said + "bit-vector operators run on the Vector Engine only (NKI nki.isa.tensor_scalar)",
+                          op.where)
+    if op.engine == "Pool" and ops != ("rsqrt", None):
+        raise KernelError(said + "GpSimd runs tensor_scalar for rsqrt only (NKI nki.isa.tensor_scalar)", op.where)
+    if op.engine == "Activation" and core_gen == 3 and ops not in _ACT_PAIRS_TRN2:
+        raise KernelError(said + "on trn2 the Scalar Engine takes (multiply, add), (multiply, none) or (add, none) "
+                          "only (NKI nki.isa.tensor_scalar)", op.where)
