@@ -15,8 +15,10 @@ _SEED = ("how the engine expands a 32-bit seed into its generator state is not d
          "state itself")
 
 registry.refuse_all("nki.isa", {
-    "topk": "neuronsim's ISA tables have no instruction for it, and its page leaves the result open (a 16-partition "
-            "snake layout, yet 'each partition operates independently'; the order of equal values is not given)",
+    "topk": "the BIR instruction the compiler emits for it is not documented: it is none of the 110 BIR instruction "
+            "types neuronsim's ISA tables hold (reference neuronx-cc/bir/instruction-type.md), so there is nothing to "
+            "lower it to without inventing one (its page now gives the 16-partition snake layout of the results; the "
+            "order of equal values it leaves open)",
     "set_rng_seed": _SEED,
     "get_nc_sub_version": "the NeuronCore sub-version has no documented values",
     **{n: _REG for n in ("register_alloc", "register_load", "register_move", "register_store", "VirtualRegister")},
