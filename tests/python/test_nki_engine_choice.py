@@ -153,3 +153,32 @@ def test_tensor_scalar_outside_those_pairs_is_refused_on_trn2_and_bitvec_off_the
     with pytest.raises(nki.KernelError, match=r"op0=bitwise_and, .* on the Scalar Engine: bit-vector operators run "
                                               r"on the Vector Engine only"):
         nki.to_bir(scalar_op_kernel(nisa.scalar_engine, nl.bitwise_and), ints)
+
+
+def reciprocal_kernel(engine=None):
+    def kernel(a):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        r = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+        nisa.reciprocal(r, nl.load(a), **({} if engine is None else {"engine": engine}))
+        nl.store(out, r)
+        return out
+    return kernel
+
+
+def test_reciprocal_takes_the_engine_the_kernel_names():
+    """nisa.reciprocal runs on VectorE (max(MIN_II, 8N) cycles) or, with engine=scalar, on ScalarE (N): public NKI
+    docs, nki.isa.reciprocal. trn1 clocks DVE 1.12 GHz, ACT 1.4 GHz (calibration.md): for N = 4096 the two differ by
+    8 * 4096 / 1.12 - 4096 / 1.4 = 26,331 ns, less the ~1.3 us activation-table load ACT pays first (calibration.md
+    E1)."""
+    x = RNG.uniform(0.5, 2.0, (128, 4096)).astype(np.float32)
+    assert engines_of(reciprocal_kernel(), x, opcode="Reciprocal") == ["Unassigned"]
+    assert engines_of(reciprocal_kernel(nisa.vector_engine), x, opcode="Reciprocal") == ["Unassigned"]
+    assert engines_of(reciprocal_kernel(nisa.scalar_engine), x, opcode="Activation") == ["Unassigned"]
+    for engine in (None, nisa.scalar_engine):
+        np.testing.assert_allclose(nki.simulate(reciprocal_kernel(engine), x), 1 / x.astype(np.float64), rtol=2e-7)
+    dve = nki.benchmark(reciprocal_kernel(), x, timing_only=True).total_ns
+    act = nki.benchmark(reciprocal_kernel(nisa.scalar_engine), x, timing_only=True).total_ns
+    assert 26331 - 1500 < dve - act < 26331
+    with pytest.raises(nki.KernelError, match=r"nisa.reciprocal: engine=.*gpsimd.*: it runs on the Scalar or the "
+                                              r"Vector Engine"):
+        nki.to_bir(reciprocal_kernel(nisa.gpsimd_engine), x)

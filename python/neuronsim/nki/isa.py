@@ -553,7 +553,15 @@ def bn_aggr(data, *, dtype=None, mask=None, **kw):
 
 @_api
 @_dst_form(lambda a: _views(a, 0, 1))
-def reciprocal(data, *, dtype=None, mask=None, **kw):
+def reciprocal(data, engine=None, *, dtype=None, mask=None, **kw):
+    """1/x on VectorE (Reciprocal, max(MIN_II, 8N)), or with engine=nisa.scalar_engine on ScalarE (the Reciprocal
+    activation, max(MIN_II, N)): public NKI docs, nki.isa.reciprocal. An unknown engine stays on VectorE (the
+    compiler's choice for it is not documented)."""
+    name = getattr(engine, "name", engine)
+    if name == "scalar":
+        return _activation(nl.reciprocal, data, None, 1.0, None, None, None, dtype, mask, "nisa.reciprocal")
+    if name not in (None, "unknown", "vector"):
+        raise KernelError(f"nisa.reciprocal: engine={engine!r}: it runs on the Scalar or the Vector Engine")
     return nl.reciprocal(data, dtype=dtype, mask=mask)
 
 
