@@ -182,3 +182,29 @@ def test_reciprocal_takes_the_engine_the_kernel_names():
     with pytest.raises(nki.KernelError, match=r"nisa.reciprocal: engine=.*gpsimd.*: it runs on the Scalar or the "
                                               r"Vector Engine"):
         nki.to_bir(reciprocal_kernel(nisa.gpsimd_engine), x)
+
+
+def test_dma_copy_is_triggered_from_the_engine_the_kernel_names_on_that_engines_queue():
+    """nisa.dma_copy(engine=...): every engine's sequencer triggers DMAs (reference neuron-arch.md 1.1), each on the
+    queue of its engine and type (docs/timing-model.md 2.4: q<Engine>IO0 from a kernel input, IO1 into an output);
+    without one, loads go from SP on qSyncIO0 and stores from GpSimd on qGpSimdIO1 (docs/timing-model.md 6)."""
+    x = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+
+    def copy(load_engine, store_engine):
+        def kernel(a):
+            out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+            t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(t, a, **({} if load_engine is None else {"engine": load_engine}))
+            nisa.dma_copy(out, t, **({} if store_engine is None else {"engine": store_engine}))
+            return out
+        return kernel
+    for engines, queues, triggers in (((None, None), ["qSyncIO0", "qGpSimdIO1"], {"SP": 1, "POOL": 1}),
+                                      ((nisa.engine.unknown, nisa.engine.dma), ["qSyncIO0", "qGpSimdIO1"],
+                                       {"SP": 1, "POOL": 1}),
+                                      ((nisa.scalar_engine, nisa.engine.vector), ["qScalarIO0", "qVectorIO1"],
+                                       {"ACT": 1, "DVE": 1})):
+        kernel = copy(*engines)
+        np.testing.assert_array_equal(nki.simulate(kernel, x), x)
+        stats = nki.benchmark(kernel, x, timing_only=True).stats
+        assert [q["name"] for q in stats["dma"]["queues"]] == queues
+        assert {e: n["instructions"] for e, n in stats["engines"].items() if n["instructions"]} == triggers

@@ -25,7 +25,7 @@ LAYERS = [
              "nl_reduce", "nl_matmul", "nl_assign", "nl_values", "nl_constants", "nl_norm", "nl_random", "refusals",
              "nl_atomic", "nl_indirect", "nl_collective",
              "language", "isa_registers", "isa", "isa_multicore", "isa_legacy", "isa_common", "isa_mx",
-             "isa_accum", "isa_select", "isa_move", "isa_random", "collectives", "compiler", "typing",
+             "isa_accum", "isa_select", "isa_move", "isa_dma", "isa_random", "collectives", "compiler", "typing",
              "checked"]),  # the nl / nisa / ... definitions, the names refused and tested
     ("emit", ["hoist", "engine_choice", "bcast_pe", "alloc_scan", "alloc_ops", "alloc_explicit", "alloc_nest",
               "budgets", "allocate", "emit_bir", "emit_dynamic"]),  # kernel to BIR: the trace through the builder,

@@ -91,6 +91,29 @@ def test_sendrecv_ring_swaps_the_shards_tiles():
     np.testing.assert_array_equal(nki.simulate(nki.jit(kernel)[2])(x), np.vstack([x[64:], x[:64] * 2]))
 
 
+@pytest.mark.parametrize("cols, dtype, ok", [(256, np.float32, True), (257, np.float32, False),
+                                             (256, np.float16, True), (512, np.float16, False)])
+def test_sendrecv_on_gpsimds_dma_moves_at_most_256_elements_per_partition(cols, dtype, ok):
+    """dma_engine=gpsimd_dma: at most 1024 bytes per partition of a 32-bit type, 512 of a 16-bit one (public NKI
+    docs, nki.isa.sendrecv); the default shared DMA has no such limit."""
+    def kernel(x, engine):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        s = nl.program_id(0)
+        t = nl.load(x[nl.ds(s * 64, 64), :])
+        got = nl.ndarray((64, cols), x.dtype, buffer=nl.sbuf)
+        nisa.sendrecv(src=t, dst=got, send_to_rank=1 - s, recv_from_rank=1 - s, pipe_id=0, dma_engine=engine)
+        nl.store(out[nl.ds(s * 64, 64), :], got)
+        return out
+    x = RNG.uniform(-1, 1, (128, cols)).astype(dtype)
+    swapped = np.vstack([x[64:], x[:64]])
+    np.testing.assert_array_equal(nki.simulate(nki.jit(kernel)[2])(x, nisa.dma_engine.dma), swapped)
+    if ok:
+        np.testing.assert_array_equal(nki.simulate(nki.jit(kernel)[2])(x, nisa.dma_engine.gpsimd_dma), swapped)
+    else:
+        with pytest.raises(nki.KernelError, match=rf"dma_engine=gpsimd_dma moves at most 256 elements per partition "
+                                                  rf"\({256 * np.dtype(dtype).itemsize} bytes of .*\); t.* has {cols}"):
+            nki.simulate(nki.jit(kernel)[2])(x, nisa.dma_engine.gpsimd_dma)
+
 def _sbuf_collective(kind, ranks):
     group = ReplicaGroup([list(range(ranks))])
 

@@ -28,7 +28,7 @@ __neuronsim__ = True
 from . import collectives, compiler, isa, language, registry, typing  # noqa: E402
 # nki.isa's topic modules: each registers its names (replacing their refusals), which nki.isa serves through the
 # registry (isa.__getattr__)
-from . import isa_accum, isa_move, isa_mx, isa_random, isa_select  # noqa: E402, F401
+from . import isa_accum, isa_dma, isa_move, isa_mx, isa_random, isa_select  # noqa: E402, F401
 from .api import (Kernel, TensorSpec, TypedArray, array, baremetal, benchmark, jit, save_bir,  # noqa: E402
                   simulate, simulate_kernel, tensor, to_bir, trace, tune)
 from .dtypes import DType as dtype  # noqa: E402 - nki.dtype, the type of the dtypes (annotations: x: nki.dtype)

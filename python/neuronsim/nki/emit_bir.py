@@ -358,7 +358,7 @@ class _Ctx:
             ins, outs = moved[:len(op.ins)], moved[len(op.ins):]
             if ins != op.ins or outs != op.outs:
                 op = _Moved(op, ins, outs)
-        if op.kind in ("load", "store") and op.type in ("Load", "Save"):
+        if op.kind in ("load", "store") and op.type in ("Load", "Save") and not op.engine:
             src, dst = self.ap(op.ins[0], env, where), self.ap(op.outs[0], env, where)
             r = (_L.load if op.kind == "load" else _L.store)(b, src, dst)
         else:
@@ -376,9 +376,9 @@ class _Ctx:
             if op.first_of is not None:
                 loops = _group_loops(op)
                 r.set("start_tensor_calc", bool(first and loops) and all(first.get(M.var) for M in loops))
-            if op.engine:
+            if op.engine:  # a DMA the kernel triggers on an engine: that engine's queue (sim/schedule.cpp default)
                 r.engine(op.engine)
-            if op.kind == "dma":
+            elif op.kind == "dma":
                 r.engine("SP")
         if where:
             r.source(where[0], where[1])

@@ -1,7 +1,7 @@
 """nki.isa between the cores of a logical core: nisa.core_barrier and nisa.sendrecv (public NKI docs, nki.isa pages),
 on the simulator's multi-core engine (docs/multicore.md "Barriers, sends and deadlocks"). With nl.program_id a plain
 int per shard, each core's ranks are numbers when the kernel is traced."""
-from . import registry
+from . import dtypes, registry
 from .errors import KernelError, source_location
 from .nl_common import _emit, _tile
 from .tracer import View, current
@@ -57,6 +57,16 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=None, n
     if tuple(src.shape) != tuple(dst.shape) or src.bir_dtype != dst.bir_dtype:
         raise KernelError(f"{what}: src {list(src.shape)} {src.bir_dtype} and dst {list(dst.shape)} {dst.bir_dtype} "
                           "need one shape and dtype", source_location())
+    if getattr(dma_engine, "name", dma_engine) == "gpsimd_dma":
+        # GpSimd's own DMA moves at most 1024 bytes per partition of a 32-bit type, 512 of a 16-bit one, 256 of an
+        # 8-bit one -- 256 elements (public NKI docs, nki.isa.sendrecv "dma_engine").
+        per = 1
+        for d in src.shape[1:]:
+            per *= d
+        if per > 256:
+            raise KernelError(f"{what}: dma_engine=gpsimd_dma moves at most 256 elements per partition "
+                              f"({256 * dtypes.size(src.bir_dtype)} bytes of {src.bir_dtype}); {src.name} has "
+                              f"{per}", source_location())
     ranks = {}
     for arg, r in (("send_to_rank", send_to_rank), ("recv_from_rank", recv_from_rank)):
         if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < n:
