@@ -47,11 +47,14 @@ pybind11::dict float8_types() {
   d[Fp8E4m3::kName] = scalar_type<Fp8E4m3>();
   d[Fp8E5m2::kName] = scalar_type<Fp8E5m2>();
   d[Fp8E4m3fn::kName] = scalar_type<Fp8E4m3fn>();
-  if (failure.empty() && !crossed && !(crossed = register_cross_casts())) {
-    failure = "neuronsim could not register the casts between its bfloat16 and fp8 numpy dtypes";
-    if (PyErr_Occurred()) {
-      pybind11::error_already_set e;
-      failure += std::string(": ") + e.what();
+  if (failure.empty() && !crossed) {
+    crossed = register_cross_casts();
+    if (!crossed) {
+      failure = "neuronsim could not register the casts between its bfloat16 and fp8 numpy dtypes";
+      if (PyErr_Occurred()) {
+        pybind11::error_already_set e;
+        failure += std::string(": ") + e.what();
+      }
     }
   }
   if (!failure.empty())
