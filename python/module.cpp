@@ -8,7 +8,7 @@
 #include <pybind11/stl.h>
 
 #include "api.hpp"
-#include "bf16_dtype.hpp"
+#include "float_dtypes.hpp"
 #include "neuronsim/isa/bir_json.hpp"
 #include "convert.hpp"
 #include "errors.hpp"
@@ -352,6 +352,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("_bfloat16", &bfloat16_type,
         "The scalar type neuronsim.bfloat16, numpy's bfloat16 dtype where ml_dtypes is not installed (registered "
         "on\nthe first call; neuronsim.nki.dtypes calls it only then). np.dtype(it).name == 'bfloat16'.");
+  m.def("_float8_types", &float8_types,
+        "{'float8_e4m3': neuronsim.float8_e4m3, 'float8_e5m2': ..., 'float8_e4m3fn': ...}: numpy's fp8 dtypes where "
+        "ml_dtypes\nis not installed (registered on the first call, with bfloat16 and the casts between the four; "
+        "neuronsim.nki.dtypes\ncalls it only then), values rounded by the simulator's own conversions.");
   m.def("to_float32", &to_float32,
         "The values of an array of BIR dtype `dtype` ('bfloat16', 'float8e4', 'float16', 'int32', ...), held "
         "in its\n"

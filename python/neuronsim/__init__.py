@@ -80,9 +80,14 @@ arch_params, encode, from_float32, isa, load, run, run_config, to_float32, valid
 
 
 def __getattr__(name):
-    """neuronsim.bfloat16: numpy's bfloat16 scalar type as neuronsim.nki uses it (ml_dtypes' when installed, else
-    neuronsim's own, registered on first use). Arrays of neuronsim's pickle through this name."""
+    """neuronsim.bfloat16, neuronsim.float8_e4m3, neuronsim.float8_e5m2, neuronsim.float8_e4m3fn: numpy's bfloat16 and
+    fp8 scalar types as neuronsim.nki uses them (ml_dtypes' when installed, else neuronsim's own, registered on first
+    use). Arrays of neuronsim's pickle through these names."""
     if name == "bfloat16":
         from .nki import dtypes
         return dtypes.BFLOAT16.type
+    if name in ("float8_e4m3", "float8_e5m2", "float8_e4m3fn"):
+        from .nki import dtypes
+        if name in dtypes.FLOAT8:
+            return dtypes.FLOAT8[name].type
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

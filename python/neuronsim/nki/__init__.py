@@ -13,8 +13,8 @@
         return c
 
     out = nki.simulate(add, a, b)           # numpy outputs, as NKI's simulate_kernel
-    # bf16 arguments: x.astype(nl.bfloat16) (ml_dtypes' dtype, else neuronsim's); bf16 outputs are bf16 arrays
-    # fp8 arguments without ml_dtypes: nki.array(values, nl.float8_e4m3); such outputs come back as float32
+    # bf16 / fp8 arguments: x.astype(nl.bfloat16), x.astype(nl.float8_e4m3) (ml_dtypes' dtypes, else neuronsim's),
+    # or nki.array(values, nl.float8_e4m3); bf16 / fp8 outputs are arrays of those dtypes
     r = nki.benchmark(add, a, b)            # a neuronsim.Result: total_ns, stats (profile in the kernel's lines)
     rows = nki.tune(k, a, b, params={"TN": [64, 128]})   # a parameter search on Dask, best first (docs/tuning.md)
     doc = nki.to_bir(add, a, b)             # the BIR JSON module

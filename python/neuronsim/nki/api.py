@@ -40,9 +40,9 @@ _RAW_ONLY = dtypes.MX_X4 + ("float8_e8m0fnu",)  # no element rounding rule: give
 
 
 class TypedArray:
-    """A kernel argument given as values of an NKI dtype (the fp8 types have no numpy type without ml_dtypes):
-    array(values, nl.bfloat16) holds the values rounded as the simulator rounds them (neuronsim.from_float32), as raw
-    bits. The MX types (x4 containers,
+    """A kernel argument given as values of an NKI dtype: array(values, nl.float8_e4m3) holds the values (float32, or
+    any numbers) rounded as the simulator rounds them (neuronsim.from_float32), as raw bits; the same as
+    values.astype(nl.float8_e4m3) for float32 values. The MX types (x4 containers,
     float8_e8m0fnu scales) have no rounding rule from fp32: array(bits, nl.float8_e4m3fn_x4) takes their raw bits,
     an integer array of the container (uint32 for the fp8 x4 types, uint16 for float4_e2m1fn_x4, uint8 for
     float8_e8m0fnu)."""
@@ -84,7 +84,7 @@ def _arg_spec(x, name="?"):
         b = dtypes.bir_name(x.dtype)
         if b is None:
             raise KernelError(f"kernel argument '{name}' has numpy dtype {x.dtype} (neuronsim takes float32, "
-                              "float16, bfloat16, the fp8 types (ml_dtypes) and 8/16/32-bit integers)", None)
+                              "float16, bfloat16, the fp8 types and 8/16/32-bit integers)", None)
         return tuple(x.shape), b
     return None
 
@@ -412,7 +412,8 @@ def _flatten(result):
 
 
 def _bits_in(x, bir):
-    """An argument array as neuronsim takes it (bf16 / fp8 as raw bits)."""
+    """An argument array as neuronsim takes it: a bf16 / fp8 array (numpy's bfloat16 and fp8 dtypes, ml_dtypes' or
+    neuronsim's) as its raw bits; other arrays unchanged."""
     a = np.ascontiguousarray(x)
     if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn", "float8_e8m0fnu") and a.dtype.kind == "V" or \
             a.dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu"):
@@ -421,13 +422,13 @@ def _bits_in(x, bir):
 
 
 def _value_out(a, bir):
-    """An output as the caller gets it: bf16 as a numpy bfloat16 array (ml_dtypes' or neuronsim's, its bits
-    unchanged), fp8 as ml_dtypes arrays when ml_dtypes is there, else float32."""
+    """An output as the caller gets it: bf16 and fp8 as arrays of numpy's bfloat16 and fp8 dtypes (ml_dtypes' or
+    neuronsim's), their bits unchanged; float32 only for an fp8 type an old ml_dtypes lacks."""
     if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn"):
         t = dtypes.numpy_type(dtypes.from_bir(bir))
-        if t is not None:  # bfloat16, or fp8 with ml_dtypes
+        if t is not None:
             return a.view(t)
-        return _core.to_float32(a, bir)
+        return _core.to_float32(a, bir)  # pragma: no cover - ml_dtypes without float8_e4m3
     return a
 
 
@@ -581,7 +582,7 @@ def _write_back(target, got, bir):
     """An in-place argument's result into the caller's array (NKI's simulate updates it): a numpy array takes the
     values in its own dtype (bf16 / fp8 held as raw bits take the bits), a neuronsim.nki.array its bits."""
     if isinstance(target, TypedArray):
-        got = _bits_in(got, bir)  # a bfloat16 array: its bits
+        got = _bits_in(got, bir)  # a bfloat16 / fp8 array: its bits
         target.bits[...] = _core.from_float32(np.asarray(got, dtype=np.float32), bir) \
             if got.dtype != target.bits.dtype else got
         return

@@ -5,12 +5,13 @@ str(nl.bfloat16) == 'bfloat16' and a dtype is hashable, comparable and storable 
 (`{nl.float8_e4m3: 240.0}`). Numpy takes a name as a dtype, so the legacy API's use of its dtypes as numpy's
 (`np.dtype(nl.float32)`, `np.zeros(shape, dtype=nl.float16)`, `x.astype(nl.int32)`) works for every type numpy has;
 a DType also compares equal to numpy's (`nl.float32 == np.float32`). numpy itself has no bfloat16, fp8 or tfloat32.
-With the ml_dtypes package installed its types are used. Without it, bfloat16 is neuronsim's own numpy dtype
-(neuronsim._core._bfloat16(), python/bf16_dtype.cpp: kind 'V', itemsize 2, name 'bfloat16', the simulator's
-round-to-nearest-even from float32, arithmetic in float32 rounded once, as ml_dtypes'), registered when this module is
-imported: `np.dtype(nl.bfloat16)`, `x.astype(nl.bfloat16)` and bfloat16 kernel outputs work as with ml_dtypes. The
-fp8 types then have no numpy type: their arrays are given as float32 values (neuronsim.nki.array) or as their raw
-bits, uint8 (neuronsim's .npy convention), and kernel outputs of them come back as float32.
+With the ml_dtypes package installed its types are used. Without it, bfloat16 and the three fp8 types are
+neuronsim's own numpy dtypes (neuronsim._core._bfloat16() and _float8_types(), python/bf16_dtype.cpp and
+python/fp8_dtypes.cpp: kind 'V', ml_dtypes' names, itemsize 2 / 1, the simulator's own rounding from float32,
+arithmetic in float32 rounded once, as ml_dtypes'), registered when this module is imported: `np.dtype(nl.bfloat16)`,
+`x.astype(nl.float8_e4m3)`, bf16 / fp8 arrays as kernel arguments (passed as their bits) and bf16 / fp8 kernel
+outputs (their bits unchanged) work as with ml_dtypes. fp8 arguments may also be given as float32 values through
+neuronsim.nki.array(values, nl.float8_e4m3), or as their raw bits, uint8 (neuronsim's .npy convention).
 """
 import numpy as np
 
@@ -19,13 +20,15 @@ try:  # pragma: no cover - depends on the environment
 except ImportError:  # pragma: no cover
     _ml = None
 
-# numpy's bfloat16 dtype: ml_dtypes' when it is installed, else neuronsim's (one bfloat16 per process).
+# numpy's bfloat16 and fp8 dtypes: ml_dtypes' when it is installed, else neuronsim's (one of each name per process).
+_FP8_NAMES = ("float8_e4m3", "float8_e5m2", "float8_e4m3fn")
 if _ml is not None:  # pragma: no cover
     BFLOAT16 = np.dtype(_ml.bfloat16)
+    FLOAT8 = {n: np.dtype(getattr(_ml, n)) for n in _FP8_NAMES if hasattr(_ml, n)}
 else:
     from .. import _core
     BFLOAT16 = np.dtype(_core._bfloat16())
-
+    FLOAT8 = {n: np.dtype(t) for n, t in _core._float8_types().items()}
 
 class DType(str):
     """An NKI dtype: its name (a str), its BIR name (.bir) and its size in bytes (.itemsize)."""
@@ -101,21 +104,18 @@ _BIR = {
     np.dtype(np.int64): "int32",  # NKI: "INT64 is auto-converted to 32-bit" (reference neuron-arch.md 3.6 [DT])
     BFLOAT16: "bfloat16",
 }
-if _ml is not None:  # pragma: no cover
-    for _a in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"):
-        if hasattr(_ml, _a):
-            _BIR[np.dtype(getattr(_ml, _a))] = _BIR_OF_NAME[_a]
-
+_BIR.update((d, _BIR_OF_NAME[n]) for n, d in FLOAT8.items())
 
 def numpy_type(dt):
-    """numpy's dtype for an NKI dtype, None when numpy has none (fp8 without ml_dtypes, tfloat32, MX)."""
+    """numpy's dtype for an NKI dtype, None when numpy has none (tfloat32, the MX types; an fp8 type an old ml_dtypes
+    lacks)."""
     name = str(dt)
     if name == "bool_":
         return np.dtype(np.bool_)
     if name == "bfloat16":
         return BFLOAT16
-    if _ml is not None and hasattr(_ml, name):  # pragma: no cover
-        return np.dtype(getattr(_ml, name))
+    if name in FLOAT8:
+        return FLOAT8[name]
     try:
         return np.dtype(name)
     except TypeError:

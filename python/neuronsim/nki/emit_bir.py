@@ -40,7 +40,10 @@ class Lowered:
 def _const_bits(data, bir):
     import numpy as np
     if bir in ("bfloat16", "float8e4", "float8e5", "float8_e4m3fn"):
-        return _core.from_float32(np.asarray(data, dtype=np.float32), bir)
+        a = np.asarray(data)
+        if a.dtype == dtypes.numpy_type(dtypes.from_bir(bir)):  # a bfloat16 / fp8 array of this type: its bits
+            return np.ascontiguousarray(a).view(dtypes.numpy_of(bir))
+        return _core.from_float32(np.asarray(a, dtype=np.float32), bir)
     return np.ascontiguousarray(np.asarray(data).astype(dtypes.numpy_of(bir)))
 
 

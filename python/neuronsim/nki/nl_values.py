@@ -184,7 +184,7 @@ def static_cast(input_data, dtype):
         raise Unsupported("nl.static_cast of a tile: convert it with nl.copy(x, dtype=...)", source_location())
     t = dtypes.numpy_type(dtype)
     if t is None:
-        raise Unsupported(f"nl.static_cast to {dtype}: numpy has no such type here (ml_dtypes is not installed)",
+        raise Unsupported(f"nl.static_cast to {dtype}: numpy has no such type (nor has ml_dtypes)",
                           source_location())
     a = np.asarray(input_data).astype(t)
     return a.item() if a.ndim == 0 else a
