@@ -14,7 +14,7 @@ A = RNG.integers(-(2 ** 29), 2 ** 29, (128, 64), dtype=np.int64).astype(np.int32
 B = RNG.integers(-(2 ** 29), 2 ** 29, (128, 64), dtype=np.int64).astype(np.int32)
 
 
-def engines_of(kernel, *args, opcode="TensorTensor"):
+def engines_of(kernel, *args, opcode="TensorTensor", arch=None):
     out = []
 
     def walk(insts):
@@ -23,7 +23,7 @@ def engines_of(kernel, *args, opcode="TensorTensor"):
                 walk(b["instructions"])
             if i["opcode"] == opcode:
                 out.append(i.get("engine", "Unassigned"))
-    for f in nki.to_bir(kernel, *args)["functions"]:
+    for f in nki.to_bir(kernel, *args, arch=arch)["functions"]:
         for b in f["blocks"]:
             walk(b["instructions"])
     return out
@@ -140,19 +140,32 @@ def test_tensor_scalar_on_gpsimd_is_rsqrt_only():
 def test_tensor_scalar_on_the_scalar_engine_of_trn2_takes_its_three_pairs(op0, op1, np_ops):
     kernel = scalar_op_kernel(nisa.scalar_engine, op0, op1)
     np.testing.assert_allclose(nki.simulate(kernel, X, arch="trn2"), np_ops(X.astype(np.float64)), rtol=1e-6)
-    assert engines_of(kernel, X, opcode="TensorScalarPtr") == ["Activation"]
+    assert engines_of(kernel, X, opcode="TensorScalarPtr", arch="trn2") == ["Activation"]
 
 
-def test_tensor_scalar_outside_those_pairs_is_refused_on_trn2_and_bitvec_off_the_vector_engine():
-    np.testing.assert_array_equal(nki.simulate(scalar_op_kernel(nisa.scalar_engine, nl.maximum), X, arch="trn1"),
-                                  np.maximum(X, 2.0))  # the restriction is trn2's (the ISA pages say so of trn2)
-    with pytest.raises(nki.KernelError, match=r"op0=max, op1=None on the Scalar Engine: on trn2 the Scalar Engine "
+def test_tensor_scalar_on_the_scalar_engine_outside_what_nki_documents_is_refused():
+    # trn2 takes three pairs: (add, multiply) is not one of them.
+    with pytest.raises(nki.KernelError, match=r"op0=add, op1=mult on the Scalar Engine: on trn2 the Scalar Engine "
                                               r"takes \(multiply, add\), \(multiply, none\) or \(add, none\) only"):
-        nki.to_bir(scalar_op_kernel(nisa.scalar_engine, nl.maximum), X, arch="trn2")
-    ints = (X * 100).astype(np.int32)
-    with pytest.raises(nki.KernelError, match=r"op0=bitwise_and, .* on the Scalar Engine: bit-vector operators run "
-                                              r"on the Vector Engine only"):
-        nki.to_bir(scalar_op_kernel(nisa.scalar_engine, nl.bitwise_and), ints)
+        nki.to_bir(scalar_op_kernel(nisa.scalar_engine, nl.add, nl.multiply), X, arch="trn2")
+    # trn1's ScalarE neither adds nor multiplies in tensor_scalar; trn3's does, in any pair.
+    with pytest.raises(nki.KernelError, match=r"op0=mult, op1=add on the Scalar Engine: the Scalar Engine adds and "
+                                              r"multiplies from NeuronCore-v3 \(trn2\) on; this kernel is traced for "
+                                              r"trn1"):
+        nki.to_bir(scalar_op_kernel(nisa.scalar_engine, nl.multiply, nl.add), X, arch="trn1")
+    np.testing.assert_allclose(nki.simulate(scalar_op_kernel(nisa.scalar_engine, nl.add, nl.multiply), X,
+                                            arch="trn3"), (X.astype(np.float64) + 2.0) * 0.25, rtol=1e-6)
+    # Max, subtract and comparisons are the Vector Engine's on trn1 / trn2 (the operator table's generations),
+    # bit-vector ops on every generation.
+    np.testing.assert_array_equal(nki.simulate(scalar_op_kernel(nisa.scalar_engine, nl.maximum), X, arch="trn3"),
+                                  np.maximum(X, 2.0))
+    for op0, name, arch, x in ((nl.maximum, "max", "trn2", X), (nl.subtract, "subtract", "trn1", X),
+                               (nl.greater, "is_gt", "trn2", X),
+                               (nl.bitwise_and, "bitwise_and", "trn3", (X * 100).astype(np.int32))):
+        with pytest.raises(nki.KernelError, match=rf"op0={name}, op1=None on the Scalar Engine: bit-vector, "
+                                                  r"comparison and logical operators, max, min and subtract run on "
+                                                  r"the Vector Engine only"):
+            nki.to_bir(scalar_op_kernel(nisa.scalar_engine, op0), x, arch=arch)
 
 
 def reciprocal_kernel(engine=None):

@@ -12,9 +12,11 @@ tensor_tensor (public NKI docs, nki.isa.tensor_tensor, current namespace; refere
 An engine the kernel names is kept as written. No other instruction has a documented rule: NKI's tensor_scalar passes
 an unknown engine on to the compiler, whose choice is not documented (docs/modelled.md), so it stays on VectorE.
 
-nisa.tensor_scalar on an engine the kernel names (reference neuron-arch.md 3.3, from the ISA pages of Neuron 2.26):
-bit-vector operators run on the Vector Engine only; on GpSimd only rsqrt; on the Scalar Engine of trn2 only
-(multiply, add), (multiply, none) and (add, none). Anything else is refused by name, as NKI's checks refuse it."""
+nisa.tensor_scalar on an engine the kernel names (reference neuron-arch.md 3.3 and 3.4, from the ISA pages and the
+"Supported Math Operators" table of Neuron 2.26): bit-vector operators run on the Vector Engine only, and on trn1 /
+trn2 so do comparison and logical operators, max, min and subtract; GpSimd runs tensor_scalar for rsqrt only; the
+Scalar Engine adds and multiplies from NeuronCore-v3 (trn2) on, and on trn2 takes (multiply, add), (multiply, none)
+and (add, none) only. Anything else is refused by name, as NKI's checks refuse it."""
 import functools
 
 from .. import _core
@@ -26,6 +28,9 @@ _INT_ARITH = ("add", "subtract", "mult")
 
 
 _ACT_PAIRS_TRN2 = (("mult", "add"), ("mult", None), ("add", None))  # core generation 3
+# The operators the operator table runs on the Vector Engine only (besides the bit-vector ones, from the ALU table).
+_VECTOR_ONLY = frozenset(("subtract", "max", "min", "is_equal", "not_equal", "is_gt", "is_ge", "is_lt", "is_le",
+                          "logical_and", "logical_or", "logical_xor"))
 
 
 def place_default_engines(trace):
@@ -67,11 +72,16 @@ def _check_tensor_scalar(op, core_gen):
     ops = (op.fields.get("op0"), op.fields.get("op1"))
     engine = {"Pool": "the GpSimd Engine", "Activation": "the Scalar Engine"}[op.engine]
     said = f"{op.what}: op0={ops[0]}, op1={ops[1]} on {engine}: "
-    if any(o in _bitvec_ops() for o in ops):
-        raise KernelError(said + "bit-vector operators run on the Vector Engine only (NKI nki.isa.tensor_scalar)",
-                          op.where)
+    # The operator table is of NeuronCore-v2 and -v3 (Neuron 2.26); what v4's engines take beyond it is not listed,
+    # so on trn3 only the bit-vector rule (the tensor_scalar page's, current) refuses.
+    if any(o in _bitvec_ops() or (o in _VECTOR_ONLY and core_gen <= 3) for o in ops):
+        raise KernelError(said + "bit-vector, comparison and logical operators, max, min and subtract run on the "
+                          "Vector Engine only (NKI's Supported Math Operators)", op.where)
     if op.engine == "Pool" and ops != ("rsqrt", None):
         raise KernelError(said + "GpSimd runs tensor_scalar for rsqrt only (NKI nki.isa.tensor_scalar)", op.where)
+    if op.engine == "Activation" and core_gen < 3 and any(o in ("add", "mult") for o in ops):
+        raise KernelError(said + "the Scalar Engine adds and multiplies from NeuronCore-v3 (trn2) on; this kernel is "
+                          "traced for trn1 (NKI's Supported Math Operators)", op.where)
     if op.engine == "Activation" and core_gen == 3 and ops not in _ACT_PAIRS_TRN2:
         raise KernelError(said + "on trn2 the Scalar Engine takes (multiply, add), (multiply, none) or (add, none) "
                           "only (NKI nki.isa.tensor_scalar)", op.where)
