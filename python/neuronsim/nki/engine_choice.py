@@ -24,9 +24,9 @@ from .errors import KernelError
 from .tracer import Loop, View
 
 _INTS = ("int32", "uint32")
+# "32-bit integer Add and Multiply are only supported on GpSIMD Engine" (reference neuron-arch.md 3.1); subtract, an add
+# of the negation, with them (INFERRED: the tensor_tensor page says all-int32 arithmetic defaults to GpSimd).
 _INT_ARITH = ("add", "subtract", "mult")
-
-
 _ACT_PAIRS_TRN2 = (("mult", "add"), ("mult", None), ("add", None))  # core generation 3
 # The operators the operator table runs on the Vector Engine only (besides the bit-vector ones, from the ALU table).
 _VECTOR_ONLY = frozenset(("subtract", "max", "min", "is_equal", "not_equal", "is_gt", "is_ge", "is_lt", "is_le",
