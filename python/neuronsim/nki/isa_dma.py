@@ -1,6 +1,7 @@
 """nki.isa: DMAs -- dma_copy (Load, Save, DMACopy, or through a gather / scatter view IndirectLoad / IndirectSave,
 nl_dma._dma) and dma_transpose (a DMACopy in Transpose mode, nl_dma.transpose_dma). Public NKI docs, the nki.isa page
 of each; how they are timed: docs/timing-model.md 2 and 6."""
+from . import isa_constants as _c
 from . import nl_dma, registry
 from .errors import KernelError, Unsupported, source_location
 from .isa import _dst_form, _views
@@ -49,8 +50,7 @@ def dma_copy(dst, src, priority=None, oob_mode=None, dge_mode=None, engine=None,
     op = _dma(src, dst, "nisa.dma_copy", oob_skip=skip)
     # engine=: the engine whose sequencer triggers it, on that engine's queue (every sequencer triggers DMAs:
     # reference neuron-arch.md 1.1); unknown or dma leaves it where the lowering puts it (docs/timing-model.md 6).
-    trigger = getattr(engine, "bir", engine)
-    if trigger not in (None, "DMA", "unknown"):
-        if trigger not in ("SP", "Activation", "Pool", "DVE", "PE"):
-            raise KernelError(f"nisa.dma_copy: engine={engine!r} is not an engine of nisa.engine")
-        op.engine = trigger
+    if engine is not None and not isinstance(engine, _c.engine):
+        raise KernelError(f"nisa.dma_copy: engine={engine!r} is not an engine of nisa.engine")
+    if engine is not None and engine.bir not in (None, "DMA"):
+        op.engine = engine.bir
